@@ -1,0 +1,110 @@
+"""Topology-aware GPU allocation.
+
+Jobs (whole, fractional or CPU-only workers, gangs, GPU types, priorities, locality) onto a
+cluster whose GPUs sit in NVLink domains, nodes, racks and spines.
+
+Parts: :mod:`.instance` (typed instance and solution, JSON form, validation), :mod:`.check`
+(independent checker and objective), :mod:`.greedy` (topology-aware best fit, the fallback,
+and an FGD-style policy), :mod:`.cpsat` and :mod:`.milp` (exact encodings), :mod:`.explain`
+(why a job is unplaced), :mod:`.generate` (seeded synthetic clusters and job mixes).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from placement.models.gpu.check import check
+from placement.models.gpu.instance import (
+    GpuInstance,
+    GpuJob,
+    GpuNode,
+    GpuSolution,
+    TopologyLevel,
+    WorkerPlacement,
+    WorkloadClass,
+    instance_from_message,
+    instance_to_dict,
+    instance_from_dict,
+    solution_from_message,
+    solution_to_message,
+)
+from placement.solver.family import CheckReport, ExactEncoding
+from placement.solver.options import SolveOptions
+from placement.solver.schema import message_to_dict
+
+
+class GpuFamily:
+    """The GPU-allocation family object registered as ``gpu``."""
+
+    name = "gpu"
+    sense = "max"
+    instance_type = GpuInstance
+
+    def parse_instance(self, data: dict[str, Any]) -> GpuInstance:
+        """The validated instance from the JSON form of the ``gpu`` section."""
+        return instance_from_dict(data)
+
+    def instance_from_message(self, msg: Any, name: str = "", description: str = "") -> GpuInstance:
+        """The validated instance from a ``placement.v1.GpuInstance`` message."""
+        return instance_from_message(msg, name=name, description=description)
+
+    def instance_to_dict(self, instance: GpuInstance) -> dict[str, Any]:
+        """The JSON form of the ``gpu`` section."""
+        return instance_to_dict(instance)
+
+    def solution_from_message(self, instance: GpuInstance, msg: Any) -> GpuSolution:
+        """The typed solution from a ``placement.v1.GpuSolution`` message."""
+        return solution_from_message(instance, msg)
+
+    def solution_to_dict(
+        self, instance: GpuInstance, solution: GpuSolution, unplaced: list[dict[str, Any]] | None = None
+    ) -> dict[str, Any]:
+        """The JSON form of the ``gpu`` section of a solution."""
+        return message_to_dict(solution_to_message(instance, solution, unplaced))
+
+    def greedy(self, instance: GpuInstance, options: SolveOptions) -> list[tuple[str, GpuSolution]]:
+        """Named heuristic solutions; the first (topology-aware best fit) is the fallback."""
+        from placement.models.gpu.greedy import greedy_solutions
+
+        return greedy_solutions(instance, options)
+
+    def check(self, instance: GpuInstance, solution: GpuSolution) -> CheckReport:
+        """The independent checker."""
+        return check(instance, solution)
+
+    def exact(self, backend: str) -> ExactEncoding:
+        """The CP-SAT (``cpsat``) or MILP (``milp``) encoding."""
+        if backend == "cpsat":
+            from placement.models.gpu.cpsat import CpSatEncoding
+
+            return CpSatEncoding()
+        if backend == "milp":
+            from placement.models.gpu.milp import MilpEncoding
+
+            return MilpEncoding()
+        raise ValueError(f"no exact backend {backend!r} for the gpu family (cpsat, milp)")
+
+    def explain_unplaced(self, instance: GpuInstance, solution: GpuSolution) -> list[dict[str, Any]]:
+        """A structured reason for every unplaced job."""
+        from placement.models.gpu.explain import explain_unplaced
+
+        return explain_unplaced(instance, solution)
+
+    def quick_bound(self, instance: GpuInstance) -> float:
+        """Trivial upper bound on the primary objective: every job placed (GPUs)."""
+        return sum(j.weighted_demand_milli for j in instance.jobs) / 1000
+
+
+FAMILY = GpuFamily()
+
+__all__ = [
+    "FAMILY",
+    "GpuInstance",
+    "GpuJob",
+    "GpuNode",
+    "GpuSolution",
+    "TopologyLevel",
+    "WorkerPlacement",
+    "WorkloadClass",
+    "check",
+]

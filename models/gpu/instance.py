@@ -1,0 +1,527 @@
+"""The typed GPU-allocation instance and solution, their JSON form, and validation.
+
+Units are in the names: milli-GPU (1000 = one whole GPU), milli-cores, MiB, GB/s, GB.
+Level 0 of the topology is the NVLink domain inside a node, level 1 the node, and each level
+after that names one entry of ``GpuNode.groups`` (rack, spine, ...).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from placement.solver.errors import InputError, ValidationCollector
+from placement.solver.schema import finite, message_to_dict
+
+MILLI = 1000
+"""milli-GPU in one whole GPU."""
+MAX_GPUS_PER_NODE = 1024
+MAX_WORKERS = 1_000_000
+
+
+@dataclass(frozen=True)
+class TopologyLevel:
+    """A level of the topology tree and the bandwidth inside one of its groups."""
+
+    name: str
+    bandwidth_gbps: float
+
+
+@dataclass(frozen=True)
+class GpuNode:
+    """A machine with ``gpu_count`` GPUs of one type and what running work already uses."""
+
+    name: str
+    gpu_type: str
+    gpu_count: int
+    gpu_memory_mib: int
+    nvlink_domain_size: int
+    cpu_milli: int
+    memory_mib: int
+    cpu_milli_used: int = 0
+    memory_mib_used: int = 0
+    groups: tuple[str, ...] = ()
+    gpu_milli_used: tuple[int, ...] = ()
+    """Per GPU, the milli-GPU in use (length ``gpu_count``)."""
+    gpu_memory_mib_used: tuple[int, ...] = ()
+    """Per GPU, the MiB of GPU memory in use (length ``gpu_count``)."""
+
+    def nvlink_domain(self, gpu: int) -> int:
+        """The NVLink domain of GPU ``gpu``."""
+        return gpu // self.nvlink_domain_size if self.nvlink_domain_size > 0 else 0
+
+    @property
+    def cpu_milli_free(self) -> int:
+        """CPU left for new work."""
+        return self.cpu_milli - self.cpu_milli_used
+
+    @property
+    def memory_mib_free(self) -> int:
+        """Memory left for new work."""
+        return self.memory_mib - self.memory_mib_used
+
+
+@dataclass(frozen=True)
+class GpuJob:
+    """A gang of ``workers`` identical workers, placed all together or not at all."""
+
+    name: str
+    workers: int = 1
+    gpus: int = 0
+    gpu_milli: int = 0
+    gpu_memory_mib: int = 0
+    cpu_milli: int = 0
+    memory_mib: int = 0
+    gpu_types: tuple[str, ...] = ()
+    priority: int = 1
+    locality_level: str = ""
+    locality_required: bool = False
+    traffic_gb: float = 0.0
+
+    @property
+    def kind(self) -> str:
+        """``whole``, ``fractional`` or ``cpu``."""
+        if self.gpus > 0:
+            return "whole"
+        if self.gpu_milli > 0:
+            return "fractional"
+        return "cpu"
+
+    @property
+    def milli_per_worker(self) -> int:
+        """GPU demand of one worker in milli-GPU."""
+        return self.gpus * MILLI if self.gpus > 0 else self.gpu_milli
+
+    @property
+    def demand_milli(self) -> int:
+        """GPU demand of the whole gang in milli-GPU."""
+        return self.workers * self.milli_per_worker
+
+    @property
+    def weighted_demand_milli(self) -> int:
+        """Priority-weighted GPU demand: what placing the job adds to the primary objective."""
+        return self.priority * self.demand_milli
+
+    def allows(self, gpu_type: str) -> bool:
+        """Whether the job may run on GPUs of ``gpu_type``."""
+        return not self.gpu_types or gpu_type in self.gpu_types
+
+    def describe_worker(self) -> str:
+        """What one worker asks for, e.g. ``8 x A100`` or ``300 milli-GPU``."""
+        types = "|".join(self.gpu_types) if self.gpu_types else "any GPU"
+        if self.kind == "whole":
+            return f"{self.gpus} x {types}"
+        if self.kind == "fractional":
+            return f"{self.gpu_milli} milli-GPU of {types}"
+        return f"{self.cpu_milli} milli-CPU"
+
+
+@dataclass(frozen=True)
+class WorkloadClass:
+    """One class of the expected job mix (for the fragmentation measure)."""
+
+    gpus: int
+    gpu_milli: int
+    weight: int
+
+
+@dataclass(eq=False)
+class GpuInstance:
+    """A topology-aware GPU allocation instance."""
+
+    FAMILY = "gpu"
+
+    levels: list[TopologyLevel]
+    nodes: list[GpuNode]
+    jobs: list[GpuJob]
+    expected_mix: list[WorkloadClass] = field(default_factory=list)
+    locality_miss_penalty: float = 1.0
+    name: str = ""
+    description: str = ""
+
+    @cached_property
+    def node_index(self) -> dict[str, int]:
+        """Node name -> index."""
+        return {n.name: i for i, n in enumerate(self.nodes)}
+
+    @cached_property
+    def job_index(self) -> dict[str, int]:
+        """Job name -> index."""
+        return {j.name: i for i, j in enumerate(self.jobs)}
+
+    @cached_property
+    def level_index(self) -> dict[str, int]:
+        """Level name -> index (0 = NVLink domain, 1 = node, 2.. = groups)."""
+        return {lv.name: i for i, lv in enumerate(self.levels)}
+
+    @cached_property
+    def group_ids(self) -> np.ndarray:
+        """``group_ids[level - 2, node]``: an integer id of the node's group at that level."""
+        extra = len(self.levels) - 2
+        out = np.zeros((extra, len(self.nodes)), dtype=np.int64)
+        for lv in range(extra):
+            ids: dict[str, int] = {}
+            for n, node in enumerate(self.nodes):
+                out[lv, n] = ids.setdefault(node.groups[lv], len(ids))
+        return out
+
+    @cached_property
+    def mix(self) -> list[WorkloadClass]:
+        """The expected job mix: ``expected_mix`` or, when empty, the GPU jobs themselves."""
+        if self.expected_mix:
+            return [c for c in self.expected_mix if c.gpus > 0 or c.gpu_milli > 0]
+        counts: dict[tuple[int, int], int] = {}
+        for job in self.jobs:
+            if job.kind != "cpu":
+                key = (job.gpus, job.gpu_milli)
+                counts[key] = counts.get(key, 0) + job.workers
+        return [WorkloadClass(g, m, w) for (g, m), w in sorted(counts.items())]
+
+    @property
+    def total_gpus(self) -> int:
+        """Number of GPUs in the cluster."""
+        return sum(n.gpu_count for n in self.nodes)
+
+    def level_of_name(self, name: str) -> int:
+        """Index of level ``name``."""
+        return self.level_index[name]
+
+
+# -------------------------------------------------------------------------------------------
+# Solution
+
+
+@dataclass(frozen=True)
+class WorkerPlacement:
+    """Where one worker runs: node index and GPU indices inside the node."""
+
+    node: int
+    gpus: tuple[int, ...] = ()
+
+
+@dataclass
+class GpuSolution:
+    """Placed jobs (job index -> one placement per worker). Jobs absent are unplaced."""
+
+    placements: dict[int, tuple[WorkerPlacement, ...]] = field(default_factory=dict)
+
+    def placed_jobs(self) -> list[int]:
+        """Indices of placed jobs, sorted."""
+        return sorted(self.placements)
+
+
+# -------------------------------------------------------------------------------------------
+# From and to the placement/v1 JSON form
+
+
+def instance_from_message(msg: Any, name: str = "", description: str = "") -> GpuInstance:
+    """Build and validate a :class:`GpuInstance` from a ``placement.v1.GpuInstance`` message.
+
+    Raises :class:`InputError` listing every bad field with its path.
+    """
+    v = ValidationCollector()
+    P = "gpu"
+    levels: list[TopologyLevel] = []
+    seen_levels: set[str] = set()
+    if len(msg.cluster.levels) < 2:
+        v.add(
+            f"{P}.cluster.levels",
+            [lv.name for lv in msg.cluster.levels],
+            "at least 2 levels, innermost first: the NVLink domain, the node, then e.g. rack, spine",
+        )
+    for i, lv in enumerate(msg.cluster.levels):
+        path = f"{P}.cluster.levels[{i}]"
+        v.require(bool(lv.name), f"{path}.name", lv.name, "a non-empty level name")
+        v.require(lv.name not in seen_levels, f"{path}.name", lv.name, "a level name used once")
+        seen_levels.add(lv.name)
+        v.require(
+            finite(lv.bandwidth_gbps) and lv.bandwidth_gbps > 0,
+            f"{path}.bandwidth_gbps",
+            lv.bandwidth_gbps,
+            "a bandwidth in GB/s > 0",
+        )
+        levels.append(TopologyLevel(lv.name, float(lv.bandwidth_gbps)))
+    n_groups = max(0, len(levels) - 2)
+
+    nodes: list[GpuNode] = []
+    node_names: set[str] = set()
+    v.require(len(msg.cluster.nodes) > 0, f"{P}.cluster.nodes", [], "at least one node")
+    for i, nd in enumerate(msg.cluster.nodes):
+        path = f"{P}.cluster.nodes[{i}]"
+        v.require(bool(nd.name), f"{path}.name", nd.name, "a non-empty node name")
+        v.require(nd.name not in node_names, f"{path}.name", nd.name, "a node name used once")
+        node_names.add(nd.name)
+        ok = v.require(
+            0 <= nd.gpu_count <= MAX_GPUS_PER_NODE,
+            f"{path}.gpu_count",
+            nd.gpu_count,
+            f"an integer in [0, {MAX_GPUS_PER_NODE}]",
+        )
+        gpu_count = nd.gpu_count if ok else 0
+        if gpu_count > 0:
+            v.require(bool(nd.gpu_type), f"{path}.gpu_type", nd.gpu_type, "a GPU type name")
+        v.require(nd.gpu_memory_mib >= 0, f"{path}.gpu_memory_mib", nd.gpu_memory_mib, "MiB >= 0")
+        v.require(
+            nd.nvlink_domain_size >= 0,
+            f"{path}.nvlink_domain_size",
+            nd.nvlink_domain_size,
+            "GPUs per NVLink domain >= 0 (0 = one domain)",
+        )
+        v.require(nd.cpu_milli >= 0, f"{path}.cpu_milli", nd.cpu_milli, "milli-cores >= 0")
+        v.require(nd.memory_mib >= 0, f"{path}.memory_mib", nd.memory_mib, "MiB >= 0")
+        v.require(
+            0 <= nd.cpu_milli_used <= max(nd.cpu_milli, 0),
+            f"{path}.cpu_milli_used",
+            nd.cpu_milli_used,
+            f"milli-cores in [0, cpu_milli={nd.cpu_milli}]",
+        )
+        v.require(
+            0 <= nd.memory_mib_used <= max(nd.memory_mib, 0),
+            f"{path}.memory_mib_used",
+            nd.memory_mib_used,
+            f"MiB in [0, memory_mib={nd.memory_mib}]",
+        )
+        v.require(
+            len(nd.groups) == n_groups,
+            f"{path}.groups",
+            list(nd.groups),
+            f"{n_groups} group name(s), one per level above the node "
+            f"({', '.join(lv.name for lv in levels[2:]) or 'none'})",
+        )
+        milli_used = [0] * gpu_count
+        mem_used = [0] * gpu_count
+        seen_gpu: set[int] = set()
+        for k, usage in enumerate(nd.gpu_usage):
+            upath = f"{path}.gpu_usage[{k}]"
+            if not v.require(
+                0 <= usage.index < gpu_count, f"{upath}.index", usage.index, f"a GPU index in [0, {gpu_count - 1}]"
+            ):
+                continue
+            v.require(usage.index not in seen_gpu, f"{upath}.index", usage.index, "each GPU listed once")
+            seen_gpu.add(usage.index)
+            if v.require(
+                0 <= usage.milli_used <= MILLI, f"{upath}.milli_used", usage.milli_used, "milli-GPU in [0, 1000]"
+            ):
+                milli_used[usage.index] = usage.milli_used
+            if v.require(
+                0 <= usage.memory_mib_used <= max(nd.gpu_memory_mib, 0),
+                f"{upath}.memory_mib_used",
+                usage.memory_mib_used,
+                f"MiB in [0, gpu_memory_mib={nd.gpu_memory_mib}]",
+            ):
+                mem_used[usage.index] = usage.memory_mib_used
+        nodes.append(
+            GpuNode(
+                name=nd.name,
+                gpu_type=nd.gpu_type,
+                gpu_count=gpu_count,
+                gpu_memory_mib=nd.gpu_memory_mib,
+                nvlink_domain_size=nd.nvlink_domain_size,
+                cpu_milli=nd.cpu_milli,
+                memory_mib=nd.memory_mib,
+                cpu_milli_used=nd.cpu_milli_used,
+                memory_mib_used=nd.memory_mib_used,
+                groups=tuple(nd.groups),
+                gpu_milli_used=tuple(milli_used),
+                gpu_memory_mib_used=tuple(mem_used),
+            )
+        )
+
+    jobs: list[GpuJob] = []
+    job_names: set[str] = set()
+    for i, jb in enumerate(msg.jobs):
+        path = f"{P}.jobs[{i}]"
+        v.require(bool(jb.name), f"{path}.name", jb.name, "a non-empty job name")
+        v.require(jb.name not in job_names, f"{path}.name", jb.name, "a job name used once")
+        job_names.add(jb.name)
+        workers = jb.workers if jb.HasField("workers") else 1
+        v.require(
+            1 <= workers <= MAX_WORKERS, f"{path}.workers", workers, f"an integer in [1, {MAX_WORKERS}]"
+        )
+        v.require(
+            0 <= jb.gpus <= MAX_GPUS_PER_NODE, f"{path}.gpus", jb.gpus, f"whole GPUs in [0, {MAX_GPUS_PER_NODE}]"
+        )
+        v.require(0 <= jb.gpu_milli < MILLI, f"{path}.gpu_milli", jb.gpu_milli, "milli-GPU in [0, 999]")
+        v.require(
+            not (jb.gpus > 0 and jb.gpu_milli > 0),
+            f"{path}.gpu_milli",
+            jb.gpu_milli,
+            "0 when gpus > 0 (a worker takes whole GPUs or a share of one, not both)",
+        )
+        v.require(jb.gpu_memory_mib >= 0, f"{path}.gpu_memory_mib", jb.gpu_memory_mib, "MiB >= 0")
+        v.require(jb.cpu_milli >= 0, f"{path}.cpu_milli", jb.cpu_milli, "milli-cores >= 0")
+        v.require(jb.memory_mib >= 0, f"{path}.memory_mib", jb.memory_mib, "MiB >= 0")
+        priority = jb.priority if jb.HasField("priority") else 1
+        v.require(priority >= 1, f"{path}.priority", priority, "an integer >= 1")
+        if jb.locality_level:
+            v.require(
+                jb.locality_level in seen_levels,
+                f"{path}.locality_level",
+                jb.locality_level,
+                "one of the cluster's level names: " + ", ".join(lv.name for lv in levels),
+            )
+        else:
+            v.require(
+                not jb.locality_required,
+                f"{path}.locality_required",
+                True,
+                "false unless locality_level names a level",
+            )
+        v.require(
+            finite(jb.traffic_gb) and jb.traffic_gb >= 0, f"{path}.traffic_gb", jb.traffic_gb, "GB >= 0"
+        )
+        jobs.append(
+            GpuJob(
+                name=jb.name,
+                workers=workers,
+                gpus=jb.gpus,
+                gpu_milli=jb.gpu_milli,
+                gpu_memory_mib=jb.gpu_memory_mib,
+                cpu_milli=jb.cpu_milli,
+                memory_mib=jb.memory_mib,
+                gpu_types=tuple(jb.gpu_types),
+                priority=priority,
+                locality_level=jb.locality_level,
+                locality_required=jb.locality_required,
+                traffic_gb=float(jb.traffic_gb),
+            )
+        )
+
+    mix: list[WorkloadClass] = []
+    for i, c in enumerate(msg.expected_mix):
+        path = f"{P}.expected_mix[{i}]"
+        v.require(c.gpus >= 0, f"{path}.gpus", c.gpus, "whole GPUs >= 0")
+        v.require(0 <= c.gpu_milli < MILLI, f"{path}.gpu_milli", c.gpu_milli, "milli-GPU in [0, 999]")
+        v.require(c.weight >= 1, f"{path}.weight", c.weight, "an integer weight >= 1")
+        mix.append(WorkloadClass(c.gpus, c.gpu_milli, c.weight))
+    penalty = msg.locality_miss_penalty if msg.HasField("locality_miss_penalty") else 1.0
+    v.require(
+        finite(penalty) and penalty >= 0, f"{P}.locality_miss_penalty", penalty, "a number >= 0"
+    )
+    v.raise_if_any()
+    return GpuInstance(
+        levels=levels,
+        nodes=nodes,
+        jobs=jobs,
+        expected_mix=mix,
+        locality_miss_penalty=float(penalty),
+        name=name,
+        description=description,
+    )
+
+
+def instance_to_message(instance: GpuInstance) -> Any:
+    """The ``placement.v1.GpuInstance`` message of an instance."""
+    from placement.api.v1 import placement_pb2 as pb
+
+    msg = pb.GpuInstance()
+    for lv in instance.levels:
+        msg.cluster.levels.add(name=lv.name, bandwidth_gbps=lv.bandwidth_gbps)
+    for node in instance.nodes:
+        nd = msg.cluster.nodes.add(
+            name=node.name,
+            gpu_type=node.gpu_type,
+            gpu_count=node.gpu_count,
+            gpu_memory_mib=node.gpu_memory_mib,
+            nvlink_domain_size=node.nvlink_domain_size,
+            cpu_milli=node.cpu_milli,
+            memory_mib=node.memory_mib,
+            cpu_milli_used=node.cpu_milli_used,
+            memory_mib_used=node.memory_mib_used,
+            groups=list(node.groups),
+        )
+        for g in range(node.gpu_count):
+            if node.gpu_milli_used[g] or node.gpu_memory_mib_used[g]:
+                nd.gpu_usage.add(
+                    index=g,
+                    milli_used=node.gpu_milli_used[g],
+                    memory_mib_used=node.gpu_memory_mib_used[g],
+                )
+    for job in instance.jobs:
+        jb = msg.jobs.add(
+            name=job.name,
+            workers=job.workers,
+            gpus=job.gpus,
+            gpu_milli=job.gpu_milli,
+            gpu_memory_mib=job.gpu_memory_mib,
+            cpu_milli=job.cpu_milli,
+            memory_mib=job.memory_mib,
+            gpu_types=list(job.gpu_types),
+            priority=job.priority,
+            locality_level=job.locality_level,
+            locality_required=job.locality_required,
+            traffic_gb=job.traffic_gb,
+        )
+        del jb
+    for c in instance.expected_mix:
+        msg.expected_mix.add(gpus=c.gpus, gpu_milli=c.gpu_milli, weight=c.weight)
+    msg.locality_miss_penalty = instance.locality_miss_penalty
+    return msg
+
+
+def solution_from_message(instance: GpuInstance, msg: Any) -> GpuSolution:
+    """A :class:`GpuSolution` from a ``placement.v1.GpuSolution`` message.
+
+    Names must exist in the instance (InputError otherwise); everything else, including
+    infeasible GPU indices, is left for the checker to judge.
+    """
+    v = ValidationCollector()
+    placements: dict[int, tuple[WorkerPlacement, ...]] = {}
+    for i, jp in enumerate(msg.placements):
+        path = f"gpu.placements[{i}]"
+        j = instance.job_index.get(jp.job)
+        if not v.require(j is not None, f"{path}.job", jp.job, "the name of a job of the instance"):
+            continue
+        if not v.require(j not in placements, f"{path}.job", jp.job, "each job placed at most once"):
+            continue
+        workers = []
+        for k, wp in enumerate(jp.workers):
+            n = instance.node_index.get(wp.node)
+            if v.require(
+                n is not None, f"{path}.workers[{k}].node", wp.node, "the name of a node of the instance"
+            ):
+                workers.append(WorkerPlacement(n, tuple(int(g) for g in wp.gpus)))
+        placements[j] = tuple(workers)
+    v.raise_if_any()
+    return GpuSolution(placements)
+
+
+def solution_to_message(
+    instance: GpuInstance, solution: GpuSolution, unplaced: list[dict[str, Any]] | None = None
+) -> Any:
+    """The ``placement.v1.GpuSolution`` message of a solution."""
+    from placement.api.v1 import placement_pb2 as pb
+
+    msg = pb.GpuSolution()
+    for j in solution.placed_jobs():
+        jp = msg.placements.add(job=instance.jobs[j].name)
+        for w in solution.placements[j]:
+            jp.workers.add(node=instance.nodes[w.node].name, gpus=list(w.gpus))
+    for reason in unplaced or []:
+        msg.unplaced.add(**reason)
+    return msg
+
+
+def instance_to_dict(instance: GpuInstance) -> dict[str, Any]:
+    """The JSON form of the ``gpu`` section."""
+    return message_to_dict(instance_to_message(instance))
+
+
+def instance_from_dict(data: dict[str, Any]) -> GpuInstance:
+    """An instance from the JSON form of its ``gpu`` section (validated)."""
+    from placement.api.v1 import placement_pb2 as pb
+
+    from placement.solver.schema import _message_from_dict
+
+    msg = _message_from_dict({"gpu": data}, pb.Instance(), "Instance")
+    return instance_from_message(msg.gpu)
+
+
+def require_instance(obj: Any) -> GpuInstance:
+    """``obj`` if it is a GpuInstance, else an InputError."""
+    if not isinstance(obj, GpuInstance):
+        raise InputError.single("instance", type(obj).__name__, "a GpuInstance")
+    return obj

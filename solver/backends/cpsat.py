@@ -1,0 +1,106 @@
+"""OR-Tools CP-SAT: time limit, hint, incumbent callback, stop, status map."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+from placement.solver.backends.base import BackendRun, RunStatus
+from placement.solver.cancel import CancellationToken
+from placement.solver.options import SolveOptions
+from placement.solver.result import StopReason
+
+
+class CpSat:
+    """The CP-SAT backend."""
+
+    NAME = "cpsat"
+    REQUIRED_MODULES = ("ortools",)
+    SUPPORTS_HINT = True
+    SUPPORTS_INCUMBENT_CALLBACK = True
+    SUPPORTS_CANCEL = True
+    REPORTS_BOUND = True
+    INTEGER_COEFFICIENTS_ONLY = True
+
+    @staticmethod
+    def run(
+        model: Any,
+        options: SolveOptions,
+        cancel: CancellationToken,
+        time_limit_s: float,
+        on_solution: Callable[[Any], None] | None = None,
+    ) -> BackendRun:
+        """Solve a ``cp_model.CpModel``; ``on_solution(callback)`` sees each new solution.
+
+        The returned run's ``values`` is empty: read values through ``run.solver`` (attached
+        as attribute ``solver`` on the returned object) or in ``on_solution``.
+        """
+        from ortools.sat.python import cp_model
+
+        started = time.monotonic()
+        if cancel.cancelled:
+            return BackendRun(RunStatus.NO_SOLUTION, StopReason.CANCELLED)
+        if time_limit_s <= 0:
+            return BackendRun(RunStatus.NO_SOLUTION, StopReason.TIME_LIMIT)
+        solver = cp_model.CpSolver()
+        params = solver.parameters
+        params.max_time_in_seconds = float(time_limit_s)
+        params.num_workers = options.effective_threads
+        params.random_seed = int(options.seed)
+        params.relative_gap_limit = float(options.relative_gap)
+        params.log_search_progress = False
+        if options.deterministic:
+            params.interleave_search = True
+
+        class _Callback(cp_model.CpSolverSolutionCallback):
+            def on_solution_callback(self) -> None:
+                if on_solution is not None:
+                    on_solution(self)
+
+        callback = _Callback()
+        remove = cancel.add_callback(solver.stop_search)
+        try:
+            # stop_search() before the search starts is a no-op: re-check after registering.
+            if cancel.cancelled:
+                return BackendRun(RunStatus.NO_SOLUTION, StopReason.CANCELLED)
+            raw = solver.solve(model, callback)
+        finally:
+            remove()
+        wall = time.monotonic() - started
+        run = _map_status(raw, solver, options, cancel, wall)
+        run.solver = solver  # type: ignore[attr-defined]
+        return run
+
+
+def _map_status(
+    raw: Any, solver: Any, options: SolveOptions, cancel: CancellationToken, wall: float
+) -> BackendRun:
+    from ortools.sat.python import cp_model
+
+    interrupted = StopReason.CANCELLED if cancel.cancelled else StopReason.TIME_LIMIT
+    if raw == cp_model.OPTIMAL:
+        objective, bound = solver.objective_value, solver.best_objective_bound
+        # CP-SAT says OPTIMAL for a solution within its gap limit: only equal values prove it.
+        exact = math.isclose(objective, bound, rel_tol=1e-9, abs_tol=1e-9)
+        return BackendRun(
+            RunStatus.OPTIMAL if exact else RunStatus.FEASIBLE,
+            StopReason.PROVEN if exact else StopReason.GAP_REACHED,
+            objective,
+            bound,
+            wall_s=wall,
+        )
+    if raw == cp_model.FEASIBLE:
+        return BackendRun(
+            RunStatus.FEASIBLE,
+            interrupted,
+            solver.objective_value,
+            solver.best_objective_bound,
+            wall_s=wall,
+        )
+    if raw == cp_model.INFEASIBLE:
+        return BackendRun(RunStatus.INFEASIBLE, StopReason.PROVEN, wall_s=wall)
+    if raw == cp_model.MODEL_INVALID:
+        return BackendRun(RunStatus.ERROR, StopReason.ERROR, wall_s=wall, message="invalid CP-SAT model")
+    return BackendRun(RunStatus.NO_SOLUTION, interrupted, wall_s=wall)

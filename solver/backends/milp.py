@@ -1,0 +1,306 @@
+"""MILP backends for models written in PuLP: HiGHS (through highspy) and CBC.
+
+HiGHS is driven through highspy directly rather than PuLP's own HiGHS class, because that is
+where the warm start (``setSolution``), the improving-solution and interrupt callbacks, and
+the proven dual bound are. CBC runs as PuLP's bundled binary; its bound is read from its log.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import re
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from placement.solver.backends.base import BackendRun, RunStatus
+from placement.solver.cancel import CancellationToken
+from placement.solver.options import SolveOptions
+from placement.solver.result import StopReason
+
+_FD_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _quiet_stdout() -> Iterator[None]:
+    """Silence file descriptor 1: HiGHS prints its banner on construction even when quiet."""
+    with _FD_LOCK:
+        try:
+            saved = os.dup(1)
+        except OSError:
+            yield
+            return
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, 1)
+            yield
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+            os.close(devnull)
+
+
+class HighsMilp:
+    """HiGHS through highspy."""
+
+    NAME = "highs"
+    REQUIRED_MODULES = ("highspy", "pulp")
+    SUPPORTS_HINT = True
+    SUPPORTS_INCUMBENT_CALLBACK = True
+    SUPPORTS_CANCEL = True
+    REPORTS_BOUND = True
+
+    @staticmethod
+    def run(
+        problem: Any,
+        options: SolveOptions,
+        cancel: CancellationToken,
+        time_limit_s: float,
+        warm_start: dict[Any, float] | None = None,
+        on_solution: Callable[[dict[Any, float], float], None] | None = None,
+    ) -> BackendRun:
+        """Solve a ``pulp.LpProblem``.
+
+        ``warm_start`` maps PuLP variables to values; ``on_solution(values, objective)`` is
+        called with each improving MIP solution (values keyed by PuLP variable).
+        """
+        import highspy
+        import numpy as np
+        import pulp
+
+        started = time.monotonic()
+        if cancel.cancelled:
+            return BackendRun(RunStatus.NO_SOLUTION, StopReason.CANCELLED)
+        if time_limit_s <= 0:
+            return BackendRun(RunStatus.NO_SOLUTION, StopReason.TIME_LIMIT)
+
+        variables = problem.variables()
+        index = {v.name: i for i, v in enumerate(variables)}
+        n = len(variables)
+        inf = highspy.kHighsInf
+        cost = np.zeros(n)
+        for var, coef in problem.objective.items():
+            cost[index[var.name]] = coef
+        col_lower = np.array([-inf if v.lowBound is None else v.lowBound for v in variables], float)
+        col_upper = np.array([inf if v.upBound is None else v.upBound for v in variables], float)
+        integrality = np.array(
+            [1 if v.cat == pulp.LpInteger else 0 for v in variables], dtype=np.int32
+        )
+        starts, indices, values, row_lower, row_upper = [0], [], [], [], []
+        for constraint in problem.constraints.values():
+            for var, coef in constraint.items():
+                if coef != 0:
+                    indices.append(index[var.name])
+                    values.append(coef)
+            starts.append(len(indices))
+            rhs = -constraint.constant
+            if constraint.sense == pulp.LpConstraintEQ:
+                row_lower.append(rhs)
+                row_upper.append(rhs)
+            elif constraint.sense == pulp.LpConstraintLE:
+                row_lower.append(-inf)
+                row_upper.append(rhs)
+            else:
+                row_lower.append(rhs)
+                row_upper.append(inf)
+
+        lp = highspy.HighsLp()
+        lp.num_col_ = n
+        lp.num_row_ = len(row_lower)
+        lp.col_cost_ = cost
+        lp.col_lower_ = col_lower
+        lp.col_upper_ = col_upper
+        lp.row_lower_ = np.array(row_lower, float)
+        lp.row_upper_ = np.array(row_upper, float)
+        lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+        lp.a_matrix_.start_ = np.array(starts, dtype=np.int32)
+        lp.a_matrix_.index_ = np.array(indices, dtype=np.int32)
+        lp.a_matrix_.value_ = np.array(values, float)
+        lp.integrality_ = [highspy.HighsVarType(int(t)) for t in integrality]
+        maximize = problem.sense == pulp.LpMaximize
+        lp.sense_ = highspy.ObjSense.kMaximize if maximize else highspy.ObjSense.kMinimize
+        lp.offset_ = float(problem.objective.constant)
+
+        with _quiet_stdout():
+            highs = highspy.Highs()
+        highs.setOptionValue("output_flag", False)
+        highs.setOptionValue("time_limit", float(time_limit_s))
+        highs.setOptionValue("mip_rel_gap", float(options.relative_gap))
+        highs.setOptionValue("mip_abs_gap", 1e-9)
+        highs.setOptionValue("random_seed", int(options.seed) % (2**31 - 1))
+        highs.passModel(lp)
+        if warm_start:
+            sol = highspy.HighsSolution()
+            start = np.zeros(n)
+            for var, value in warm_start.items():
+                key = var.name if hasattr(var, "name") else str(var)
+                if key in index:
+                    start[index[key]] = value
+            sol.col_value = list(start)
+            sol.value_valid = True
+            highs.setSolution(sol)
+
+        def improving(event: Any) -> None:
+            if on_solution is None:
+                return
+            x = event.data_out.mip_solution
+            vals = {variables[i]: float(x[i]) for i in range(n)}
+            on_solution(vals, float(event.data_out.objective_function_value))
+
+        def interrupt(event: Any) -> None:
+            if cancel.cancelled:
+                event.interrupt()
+
+        highs.cbMipImprovingSolution.subscribe(improving)
+        highs.cbMipInterrupt.subscribe(interrupt)
+        highs.cbSimplexInterrupt.subscribe(interrupt)
+        remove = cancel.add_callback(lambda: None)
+        try:
+            if cancel.cancelled:
+                return BackendRun(RunStatus.NO_SOLUTION, StopReason.CANCELLED)
+            highs.run()
+        finally:
+            remove()
+        wall = time.monotonic() - started
+        return _map_highs(highs, variables, cancel, wall, options)
+
+
+def _map_highs(
+    highs: Any, variables: list[Any], cancel: CancellationToken, wall: float, options: SolveOptions
+) -> BackendRun:
+    import highspy
+
+    status = highs.getModelStatus()
+    info = highs.getInfo()
+    has_primal = info.primal_solution_status == 2  # kSolutionStatusFeasible
+    objective = float(info.objective_function_value) if has_primal else None
+    bound = float(info.mip_dual_bound) if math.isfinite(info.mip_dual_bound) else None
+    values: dict[Any, float] = {}
+    if has_primal:
+        col = highs.getSolution().col_value
+        values = {v: float(col[i]) for i, v in enumerate(variables)}
+    M = highspy.HighsModelStatus
+    interrupted = StopReason.CANCELLED if cancel.cancelled else StopReason.TIME_LIMIT
+    if status == M.kOptimal:
+        if bound is None:  # a pure LP: HiGHS reports no MIP dual bound
+            bound = objective
+        exact = (
+            objective is not None
+            and bound is not None
+            and math.isclose(objective, bound, rel_tol=1e-9, abs_tol=1e-6)
+        )
+        if exact:
+            return BackendRun(RunStatus.OPTIMAL, StopReason.PROVEN, objective, bound, values, wall)
+        return BackendRun(RunStatus.FEASIBLE, StopReason.GAP_REACHED, objective, bound, values, wall)
+    if status in (M.kInfeasible,):
+        return BackendRun(RunStatus.INFEASIBLE, StopReason.PROVEN, wall_s=wall)
+    if status in (M.kTimeLimit, M.kInterrupt, M.kIterationLimit, M.kSolutionLimit, M.kNotset):
+        return BackendRun(
+            RunStatus.FEASIBLE if has_primal else RunStatus.NO_SOLUTION,
+            interrupted,
+            objective,
+            bound,
+            values,
+            wall,
+        )
+    return BackendRun(
+        RunStatus.FEASIBLE if has_primal else RunStatus.ERROR,
+        StopReason.ERROR,
+        objective,
+        bound,
+        values,
+        wall,
+        message=f"HiGHS stopped with model status {highs.modelStatusToString(status)}",
+    )
+
+
+_CBC_BOUND = re.compile(r"(?:Lower|Upper) bound:\s*(-?[0-9.eE+-]+)")
+_CBC_OBJECTIVE = re.compile(r"Objective value:\s*(-?[0-9.eE+-]+)")
+
+
+class CbcMilp:
+    """COIN-OR CBC, PuLP's bundled binary (a subprocess)."""
+
+    NAME = "cbc"
+    REQUIRED_MODULES = ("pulp",)
+    SUPPORTS_HINT = True
+    SUPPORTS_INCUMBENT_CALLBACK = False
+    SUPPORTS_CANCEL = False
+    REPORTS_BOUND = True
+
+    @staticmethod
+    def run(
+        problem: Any,
+        options: SolveOptions,
+        cancel: CancellationToken,
+        time_limit_s: float,
+        warm_start: dict[Any, float] | None = None,
+        on_solution: Callable[[dict[Any, float], float], None] | None = None,
+    ) -> BackendRun:
+        """Solve a ``pulp.LpProblem`` with CBC. CBC can report 'optimal' after a time limit
+        with a solution that is not; the caller's checker decides, and we only claim a proof
+        when CBC's final log shows the bound equal to the objective."""
+        import pulp
+
+        started = time.monotonic()
+        if cancel.cancelled:
+            return BackendRun(RunStatus.NO_SOLUTION, StopReason.CANCELLED)
+        if time_limit_s <= 0:
+            return BackendRun(RunStatus.NO_SOLUTION, StopReason.TIME_LIMIT)
+        if warm_start:
+            for var, value in warm_start.items():
+                var.setInitialValue(value)
+        with tempfile.TemporaryDirectory(prefix="placement-cbc-") as tmp:
+            log_path = os.path.join(tmp, "cbc.log")
+            solver = pulp.PULP_CBC_CMD(
+                msg=False,
+                timeLimit=max(1, math.ceil(time_limit_s)),
+                gapRel=options.relative_gap,
+                threads=options.effective_threads,
+                warmStart=bool(warm_start),
+                logPath=log_path,
+                keepFiles=False,
+                options=[f"randomSeed {int(options.seed) % (2**31 - 1) or 1}"],
+            )
+            try:
+                problem.solve(solver)
+            except pulp.PulpSolverError as exc:
+                return BackendRun(RunStatus.ERROR, StopReason.ERROR, wall_s=time.monotonic() - started, message=str(exc))
+            try:
+                with open(log_path, encoding="utf-8", errors="replace") as fh:
+                    log_text = fh.read()
+            except OSError:
+                log_text = ""
+        wall = time.monotonic() - started
+        values = {v: (v.varValue if v.varValue is not None else 0.0) for v in problem.variables()}
+        objective = pulp.value(problem.objective) if problem.sol_status in (1, 2) else None
+        bound = None
+        m = _CBC_BOUND.findall(log_text)
+        if m:
+            with contextlib.suppress(ValueError):
+                bound = float(m[-1])
+        stopped_early = "Stopped on time" in log_text or "stopped on time" in log_text.lower()
+        if problem.status == pulp.LpStatusInfeasible:
+            return BackendRun(RunStatus.INFEASIBLE, StopReason.PROVEN, wall_s=wall)
+        if objective is None:
+            return BackendRun(
+                RunStatus.NO_SOLUTION,
+                StopReason.TIME_LIMIT if stopped_early else StopReason.ERROR,
+                wall_s=wall,
+                message="CBC returned no solution",
+            )
+        if problem.sol_status == pulp.LpSolutionOptimal and not stopped_early:
+            if bound is None:
+                bound = objective
+            if math.isclose(objective, bound, rel_tol=1e-9, abs_tol=1e-6):
+                return BackendRun(RunStatus.OPTIMAL, StopReason.PROVEN, objective, bound, values, wall)
+            return BackendRun(RunStatus.FEASIBLE, StopReason.GAP_REACHED, objective, bound, values, wall)
+        return BackendRun(RunStatus.FEASIBLE, StopReason.TIME_LIMIT, objective, bound, values, wall)
+
+
+MILP_SOLVERS = {"highs": HighsMilp, "cbc": CbcMilp}
+"""MILP solver name -> wrapper class, in order of preference."""

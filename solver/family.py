@@ -1,0 +1,179 @@
+"""The contract every problem family implements, and the registry of families.
+
+A family lives in ``placement.models.<name>`` and exposes one :class:`Family` object. The
+engine (:mod:`placement.solver.portfolio`) only talks to that object, so adding a family
+touches its own folder, one line in :data:`FAMILY_MODULES`, the proto, docs and tests.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from placement.solver.cancel import CancellationToken
+from placement.solver.options import SolveOptions
+from placement.solver.result import StopReason
+
+TOLERANCE = 1e-6
+"""Two objective values closer than this (relative) are equal."""
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """What a family's independent checker says of a solution.
+
+    ``terms`` holds every objective tier in lexicographic order (primary first); ``senses``
+    says for each whether larger (``max``) or smaller (``min``) is better.
+    """
+
+    feasible: bool
+    violations: list[str]
+    terms: dict[str, float]
+    senses: tuple[str, ...]
+
+    @property
+    def objective(self) -> float:
+        """The primary objective."""
+        return next(iter(self.terms.values()))
+
+    def score(self) -> tuple[float, ...]:
+        """A tuple where larger is better in every position, rounded against float noise."""
+        out = []
+        for value, sense in zip(self.terms.values(), self.senses, strict=True):
+            v = round(value, 6)
+            out.append(v if sense == "max" else -v)
+        return tuple(out)
+
+    def better_than(self, other: CheckReport | None) -> bool:
+        """True if this feasible solution is lexicographically better than ``other``."""
+        if not self.feasible:
+            return False
+        if other is None or not other.feasible:
+            return True
+        return self.score() > other.score()
+
+
+@dataclass
+class ExactOutcome:
+    """What an exact encoding reports when it returns.
+
+    ``bound`` is a proven bound on the primary objective of the whole instance (not of a
+    restricted model). ``proven_optimal`` means every objective tier was proved optimal for
+    ``proven_solution``.
+    """
+
+    stop_reason: StopReason
+    bound: float | None = None
+    proven_optimal: bool = False
+    proven_solution: Any | None = None
+    proven_infeasible: bool = False
+    message: str = ""
+    tier_bounds: dict[str, float] = field(default_factory=dict)
+
+
+class ExactContext(Protocol):
+    """What the portfolio hands an exact encoding."""
+
+    options: SolveOptions
+    cancel: CancellationToken
+    backend: str
+
+    def time_left(self) -> float:
+        """Seconds left before the deadline."""
+        ...
+
+    def incumbent(self) -> Any | None:
+        """The best checked solution so far (use it as a hint / warm start)."""
+        ...
+
+    def report(self, solution: Any, source: str, bound: float | None = None) -> bool:
+        """Check ``solution``; keep it if it is feasible and improving. Returns whether kept."""
+        ...
+
+
+class ExactEncoding(Protocol):
+    """An exact model of a family (CP-SAT or MILP)."""
+
+    def solve(self, instance: Any, ctx: ExactContext) -> ExactOutcome:
+        """Search until proved, the deadline, or cancellation; report incumbents on ``ctx``."""
+        ...
+
+
+class Family(Protocol):
+    """A problem family: parsing, heuristics, exact encodings and an independent checker."""
+
+    name: str
+    sense: str
+    """``max`` or ``min``: the direction of the primary objective."""
+
+    def parse_instance(self, data: dict[str, Any]) -> Any:
+        """The typed instance from its JSON form (the family's section); raises InputError."""
+        ...
+
+    def instance_to_dict(self, instance: Any) -> dict[str, Any]:
+        """The JSON form of an instance (the family's section)."""
+        ...
+
+    def parse_solution(self, instance: Any, data: dict[str, Any]) -> Any:
+        """The typed solution from its JSON form; raises InputError on malformed data."""
+        ...
+
+    def solution_to_dict(
+        self, instance: Any, solution: Any, unplaced: list[dict[str, Any]] | None = None
+    ) -> dict[str, Any]:
+        """The JSON form of a solution, with the reasons for unplaced work if given."""
+        ...
+
+    def greedy(self, instance: Any, options: SolveOptions) -> list[tuple[str, Any]]:
+        """Named heuristic solutions; the first is the fallback."""
+        ...
+
+    def check(self, instance: Any, solution: Any) -> CheckReport:
+        """Independent feasibility check and objective evaluation."""
+        ...
+
+    def exact(self, backend: str) -> ExactEncoding:
+        """The exact encoding for ``cpsat`` or ``milp``."""
+        ...
+
+    def explain_unplaced(self, instance: Any, solution: Any) -> list[dict[str, Any]]:
+        """A structured reason for every piece of work the solution does not serve."""
+        ...
+
+    def quick_bound(self, instance: Any) -> float | None:
+        """A cheap proven bound on the primary objective, or None."""
+        ...
+
+
+FAMILY_MODULES: dict[str, str] = {
+    "gpu": "placement.models.gpu",
+}
+"""Family name -> module exposing ``FAMILY``. One line per family."""
+
+_loaded: dict[str, Family] = {}
+
+
+def get_family(name: str) -> Family:
+    """The registered family called ``name``; raises KeyError with the known names."""
+    if name not in _loaded:
+        if name not in FAMILY_MODULES:
+            raise KeyError(f"unknown family {name!r}; known: {', '.join(sorted(FAMILY_MODULES))}")
+        _loaded[name] = importlib.import_module(FAMILY_MODULES[name]).FAMILY
+    return _loaded[name]
+
+
+def family_names() -> list[str]:
+    """Names of every registered family."""
+    return sorted(FAMILY_MODULES)
+
+
+def family_of(instance: Any) -> Family:
+    """The family whose instance type ``instance`` is (each instance names its family)."""
+    return get_family(instance.FAMILY)
+
+
+Clock = Callable[[], float]
+monotonic: Clock = time.monotonic

@@ -1,0 +1,107 @@
+"""Solve options: plain, frozen data with sane defaults."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from placement.solver.cancel import CancellationToken
+from placement.solver.errors import InputError
+
+if TYPE_CHECKING:
+    from placement.solver.result import Incumbent
+
+
+class Backend(StrEnum):
+    """Which engine may produce the solution."""
+
+    AUTO = "auto"
+    """The greedy fallback, then the family's preferred exact backend (CP-SAT)."""
+    CPSAT = "cpsat"
+    """The greedy fallback, then the CP-SAT encoding."""
+    MILP = "milp"
+    """The greedy fallback, then the MILP encoding (solver chosen by ``milp_solver``)."""
+    GREEDY = "greedy"
+    """Only the greedy heuristics; no bound is proved."""
+
+
+class MilpSolver(StrEnum):
+    """The MILP solver behind PuLP."""
+
+    HIGHS = "highs"
+    """HiGHS through highspy (default): bound, incumbent callbacks and interruption."""
+    CBC = "cbc"
+    """COIN-OR CBC, PuLP's bundled binary."""
+
+
+@dataclass(frozen=True)
+class SolveOptions:
+    """How to solve. Every field has a default; construct with keywords.
+
+    Attributes
+    ----------
+    time_limit_s:
+        Wall-clock budget for the whole solve (greedy, check and exact phases).
+    backend:
+        ``auto | cpsat | milp | greedy``.
+    milp_solver:
+        ``highs | cbc`` when the MILP backend runs.
+    threads:
+        Worker threads of the exact backend; 0 means all cores.
+    seed:
+        Random seed passed to every randomised component.
+    relative_gap:
+        Stop the exact backend once the relative gap on the primary objective is at most this.
+    deterministic:
+        Reproducible search: fixed seed, one search worker, canonical input order.
+    on_incumbent:
+        Called with each improving, checked incumbent (:class:`~placement.solver.result.Incumbent`).
+    cancel:
+        Token that stops the solve when cancelled; the best checked solution so far is returned.
+    """
+
+    time_limit_s: float = 10.0
+    backend: Backend = Backend.AUTO
+    milp_solver: MilpSolver = MilpSolver.HIGHS
+    threads: int = 0
+    seed: int = 0
+    relative_gap: float = 0.0
+    deterministic: bool = False
+    on_incumbent: Callable[[Incumbent], Any] | None = field(default=None, compare=False)
+    cancel: CancellationToken | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        try:
+            object.__setattr__(self, "backend", Backend(self.backend))
+        except ValueError:
+            raise InputError.single(
+                "backend", self.backend, "one of " + ", ".join(b.value for b in Backend)
+            ) from None
+        try:
+            object.__setattr__(self, "milp_solver", MilpSolver(self.milp_solver))
+        except ValueError:
+            raise InputError.single(
+                "milp_solver", self.milp_solver, "one of " + ", ".join(m.value for m in MilpSolver)
+            ) from None
+        if not (isinstance(self.time_limit_s, int | float) and self.time_limit_s > 0):
+            raise InputError.single("time_limit_s", self.time_limit_s, "a number of seconds > 0")
+        if not (isinstance(self.threads, int) and self.threads >= 0):
+            raise InputError.single("threads", self.threads, "an integer >= 0 (0 = all cores)")
+        if not (isinstance(self.relative_gap, int | float) and 0 <= self.relative_gap < 1):
+            raise InputError.single("relative_gap", self.relative_gap, "a number in [0, 1)")
+        if not isinstance(self.seed, int):
+            raise InputError.single("seed", self.seed, "an integer")
+
+    @property
+    def effective_threads(self) -> int:
+        """Threads the exact backend uses: 1 in deterministic mode, else ``threads`` or all cores."""
+        if self.deterministic:
+            return 1
+        return self.threads or (os.cpu_count() or 1)
+
+    def with_changes(self, **changes: Any) -> SolveOptions:
+        """A copy with some fields changed."""
+        return replace(self, **changes)

@@ -1,0 +1,240 @@
+"""The portfolio: greedy fallback, independent check, exact backend, best checked incumbent.
+
+``solve(instance, options)`` is the one entry point. It never returns a solution the family's
+checker has not accepted, and it never forwards a backend's raw status: the result says what
+solution exists (:class:`SolutionStatus`) and why the solve stopped (:class:`StopReason`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import traceback
+from typing import Any
+
+from placement.solver.cancel import CancellationToken
+from placement.solver.family import CheckReport, ExactOutcome, Family, family_of
+from placement.solver.options import Backend, SolveOptions
+from placement.solver.result import (
+    Incumbent,
+    Result,
+    SolutionStatus,
+    StopReason,
+    relative_gap,
+)
+
+log = logging.getLogger(__name__)
+
+
+class _Run:
+    """The mutable state of one solve: the best checked incumbent and its history."""
+
+    def __init__(self, family: Family, instance: Any, options: SolveOptions, backend: str):
+        self.family = family
+        self.instance = instance
+        self.options = options
+        self.backend = backend
+        self.cancel = options.cancel or CancellationToken()
+        self.start = time.monotonic()
+        self.deadline = self.start + float(options.time_limit_s)
+        self.lock = threading.Lock()
+        self.best: Any | None = None
+        self.best_report: CheckReport | None = None
+        self.best_source: str | None = None
+        self.history: list[Incumbent] = []
+        self.bound: float | None = None
+        self.rejected: list[tuple[str, list[str]]] = []
+
+    # --- ExactContext -------------------------------------------------------------------
+    def time_left(self) -> float:
+        return max(0.0, self.deadline - time.monotonic())
+
+    def incumbent(self) -> Any | None:
+        with self.lock:
+            return self.best
+
+    def report(self, solution: Any, source: str, bound: float | None = None) -> bool:
+        report = self.family.check(self.instance, solution)
+        if not report.feasible:
+            # An encoding produced a solution the checker rejects: never returned, but logged
+            # so the bug is visible.
+            log.warning("%s produced an infeasible solution: %s", source, report.violations[:3])
+            with self.lock:
+                self.rejected.append((source, report.violations[:10]))
+            return False
+        with self.lock:
+            if bound is not None:
+                self.update_bound(bound)
+            if not report.better_than(self.best_report):
+                return False
+            self.best, self.best_report, self.best_source = solution, report, source
+            incumbent = Incumbent(
+                time_s=time.monotonic() - self.start,
+                objective=report.objective,
+                source=source,
+                bound=self.bound,
+                gap=relative_gap(report.objective, self.bound),
+            )
+            self.history.append(incumbent)
+        if self.options.on_incumbent is not None:
+            try:
+                self.options.on_incumbent(incumbent)
+            except Exception:  # noqa: BLE001 - a caller's callback must not break the solve
+                log.exception("on_incumbent callback failed")
+        return True
+
+    def update_bound(self, bound: float) -> None:
+        """Keep the tightest proven bound on the primary objective."""
+        if self.bound is None:
+            self.bound = bound
+        elif self.family.sense == "max":
+            self.bound = min(self.bound, bound)
+        else:
+            self.bound = max(self.bound, bound)
+
+
+def solve(instance: Any, options: SolveOptions | None = None) -> Result:
+    """Solve ``instance`` within ``options.time_limit_s`` and return the best checked solution.
+
+    Parameters
+    ----------
+    instance:
+        A typed instance of any registered family (for example
+        :class:`placement.models.gpu.GpuInstance`).
+    options:
+        :class:`SolveOptions`; defaults apply when omitted.
+
+    Returns
+    -------
+    Result
+        The best solution that passed the family's checker, its objective as the checker
+        computes it, the proven bound and gap where an exact backend ran, the stop reason,
+        time per phase, the incumbent history and a reason for each unplaced piece of work.
+
+    Example
+    -------
+    >>> from placement.solver import solve, SolveOptions
+    >>> result = solve(instance, SolveOptions(time_limit_s=5))  # doctest: +SKIP
+    >>> result.status, result.objective, result.gap  # doctest: +SKIP
+    """
+    options = options or SolveOptions()
+    family = family_of(instance)
+    backend = options.backend.value
+    if options.backend == Backend.AUTO:
+        backend = "cpsat"
+    run = _Run(family, instance, options, backend)
+    phases: dict[str, float] = {}
+    errors: dict[str, str] = {}
+
+    quick = family.quick_bound(instance)
+    if quick is not None:
+        run.update_bound(quick)
+
+    # 1-2. Greedy fallback, each candidate checked.
+    t0 = time.monotonic()
+    if not run.cancel.cancelled:
+        try:
+            for name, solution in family.greedy(instance, options):
+                run.report(solution, f"greedy:{name}")
+        except Exception as exc:  # noqa: BLE001 - a failing heuristic must not lose the request
+            errors["greedy"] = f"{type(exc).__name__}: {exc}"
+            log.debug("greedy failed\n%s", traceback.format_exc())
+    phases["greedy"] = time.monotonic() - t0
+
+    # 3. Exact backend, hinted with the incumbent, bounded by the deadline.
+    outcome: ExactOutcome | None = None
+    if options.backend != Backend.GREEDY and not run.cancel.cancelled and run.time_left() > 0:
+        t0 = time.monotonic()
+        try:
+            outcome = family.exact(backend).solve(instance, run)
+            if outcome.bound is not None:
+                run.update_bound(outcome.bound)
+        except Exception as exc:  # noqa: BLE001 - fall back to the greedy solution
+            errors[backend] = f"{type(exc).__name__}: {exc}"
+            log.warning("%s backend failed: %s", backend, exc)
+            log.debug("%s", traceback.format_exc())
+        phases[backend] = time.monotonic() - t0
+
+    return _finish(run, outcome, phases, errors)
+
+
+def _finish(
+    run: _Run, outcome: ExactOutcome | None, phases: dict[str, float], errors: dict[str, str]
+) -> Result:
+    family, options = run.family, run.options
+    t0 = time.monotonic()
+    unplaced: list[dict[str, Any]] = []
+    if run.best is not None:
+        unplaced = family.explain_unplaced(run.instance, run.best)
+    phases["explain"] = time.monotonic() - t0
+    phases["total"] = time.monotonic() - run.start
+
+    report = run.best_report
+    objective = report.objective if report else None
+    terms = dict(report.terms) if report else {}
+    gap = relative_gap(objective, run.bound)
+    messages: list[str] = []
+
+    if run.cancel.cancelled:
+        stop = StopReason.CANCELLED
+    elif outcome is not None:
+        stop = outcome.stop_reason
+        if outcome.message:
+            messages.append(outcome.message)
+    elif errors.get(run.backend) is not None:
+        stop = StopReason.ERROR
+    elif options.backend == Backend.GREEDY:
+        stop = StopReason.HEURISTIC_ONLY
+    else:
+        stop = StopReason.TIME_LIMIT
+    for name, error in errors.items():
+        messages.append(f"{name} failed ({error}); returning the best checked solution")
+    if run.rejected:
+        messages.append(f"{len(run.rejected)} candidate solution(s) failed the checker and were dropped")
+
+    if report is None:
+        if outcome is not None and outcome.proven_infeasible:
+            status, stop = SolutionStatus.INFEASIBLE, StopReason.PROVEN
+        else:
+            status = SolutionStatus.NO_SOLUTION
+    else:
+        proven = (
+            outcome is not None
+            and outcome.proven_optimal
+            and outcome.proven_solution is not None
+            and not run.cancel.cancelled
+        )
+        if proven:
+            proven_report = family.check(run.instance, outcome.proven_solution)
+            # Optimal only if the proved solution is the one we return (or ties it) and the
+            # checker agrees with the bound: the claim rests on the solver's proof.
+            proven = proven_report.feasible and proven_report.score() >= report.score()
+            if proven and run.bound is not None:
+                proven = relative_gap(report.objective, run.bound) == 0.0
+        if proven:
+            status, stop, gap = SolutionStatus.OPTIMAL, StopReason.PROVEN, 0.0
+        else:
+            status = SolutionStatus.FEASIBLE
+            if stop == StopReason.PROVEN:
+                # The backend finished, but its proof does not cover the returned solution.
+                stop = StopReason.GAP_REACHED if gap is not None else StopReason.TIME_LIMIT
+                messages.append("exact backend finished but optimality of the returned solution is not proved")
+
+    return Result(
+        family=family.name,
+        status=status,
+        stop_reason=stop,
+        solution=run.best,
+        objective=objective,
+        objective_terms=terms,
+        sense=family.sense,
+        bound=run.bound,
+        gap=gap,
+        backend=run.best_source,
+        phase_times_s=phases,
+        history=list(run.history),
+        message="; ".join(messages),
+        unplaced=unplaced,
+        backend_errors=errors,
+    )

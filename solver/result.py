@@ -1,0 +1,106 @@
+"""What a solve returns: plain data, two status enums, the checked objective and the bound."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class SolutionStatus(StrEnum):
+    """What solution exists."""
+
+    OPTIMAL = "optimal"
+    """A checked solution that an exact backend proved optimal (every objective tier)."""
+    FEASIBLE = "feasible"
+    """A checked solution; optimality not proved."""
+    INFEASIBLE = "infeasible"
+    """Proved that no feasible solution exists."""
+    NO_SOLUTION = "no_solution"
+    """No checked solution was found, and infeasibility was not proved."""
+
+
+class StopReason(StrEnum):
+    """Why the solve stopped."""
+
+    PROVEN = "proven"
+    """The exact backend finished its proof (optimality or infeasibility)."""
+    TIME_LIMIT = "time_limit"
+    """The time budget ran out."""
+    GAP_REACHED = "gap_reached"
+    """The relative gap target was reached before a full proof."""
+    CANCELLED = "cancelled"
+    """The caller cancelled the solve."""
+    ERROR = "error"
+    """A backend failed; the best checked solution found before the failure is returned."""
+    HEURISTIC_ONLY = "heuristic_only"
+    """Only the greedy heuristics ran (backend ``greedy``); nothing was proved."""
+
+
+@dataclass(frozen=True)
+class Incumbent:
+    """One improving, checked solution in the order it was found."""
+
+    time_s: float
+    """Seconds since the solve started."""
+    objective: float
+    """The checker's primary objective."""
+    source: str
+    """Which algorithm produced it, e.g. ``greedy:best_fit`` or ``cpsat``."""
+    bound: float | None = None
+    """The best proven bound on the primary objective at that moment, if any."""
+    gap: float | None = None
+    """Relative gap between ``objective`` and ``bound`` at that moment."""
+
+
+@dataclass(frozen=True)
+class Result:
+    """The outcome of :func:`placement.solver.solve`.
+
+    ``objective`` and ``objective_terms`` are what the family's independent checker computed
+    for ``solution``; ``bound`` and ``gap`` refer to the primary objective and are present
+    wherever an exact backend ran and proved one.
+    """
+
+    family: str
+    status: SolutionStatus
+    stop_reason: StopReason
+    solution: Any | None
+    objective: float | None
+    objective_terms: dict[str, float]
+    sense: str
+    bound: float | None
+    gap: float | None
+    backend: str | None
+    phase_times_s: dict[str, float]
+    history: list[Incumbent]
+    message: str = ""
+    unplaced: list[dict[str, Any]] = field(default_factory=list)
+    backend_errors: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def has_solution(self) -> bool:
+        """True when a checked solution is present."""
+        return self.solution is not None
+
+    def to_dict(self, solution_dict: dict[str, Any] | None = None) -> dict[str, Any]:
+        """A JSON-ready dict; ``solution_dict`` is the family's JSON form of the solution."""
+        data = asdict(self)
+        data["status"] = self.status.value
+        data["stop_reason"] = self.stop_reason.value
+        data["solution"] = solution_dict
+        return data
+
+
+def relative_gap(objective: float | None, bound: float | None) -> float | None:
+    """|bound - objective| / max(|objective|, |bound|), in [0, 1]; None when either is unknown.
+
+    0 when the two agree to within 1e-9 (relative), 1 when one of them is 0 and the other not.
+    """
+    if objective is None or bound is None:
+        return None
+    diff = abs(bound - objective)
+    scale = max(abs(objective), abs(bound))
+    if diff <= 1e-9 * max(1.0, scale):
+        return 0.0
+    return min(1.0, diff / scale)
