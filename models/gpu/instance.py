@@ -243,6 +243,13 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Gp
             lv.bandwidth_gbps,
             "a bandwidth in GB/s > 0",
         )
+        if levels and finite(lv.bandwidth_gbps) and lv.bandwidth_gbps > levels[-1].bandwidth_gbps:
+            v.add(
+                f"{path}.bandwidth_gbps",
+                lv.bandwidth_gbps,
+                f"at most the inner level's {levels[-1].bandwidth_gbps} GB/s "
+                "(bandwidth does not grow going outward)",
+            )
         levels.append(TopologyLevel(lv.name, float(lv.bandwidth_gbps)))
     n_groups = max(0, len(levels) - 2)
 
