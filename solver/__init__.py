@@ -7,7 +7,13 @@ registry (:func:`get_family`, :func:`family_names`).
 
 from placement.solver.cancel import CancellationToken
 from placement.solver.errors import FieldError, InputError
-from placement.solver.family import CheckReport, ExactOutcome, family_names, get_family
+from placement.solver.family import (
+    CheckReport,
+    ExactOutcome,
+    family_names,
+    get_family,
+    register_family,
+)
 from placement.solver.options import Backend, MilpSolver, SolveOptions
 from placement.solver.portfolio import solve
 from placement.solver.result import Incumbent, Result, SolutionStatus, StopReason
@@ -27,5 +33,6 @@ __all__ = [
     "StopReason",
     "family_names",
     "get_family",
+    "register_family",
     "solve",
 ]

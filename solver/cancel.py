@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 
@@ -32,10 +33,8 @@ class CancellationToken:
             self._event.set()
             callbacks = list(self._callbacks)
         for callback in callbacks:
-            try:
+            with contextlib.suppress(Exception):  # one failing stop hook must not block the others
                 callback()
-            except Exception:  # noqa: BLE001 - a failing stop hook must not block the others
-                pass
 
     def add_callback(self, callback: Callable[[], None]) -> Callable[[], None]:
         """Run ``callback`` on cancellation (at once if already cancelled).

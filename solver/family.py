@@ -165,9 +165,20 @@ def get_family(name: str) -> Family:
     return _loaded[name]
 
 
+def register_family(family: Family, module: str | None = None) -> None:
+    """Register a family object (an embedding application's own family, or a test's).
+
+    ``module`` is the import path that exposes it as ``FAMILY`` (needed only where worker
+    processes must find it by name).
+    """
+    _loaded[family.name] = family
+    if module is not None:
+        FAMILY_MODULES[family.name] = module
+
+
 def family_names() -> list[str]:
     """Names of every registered family."""
-    return sorted(FAMILY_MODULES)
+    return sorted(set(FAMILY_MODULES) | set(_loaded))
 
 
 def family_of(instance: Any) -> Family:

@@ -191,7 +191,9 @@ def _finish(
     for name, error in errors.items():
         messages.append(f"{name} failed ({error}); returning the best checked solution")
     if run.rejected:
-        messages.append(f"{len(run.rejected)} candidate solution(s) failed the checker and were dropped")
+        messages.append(
+            f"{len(run.rejected)} candidate solution(s) failed the checker and were dropped"
+        )
 
     if report is None:
         if outcome is not None and outcome.proven_infeasible:
@@ -219,7 +221,9 @@ def _finish(
             if stop == StopReason.PROVEN:
                 # The backend finished, but its proof does not cover the returned solution.
                 stop = StopReason.GAP_REACHED if gap is not None else StopReason.TIME_LIMIT
-                messages.append("exact backend finished but optimality of the returned solution is not proved")
+                messages.append(
+                    "exact backend finished but optimality of the returned solution is not proved"
+                )
 
     return Result(
         family=family.name,

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from google.protobuf import json_format
+from google.protobuf.descriptor import FieldDescriptor
 
 from placement.solver.errors import InputError
 
@@ -65,16 +66,107 @@ def parse_json_text(text: str, file: str | None = None) -> dict[str, Any]:
     except ValueError as exc:
         raise InputError.single("", str(exc), "finite JSON numbers", file=file) from None
     except RecursionError:
-        raise InputError.single("", "deeply nested JSON", "at most a few hundred levels", file=file) from None
+        raise InputError.single(
+            "", "deeply nested JSON", "at most a few hundred levels", file=file
+        ) from None
     if not isinstance(data, dict):
         raise InputError.single("", type(data).__name__, "a JSON object", file=file)
     return data
+
+
+_INT_RANGES = {
+    FieldDescriptor.TYPE_INT32: (-(2**31), 2**31 - 1),
+    FieldDescriptor.TYPE_SINT32: (-(2**31), 2**31 - 1),
+    FieldDescriptor.TYPE_SFIXED32: (-(2**31), 2**31 - 1),
+    FieldDescriptor.TYPE_UINT32: (0, 2**32 - 1),
+    FieldDescriptor.TYPE_FIXED32: (0, 2**32 - 1),
+    FieldDescriptor.TYPE_INT64: (-(2**63), 2**63 - 1),
+    FieldDescriptor.TYPE_SINT64: (-(2**63), 2**63 - 1),
+    FieldDescriptor.TYPE_SFIXED64: (-(2**63), 2**63 - 1),
+    FieldDescriptor.TYPE_UINT64: (0, 2**64 - 1),
+    FieldDescriptor.TYPE_FIXED64: (0, 2**64 - 1),
+}
+_FLOATS = (FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FLOAT)
+
+
+def _scalar_problem(field: Any, value: Any) -> str | None:
+    """What is expected of ``value`` for scalar ``field``, or None if it is acceptable."""
+    t = field.type
+    if t in _INT_RANGES:
+        lo, hi = _INT_RANGES[t]
+        if isinstance(value, str):
+            try:
+                value = int(value)
+            except ValueError:
+                return f"an integer in [{lo}, {hi}]"
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+            return f"an integer in [{lo}, {hi}]"
+        return None
+    if t in _FLOATS:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+        ):
+            return "a finite number"
+        return None
+    if t == FieldDescriptor.TYPE_BOOL:
+        return None if isinstance(value, bool) else "true or false"
+    if t == FieldDescriptor.TYPE_STRING:
+        return None if isinstance(value, str) else "a string"
+    if t == FieldDescriptor.TYPE_ENUM:
+        names = [v.name for v in field.enum_type.values]
+        return None if value in names else "one of " + ", ".join(names)
+    return None
+
+
+def _locate(data: Any, descriptor: Any, path: str) -> tuple[str, Any, str] | None:
+    """Walk JSON ``data`` against a message descriptor; the first bad field, if any."""
+    if not isinstance(data, dict):
+        return path, data, f"a JSON object ({descriptor.name})"
+    by_json = {f.json_name: f for f in descriptor.fields}
+    oneofs_seen: dict[str, str] = {}
+    for key, value in data.items():
+        field = descriptor.fields_by_name.get(key) or by_json.get(key)
+        here = f"{path}.{key}" if path else key
+        if field is None:
+            return here, key, f"a known field of {descriptor.full_name}"
+        if field.containing_oneof is not None:
+            other = oneofs_seen.setdefault(field.containing_oneof.name, key)
+            if other != key:
+                return (
+                    here,
+                    key,
+                    f"only one of the {field.containing_oneof.name} fields (already {other!r})",
+                )
+        if value is None:
+            continue
+        repeated = field.label == FieldDescriptor.LABEL_REPEATED
+        items = value if repeated else [value]
+        if repeated and not isinstance(value, list):
+            return here, value, "a JSON list"
+        for i, item in enumerate(items):
+            where = f"{here}[{i}]" if repeated else here
+            if field.type == FieldDescriptor.TYPE_MESSAGE:
+                found = _locate(item, field.message_type, where)
+                if found:
+                    return found
+            else:
+                expected = _scalar_problem(field, item)
+                if expected:
+                    return where, item, expected
+    return None
 
 
 def _message_from_dict(data: dict[str, Any], message: Any, root: str) -> Any:
     try:
         json_format.ParseDict(data, message)
     except json_format.ParseError as exc:
+        found = _locate(data, message.DESCRIPTOR, "")
+        if found:
+            raise InputError.single(*found) from None
         text = str(exc).split("\n")[0]
         m = _AT.search(text)
         path = m.group(1) if m else ""
@@ -83,7 +175,9 @@ def _message_from_dict(data: dict[str, Any], message: Any, root: str) -> Any:
         field = _NO_FIELD.search(text)
         if field:
             full = f"{path}.{field.group(1)}" if path else field.group(1)
-            raise InputError.single(full, field.group(1), "a known field of the placement/v1 schema") from None
+            raise InputError.single(
+                full, field.group(1), "a known field of the placement/v1 schema"
+            ) from None
         detail = _AT.sub("", text).strip().rstrip(".")
         raise InputError.single(path, detail, "a value of the placement/v1 schema type") from None
     except RecursionError:
@@ -112,9 +206,7 @@ def family_key(message: Any, path: str = "") -> str:
     """The family a message is for (the name of its ``oneof family`` field)."""
     which = message.WhichOneof("family")
     if which is None:
-        raise InputError.single(
-            path or "family", None, "one family section, e.g. {\"gpu\": {...}}"
-        )
+        raise InputError.single(path or "family", None, 'one family section, e.g. {"gpu": {...}}')
     return which
 
 

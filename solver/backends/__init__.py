@@ -22,4 +22,13 @@ def available(name: str) -> bool:
     return all(importlib.util.find_spec(m) is not None for m in cls.REQUIRED_MODULES)
 
 
-__all__ = ["BACKENDS", "MILP_SOLVERS", "BackendRun", "CbcMilp", "CpSat", "HighsMilp", "RunStatus", "available"]
+__all__ = [
+    "BACKENDS",
+    "MILP_SOLVERS",
+    "BackendRun",
+    "CbcMilp",
+    "CpSat",
+    "HighsMilp",
+    "RunStatus",
+    "available",
+]

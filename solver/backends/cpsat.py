@@ -102,5 +102,7 @@ def _map_status(
     if raw == cp_model.INFEASIBLE:
         return BackendRun(RunStatus.INFEASIBLE, StopReason.PROVEN, wall_s=wall)
     if raw == cp_model.MODEL_INVALID:
-        return BackendRun(RunStatus.ERROR, StopReason.ERROR, wall_s=wall, message="invalid CP-SAT model")
+        return BackendRun(
+            RunStatus.ERROR, StopReason.ERROR, wall_s=wall, message="invalid CP-SAT model"
+        )
     return BackendRun(RunStatus.NO_SOLUTION, interrupted, wall_s=wall)

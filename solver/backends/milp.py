@@ -195,7 +195,9 @@ def _map_highs(
         )
         if exact:
             return BackendRun(RunStatus.OPTIMAL, StopReason.PROVEN, objective, bound, values, wall)
-        return BackendRun(RunStatus.FEASIBLE, StopReason.GAP_REACHED, objective, bound, values, wall)
+        return BackendRun(
+            RunStatus.FEASIBLE, StopReason.GAP_REACHED, objective, bound, values, wall
+        )
     if status in (M.kInfeasible,):
         return BackendRun(RunStatus.INFEASIBLE, StopReason.PROVEN, wall_s=wall)
     if status in (M.kTimeLimit, M.kInterrupt, M.kIterationLimit, M.kSolutionLimit, M.kNotset):
@@ -269,7 +271,12 @@ class CbcMilp:
             try:
                 problem.solve(solver)
             except pulp.PulpSolverError as exc:
-                return BackendRun(RunStatus.ERROR, StopReason.ERROR, wall_s=time.monotonic() - started, message=str(exc))
+                return BackendRun(
+                    RunStatus.ERROR,
+                    StopReason.ERROR,
+                    wall_s=time.monotonic() - started,
+                    message=str(exc),
+                )
             try:
                 with open(log_path, encoding="utf-8", errors="replace") as fh:
                     log_text = fh.read()
@@ -297,8 +304,12 @@ class CbcMilp:
             if bound is None:
                 bound = objective
             if math.isclose(objective, bound, rel_tol=1e-9, abs_tol=1e-6):
-                return BackendRun(RunStatus.OPTIMAL, StopReason.PROVEN, objective, bound, values, wall)
-            return BackendRun(RunStatus.FEASIBLE, StopReason.GAP_REACHED, objective, bound, values, wall)
+                return BackendRun(
+                    RunStatus.OPTIMAL, StopReason.PROVEN, objective, bound, values, wall
+                )
+            return BackendRun(
+                RunStatus.FEASIBLE, StopReason.GAP_REACHED, objective, bound, values, wall
+            )
         return BackendRun(RunStatus.FEASIBLE, StopReason.TIME_LIMIT, objective, bound, values, wall)
 
 

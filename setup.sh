@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# One command that sets everything up: a virtual environment in .venv with placement
+# (editable) and its development tools. Usage: ./setup.sh   (then: source .venv/bin/activate)
+set -euo pipefail
+cd "$(dirname "$0")"
+PYTHON="${PYTHON:-python3}"
+"$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "placement needs Python >= 3.11")'
+"$PYTHON" -m venv .venv
+.venv/bin/python -m pip install --quiet --upgrade pip
+.venv/bin/python -m pip install --quiet -e ".[dev]"
+.venv/bin/placement --help >/dev/null
+echo "placement is installed in .venv; activate it with: source .venv/bin/activate"

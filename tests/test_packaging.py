@@ -1,0 +1,89 @@
+"""The three code folders install as one `placement` namespace, and the proto stubs are current."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+FOLDERS = ("solver", "models", "api")
+
+
+def _modules_in_tree() -> set[str]:
+    out = set()
+    for folder in FOLDERS:
+        for path in (REPO / folder).rglob("*.py"):
+            if "__pycache__" in path.parts:
+                continue
+            rel = path.relative_to(REPO).as_posix()
+            out.add(f"placement/{rel}")
+    return out
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(out),
+            str(REPO),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    (whl,) = out.glob("placement_solver-*.whl")
+    return whl
+
+
+def test_every_module_is_in_the_wheel(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    missing = sorted(_modules_in_tree() - names)
+    assert not missing, f"modules missing from the wheel: {missing}"
+    assert "placement/api/proto/placement/v1/placement.proto" in names
+
+
+def test_no_top_level_models_or_api_module(wheel: Path) -> None:
+    tops = {n.split("/")[0] for n in zipfile.ZipFile(wheel).namelist()}
+    assert not tops & {"solver", "models", "api"}, tops
+    assert "placement" in tops
+
+
+def test_console_script_declared(wheel: Path) -> None:
+    zf = zipfile.ZipFile(wheel)
+    (entry,) = [n for n in zf.namelist() if n.endswith("entry_points.txt")]
+    text = zf.read(entry).decode()
+    assert "placement = placement.api.cli:main" in text
+
+
+def test_generated_proto_modules_are_current(tmp_path: Path) -> None:
+    from grpc_tools import protoc
+
+    proto_root = REPO / "api" / "proto"
+    rc = protoc.main(
+        [
+            "protoc",
+            f"-I{proto_root}",
+            f"--python_out={tmp_path}",
+            str(proto_root / "placement" / "v1" / "placement.proto"),
+        ]
+    )
+    assert rc == 0
+    fresh = (tmp_path / "placement" / "v1" / "placement_pb2.py").read_text()
+    committed = (REPO / "api" / "v1" / "placement_pb2.py").read_text()
+    assert fresh == committed, (
+        "api/v1/placement_pb2.py is stale: regenerate it (see api/v1/__init__.py)"
+    )
