@@ -28,8 +28,9 @@ SPAN_SAME_GPU = -1
 def span_level(instance: GpuInstance, job_kind: str, workers: list[tuple[int, tuple[int, ...]]]) -> int:
     """Innermost level containing every GPU of a placed job (-1: they all share one GPU).
 
-    ``workers`` holds (node index, GPU indices) per worker. Beyond the outermost level, the
-    outermost level's index is returned (its bandwidth applies between its groups).
+    ``workers`` holds (node index, GPU indices) per worker. When the job spans several groups
+    of the outermost level, ``len(instance.levels)`` is returned ("beyond"); the outermost
+    level's bandwidth applies to that traffic too.
     """
     nodes = {n for n, _ in workers}
     last = len(instance.levels) - 1
@@ -46,7 +47,7 @@ def span_level(instance: GpuInstance, job_kind: str, workers: list[tuple[int, tu
     for lv in range(2, last + 1):
         if len({instance.nodes[n].groups[lv - 2] for n in nodes}) == 1:
             return lv
-    return last
+    return last + 1
 
 
 def comm_cost_of(instance: GpuInstance, job_index: int, span: int) -> float:
@@ -54,7 +55,8 @@ def comm_cost_of(instance: GpuInstance, job_index: int, span: int) -> float:
     job = instance.jobs[job_index]
     if span == SPAN_SAME_GPU or job.traffic_gb == 0:
         return 0.0
-    return job.traffic_gb / instance.levels[span].bandwidth_gbps
+    level = min(span, len(instance.levels) - 1)
+    return job.traffic_gb / instance.levels[level].bandwidth_gbps
 
 
 def node_fragmentation_milli(instance: GpuInstance, free_milli: list[int]) -> float:
@@ -158,8 +160,9 @@ def check(instance: GpuInstance, solution: GpuSolution) -> CheckReport:
             limit = instance.level_of_name(job.locality_level)
             if span > limit:
                 if job.locality_required:
+                    spanned = instance.levels[span].name if span < len(instance.levels) else "cluster"
                     violations.append(
-                        f"{where}: workers span level {instance.levels[span].name!r}, "
+                        f"{where}: workers span level {spanned!r}, "
                         f"required inside one {job.locality_level!r}"
                     )
                     continue
