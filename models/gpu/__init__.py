@@ -22,9 +22,9 @@ from placement.models.gpu.instance import (
     TopologyLevel,
     WorkerPlacement,
     WorkloadClass,
+    instance_from_dict,
     instance_from_message,
     instance_to_dict,
-    instance_from_dict,
     solution_from_message,
     solution_to_message,
 )

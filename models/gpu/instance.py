@@ -520,7 +520,6 @@ def instance_to_dict(instance: GpuInstance) -> dict[str, Any]:
 def instance_from_dict(data: dict[str, Any]) -> GpuInstance:
     """An instance from the JSON form of its ``gpu`` section (validated)."""
     from placement.api.v1 import placement_pb2 as pb
-
     from placement.solver.schema import _message_from_dict
 
     msg = _message_from_dict({"gpu": data}, pb.Instance(), "Instance")
