@@ -1,1 +1,666 @@
-def main(): print('hi')
+"""The ``placement`` command line: solve, check, batch and generate instance files.
+
+Every command reads and writes the proto3 JSON form of the placement/v1 schema. A user error
+(missing file, malformed JSON, a bad value, a bad option) is one line on stderr naming the
+file and the JSON path of the bad field, and exit code 2; never a traceback. See
+``docs/cli.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import os
+import sys
+import textwrap
+import threading
+import traceback
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from placement.api.files import (
+    LoadedInstance,
+    check_writable,
+    instance_document,
+    placed_count,
+    read_instance,
+    read_solution,
+    solution_document,
+    write_json,
+    write_text,
+)
+from placement.api.generators import GENERATORS
+from placement.api.interrupt import run_cancellable
+from placement.solver import (
+    Backend,
+    CancellationToken,
+    Incumbent,
+    InputError,
+    MilpSolver,
+    Result,
+    SolutionStatus,
+    SolveOptions,
+    get_family,
+    solve,
+)
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INTERNAL = 3
+EXIT_INTERRUPTED = 130
+
+EXIT_CODES = """\
+exit codes:
+  0    success: solve found a checked solution or proved infeasibility; check found the
+       solution feasible; batch solved every file; generate wrote the file
+  1    solve found no solution; check found violations; batch had a failing file
+  2    user error: missing file, malformed JSON, bad value, bad option (one line on stderr:
+       "placement: error: FILE: json.path: got VALUE, expected WHAT")
+  3    internal error (set PLACEMENT_DEBUG=1 to see the traceback)
+  130  interrupted by Ctrl-C (solve still prints and writes the best solution it found)
+"""
+
+DEBUG_ENV = "PLACEMENT_DEBUG"
+"""Set to a non-empty value to print the traceback of an internal error."""
+
+UNPLACED_SHOWN = 20
+"""Unplaced jobs listed in the solve summary unless --all-unplaced."""
+
+_SOLVED = (SolutionStatus.OPTIMAL, SolutionStatus.FEASIBLE, SolutionStatus.INFEASIBLE)
+
+
+# --- small helpers --------------------------------------------------------------------------
+
+
+def _err(line: str) -> None:
+    """One line on stderr, prefixed like every message of the tool."""
+    print(f"placement: {line}", file=sys.stderr, flush=True)
+
+
+def fmt_num(value: float | int | None) -> str:
+    """A number for people: integers without ``.0``, others with up to 6 decimals."""
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return str(value)
+        if value.is_integer():
+            return str(int(value))
+        if abs(value) < 1e-4:
+            return f"{value:.3g}"
+        return f"{value:.6f}".rstrip("0").rstrip(".")
+    return str(value)
+
+
+def fmt_gap(gap: float | None) -> str:
+    """A relative gap as a percentage."""
+    return "-" if gap is None else f"{gap * 100:.2f}%"
+
+
+# --- argument parsing -------------------------------------------------------------------------
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line and exit code 2, like every user error."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"placement: error: {message} (see '{self.prog} --help')\n")
+        sys.exit(EXIT_USAGE)
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"got {text!r}, expected seconds > 0") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"got {text!r}, expected a finite number of seconds > 0")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"got {text!r}, expected an integer >= 0") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"got {value}, expected an integer >= 0")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    value = _non_negative_int(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("got 0, expected an integer >= 1")
+    return value
+
+
+def _gap(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"got {text!r}, expected a number in [0, 1)") from None
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"got {text!r}, expected a number in [0, 1)")
+    return value
+
+
+def _solve_options_parser() -> argparse.ArgumentParser:
+    """The options shared by ``solve`` and ``batch`` (a parent parser)."""
+    parent = argparse.ArgumentParser(add_help=False)
+    group = parent.add_argument_group("solve options")
+    group.add_argument(
+        "--backend",
+        choices=[b.value for b in Backend],
+        default=Backend.AUTO.value,
+        help="engine allowed to produce the solution: auto (greedy, then CP-SAT), cpsat, "
+        "milp, or greedy (heuristics only, nothing proved) (default: auto)",
+    )
+    group.add_argument(
+        "--milp-solver",
+        choices=[m.value for m in MilpSolver],
+        default=MilpSolver.HIGHS.value,
+        help="MILP solver when --backend milp (default: highs)",
+    )
+    group.add_argument(
+        "--time-limit",
+        type=_positive_seconds,
+        default=10.0,
+        metavar="S",
+        help="wall-clock budget in seconds for the whole solve (default: 10)",
+    )
+    group.add_argument(
+        "--threads",
+        type=_non_negative_int,
+        default=0,
+        metavar="N",
+        help="worker threads of the exact backend; 0 = all cores (default: 0; batch: the "
+        "cores shared among the worker processes)",
+    )
+    group.add_argument("--seed", type=int, default=0, metavar="N", help="random seed (default: 0)")
+    group.add_argument(
+        "--gap",
+        type=_gap,
+        default=0.0,
+        metavar="G",
+        help="stop once the relative gap on the primary objective is at most G, in [0, 1) "
+        "(default: 0, i.e. prove optimality)",
+    )
+    group.add_argument(
+        "--deterministic",
+        action="store_true",
+        help="reproducible search: one search worker, fixed seed, canonical input order",
+    )
+    return parent
+
+
+def solve_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """SolveOptions keyword arguments from parsed options (plain values, picklable)."""
+    return {
+        "time_limit_s": args.time_limit,
+        "backend": args.backend,
+        "milp_solver": args.milp_solver,
+        "threads": args.threads,
+        "seed": args.seed,
+        "relative_gap": args.gap,
+        "deterministic": args.deterministic,
+    }
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("placement-solver")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full ``placement`` argument parser."""
+    fmt = argparse.RawDescriptionHelpFormatter
+    parser = _Parser(
+        prog="placement",
+        description=(
+            "Placement solver: exact and heuristic placement of jobs onto clusters.\n\n"
+            "Instance and solution files are the JSON form of placement.v1.Instance and\n"
+            'placement.v1.Solution; the family section key (e.g. "gpu") names the problem.'
+        ),
+        epilog=EXIT_CODES + "\nSee 'placement COMMAND --help' and docs/cli.md.",
+        formatter_class=fmt,
+    )
+    parser.add_argument("--version", action="version", version=f"placement {_version()}")
+    commands = parser.add_subparsers(
+        title="commands", dest="command", metavar="COMMAND", required=True, parser_class=_Parser
+    )
+    solve_options = _solve_options_parser()
+
+    # solve
+    p = commands.add_parser(
+        "solve",
+        parents=[solve_options],
+        help="solve one instance file",
+        description=(
+            "Solve one instance file and print a summary: status, stop reason, every\n"
+            "objective tier, bound, gap, time per phase, the backend that produced the\n"
+            "solution, and why each unplaced job is unplaced. Improving solutions are\n"
+            "reported on stderr as they are found. Ctrl-C stops the solve and still prints\n"
+            "(and writes) the best solution found; a second Ctrl-C aborts."
+        ),
+        epilog=EXIT_CODES,
+        formatter_class=fmt,
+    )
+    p.add_argument("instance", metavar="INSTANCE", help="instance file (JSON)")
+    p.add_argument(
+        "--out", metavar="SOLUTION.json", help="write the solution file (placement.v1.Solution)"
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the full result as JSON instead of the summary (no progress on stderr)",
+    )
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    p.add_argument(
+        "--all-unplaced",
+        action="store_true",
+        help=f"list every unplaced job in the summary (default: the first {UNPLACED_SHOWN})",
+    )
+    p.set_defaults(handler=cmd_solve)
+
+    # check
+    p = commands.add_parser(
+        "check",
+        help="check a solution file against its instance",
+        description=(
+            "Check a solution file with the family's independent checker: list every\n"
+            "violation and print the objective tiers. Exit 0 if feasible, 1 if not."
+        ),
+        epilog=EXIT_CODES,
+        formatter_class=fmt,
+    )
+    p.add_argument("instance", metavar="INSTANCE", help="instance file (JSON)")
+    p.add_argument("solution", metavar="SOLUTION", help="solution file (JSON)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(handler=cmd_check)
+
+    # batch
+    p = commands.add_parser(
+        "batch",
+        parents=[solve_options],
+        help="solve many instance files in parallel, one CSV row each",
+        description=(
+            "Solve many instance files in parallel worker processes and write one CSV row\n"
+            "per file (columns: file, family, instance, status, stop_reason, objective,\n"
+            "bound, gap, backend, time_s, placed, unplaced, objective_terms, solution_file,\n"
+            "message, error). A file that cannot be read or solved gets a row with\n"
+            "status 'error' and the reason; it never stops the others. Exit 0 if every\n"
+            "file was solved, 1 otherwise. Ctrl-C stops the running solves (their best\n"
+            "solutions are kept), skips the rest and still writes the CSV."
+        ),
+        epilog=EXIT_CODES,
+        formatter_class=fmt,
+    )
+    p.add_argument("instances", nargs="+", metavar="INSTANCE", help="instance files (JSON)")
+    p.add_argument(
+        "--jobs",
+        "-j",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="worker processes (default: number of cores, at most one per file)",
+    )
+    p.add_argument(
+        "--out", metavar="results.csv", help="write the CSV here (default: standard output)"
+    )
+    p.add_argument(
+        "--solutions",
+        metavar="DIR",
+        help="also write each solution to DIR/<instance stem>.solution.json",
+    )
+    p.add_argument(
+        "--quiet", "-q", action="store_true", help="no progress bar or failure lines on stderr"
+    )
+    p.set_defaults(handler=cmd_batch)
+
+    # generate
+    p = commands.add_parser(
+        "generate",
+        help="write a seeded synthetic instance file",
+        description="Write a seeded synthetic instance of a family; same options, same file.",
+        epilog=EXIT_CODES,
+        formatter_class=fmt,
+    )
+    families = p.add_subparsers(
+        title="families", dest="family", metavar="FAMILY", required=True, parser_class=_Parser
+    )
+    for gen in GENERATORS.values():
+        g = families.add_parser(
+            gen.family,
+            help=gen.help,
+            # The raw formatter keeps the exit-code table; wrap the paragraph by hand.
+            description=textwrap.fill(gen.description, 79),
+            epilog=EXIT_CODES,
+            formatter_class=fmt,
+        )
+        gen.add_arguments(g)
+        g.add_argument(
+            "--out", metavar="FILE", default="-", help="instance file to write (default: stdout)"
+        )
+        g.set_defaults(handler=cmd_generate)
+    return parser
+
+
+# --- solve ------------------------------------------------------------------------------------
+
+
+class ProgressPrinter:
+    """Prints each improving incumbent on stderr (called from solver threads)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+
+    def __call__(self, inc: Incumbent) -> None:
+        parts = [f"{inc.time_s:8.2f}s", f"objective {fmt_num(inc.objective)}"]
+        if inc.bound is not None:
+            parts.append(f"bound {fmt_num(inc.bound)}")
+        if inc.gap is not None:
+            parts.append(f"gap {fmt_gap(inc.gap)}")
+        parts.append(inc.source)
+        with self._lock:
+            print("  " + "  ".join(parts), file=sys.stderr, flush=True)
+
+
+def format_summary(
+    loaded: LoadedInstance,
+    result: Result,
+    section: dict[str, Any] | None,
+    senses: Sequence[str] = (),
+    max_unplaced: int | None = None,
+) -> str:
+    """The human summary of a solve; at most ``max_unplaced`` unplaced jobs (None: all)."""
+    lines: list[str] = []
+
+    def row(label: str, text: str) -> None:
+        lines.append(f"{label:<12}{text}")
+
+    row("instance", f"{loaded.display_name} ({loaded.family_name}) from {loaded.path}")
+    row("status", result.status.value)
+    row("stop reason", result.stop_reason.value)
+    if result.objective_terms:
+        width = max(len(k) for k in result.objective_terms)
+        for i, (name, value) in enumerate(result.objective_terms.items()):
+            sense = senses[i] if i < len(senses) else ""
+            label = "objective" if i == 0 else ""
+            row(label, f"{name:<{width}}  {fmt_num(value):>12}  {sense}".rstrip())
+    else:
+        row("objective", "-")
+    row("bound", fmt_num(result.bound))
+    row("gap", fmt_gap(result.gap))
+    row("backend", result.backend or "-")
+    phases = {k: v for k, v in result.phase_times_s.items() if k != "total"}
+    detail = ", ".join(f"{k} {v:.2f} s" for k, v in phases.items())
+    row(
+        "time",
+        f"{result.phase_times_s.get('total', 0.0):.2f} s" + (f" ({detail})" if detail else ""),
+    )
+    if result.has_solution:
+        placed = placed_count(section)
+        if placed is not None:
+            row("placed", f"{placed} of {placed + len(result.unplaced)}")
+        if result.unplaced:
+            kinds: dict[str, int] = {}
+            for item in result.unplaced:
+                kinds[item.get("kind", "?")] = kinds.get(item.get("kind", "?"), 0) + 1
+            by_kind = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
+            row("unplaced", f"{len(result.unplaced)} ({by_kind})")
+            shown = result.unplaced if max_unplaced is None else result.unplaced[:max_unplaced]
+            for item in shown:
+                what = item.get("job") or item.get("name") or "?"
+                row("", f"{what} ({item.get('kind', '?')}): {item.get('message', '')}")
+            if len(shown) < len(result.unplaced):
+                row(
+                    "",
+                    f"... {len(result.unplaced) - len(shown)} more (--all-unplaced lists them; "
+                    "the solution file and --json have every reason)",
+                )
+    if result.message:
+        row("note", result.message)
+    for backend, error in result.backend_errors.items():
+        if error not in result.message:
+            row("note", f"{backend} failed: {error}")
+    return "\n".join(lines)
+
+
+def cmd_solve(args: argparse.Namespace) -> int:
+    """``placement solve``."""
+    loaded = read_instance(args.instance)
+    if args.out:
+        check_writable(args.out)
+    show_progress = not (args.quiet or args.json)
+    token = CancellationToken()
+    options = SolveOptions(
+        **solve_settings(args),
+        on_incumbent=ProgressPrinter() if show_progress else None,
+        cancel=token,
+    )
+    if show_progress:
+        _err(
+            f"solving {loaded.path} ({loaded.family_name}, backend {options.backend.value}, "
+            f"time limit {fmt_num(float(options.time_limit_s))} s)"
+        )
+
+    def notice() -> None:
+        if not args.quiet:
+            _err("interrupted: stopping, keeping the best solution so far (Ctrl-C again to abort)")
+
+    result, interrupted = run_cancellable(
+        lambda: solve(loaded.instance, options), token, on_interrupt=notice
+    )
+
+    document = None
+    senses: tuple[str, ...] = ()
+    if result.has_solution:
+        document = solution_document(loaded, result.solution, result.unplaced)
+        senses = tuple(loaded.family.check(loaded.instance, result.solution).senses)
+    write_error: InputError | None = None
+    if args.out:
+        if document is not None:
+            try:
+                write_json(args.out, document)
+            except InputError as exc:
+                # Still show the result: the solve may have taken a long time.
+                write_error = exc
+        elif not args.quiet:
+            _err(f"no solution to write to {args.out}")
+
+    if args.json:
+        print(json.dumps(result.to_dict(document), indent=2))
+    else:
+        section = document[loaded.family_name] if document else None
+        limit = None if args.all_unplaced else UNPLACED_SHOWN
+        print(format_summary(loaded, result, section, senses, limit))
+        if args.out and document is not None and write_error is None:
+            print(f"{'solution':<12}{args.out}")
+    sys.stdout.flush()
+    if write_error is not None:
+        _err(f"error: {write_error}")
+        return EXIT_USAGE
+    if interrupted:
+        return EXIT_INTERRUPTED
+    return EXIT_OK if result.status in _SOLVED else EXIT_FAILED
+
+
+# --- check ------------------------------------------------------------------------------------
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """``placement check``."""
+    loaded = read_instance(args.instance)
+    solution, instance_name = read_solution(args.solution, loaded)
+    if instance_name and loaded.name and instance_name != loaded.name:
+        _err(
+            f"warning: {args.solution} is for instance {instance_name!r}, "
+            f"{loaded.path} is {loaded.name!r}"
+        )
+    report = loaded.family.check(loaded.instance, solution)
+    if args.json:
+        out = {
+            "instance": loaded.path,
+            "solution": args.solution,
+            "family": loaded.family_name,
+            "feasible": report.feasible,
+            "violations": list(report.violations),
+            "objective_terms": dict(report.terms),
+            "senses": dict(zip(report.terms, report.senses, strict=True)),
+        }
+        print(json.dumps(out, indent=2))
+    else:
+        lines = [f"{'instance':<12}{loaded.display_name} ({loaded.family_name}) from {loaded.path}"]
+        lines.append(f"{'solution':<12}{args.solution}")
+        if report.feasible:
+            lines.append(f"{'feasible':<12}yes")
+        else:
+            n = len(report.violations)
+            lines.append(f"{'feasible':<12}no: {n} violation{'s' if n != 1 else ''}")
+        width = max((len(k) for k in report.terms), default=0)
+        for i, (name, value) in enumerate(report.terms.items()):
+            label = "objective" if i == 0 else ""
+            lines.append(f"{label:<12}{name:<{width}}  {fmt_num(value):>12}  {report.senses[i]}")
+        if not report.feasible:
+            lines.append("violations")
+            lines.extend(f"  - {v}" for v in report.violations)
+        print("\n".join(lines))
+    return EXIT_OK if report.feasible else EXIT_FAILED
+
+
+# --- batch ------------------------------------------------------------------------------------
+
+
+def cmd_batch(args: argparse.Namespace) -> int:
+    """``placement batch``."""
+    import csv
+    import io
+
+    from placement.api.batch import COLUMNS, run_batch
+
+    if args.out:
+        check_writable(args.out)
+    if args.solutions and not os.path.isdir(args.solutions):
+        raise InputError.single("", args.solutions, "an existing folder", file=args.solutions)
+    cores = os.cpu_count() or 1
+    jobs = min(args.jobs or cores, len(args.instances))
+    settings = solve_settings(args)
+    if settings["threads"] == 0:
+        # Share the cores among the workers instead of every worker taking all of them.
+        settings["threads"] = max(1, cores // jobs)
+    outcome = run_batch(
+        args.instances,
+        settings,
+        jobs=jobs,
+        solution_dir=args.solutions,
+        progress=not args.quiet,
+    )
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(COLUMNS), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(outcome.rows)
+    if args.out:
+        write_text(args.out, buffer.getvalue())
+    else:
+        sys.stdout.write(buffer.getvalue())
+        sys.stdout.flush()
+    if not args.quiet:
+        skipped = sum(1 for r in outcome.rows if r["status"] == "skipped")
+        solved = len(outcome.rows) - outcome.failed
+        counts = f"{solved} of {len(outcome.rows)} solved, {outcome.failed - skipped} failed"
+        if skipped:
+            counts += f", {skipped} skipped (interrupted)"
+        where = f"; results in {args.out}" if args.out else ""
+        _err(f"batch: {counts}{where}")
+    if outcome.interrupted:
+        return EXIT_INTERRUPTED
+    return EXIT_FAILED if outcome.failed else EXIT_OK
+
+
+# --- generate ---------------------------------------------------------------------------------
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    """``placement generate FAMILY``."""
+    generator = GENERATORS[args.family]
+    family = get_family(generator.family)
+    if args.out != "-":
+        check_writable(args.out)
+    instance = generator.build(args)
+    document = instance_document(family, instance)
+    if args.out == "-":
+        print(json.dumps(document, indent=2, ensure_ascii=False))
+    else:
+        write_json(args.out, document)
+        _err(f"wrote {args.out}")
+    return EXIT_OK
+
+
+# --- entry point ------------------------------------------------------------------------------
+
+
+class _LineFormatter(logging.Formatter):
+    """Log records as ``placement: warning: ...`` lines, like the tool's other messages."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return f"placement: {record.levelname.lower()}: {record.getMessage()}"
+
+
+def _configure_logging(quiet: bool) -> None:
+    """Library warnings (e.g. a failed backend) as one line each; none when quiet.
+
+    What they say is also in the result's ``message``, so --quiet and --json lose nothing.
+    """
+    logger = logging.getLogger("placement")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_LineFormatter())
+    logger.handlers[:] = [handler]
+    logger.propagate = False
+    if os.environ.get(DEBUG_ENV):
+        logger.setLevel(logging.DEBUG)
+    else:
+        logger.setLevel(logging.ERROR if quiet else logging.WARNING)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code.
+
+    Parameters
+    ----------
+    argv:
+        Arguments without the program name; ``sys.argv[1:]`` when None.
+    """
+    try:
+        args = build_parser().parse_args(argv)
+        _configure_logging(getattr(args, "quiet", False) or getattr(args, "json", False))
+        return int(args.handler(args))
+    except InputError as exc:
+        _err(f"error: {exc}")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        _err("interrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`): silence the flush at exit, as the docs advise.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_FAILED
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, exit 3
+        _err(f"internal error: {type(exc).__name__}: {exc}")
+        if os.environ.get(DEBUG_ENV):
+            traceback.print_exc()
+        else:
+            _err(f"(set {DEBUG_ENV}=1 to see the traceback; please report it)")
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

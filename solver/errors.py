@@ -23,8 +23,9 @@ class FieldError:
         shown = repr(self.value)
         if len(shown) > 80:
             shown = shown[:77] + "..."
-        where = self.path or "<root>"
-        return f"{where}: got {shown}, expected {self.expected}"
+        if not self.path:
+            return f"got {shown}, expected {self.expected}"
+        return f"{self.path}: got {shown}, expected {self.expected}"
 
 
 @dataclass

@@ -109,16 +109,22 @@ class Family(Protocol):
     sense: str
     """``max`` or ``min``: the direction of the primary objective."""
 
-    def parse_instance(self, data: dict[str, Any]) -> Any:
-        """The typed instance from its JSON form (the family's section); raises InputError."""
+    def instance_from_message(self, msg: Any, name: str = "", description: str = "") -> Any:
+        """The validated typed instance from the family's ``placement.v1`` message; raises
+        InputError naming every bad field."""
+        ...
+
+    def validate(self, instance: Any) -> None:
+        """Raise InputError if a typed instance (for example one built in code) is invalid."""
         ...
 
     def instance_to_dict(self, instance: Any) -> dict[str, Any]:
         """The JSON form of an instance (the family's section)."""
         ...
 
-    def parse_solution(self, instance: Any, data: dict[str, Any]) -> Any:
-        """The typed solution from its JSON form; raises InputError on malformed data."""
+    def solution_from_message(self, instance: Any, msg: Any) -> Any:
+        """The typed solution from the family's ``placement.v1`` message; raises InputError
+        on names the instance does not have (feasibility is the checker's business)."""
         ...
 
     def solution_to_dict(

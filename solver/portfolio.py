@@ -105,6 +105,11 @@ def solve(instance: Any, options: SolveOptions | None = None) -> Result:
     options:
         :class:`SolveOptions`; defaults apply when omitted.
 
+    Raises
+    ------
+    InputError
+        If the instance (for example one built in code) breaks the family's rules.
+
     Returns
     -------
     Result
@@ -120,6 +125,9 @@ def solve(instance: Any, options: SolveOptions | None = None) -> Result:
     """
     options = options or SolveOptions()
     family = family_of(instance)
+    if not getattr(instance, "validated", True):
+        # Built in code, not parsed: the same rules as for files (raises InputError).
+        family.validate(instance)
     backend = options.backend.value
     if options.backend == Backend.AUTO:
         backend = "cpsat"
@@ -189,7 +197,8 @@ def _finish(
     else:
         stop = StopReason.TIME_LIMIT
     for name, error in errors.items():
-        messages.append(f"{name} failed ({error}); returning the best checked solution")
+        fallback = "returning the best checked solution" if report else "no checked solution"
+        messages.append(f"{name} failed ({error}); {fallback}")
     if run.rejected:
         messages.append(
             f"{len(run.rejected)} candidate solution(s) failed the checker and were dropped"

@@ -143,7 +143,7 @@ def _locate(data: Any, descriptor: Any, path: str) -> tuple[str, Any, str] | Non
                 )
         if value is None:
             continue
-        repeated = field.label == FieldDescriptor.LABEL_REPEATED
+        repeated = field.is_repeated
         items = value if repeated else [value]
         if repeated and not isinstance(value, list):
             return here, value, "a JSON list"
@@ -161,12 +161,17 @@ def _locate(data: Any, descriptor: Any, path: str) -> tuple[str, Any, str] | Non
 
 
 def _message_from_dict(data: dict[str, Any], message: Any, root: str) -> Any:
+    # Walk first: json_format accepts some wrong shapes (a list for a message field) and
+    # loses list indices in its errors.
+    try:
+        found = _locate(data, message.DESCRIPTOR, "")
+    except RecursionError:
+        raise InputError.single("", "deeply nested JSON", "at most a few hundred levels") from None
+    if found:
+        raise InputError.single(*found)
     try:
         json_format.ParseDict(data, message)
     except json_format.ParseError as exc:
-        found = _locate(data, message.DESCRIPTOR, "")
-        if found:
-            raise InputError.single(*found) from None
         text = str(exc).split("\n")[0]
         m = _AT.search(text)
         path = m.group(1) if m else ""
@@ -195,11 +200,36 @@ def solution_message(data: dict[str, Any]) -> Any:
     return _message_from_dict(data, _pb().Solution(), "Solution")
 
 
+_INT64 = {
+    FieldDescriptor.TYPE_INT64,
+    FieldDescriptor.TYPE_SINT64,
+    FieldDescriptor.TYPE_SFIXED64,
+    FieldDescriptor.TYPE_UINT64,
+    FieldDescriptor.TYPE_FIXED64,
+}
+
+
+def _int64_as_numbers(data: Any, descriptor: Any) -> None:
+    """proto3 JSON writes 64-bit integers as strings; write plain numbers (parsers accept both)."""
+    for key, value in data.items():
+        field = descriptor.fields_by_name.get(key)
+        if field is None:
+            continue
+        if field.type == FieldDescriptor.TYPE_MESSAGE:
+            for item in value if isinstance(value, list) else [value]:
+                if isinstance(item, dict):
+                    _int64_as_numbers(item, field.message_type)
+        elif field.type in _INT64:
+            data[key] = [int(v) for v in value] if isinstance(value, list) else int(value)
+
+
 def message_to_dict(message: Any) -> dict[str, Any]:
-    """The JSON dict of a message: snake_case names, defaults included for readability."""
-    return json_format.MessageToDict(
+    """The JSON dict of a message: snake_case names, defaults included, integers as numbers."""
+    data = json_format.MessageToDict(
         message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
     )
+    _int64_as_numbers(data, message.DESCRIPTOR)
+    return data
 
 
 def family_key(message: Any, path: str = "") -> str:

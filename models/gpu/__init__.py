@@ -22,11 +22,11 @@ from placement.models.gpu.instance import (
     TopologyLevel,
     WorkerPlacement,
     WorkloadClass,
-    instance_from_dict,
     instance_from_message,
     instance_to_dict,
     solution_from_message,
     solution_to_message,
+    validate,
 )
 from placement.solver.family import CheckReport, ExactEncoding
 from placement.solver.options import SolveOptions
@@ -40,13 +40,13 @@ class GpuFamily:
     sense = "max"
     instance_type = GpuInstance
 
-    def parse_instance(self, data: dict[str, Any]) -> GpuInstance:
-        """The validated instance from the JSON form of the ``gpu`` section."""
-        return instance_from_dict(data)
-
     def instance_from_message(self, msg: Any, name: str = "", description: str = "") -> GpuInstance:
         """The validated instance from a ``placement.v1.GpuInstance`` message."""
         return instance_from_message(msg, name=name, description=description)
+
+    def validate(self, instance: GpuInstance) -> None:
+        """Validate an instance built in code (the same rules as for files)."""
+        validate(instance)
 
     def instance_to_dict(self, instance: GpuInstance) -> dict[str, Any]:
         """The JSON form of the ``gpu`` section."""

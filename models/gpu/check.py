@@ -135,12 +135,14 @@ def check(instance: GpuInstance, solution: GpuSolution) -> CheckReport:
                     job_ok = False
                     continue
                 if job.kind == "whole":
-                    if whole_taken[n][g] or fractional_on[n][g] or free_milli[n][g] < MILLI:
+                    busy = whole_taken[n][g] or fractional_on[n][g]
+                    if busy or free_milli[n][g] < MILLI or gpu_mem_used[n][g] > 0:
                         violations.append(f"{wh}: GPU {g} of node {node.name!r} is not entirely free")
                         job_ok = False
-                    if node.gpu_memory_mib < job.gpu_memory_mib or gpu_mem_used[n][g] > 0:
+                    if node.gpu_memory_mib < job.gpu_memory_mib:
                         violations.append(
-                            f"{wh}: GPU {g} of node {node.name!r} lacks {job.gpu_memory_mib} MiB free GPU memory"
+                            f"{wh}: GPU {g} of node {node.name!r} has {node.gpu_memory_mib} MiB, "
+                            f"the job needs {job.gpu_memory_mib} MiB"
                         )
                         job_ok = False
                     whole_taken[n][g] = True

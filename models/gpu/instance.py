@@ -49,6 +49,14 @@ class GpuNode:
     gpu_memory_mib_used: tuple[int, ...] = ()
     """Per GPU, the MiB of GPU memory in use (length ``gpu_count``)."""
 
+    def __post_init__(self) -> None:
+        # A node built in code may leave the per-GPU usage out: all GPUs free.
+        if not self.gpu_milli_used and self.gpu_count > 0:
+            object.__setattr__(self, "gpu_milli_used", (0,) * self.gpu_count)
+        if not self.gpu_memory_mib_used and self.gpu_count > 0:
+            object.__setattr__(self, "gpu_memory_mib_used", (0,) * self.gpu_count)
+        object.__setattr__(self, "groups", tuple(self.groups))
+
     def nvlink_domain(self, gpu: int) -> int:
         """The NVLink domain of GPU ``gpu``."""
         return gpu // self.nvlink_domain_size if self.nvlink_domain_size > 0 else 0
@@ -141,6 +149,8 @@ class GpuInstance:
     locality_miss_penalty: float = 1.0
     name: str = ""
     description: str = ""
+    validated: bool = field(default=False, repr=False)
+    """Set by the parser; ``solve`` validates instances built in code once."""
 
     @cached_property
     def node_index(self) -> dict[str, int]:
@@ -417,6 +427,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Gp
         locality_miss_penalty=float(penalty),
         name=name,
         description=description,
+        validated=True,
     )
 
 
@@ -524,6 +535,32 @@ def instance_from_dict(data: dict[str, Any]) -> GpuInstance:
 
     msg = _message_from_dict({"gpu": data}, pb.Instance(), "Instance")
     return instance_from_message(msg.gpu)
+
+
+def validate(instance: GpuInstance) -> None:
+    """Validate an instance built in code with the rules applied to files.
+
+    Raises :class:`InputError` naming every bad field (paths as in the JSON form). Per-GPU
+    usage tuples of the wrong length are reported under ``gpu.cluster.nodes[i]``.
+    """
+    if not isinstance(instance, GpuInstance):
+        raise InputError.single("instance", type(instance).__name__, "a GpuInstance")
+    v = ValidationCollector()
+    for i, node in enumerate(instance.nodes):
+        for attr in ("gpu_milli_used", "gpu_memory_mib_used"):
+            if len(getattr(node, attr)) != max(node.gpu_count, 0):
+                v.add(
+                    f"gpu.cluster.nodes[{i}].{attr}",
+                    getattr(node, attr),
+                    f"one value per GPU ({node.gpu_count})",
+                )
+    v.raise_if_any()
+    try:
+        message = instance_to_message(instance)
+    except (TypeError, ValueError) as exc:
+        raise InputError.single("gpu", str(exc), "fields of the documented types") from None
+    instance_from_message(message)
+    instance.validated = True
 
 
 def require_instance(obj: Any) -> GpuInstance:

@@ -51,6 +51,9 @@ class CpSat:
         params.random_seed = int(options.seed)
         params.relative_gap_limit = float(options.relative_gap)
         params.log_search_progress = False
+        # Our cancellation token stops the search. CP-SAT's own SIGINT handler aborts the
+        # process when the solve runs off the main thread (std::bad_function_call).
+        params.catch_sigint_signal = False
         if options.deterministic:
             params.interleave_search = True
 

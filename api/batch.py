@@ -1,0 +1,298 @@
+"""Solving many instance files in parallel worker processes.
+
+Each file is solved in its own task by a ``spawn``-started worker process (no state is
+inherited from the parent, and a solver that misbehaves cannot corrupt it). A file that
+cannot be read, or whose solve fails, becomes a row with the error; it never stops the others.
+Ctrl-C in the parent stops the running solves (each keeps its best solution) and skips the
+files not started yet.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from pathlib import Path
+from typing import Any
+
+from placement.api.files import placed_count, read_instance, solution_document, write_json
+from placement.api.interrupt import run_cancellable
+from placement.solver import CancellationToken, InputError, SolutionStatus, SolveOptions, solve
+
+__all__ = ["COLUMNS", "SOLVED", "BatchOutcome", "run_batch", "solution_paths", "solve_file"]
+
+COLUMNS = (
+    "file",
+    "family",
+    "instance",
+    "status",
+    "stop_reason",
+    "objective",
+    "bound",
+    "gap",
+    "backend",
+    "time_s",
+    "placed",
+    "unplaced",
+    "objective_terms",
+    "solution_file",
+    "message",
+    "error",
+)
+"""CSV columns, in order. ``status`` is a solution status, or ``error`` / ``skipped``."""
+
+SOLVED = frozenset(
+    {SolutionStatus.OPTIMAL.value, SolutionStatus.FEASIBLE.value, SolutionStatus.INFEASIBLE.value}
+)
+"""Statuses that count as success: a checked solution exists, or infeasibility is proved."""
+
+_STOP: Any = None
+"""In a worker: the parent's stop event (a multiprocessing Event)."""
+
+
+def _init_worker(stop_event: Any) -> None:
+    """Worker initialiser: remember the stop event; leave Ctrl-C to the parent."""
+    global _STOP
+    _STOP = stop_event
+    # The terminal sends SIGINT to the whole process group; the parent decides what happens
+    # and tells the workers through the event, so workers print no KeyboardInterrupt noise.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # A backend failure is logged as a warning and also lands in the row's message column;
+    # logged from a worker it would only garble the parent's progress bar.
+    logging.getLogger("placement").setLevel(logging.ERROR)
+
+
+def _stop_requested() -> bool:
+    return _STOP is not None and _STOP.is_set()
+
+
+def _empty_row(path: str) -> dict[str, Any]:
+    row: dict[str, Any] = dict.fromkeys(COLUMNS, "")
+    row["file"] = path
+    return row
+
+
+def solve_file(
+    path: str, settings: dict[str, Any], solution_file: str | None = None
+) -> dict[str, Any]:
+    """Read and solve one file; never raises. Runs in a worker process.
+
+    Parameters
+    ----------
+    path:
+        The instance file.
+    settings:
+        Keyword arguments of :class:`~placement.solver.SolveOptions` (plain values only, as
+        they cross the process boundary).
+    solution_file:
+        Where to write the solution file, or None.
+
+    Returns
+    -------
+    dict
+        One CSV row (keys :data:`COLUMNS`); ``status`` is ``error`` and ``error`` says why when
+        the file could not be solved.
+    """
+    row = _empty_row(path)
+    try:
+        if _stop_requested():
+            row["status"] = "skipped"
+            row["error"] = "not solved: the batch was interrupted"
+            return row
+        loaded = read_instance(path)
+        row["family"] = loaded.family_name
+        row["instance"] = loaded.display_name
+        token = CancellationToken()
+        options = SolveOptions(**settings, cancel=token)
+        result, _ = run_cancellable(
+            lambda: solve(loaded.instance, options),
+            token,
+            stop_when=_stop_requested,
+            handle_sigint=False,
+        )
+        section = None
+        if result.has_solution:
+            doc = solution_document(loaded, result.solution, result.unplaced)
+            section = doc[loaded.family_name]
+            if solution_file is not None:
+                write_json(solution_file, doc)
+                row["solution_file"] = solution_file
+        row.update(
+            status=result.status.value,
+            stop_reason=result.stop_reason.value,
+            objective=_num(result.objective),
+            bound=_num(result.bound),
+            gap=_num(result.gap),
+            backend=result.backend or "",
+            time_s=round(result.phase_times_s.get("total", 0.0), 3),
+            placed=_num(placed_count(section)),
+            unplaced=len(result.unplaced) if result.has_solution else "",
+            objective_terms=json.dumps(result.objective_terms) if result.objective_terms else "",
+            message=result.message,
+        )
+    except InputError as exc:
+        row["status"] = "error"
+        row["error"] = str(exc)
+    except Exception as exc:  # noqa: BLE001 - one bad file must not stop the batch
+        row["status"] = "error"
+        row["error"] = f"internal error: {type(exc).__name__}: {exc}"
+    return row
+
+
+def _num(value: float | int | None) -> str | float | int:
+    """A CSV cell: empty for unknown, full precision otherwise."""
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def solution_paths(files: Sequence[str], folder: str) -> list[str]:
+    """One solution file per input in ``folder``: ``<stem>.solution.json``, made unique."""
+    out: list[str] = []
+    used: set[str] = set()
+    for i, f in enumerate(files):
+        stem = Path(f).stem
+        name = f"{stem}.solution.json"
+        if name in used:
+            # Two inputs with the same stem (different folders): keep both, numbered.
+            name = f"{stem}.{i + 1}.solution.json"
+        used.add(name)
+        out.append(os.path.join(folder, name))
+    return out
+
+
+class BatchOutcome:
+    """Rows in input order, and whether Ctrl-C cut the batch short."""
+
+    def __init__(self, rows: list[dict[str, Any]], interrupted: bool) -> None:
+        self.rows = rows
+        self.interrupted = interrupted
+
+    @property
+    def failed(self) -> int:
+        """Rows that have neither a checked solution nor a proof of infeasibility."""
+        return sum(1 for r in self.rows if r["status"] not in SOLVED)
+
+
+def run_batch(
+    files: Sequence[str],
+    settings: dict[str, Any],
+    *,
+    jobs: int,
+    solution_dir: str | None = None,
+    progress: bool = True,
+) -> BatchOutcome:
+    """Solve ``files`` with ``jobs`` worker processes.
+
+    Parameters
+    ----------
+    files:
+        Instance files.
+    settings:
+        :class:`~placement.solver.SolveOptions` keyword arguments for every solve.
+    jobs:
+        Worker processes (at most one per file).
+    solution_dir:
+        Folder for one solution file per input, or None.
+    progress:
+        Show a tqdm progress bar on stderr, and a line for each file that fails as it fails.
+
+    Returns
+    -------
+    BatchOutcome
+        One row per file, in input order.
+    """
+    from tqdm import tqdm
+
+    rows: list[dict[str, Any] | None] = [None] * len(files)
+    targets = solution_paths(files, solution_dir) if solution_dir else [None] * len(files)
+    ctx = multiprocessing.get_context("spawn")
+    stop = ctx.Event()
+    interrupted = False
+
+    def handler(signum: int, frame: Any) -> None:
+        nonlocal interrupted
+        if interrupted:
+            raise KeyboardInterrupt
+        interrupted = True
+        stop.set()
+        if progress:
+            tqdm.write(
+                "placement: interrupted: stopping the running solves, skipping the rest "
+                "(Ctrl-C again to abort)",
+                file=sys.stderr,
+            )
+
+    install = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, handler) if install else None
+    bar = tqdm(total=len(files), file=sys.stderr, unit="file", disable=not progress)
+    failed = 0
+    try:
+        with ProcessPoolExecutor(
+            max_workers=max(1, min(jobs, len(files))),
+            mp_context=ctx,
+            initializer=_init_worker,
+            initargs=(stop,),
+        ) as pool:
+            futures: dict[Future[dict[str, Any]], int] = {
+                pool.submit(solve_file, f, settings, t): i
+                for i, (f, t) in enumerate(zip(files, targets, strict=True))
+            }
+            pending = set(futures)
+            while pending:
+                done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+                if interrupted:
+                    # Files not started yet are skipped; running ones return their best.
+                    for fut in list(pending):
+                        if fut.cancel():
+                            pending.discard(fut)
+                            done.add(fut)
+                for fut in done:
+                    i = futures[fut]
+                    row = _collect(fut, files[i])
+                    rows[i] = row
+                    if row["status"] not in SOLVED:
+                        failed += 1
+                        if progress and row["status"] != "skipped":
+                            bar.write(f"placement: error: {_failure_line(row)}", file=sys.stderr)
+                    bar.update(1)
+                    if failed:
+                        bar.set_postfix(failed=failed)
+    finally:
+        bar.close()
+        if install:
+            signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
+    return BatchOutcome([r for r in rows if r is not None], interrupted)
+
+
+def _collect(fut: Future[dict[str, Any]], path: str) -> dict[str, Any]:
+    """The row of a finished, failed or cancelled task."""
+    if fut.cancelled():
+        row = _empty_row(path)
+        row["status"] = "skipped"
+        row["error"] = "not solved: the batch was interrupted"
+        return row
+    exc = fut.exception()
+    if exc is not None:
+        # The worker process died (killed, out of memory, a crash in native code).
+        row = _empty_row(path)
+        row["status"] = "error"
+        row["error"] = f"internal error: worker failed: {type(exc).__name__}: {exc}"
+        return row
+    return fut.result()
+
+
+def _failure_line(row: dict[str, Any]) -> str:
+    if row["error"]:
+        # InputError text already starts with the file name.
+        text = str(row["error"])
+        return text if text.startswith(row["file"]) else f"{row['file']}: {text}"
+    return f"{row['file']}: no solution found ({row['status']}, {row['stop_reason']})"
