@@ -179,3 +179,19 @@ def test_preferred_locality_costs_the_penalty_not_feasibility() -> None:
     assert split.feasible and together.feasible
     assert split.terms["comm_cost"] == 3.0 and together.terms["comm_cost"] == 0.0
     assert together.better_than(split)
+
+
+def test_capacity_bound_is_valid_and_tighter_than_total_demand() -> None:
+    from placement.models.gpu.bound import capacity_bound
+    from placement.models.gpu.generate import generate
+    from placement.models.gpu.greedy import greedy_solutions
+    from placement.solver import SolveOptions
+
+    for seed in range(5):
+        inst = generate(128, 40, seed)
+        bound = capacity_bound(inst)
+        assert bound <= sum(j.weighted_demand_milli for j in inst.jobs) / 1000
+        for _, sol in greedy_solutions(inst, SolveOptions()):
+            assert check(inst, sol).objective <= bound + 1e-9
+    # The hand-computed instance: 15,500 free milli-GPU; jobs 4 + 0.6 + 1 GPUs all fit alone.
+    assert capacity_bound(INSTANCE) == pytest.approx(5.6)

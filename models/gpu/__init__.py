@@ -91,8 +91,10 @@ class GpuFamily:
         return explain_unplaced(instance, solution)
 
     def quick_bound(self, instance: GpuInstance) -> float:
-        """Trivial upper bound on the primary objective: every job placed (GPUs)."""
-        return sum(j.weighted_demand_milli for j in instance.jobs) / 1000
+        """Cheap upper bound on the primary objective (GPUs): see :mod:`.bound`."""
+        from placement.models.gpu.bound import capacity_bound
+
+        return capacity_bound(instance)
 
 
 FAMILY = GpuFamily()

@@ -346,3 +346,12 @@ def _shape(job: GpuJob) -> tuple:
         job.locality_level,
         job.locality_required,
     )
+
+
+def fits_alone_now(instance: GpuInstance) -> list[bool]:
+    """For each job, whether it fits what running work leaves free, with no other new job.
+
+    A job for which this is False is unplaced in every feasible solution.
+    """
+    explainer = _Explainer(instance, GpuSolution())
+    return [explainer.room(explainer.initial, job) >= job.workers for job in instance.jobs]
