@@ -166,11 +166,11 @@ class HighsMilp:
         finally:
             remove()
         wall = time.monotonic() - started
-        return _map_highs(highs, variables, cancel, wall, options)
+        return _map_highs(highs, variables, cancel, wall, is_mip=bool(integrality.any()))
 
 
 def _map_highs(
-    highs: Any, variables: list[Any], cancel: CancellationToken, wall: float, options: SolveOptions
+    highs: Any, variables: list[Any], cancel: CancellationToken, wall: float, is_mip: bool
 ) -> BackendRun:
     import highspy
 
@@ -178,7 +178,7 @@ def _map_highs(
     info = highs.getInfo()
     has_primal = info.primal_solution_status == 2  # kSolutionStatusFeasible
     objective = float(info.objective_function_value) if has_primal else None
-    bound = float(info.mip_dual_bound) if math.isfinite(info.mip_dual_bound) else None
+    bound = float(info.mip_dual_bound) if is_mip and math.isfinite(info.mip_dual_bound) else None
     values: dict[Any, float] = {}
     if has_primal:
         col = highs.getSolution().col_value
@@ -186,7 +186,7 @@ def _map_highs(
     M = highspy.HighsModelStatus
     interrupted = StopReason.CANCELLED if cancel.cancelled else StopReason.TIME_LIMIT
     if status == M.kOptimal:
-        if bound is None:  # a pure LP: HiGHS reports no MIP dual bound
+        if bound is None:  # a pure LP: HiGHS's MIP dual bound means nothing, the optimum is it
             bound = objective
         exact = (
             objective is not None
@@ -246,13 +246,37 @@ class CbcMilp:
         """Solve a ``pulp.LpProblem`` with CBC. CBC can report 'optimal' after a time limit
         with a solution that is not; the caller's checker decides, and we only claim a proof
         when CBC's final log shows the bound equal to the objective."""
-        import pulp
-
         started = time.monotonic()
         if cancel.cancelled:
             return BackendRun(RunStatus.NO_SOLUTION, StopReason.CANCELLED)
-        if time_limit_s <= 0:
+        # CBC takes whole seconds and cannot be interrupted: round down so that it stays
+        # inside the caller's budget, and do not start it with less than one second.
+        limit = math.floor(time_limit_s)
+        if limit < 1:
             return BackendRun(RunStatus.NO_SOLUTION, StopReason.TIME_LIMIT)
+        n_vars = len(problem.variables())
+        # PuLP's bundled CBC can crash when its time limit expires while it is still reading
+        # a MIP start: give it the start only when there is time to read it.
+        if warm_start and limit < 1.0 + 2e-4 * n_vars:
+            warm_start = None
+        run = CbcMilp._run_once(problem, options, limit, warm_start)
+        left = limit - (time.monotonic() - started)
+        if run.status == RunStatus.ERROR and warm_start and left >= 1:
+            # A crash while reading the start: the caller keeps its hint as the incumbent, so
+            # a retry without it loses nothing.
+            run = CbcMilp._run_once(problem, options, math.floor(left), None)
+        run.wall_s = time.monotonic() - started
+        return run
+
+    @staticmethod
+    def _run_once(
+        problem: Any, options: SolveOptions, limit: int, warm_start: dict[Any, float] | None
+    ) -> BackendRun:
+        import pulp
+
+        started = time.monotonic()
+        for var in problem.variables():
+            var.varValue = None  # no stale start from an earlier run of the same problem
         if warm_start:
             for var, value in warm_start.items():
                 var.setInitialValue(value)
@@ -260,9 +284,12 @@ class CbcMilp:
             log_path = os.path.join(tmp, "cbc.log")
             solver = pulp.PULP_CBC_CMD(
                 msg=False,
-                timeLimit=max(1, math.ceil(time_limit_s)),
+                timeLimit=limit,
                 gapRel=options.relative_gap,
-                threads=options.effective_threads,
+                # No -threads: with it (even -threads 1) the bundled CBC 2.10 sometimes waits
+                # ~10 s for an idle worker thread and stops without its proof; serial CBC
+                # never did in our runs.
+                threads=None,
                 warmStart=bool(warm_start),
                 logPath=log_path,
                 keepFiles=False,
