@@ -228,11 +228,17 @@ def _finish(
         else:
             status = SolutionStatus.FEASIBLE
             if stop == StopReason.PROVEN:
-                # The backend finished, but its proof does not cover the returned solution.
-                stop = StopReason.GAP_REACHED if gap is not None else StopReason.TIME_LIMIT
-                messages.append(
-                    "exact backend finished but optimality of the returned solution is not proved"
-                )
+                # The backend finished, but its proof does not cover the returned solution
+                # (for example it searched a restricted model).
+                target = options.relative_gap
+                if target > 0 and gap is not None and gap <= target:
+                    stop = StopReason.GAP_REACHED
+                else:
+                    stop = StopReason.SEARCH_EXHAUSTED
+                    messages.append(
+                        "the exact backend finished its search before the deadline, "
+                        "without a proof for the whole instance"
+                    )
 
     return Result(
         family=family.name,

@@ -33,6 +33,9 @@ class StopReason(StrEnum):
     """The caller cancelled the solve."""
     ERROR = "error"
     """A backend failed; the best checked solution found before the failure is returned."""
+    SEARCH_EXHAUSTED = "search_exhausted"
+    """The exact backend finished the (restricted) search it ran before the deadline without
+    a proof for the whole instance; see the result's message."""
     HEURISTIC_ONLY = "heuristic_only"
     """Only the greedy heuristics ran (backend ``greedy``); nothing was proved."""
 
