@@ -13,15 +13,13 @@ from typing import Any
 
 from placement.models.gpu.encoding import (
     CPSAT_VARS_PER_SECOND,
-    MAX_PLACEMENT_VARS,
     LinearModel,
-    solve_staged,
+    StagedEncoding,
 )
-from placement.models.gpu.instance import GpuInstance
 from placement.solver.backends.base import BackendRun
 from placement.solver.backends.cpsat import CpSat
 from placement.solver.cancel import CancellationToken
-from placement.solver.family import ExactContext, ExactOutcome
+from placement.solver.family import ExactContext
 from placement.solver.options import SolveOptions
 
 
@@ -108,41 +106,7 @@ class _CpSatStages:
         return run, final or None
 
 
-class CpSatEncoding:
-    """The exact CP-SAT encoding of the GPU family (``backend='cpsat'``).
+class CpSatEncoding(StagedEncoding):
+    """The exact CP-SAT encoding of the GPU family (``backend='cpsat'``)."""
 
-    Parameters
-    ----------
-    max_placement_vars:
-        Above this model size each job is restricted to candidate nodes (see
-        :data:`placement.models.gpu.encoding.MAX_PLACEMENT_VARS`).
-    """
-
-    def __init__(self, max_placement_vars: int = MAX_PLACEMENT_VARS) -> None:
-        self.max_placement_vars = max_placement_vars
-        self.last_stats: dict[str, Any] = {}
-
-    def solve(self, instance: GpuInstance, ctx: ExactContext) -> ExactOutcome:
-        """Solve the three objective tiers lexicographically with CP-SAT.
-
-        Parameters
-        ----------
-        instance:
-            The instance.
-        ctx:
-            The portfolio context: options, cancellation, deadline, incumbent, reporting.
-
-        Returns
-        -------
-        ExactOutcome
-            See :func:`placement.models.gpu.encoding.solve_staged`; ``last_stats`` keeps the
-            stage statuses, model size and the model's objective values.
-        """
-        self.last_stats = {}
-        return solve_staged(
-            instance,
-            ctx,
-            lambda: _CpSatStages(ctx),
-            max_placement_vars=self.max_placement_vars,
-            stats=self.last_stats,
-        )
+    stage_backend = _CpSatStages

@@ -298,7 +298,7 @@ def select_candidates(
         # Priority-weighted placed milli-GPU per placed milli-GPU, lowest first.
         weighted = np.zeros(n_groups)
         plain = np.zeros(n_groups)
-        for j, workers in (incumbent.placements.items() if incumbent is not None else ()):
+        for j, workers in incumbent.placements.items() if incumbent is not None else ():
             job = instance.jobs[j]
             for w in workers:
                 weighted[group_of[w.node]] += job.priority * job.milli_per_worker
@@ -807,8 +807,7 @@ class GpuModel:
         # Which later tiers depend on the decisions (else their stage is skipped). Costs are
         # non-decreasing in the span, so all are 0 when the widest span costs nothing.
         self.comm_active = any(
-            self.span_cost(inst.jobs[j], self._possible_spans(inst.jobs[j])[-1]) > 0
-            for j in plans
+            self.span_cost(inst.jobs[j], self._possible_spans(inst.jobs[j])[-1]) > 0 for j in plans
         )
         self.frag_active = bool(inst.mix) and bool(whole_on or frac_gpus)
         self.layers: set[str] = {"placed_gpu_weighted"}
@@ -1050,7 +1049,7 @@ class GpuModel:
         var_gpus_of: dict[int, list[int]] = {}
         for n, g in sorted(frac_gpus):
             var_gpus_of.setdefault(n, []).append(g)
-        for (n, g) in sorted(frac_gpus):
+        for n, g in sorted(frac_gpus):
             free0 = int(cl.free0[cl.gpu_offset[n] + g])
             fv = self.fv[(n, g)] = lm.var(0, free0, "fv")
             lm.row([(fv, 1)] + self._used_milli(n, g), free0, free0)
@@ -1760,3 +1759,48 @@ def _lex_key(instance: GpuInstance, model: GpuModel, values: Values) -> tuple[fl
 def _floor_bound(bound: float) -> int:
     """An integer bound on an integer objective from a floating-point solver bound."""
     return int(math.floor(bound + 1e-4 + 1e-9 * abs(bound)))
+
+
+class StagedEncoding:
+    """An exact encoding of the GPU family: :func:`solve_staged` over one backend.
+
+    Subclasses name their :class:`StageBackend` factory in ``stage_backend``.
+
+    Parameters
+    ----------
+    max_placement_vars:
+        Above this model size each job is restricted to candidate nodes (see
+        :data:`MAX_PLACEMENT_VARS`).
+    """
+
+    stage_backend: Callable[[ExactContext], StageBackend]
+
+    def __init__(self, max_placement_vars: int = MAX_PLACEMENT_VARS) -> None:
+        self.max_placement_vars = max_placement_vars
+        self.last_stats: dict[str, Any] = {}
+
+    def solve(self, instance: GpuInstance, ctx: ExactContext) -> ExactOutcome:
+        """Solve the three objective tiers lexicographically.
+
+        Parameters
+        ----------
+        instance:
+            The instance.
+        ctx:
+            The portfolio context: options, cancellation, deadline, incumbent, reporting.
+
+        Returns
+        -------
+        ExactOutcome
+            See :func:`solve_staged`; ``last_stats`` keeps the stage statuses, model size and
+            the model's objective values.
+        """
+        self.last_stats = {}
+        factory = type(self).stage_backend
+        return solve_staged(
+            instance,
+            ctx,
+            lambda: factory(ctx),
+            max_placement_vars=self.max_placement_vars,
+            stats=self.last_stats,
+        )
