@@ -56,7 +56,11 @@ class SolveOptions:
     relative_gap:
         Stop the exact backend once the relative gap on the primary objective is at most this.
     deterministic:
-        Reproducible search: fixed seed, one search worker, canonical input order.
+        Reproducible search: fixed seed, one search worker, and CP-SAT stopped by
+        deterministic time instead of wall time, with every time-dependent decision of an
+        encoding taken on that budget. The same instance and options then give the same
+        result; the price is that wall time may exceed ``time_limit_s`` (CP-SAT's wall-clock
+        guard is twice its budget). MILP solvers get the fixed seed but stop on wall time.
     on_incumbent:
         Called with each improving, checked incumbent (:class:`~placement.solver.result.Incumbent`).
     cancel:

@@ -124,3 +124,13 @@ def test_every_greedy_is_feasible_and_no_better_than_the_optimum(case: str) -> N
         report = check(instance, solution)
         assert report.feasible, (name, report.violations)
         assert report.score() <= tuple(round(v, 6) for v in best), name
+
+
+def test_deterministic_mode_reproduces_a_gpu_solve() -> None:
+    from placement.models.gpu.generate import generate
+
+    instance = generate(128, 40, 5)
+    options = SolveOptions(backend="cpsat", time_limit_s=2, deterministic=True, seed=3)
+    a, b = solve(instance, options), solve(instance, options)
+    assert a.objective_terms == b.objective_terms
+    assert a.solution.placements == b.solution.placements

@@ -1384,6 +1384,35 @@ class _Pass:
     error: bool = False
 
 
+class _Clock:
+    """Time left for the exact search.
+
+    Normally the portfolio's wall clock. In deterministic mode it is virtual: the time limit
+    less the stage budgets already handed out, so that every decision that depends on time
+    (full or restricted model, windows, stage budgets) is the same on every run; CP-SAT then
+    stops each stage by deterministic time, and the wall clock is only a guard.
+    """
+
+    def __init__(self, ctx: ExactContext) -> None:
+        self.ctx = ctx
+        self.deterministic = bool(ctx.options.deterministic)
+        self.spent = 0.0
+
+    def left(self) -> float:
+        """Seconds left."""
+        if self.deterministic:
+            return max(0.0, float(self.ctx.options.time_limit_s) - self.spent)
+        return self.ctx.time_left()
+
+    def now(self) -> float:
+        """The current time on this clock."""
+        return self.spent if self.deterministic else time.monotonic()
+
+    def charge(self, seconds: float) -> None:
+        """Count a stage budget as spent (deterministic mode)."""
+        self.spent += seconds
+
+
 def solve_staged(
     instance: GpuInstance,
     ctx: ExactContext,
@@ -1428,12 +1457,13 @@ def solve_staged(
     stats = stats if stats is not None else {}
     started = time.monotonic()
     cancel = ctx.cancel
+    clock = _Clock(ctx)
     cluster = Cluster(instance)
     backend = make_backend()
     size = placement_var_count(instance, cluster)
     # CP-SAT's presolve alone grows quickly with the model: the full model is used only
     # while it stays small for the time at hand, else restricted ones of about that size.
-    limit = int(min(max_placement_vars, backend.vars_per_second * max(ctx.time_left(), 0.1)))
+    limit = int(min(max_placement_vars, backend.vars_per_second * max(clock.left(), 0.1)))
     restricted = size > limit
     stats.update(
         placement_vars=size,
@@ -1447,23 +1477,23 @@ def solve_staged(
 
     if not restricted:
         model = GpuModel(instance, cluster, None)
-        result = _run_pass(instance, ctx, backend, model, None, None, stats)
+        result = _run_pass(instance, ctx, clock, backend, model, None, None, stats)
         best_model, passes = model, [result]
     else:
         # A bound for the whole instance: a restricted model's own bound is not one.
         lp_bound = relaxation_bound(
-            instance, cluster, ctx.options, cancel, max(1.0, 0.15 * ctx.time_left())
+            instance, cluster, ctx.options, cancel, max(1.0, 0.15 * clock.left())
         )
         stats["relaxation_bound_s"] = time.monotonic() - started
         passes, tried = [], set()
         best_model = None
         while not cancel.cancelled:
-            left = ctx.time_left()
+            left = clock.left()
             # Several windows when there is time; each gets enough for all of its stages.
             if passes and left < 2.0:
                 break
             pass_time = left if left < 6.0 else max(3.0, 0.3 * left)
-            pass_deadline = None if left < 6.0 else time.monotonic() + pass_time
+            pass_deadline = None if left < 6.0 else clock.now() + pass_time
             target = int(min(limit, backend.vars_per_second * pass_time))
             candidates, window, fixed = select_candidates(
                 instance,
@@ -1476,7 +1506,7 @@ def solve_staged(
             tried.update(window)
             model = GpuModel(instance, cluster.residual(fixed), candidates, fixed)
             backend = backend if not passes else make_backend()
-            result = _run_pass(instance, ctx, backend, model, lp_bound, pass_deadline, stats)
+            result = _run_pass(instance, ctx, clock, backend, model, lp_bound, pass_deadline, stats)
             stats["passes"][-1]["window"] = window
             passes.append(result)
             best_model = model
@@ -1503,7 +1533,8 @@ def solve_staged(
             f"variables > {limit}): optimality over the whole instance is not claimed"
         )
         if stop is None or stop == StopReason.PROVEN:
-            stop = StopReason.GAP_REACHED if bound1 is not None else StopReason.TIME_LIMIT
+            # Every window finished before the deadline: no proof for the whole instance.
+            stop = StopReason.SEARCH_EXHAUSTED
     if all_proven:
         stop = StopReason.PROVEN
     elif stop is None or stop == StopReason.PROVEN:
@@ -1537,6 +1568,7 @@ def _group_count(instance: GpuInstance) -> int:
 def _run_pass(
     instance: GpuInstance,
     ctx: ExactContext,
+    clock: _Clock,
     backend: StageBackend,
     model: GpuModel,
     lp_bound: int | None,
@@ -1552,8 +1584,8 @@ def _run_pass(
     pass_stats["build_s"] = time.monotonic() - t0
 
     def time_left() -> float:
-        left = ctx.time_left()
-        return left if deadline is None else min(left, deadline - time.monotonic())
+        left = clock.left()
+        return left if deadline is None else min(left, deadline - clock.now())
 
     def normalise(values: Values | None) -> list[int] | None:
         """Decode then re-encode: exact auxiliary values and the canonical GPU numbering."""
@@ -1617,7 +1649,9 @@ def _run_pass(
         # Keep time for the work after each remaining stage (decoding, normalising and
         # checking candidates): measured on the previous stage, estimated from size before.
         size_now = model.lm.num_vars + len(model.lm.rows)
-        post = max(post_s, 2e-6 * size_now * (1 + len(active) - pos))
+        # (Deterministic mode: from size only, so that budgets do not depend on timing.)
+        measured = 0.0 if clock.deterministic else post_s
+        post = max(measured, 2e-6 * size_now * (1 + len(active) - pos))
         reserve = 0.05 + 0.03 * left + post * (len(active) - pos)
         # The primary tier first: 60% of the time left for stage 1, half of the rest for
         # stage 2, everything after for the last stage.
@@ -1627,6 +1661,7 @@ def _run_pass(
             result.stop = StopReason.TIME_LIMIT
             result.messages.append(f"no time left for stage {stage.name}")
             break
+        clock.charge(budget + reserve / max(1, len(active) - pos))
         latest: list[list[float] | None] = [None]
         last_report = [0.0]
         throttle = 0.0 if model.lm.num_vars < 20_000 else 0.25
@@ -1658,7 +1693,9 @@ def _run_pass(
         # overrun their time limit on large models; their interrupt hooks still work).
         stage_cancel = CancellationToken()
         unhook = cancel.add_callback(stage_cancel.cancel)
-        timer = threading.Timer(budget * 1.05 + 0.1, stage_cancel.cancel)
+        # (Deterministic mode: CpSat.run allows twice the budget of wall time as its guard.)
+        guard = budget * (2.0 if clock.deterministic else 1.0)
+        timer = threading.Timer(guard * 1.05 + 0.1, stage_cancel.cancel)
         timer.daemon = True
         timer.start()
         try:

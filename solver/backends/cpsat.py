@@ -55,7 +55,12 @@ class CpSat:
         # process when the solve runs off the main thread (std::bad_function_call).
         params.catch_sigint_signal = False
         if options.deterministic:
+            # One worker and a deterministic-time budget: the search stops at the same point
+            # on every run. The wall-clock limit stays as a guard, at twice the budget, so
+            # that on a normal machine it is the deterministic budget that binds.
             params.interleave_search = True
+            params.max_deterministic_time = float(time_limit_s)
+            params.max_time_in_seconds = 2.0 * float(time_limit_s) + 1.0
 
         class _Callback(cp_model.CpSolverSolutionCallback):
             def on_solution_callback(self) -> None:
