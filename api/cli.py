@@ -20,6 +20,12 @@ import traceback
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from placement.api.argtypes import (
+    non_negative_int,
+    positive_int,
+    positive_seconds,
+    relative_gap,
+)
 from placement.api.files import (
     LoadedInstance,
     check_writable,
@@ -111,43 +117,6 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(EXIT_USAGE)
 
 
-def _positive_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"got {text!r}, expected seconds > 0") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"got {text!r}, expected a finite number of seconds > 0")
-    return value
-
-
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"got {text!r}, expected an integer >= 0") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"got {value}, expected an integer >= 0")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    value = _non_negative_int(text)
-    if value == 0:
-        raise argparse.ArgumentTypeError("got 0, expected an integer >= 1")
-    return value
-
-
-def _gap(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"got {text!r}, expected a number in [0, 1)") from None
-    if not 0 <= value < 1:
-        raise argparse.ArgumentTypeError(f"got {text!r}, expected a number in [0, 1)")
-    return value
-
-
 def _solve_options_parser() -> argparse.ArgumentParser:
     """The options shared by ``solve`` and ``batch`` (a parent parser)."""
     parent = argparse.ArgumentParser(add_help=False)
@@ -167,14 +136,14 @@ def _solve_options_parser() -> argparse.ArgumentParser:
     )
     group.add_argument(
         "--time-limit",
-        type=_positive_seconds,
+        type=positive_seconds,
         default=10.0,
         metavar="S",
         help="wall-clock budget in seconds for the whole solve (default: 10)",
     )
     group.add_argument(
         "--threads",
-        type=_non_negative_int,
+        type=non_negative_int,
         default=0,
         metavar="N",
         help="worker threads of the exact backend; 0 = all cores (default: 0; batch: the "
@@ -183,7 +152,7 @@ def _solve_options_parser() -> argparse.ArgumentParser:
     group.add_argument("--seed", type=int, default=0, metavar="N", help="random seed (default: 0)")
     group.add_argument(
         "--gap",
-        type=_gap,
+        type=relative_gap,
         default=0.0,
         metavar="G",
         help="stop once the relative gap on the primary objective is at most G, in [0, 1) "
@@ -307,7 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--jobs",
         "-j",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         metavar="N",
         help="worker processes (default: number of cores, at most one per file)",

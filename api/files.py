@@ -102,6 +102,20 @@ def _family_for(key: str, file: str) -> Family:
         ) from None
 
 
+def _read_envelope(
+    path: str | os.PathLike[str], message_cls: Any, parse: Any
+) -> tuple[str, Any, str]:
+    """Read an envelope file: its name, the parsed message and its family key."""
+    file = os.fspath(path)
+    data = load_json(file)
+    _check_envelope_keys(data, message_cls, file)
+    try:
+        msg = parse(data)
+        return file, msg, family_key(msg)
+    except InputError as exc:
+        raise exc.with_file(file) from None
+
+
 def read_instance(path: str | os.PathLike[str]) -> LoadedInstance:
     """Read and validate an instance file of any registered family.
 
@@ -123,14 +137,7 @@ def read_instance(path: str | os.PathLike[str]) -> LoadedInstance:
     """
     from placement.api.v1 import placement_pb2 as pb
 
-    file = os.fspath(path)
-    data = load_json(file)
-    _check_envelope_keys(data, pb.Instance, file)
-    try:
-        msg = instance_message(data)
-        key = family_key(msg)
-    except InputError as exc:
-        raise exc.with_file(file) from None
+    file, msg, key = _read_envelope(path, pb.Instance, instance_message)
     family = _family_for(key, file)
     section = getattr(msg, key)
     try:
@@ -163,14 +170,7 @@ def read_solution(path: str | os.PathLike[str], loaded: LoadedInstance) -> tuple
     """
     from placement.api.v1 import placement_pb2 as pb
 
-    file = os.fspath(path)
-    data = load_json(file)
-    _check_envelope_keys(data, pb.Solution, file)
-    try:
-        msg = solution_message(data)
-        key = family_key(msg)
-    except InputError as exc:
-        raise exc.with_file(file) from None
+    file, msg, key = _read_envelope(path, pb.Solution, solution_message)
     if key != loaded.family_name:
         raise InputError.single(
             key,

@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from placement.api.argtypes import fraction, name_list, non_negative_int, positive_int
+
 __all__ = ["GENERATORS", "Generator", "register"]
 
 
@@ -50,48 +52,6 @@ def register(generator: Generator) -> Generator:
     """Make ``placement generate <generator.family>`` available; returns the generator."""
     GENERATORS[generator.family] = generator
     return generator
-
-
-# --- argument types shared by generators ------------------------------------------------------
-
-
-def positive_int(text: str) -> int:
-    """An integer >= 1 (argparse type)."""
-    return _int_at_least(text, 1)
-
-
-def non_negative_int(text: str) -> int:
-    """An integer >= 0 (argparse type)."""
-    return _int_at_least(text, 0)
-
-
-def _int_at_least(text: str, low: int) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"got {text!r}, expected an integer >= {low}") from None
-    if value < low:
-        raise argparse.ArgumentTypeError(f"got {value}, expected an integer >= {low}")
-    return value
-
-
-def fraction(text: str) -> float:
-    """A number in [0, 1] (argparse type)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"got {text!r}, expected a number in [0, 1]") from None
-    if not 0 <= value <= 1:
-        raise argparse.ArgumentTypeError(f"got {text!r}, expected a number in [0, 1]")
-    return value
-
-
-def name_list(text: str) -> tuple[str, ...]:
-    """Comma-separated non-empty names (argparse type)."""
-    names = tuple(part.strip() for part in text.split(","))
-    if not all(names):
-        raise argparse.ArgumentTypeError(f"got {text!r}, expected names separated by commas")
-    return names
 
 
 # --- gpu ----------------------------------------------------------------------------------------

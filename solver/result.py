@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
@@ -88,10 +88,17 @@ class Result:
 
     def to_dict(self, solution_dict: dict[str, Any] | None = None) -> dict[str, Any]:
         """A JSON-ready dict; ``solution_dict`` is the family's JSON form of the solution."""
-        data = asdict(self)
+        # Field by field: asdict would deep-copy the (possibly large) typed solution only to
+        # replace it with its JSON form.
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
         data["status"] = self.status.value
         data["stop_reason"] = self.stop_reason.value
         data["solution"] = solution_dict
+        data["history"] = [asdict(h) for h in self.history]
+        data["objective_terms"] = dict(self.objective_terms)
+        data["phase_times_s"] = dict(self.phase_times_s)
+        data["unplaced"] = [dict(u) for u in self.unplaced]
+        data["backend_errors"] = dict(self.backend_errors)
         return data
 
 

@@ -12,12 +12,10 @@ from placement.models.gpu import (
     GpuJob,
     GpuNode,
     GpuSolution,
-    TopologyLevel,
     WorkerPlacement,
     check,
 )
-
-LEVELS = [TopologyLevel("nvlink", 600), TopologyLevel("node", 64), TopologyLevel("rack", 25)]
+from tests.gpu_cases import LEVELS
 
 
 def _node(name: str, gpu_type: str, rack: str, used: dict[int, int] | None = None) -> GpuNode:
@@ -45,7 +43,16 @@ INSTANCE = GpuInstance(
         _node("n3", "A100", "r1"),
     ],
     jobs=[
-        GpuJob("train", workers=2, gpus=2, gpu_types=("A100",), locality_level="rack", locality_required=True, traffic_gb=10, cpu_milli=4000),
+        GpuJob(
+            "train",
+            workers=2,
+            gpus=2,
+            gpu_types=("A100",),
+            locality_level="rack",
+            locality_required=True,
+            traffic_gb=10,
+            cpu_milli=4000,
+        ),
         GpuJob("infer", workers=2, gpu_milli=300, gpu_memory_mib=5_000, cpu_milli=1000),
         GpuJob("cpu", workers=1, cpu_milli=8000, memory_mib=1000),
         GpuJob("single", workers=1, gpus=1, cpu_milli=1000),
@@ -151,7 +158,11 @@ def test_cpu_and_memory_capacity() -> None:
     inst = GpuInstance(
         levels=LEVELS,
         nodes=[_node("n0", "A100", "r0")],
-        jobs=[GpuJob("a", cpu_milli=10_000), GpuJob("b", cpu_milli=10_000), GpuJob("m", memory_mib=70_000)],
+        jobs=[
+            GpuJob("a", cpu_milli=10_000),
+            GpuJob("b", cpu_milli=10_000),
+            GpuJob("m", memory_mib=70_000),
+        ],
     )
     assert check(inst, GpuSolution({0: (W(0, ()),)})).feasible
     over_cpu = check(inst, GpuSolution({0: (W(0, ()),), 1: (W(0, ()),)}))
@@ -173,7 +184,12 @@ def test_gpu_memory_of_fractional_workers() -> None:
 
 def test_preferred_locality_costs_the_penalty_not_feasibility() -> None:
     job = GpuJob("g", workers=2, gpus=1, locality_level="node", traffic_gb=0)
-    inst = GpuInstance(levels=LEVELS, nodes=[_node("n0", "A100", "r0"), _node("n1", "A100", "r0")], jobs=[job], locality_miss_penalty=3.0)
+    inst = GpuInstance(
+        levels=LEVELS,
+        nodes=[_node("n0", "A100", "r0"), _node("n1", "A100", "r0")],
+        jobs=[job],
+        locality_miss_penalty=3.0,
+    )
     split = check(inst, GpuSolution({0: (W(0, (0,)), W(1, (0,)))}))
     together = check(inst, GpuSolution({0: (W(0, (0,)), W(0, (2,)))}))
     assert split.feasible and together.feasible

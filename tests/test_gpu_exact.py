@@ -18,9 +18,7 @@ import pytest
 from placement.models.gpu import (
     GpuInstance,
     GpuJob,
-    GpuNode,
     GpuSolution,
-    TopologyLevel,
     WorkerPlacement,
     WorkloadClass,
     check,
@@ -38,36 +36,11 @@ from placement.solver import (
     StopReason,
     solve,
 )
+from tests.gpu_cases import LEVELS
+from tests.gpu_cases import gpu_node as node
 
-LEVELS = [TopologyLevel("nvlink", 600), TopologyLevel("node", 64), TopologyLevel("rack", 25)]
 BACKENDS = [("cpsat", "highs"), ("milp", "highs"), ("milp", "cbc")]
 IDS = ["cpsat", "milp-highs", "milp-cbc"]
-
-
-def node(
-    name: str,
-    gpus: int,
-    rack: str = "r0",
-    *,
-    domain: int = 0,
-    used: tuple[int, ...] = (),
-    cpu: int = 64_000,
-    gpu_type: str = "A100",
-) -> GpuNode:
-    """A node whose GPUs listed in ``used`` carry that much milli-GPU (and some memory)."""
-    used = used or (0,) * gpus
-    return GpuNode(
-        name=name,
-        gpu_type=gpu_type,
-        gpu_count=gpus,
-        gpu_memory_mib=80_000,
-        nvlink_domain_size=domain,
-        cpu_milli=cpu,
-        memory_mib=512_000,
-        groups=(rack,),
-        gpu_milli_used=used,
-        gpu_memory_mib_used=tuple(1000 if u else 0 for u in used),
-    )
 
 
 @dataclass
@@ -227,7 +200,9 @@ def required_rack() -> GpuInstance:
             node("n3", 4, "r1", used=busy2),
         ],
         [
-            GpuJob("gang", workers=3, gpus=2, priority=3, locality_level="rack", locality_required=True),
+            GpuJob(
+                "gang", workers=3, gpus=2, priority=3, locality_level="rack", locality_required=True
+            ),
             GpuJob("filler", workers=2, gpus=2),
         ],
         expected_mix=[WorkloadClass(1, 0, 1)],
@@ -241,7 +216,9 @@ def required_node_unplaceable() -> GpuInstance:
         LEVELS,
         [node("n0", 4, used=busy2), node("n1", 4, used=busy2)],
         [
-            GpuJob("gang", workers=2, gpus=2, priority=5, locality_level="node", locality_required=True),
+            GpuJob(
+                "gang", workers=2, gpus=2, priority=5, locality_level="node", locality_required=True
+            ),
             GpuJob("one", gpus=2),
         ],
         expected_mix=[WorkloadClass(1, 0, 1)],
@@ -395,7 +372,9 @@ def test_case_specific_placements(backend: str, milp_solver: str) -> None:
     def solved(make: Any) -> tuple[GpuInstance, GpuSolution]:
         instance = make()
         outcome, ctx, encoding = run_exact(instance, backend, milp_solver)
-        return instance, assert_proven_optimum(instance, outcome, ctx, encoding, CASES[make.__name__][1])
+        return instance, assert_proven_optimum(
+            instance, outcome, ctx, encoding, CASES[make.__name__][1]
+        )
 
     instance, sol = solved(gang_all_or_nothing)
     assert 0 not in sol.placements  # the gang that does not fit entirely stays out
@@ -457,7 +436,9 @@ def test_backends_agree_on_generated_instances(seed: int) -> None:
     """All three backends prove the same optimum of every tier on small generated clusters,
     starting from the greedy, which they never make worse."""
     instance = generate(24, 8, seed, occupancy=0.3)
-    start = max((s for _, s in greedy_solutions(instance)), key=lambda s: check(instance, s).score())
+    start = max(
+        (s for _, s in greedy_solutions(instance)), key=lambda s: check(instance, s).score()
+    )
     results = []
     for backend, milp_solver in BACKENDS:
         outcome, ctx, encoding = run_exact(instance, backend, milp_solver, start=start)
@@ -554,7 +535,9 @@ def test_hint_is_used_and_reports_are_checked() -> None:
     assert outcome.proven_optimal
 
 
-@pytest.mark.parametrize("case", ["gang_all_or_nothing", "required_rack", "traffic_nvlink", "fragmentation_fractional"])
+@pytest.mark.parametrize(
+    "case", ["gang_all_or_nothing", "required_rack", "traffic_nvlink", "fragmentation_fractional"]
+)
 @pytest.mark.parametrize(("backend", "milp_solver"), BACKENDS, ids=IDS)
 def test_through_the_portfolio(case: str, backend: str, milp_solver: str) -> None:
     make, expected = CASES[case]

@@ -4,6 +4,7 @@ and, on generated instances, reasons that agree with re-placing the job alone.""
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 
 import pytest
 from hypothesis import given, settings
@@ -13,36 +14,20 @@ from placement.api.v1 import placement_pb2 as pb
 from placement.models.gpu import (
     GpuInstance,
     GpuJob,
-    GpuNode,
     GpuSolution,
-    TopologyLevel,
     WorkerPlacement,
 )
 from placement.models.gpu.explain import KINDS, explain_unplaced
 from placement.models.gpu.generate import generate
 from placement.models.gpu.greedy import best_fit, fgd
 from placement.models.gpu.instance import MILLI, solution_to_message
+from tests.gpu_cases import LEVELS, gpu_node
 
-LEVELS = [TopologyLevel("nvlink", 600), TopologyLevel("node", 64), TopologyLevel("rack", 25)]
 W = WorkerPlacement
 
 
-def node(
-    name: str, gpus: int = 4, *, rack: str = "r0", used: tuple[int, ...] = (), cpu: int = 64_000
-) -> GpuNode:
-    used = used or (0,) * gpus
-    return GpuNode(
-        name=name,
-        gpu_type="A100",
-        gpu_count=gpus,
-        gpu_memory_mib=40_000,
-        nvlink_domain_size=2,
-        cpu_milli=cpu,
-        memory_mib=512_000,
-        groups=(rack,),
-        gpu_milli_used=used,
-        gpu_memory_mib_used=tuple(1000 if u else 0 for u in used),
-    )
+# These tests use 40 GB GPUs in NVLink pairs.
+node = partial(gpu_node, domain=2, gpu_memory_mib=40_000)
 
 
 def reasons(instance: GpuInstance, solution: GpuSolution) -> dict[str, dict]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import json
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -27,35 +28,14 @@ from placement.models.gpu.generate import generate
 from placement.models.gpu.greedy import best_fit, fgd, greedy_solutions
 from placement.models.gpu.instance import MILLI, instance_from_dict
 from placement.solver.options import SolveOptions
+from tests.gpu_cases import LEVELS, gpu_node
 
 REPO = Path(__file__).resolve().parent.parent
-LEVELS = [TopologyLevel("nvlink", 600), TopologyLevel("node", 64), TopologyLevel("rack", 25)]
 POLICIES = [best_fit, fgd]
 
 
-def node(
-    name: str,
-    gpus: int = 4,
-    *,
-    rack: str = "r0",
-    domain: int = 2,
-    used: tuple[int, ...] = (),
-    gpu_type: str = "A100",
-    cpu: int = 64_000,
-) -> GpuNode:
-    used = used or (0,) * gpus
-    return GpuNode(
-        name=name,
-        gpu_type=gpu_type,
-        gpu_count=gpus,
-        gpu_memory_mib=40_000,
-        nvlink_domain_size=domain,
-        cpu_milli=cpu,
-        memory_mib=512_000,
-        groups=(rack,),
-        gpu_milli_used=used,
-        gpu_memory_mib_used=tuple(1000 if u else 0 for u in used),
-    )
+# These tests use 40 GB GPUs in NVLink pairs.
+node = partial(gpu_node, domain=2, gpu_memory_mib=40_000)
 
 
 def random_instance(seed: int) -> GpuInstance:

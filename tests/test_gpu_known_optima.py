@@ -11,32 +11,13 @@ import pytest
 from placement.models.gpu import (
     GpuInstance,
     GpuJob,
-    GpuNode,
-    TopologyLevel,
     WorkloadClass,
     check,
 )
 from placement.models.gpu.greedy import greedy_solutions
 from placement.solver import SolutionStatus, SolveOptions, StopReason, solve
-
-LEVELS = [TopologyLevel("nvlink", 600), TopologyLevel("node", 64), TopologyLevel("rack", 25)]
-
-
-def node(name: str, gpus: int, rack: str = "r0", domain: int = 0, used: tuple[int, ...] = ()) -> GpuNode:
-    used = used or (0,) * gpus
-    return GpuNode(
-        name=name,
-        gpu_type="A100",
-        gpu_count=gpus,
-        gpu_memory_mib=80_000,
-        nvlink_domain_size=domain,
-        cpu_milli=64_000,
-        memory_mib=512_000,
-        groups=(rack,),
-        gpu_milli_used=used,
-        gpu_memory_mib_used=tuple(1000 if u else 0 for u in used),
-    )
-
+from tests.gpu_cases import LEVELS
+from tests.gpu_cases import gpu_node as node
 
 # name -> (instance, optimum of each tier: placed_gpu_weighted, comm_cost, fragmentation)
 CASES: dict[str, tuple[GpuInstance, tuple[float, float, float]]] = {
@@ -77,7 +58,14 @@ CASES: dict[str, tuple[GpuInstance, tuple[float, float, float]]] = {
             LEVELS,
             [node("n0", 2, "r0", 2), node("n1", 2, "r0", 2), node("n2", 2, "r1", 2)],
             [
-                GpuJob("g", workers=2, gpus=2, locality_level="rack", locality_required=True, traffic_gb=5),
+                GpuJob(
+                    "g",
+                    workers=2,
+                    gpus=2,
+                    locality_level="rack",
+                    locality_required=True,
+                    traffic_gb=5,
+                ),
                 GpuJob("h", workers=2, gpus=1, locality_level="node"),
             ],
         ),
@@ -101,7 +89,9 @@ EXACT = [("cpsat", "highs"), ("milp", "highs"), ("milp", "cbc")]
 
 @pytest.mark.parametrize("case", sorted(CASES))
 @pytest.mark.parametrize(("backend", "milp_solver"), EXACT, ids=["cpsat", "milp-highs", "milp-cbc"])
-def test_exact_backend_reaches_and_proves_the_optimum(case: str, backend: str, milp_solver: str) -> None:
+def test_exact_backend_reaches_and_proves_the_optimum(
+    case: str, backend: str, milp_solver: str
+) -> None:
     instance, optimum = CASES[case]
     result = solve(
         instance,
@@ -110,7 +100,11 @@ def test_exact_backend_reaches_and_proves_the_optimum(case: str, backend: str, m
     assert result.status == SolutionStatus.OPTIMAL, result.message
     assert result.stop_reason == StopReason.PROVEN
     terms = result.objective_terms
-    assert (terms["placed_gpu_weighted"], terms["comm_cost"], terms["fragmentation"]) == pytest.approx(optimum, abs=1e-6)
+    assert (
+        terms["placed_gpu_weighted"],
+        terms["comm_cost"],
+        terms["fragmentation"],
+    ) == pytest.approx(optimum, abs=1e-6)
     assert result.bound == pytest.approx(optimum[0]) and result.gap == 0
     # The result's objective is the checker's.
     assert check(instance, result.solution).terms == terms

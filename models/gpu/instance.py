@@ -314,13 +314,21 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Gp
         for k, usage in enumerate(nd.gpu_usage):
             upath = f"{path}.gpu_usage[{k}]"
             if not v.require(
-                0 <= usage.index < gpu_count, f"{upath}.index", usage.index, f"a GPU index in [0, {gpu_count - 1}]"
+                0 <= usage.index < gpu_count,
+                f"{upath}.index",
+                usage.index,
+                f"a GPU index in [0, {gpu_count - 1}]",
             ):
                 continue
-            v.require(usage.index not in seen_gpu, f"{upath}.index", usage.index, "each GPU listed once")
+            v.require(
+                usage.index not in seen_gpu, f"{upath}.index", usage.index, "each GPU listed once"
+            )
             seen_gpu.add(usage.index)
             if v.require(
-                0 <= usage.milli_used <= MILLI, f"{upath}.milli_used", usage.milli_used, "milli-GPU in [0, 1000]"
+                0 <= usage.milli_used <= MILLI,
+                f"{upath}.milli_used",
+                usage.milli_used,
+                "milli-GPU in [0, 1000]",
             ):
                 milli_used[usage.index] = usage.milli_used
             if v.require(
@@ -356,12 +364,20 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Gp
         job_names.add(jb.name)
         workers = jb.workers if jb.HasField("workers") else 1
         v.require(
-            1 <= workers <= MAX_WORKERS, f"{path}.workers", workers, f"an integer in [1, {MAX_WORKERS}]"
+            1 <= workers <= MAX_WORKERS,
+            f"{path}.workers",
+            workers,
+            f"an integer in [1, {MAX_WORKERS}]",
         )
         v.require(
-            0 <= jb.gpus <= MAX_GPUS_PER_NODE, f"{path}.gpus", jb.gpus, f"whole GPUs in [0, {MAX_GPUS_PER_NODE}]"
+            0 <= jb.gpus <= MAX_GPUS_PER_NODE,
+            f"{path}.gpus",
+            jb.gpus,
+            f"whole GPUs in [0, {MAX_GPUS_PER_NODE}]",
         )
-        v.require(0 <= jb.gpu_milli < MILLI, f"{path}.gpu_milli", jb.gpu_milli, "milli-GPU in [0, 999]")
+        v.require(
+            0 <= jb.gpu_milli < MILLI, f"{path}.gpu_milli", jb.gpu_milli, "milli-GPU in [0, 999]"
+        )
         v.require(
             not (jb.gpus > 0 and jb.gpu_milli > 0),
             f"{path}.gpu_milli",
@@ -388,7 +404,10 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Gp
                 "false unless locality_level names a level",
             )
         v.require(
-            finite(jb.traffic_gb) and jb.traffic_gb >= 0, f"{path}.traffic_gb", jb.traffic_gb, "GB >= 0"
+            finite(jb.traffic_gb) and jb.traffic_gb >= 0,
+            f"{path}.traffic_gb",
+            jb.traffic_gb,
+            "GB >= 0",
         )
         jobs.append(
             GpuJob(
@@ -411,7 +430,9 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Gp
     for i, c in enumerate(msg.expected_mix):
         path = f"{P}.expected_mix[{i}]"
         v.require(c.gpus >= 0, f"{path}.gpus", c.gpus, "whole GPUs >= 0")
-        v.require(0 <= c.gpu_milli < MILLI, f"{path}.gpu_milli", c.gpu_milli, "milli-GPU in [0, 999]")
+        v.require(
+            0 <= c.gpu_milli < MILLI, f"{path}.gpu_milli", c.gpu_milli, "milli-GPU in [0, 999]"
+        )
         v.require(c.weight >= 1, f"{path}.weight", c.weight, "an integer weight >= 1")
         mix.append(WorkloadClass(c.gpus, c.gpu_milli, c.weight))
     penalty = msg.locality_miss_penalty if msg.HasField("locality_miss_penalty") else 1.0
@@ -493,13 +514,18 @@ def solution_from_message(instance: GpuInstance, msg: Any) -> GpuSolution:
         j = instance.job_index.get(jp.job)
         if not v.require(j is not None, f"{path}.job", jp.job, "the name of a job of the instance"):
             continue
-        if not v.require(j not in placements, f"{path}.job", jp.job, "each job placed at most once"):
+        if not v.require(
+            j not in placements, f"{path}.job", jp.job, "each job placed at most once"
+        ):
             continue
         workers = []
         for k, wp in enumerate(jp.workers):
             n = instance.node_index.get(wp.node)
             if v.require(
-                n is not None, f"{path}.workers[{k}].node", wp.node, "the name of a node of the instance"
+                n is not None,
+                f"{path}.workers[{k}].node",
+                wp.node,
+                "the name of a node of the instance",
             ):
                 workers.append(WorkerPlacement(n, tuple(int(g) for g in wp.gpus)))
         placements[j] = tuple(workers)
@@ -530,11 +556,9 @@ def instance_to_dict(instance: GpuInstance) -> dict[str, Any]:
 
 def instance_from_dict(data: dict[str, Any]) -> GpuInstance:
     """An instance from the JSON form of its ``gpu`` section (validated)."""
-    from placement.api.v1 import placement_pb2 as pb
-    from placement.solver.schema import _message_from_dict
+    from placement.solver.schema import instance_message
 
-    msg = _message_from_dict({"gpu": data}, pb.Instance(), "Instance")
-    return instance_from_message(msg.gpu)
+    return instance_from_message(instance_message({"gpu": data}).gpu)
 
 
 def validate(instance: GpuInstance) -> None:
