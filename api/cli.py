@@ -1,4 +1,4 @@
-"""The ``placement`` command line: solve, check, batch and generate instance files.
+"""The ``placement`` command line: solve, check, batch, generate, import and plot.
 
 Every command reads and writes the proto3 JSON form of the placement/v1 schema. A user error
 (missing file, malformed JSON, a bad value, a bad option) is one line on stderr naming the
@@ -20,6 +20,7 @@ import traceback
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from placement.api import extensions
 from placement.api.argtypes import (
     non_negative_int,
     positive_int,
@@ -37,7 +38,6 @@ from placement.api.files import (
     write_json,
     write_text,
 )
-from placement.api.generators import GENERATORS
 from placement.api.interrupt import run_cancellable
 from placement.solver import (
     Backend,
@@ -305,7 +305,8 @@ def build_parser() -> argparse.ArgumentParser:
     families = p.add_subparsers(
         title="families", dest="family", metavar="FAMILY", required=True, parser_class=_Parser
     )
-    for gen in GENERATORS.values():
+    extensions.load()
+    for gen in extensions.GENERATORS.values():
         g = families.add_parser(
             gen.family,
             help=gen.help,
@@ -319,6 +320,51 @@ def build_parser() -> argparse.ArgumentParser:
             "--out", metavar="FILE", default="-", help="instance file to write (default: stdout)"
         )
         g.set_defaults(handler=cmd_generate)
+
+    # import
+    p = commands.add_parser(
+        "import",
+        help="convert a public benchmark file into an instance file",
+        description=(
+            "Read a benchmark in its public format (a trace, a task graph, a network, ...)\n"
+            "and write the instance file (placement.v1.Instance JSON)."
+        ),
+        epilog=EXIT_CODES,
+        formatter_class=fmt,
+    )
+    formats = p.add_subparsers(
+        title="formats", dest="format", metavar="FORMAT", required=True, parser_class=_Parser
+    )
+    for imp in extensions.IMPORTERS.values():
+        g = formats.add_parser(
+            imp.format,
+            help=f"{imp.help} ({imp.family})",
+            description=textwrap.fill(imp.description, 79),
+            epilog=EXIT_CODES,
+            formatter_class=fmt,
+        )
+        imp.add_arguments(g)
+        g.add_argument(
+            "--out", metavar="FILE", default="-", help="instance file to write (default: stdout)"
+        )
+        g.set_defaults(handler=cmd_import)
+
+    # plot
+    p = commands.add_parser(
+        "plot",
+        help="draw a solution (e.g. a Gantt chart of a schedule)",
+        description=(
+            "Draw a solution file of its instance as an image; the format follows the\n"
+            f"suffix of --out (.png, .svg, .pdf). Families that draw: "
+            f"{', '.join(extensions.PLOTTERS) or 'none yet'}."
+        ),
+        epilog=EXIT_CODES,
+        formatter_class=fmt,
+    )
+    p.add_argument("instance", metavar="INSTANCE", help="instance file (JSON)")
+    p.add_argument("solution", metavar="SOLUTION", help="solution file (JSON)")
+    p.add_argument("--out", metavar="FILE.png", required=True, help="image file to write")
+    p.set_defaults(handler=cmd_plot)
     return parser
 
 
@@ -559,17 +605,51 @@ def cmd_batch(args: argparse.Namespace) -> int:
 
 def cmd_generate(args: argparse.Namespace) -> int:
     """``placement generate FAMILY``."""
-    generator = GENERATORS[args.family]
-    family = get_family(generator.family)
+    generator = extensions.GENERATORS[args.family]
     if args.out != "-":
         check_writable(args.out)
-    instance = generator.build(args)
-    document = instance_document(family, instance)
-    if args.out == "-":
+    return _write_instance(generator.family, generator.build(args), args.out)
+
+
+def _write_instance(family_name: str, instance: Any, out: str) -> int:
+    document = instance_document(get_family(family_name), instance)
+    if out == "-":
         print(json.dumps(document, indent=2, ensure_ascii=False))
     else:
-        write_json(args.out, document)
-        _err(f"wrote {args.out}")
+        write_json(out, document)
+        _err(f"wrote {out}")
+    return EXIT_OK
+
+
+# --- import -----------------------------------------------------------------------------------
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """``placement import FORMAT``."""
+    importer = extensions.IMPORTERS[args.format]
+    if args.out != "-":
+        check_writable(args.out)
+    return _write_instance(importer.family, importer.build(args), args.out)
+
+
+# --- plot -------------------------------------------------------------------------------------
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    """``placement plot INSTANCE SOLUTION --out FILE``."""
+    loaded = read_instance(args.instance)
+    plotter = extensions.PLOTTERS.get(loaded.family_name)
+    if plotter is None:
+        raise InputError.single(
+            "family",
+            loaded.family_name,
+            f"a family that can be drawn: {', '.join(extensions.PLOTTERS) or 'none yet'}",
+            file=args.instance,
+        )
+    solution, _ = read_solution(args.solution, loaded)
+    check_writable(args.out)
+    plotter.draw(loaded.instance, solution, args.out)
+    _err(f"wrote {args.out}")
     return EXIT_OK
 
 

@@ -492,3 +492,10 @@ def test_library_example_runs(tmp_path: Path) -> None:
     assert "placed_gpu_weighted" in out
     assert "unplaced: big-gang (infeasible_alone)" in out
     assert "cancelled from another thread: stop reason cancelled" in out
+
+
+def test_plot_of_a_family_that_cannot_draw_is_a_user_error(tmp_path: Path, instance: Path) -> None:
+    solution = tmp_path / "s.json"
+    assert run("solve", instance, "--out", solution, "-q", cwd=tmp_path).returncode == 0
+    proc = run("plot", instance, solution, "--out", tmp_path / "s.png", cwd=tmp_path)
+    assert_user_error(proc, "family", "a family that can be drawn")

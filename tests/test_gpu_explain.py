@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from placement.api.v1 import placement_pb2 as pb
+from placement.api.v1 import gpu_pb2 as pb
 from placement.models.gpu import (
     GpuInstance,
     GpuJob,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -59,3 +60,22 @@ def test_the_real_trace_loads_and_solves(shared_benchmarks: Path) -> None:
     assert sum(j.kind == "fractional" for j in inst.jobs) > 0
     result = solve(inst, SolveOptions(backend="greedy"))
     assert check(inst, result.solution).feasible
+
+
+def test_import_command_writes_an_instance_file(tmp_path: Path) -> None:
+    from tests.test_cli import run
+
+    nodes, pods = _write(tmp_path)
+    out = tmp_path / "openb.json"
+    proc = run("import", "openb", nodes, pods, "--out", out, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(out.read_text())
+    assert [j["name"] for j in data["gpu"]["jobs"]] == ["p-frac", "p-whole", "p-cpu", "p-typed"]
+    solved = run("solve", out, "--time-limit", "5", "--quiet", cwd=tmp_path)
+    assert solved.returncode == 0, solved.stderr
+
+    bad = tmp_path / "bad.csv"
+    bad.write_text(PODS.replace("p-cpu,4000", "p-cpu,lots"))
+    proc = run("import", "openb", nodes, bad, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "bad.csv: line 4.cpu_milli" in proc.stderr and "Traceback" not in proc.stderr

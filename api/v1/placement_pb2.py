@@ -22,39 +22,18 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from placement.api.v1 import gpu_pb2 as placement_dot_v1_dot_gpu__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cplacement/v1/placement.proto\x12\x0cplacement.v1\"a\n\x08Instance\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12(\n\x03gpu\x18\n \x01(\x0b\x32\x19.placement.v1.GpuInstanceH\x00\x42\x08\n\x06\x66\x61mily\"U\n\x08Solution\x12\x15\n\rinstance_name\x18\x01 \x01(\t\x12(\n\x03gpu\x18\n \x01(\x0b\x32\x19.placement.v1.GpuSolutionH\x00\x42\x08\n\x06\x66\x61mily\"5\n\rTopologyLevel\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x16\n\x0e\x62\x61ndwidth_gbps\x18\x02 \x01(\x01\"F\n\x08GpuUsage\x12\r\n\x05index\x18\x01 \x01(\x05\x12\x12\n\nmilli_used\x18\x02 \x01(\x05\x12\x17\n\x0fmemory_mib_used\x18\x03 \x01(\x03\"\x83\x02\n\x07GpuNode\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x10\n\x08gpu_type\x18\x02 \x01(\t\x12\x11\n\tgpu_count\x18\x03 \x01(\x05\x12\x16\n\x0egpu_memory_mib\x18\x04 \x01(\x03\x12\x1a\n\x12nvlink_domain_size\x18\x05 \x01(\x05\x12\x11\n\tcpu_milli\x18\x06 \x01(\x03\x12\x12\n\nmemory_mib\x18\x07 \x01(\x03\x12\x16\n\x0e\x63pu_milli_used\x18\x08 \x01(\x03\x12\x17\n\x0fmemory_mib_used\x18\t \x01(\x03\x12\x0e\n\x06groups\x18\n \x03(\t\x12)\n\tgpu_usage\x18\x0b \x03(\x0b\x32\x16.placement.v1.GpuUsage\"_\n\nGpuCluster\x12+\n\x06levels\x18\x01 \x03(\x0b\x32\x1b.placement.v1.TopologyLevel\x12$\n\x05nodes\x18\x02 \x03(\x0b\x32\x15.placement.v1.GpuNode\"\x96\x02\n\x06GpuJob\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x14\n\x07workers\x18\x02 \x01(\x05H\x00\x88\x01\x01\x12\x0c\n\x04gpus\x18\x03 \x01(\x05\x12\x11\n\tgpu_milli\x18\x04 \x01(\x05\x12\x16\n\x0egpu_memory_mib\x18\x05 \x01(\x03\x12\x11\n\tcpu_milli\x18\x06 \x01(\x03\x12\x12\n\nmemory_mib\x18\x07 \x01(\x03\x12\x11\n\tgpu_types\x18\x08 \x03(\t\x12\x15\n\x08priority\x18\t \x01(\x05H\x01\x88\x01\x01\x12\x16\n\x0elocality_level\x18\n \x01(\t\x12\x19\n\x11locality_required\x18\x0b \x01(\x08\x12\x12\n\ntraffic_gb\x18\x0c \x01(\x01\x42\n\n\x08_workersB\x0b\n\t_priority\"@\n\rWorkloadClass\x12\x0c\n\x04gpus\x18\x01 \x01(\x05\x12\x11\n\tgpu_milli\x18\x02 \x01(\x05\x12\x0e\n\x06weight\x18\x03 \x01(\x05\"\xcd\x01\n\x0bGpuInstance\x12)\n\x07\x63luster\x18\x01 \x01(\x0b\x32\x18.placement.v1.GpuCluster\x12\"\n\x04jobs\x18\x02 \x03(\x0b\x32\x14.placement.v1.GpuJob\x12\x31\n\x0c\x65xpected_mix\x18\x03 \x03(\x0b\x32\x1b.placement.v1.WorkloadClass\x12\"\n\x15locality_miss_penalty\x18\x04 \x01(\x01H\x00\x88\x01\x01\x42\x18\n\x16_locality_miss_penalty\"-\n\x0fWorkerPlacement\x12\x0c\n\x04node\x18\x01 \x01(\t\x12\x0c\n\x04gpus\x18\x02 \x03(\x05\"K\n\x0cJobPlacement\x12\x0b\n\x03job\x18\x01 \x01(\t\x12.\n\x07workers\x18\x02 \x03(\x0b\x32\x1d.placement.v1.WorkerPlacement\"\x91\x01\n\x0bUnplacedJob\x12\x0b\n\x03job\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\t\x12\x0e\n\x06needed\x18\x04 \x01(\t\x12\x14\n\x0clargest_free\x18\x05 \x01(\x05\x12\x19\n\x11largest_free_node\x18\x06 \x01(\t\x12\x15\n\rblocking_jobs\x18\x07 \x03(\t\"j\n\x0bGpuSolution\x12.\n\nplacements\x18\x01 \x03(\x0b\x32\x1a.placement.v1.JobPlacement\x12+\n\x08unplaced\x18\x02 \x03(\x0b\x32\x19.placement.v1.UnplacedJobb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cplacement/v1/placement.proto\x12\x0cplacement.v1\x1a\x16placement/v1/gpu.proto\"a\n\x08Instance\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12(\n\x03gpu\x18\n \x01(\x0b\x32\x19.placement.v1.GpuInstanceH\x00\x42\x08\n\x06\x66\x61mily\"U\n\x08Solution\x12\x15\n\rinstance_name\x18\x01 \x01(\t\x12(\n\x03gpu\x18\n \x01(\x0b\x32\x19.placement.v1.GpuSolutionH\x00\x42\x08\n\x06\x66\x61milyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'placement.v1.placement_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_INSTANCE']._serialized_start=46
-  _globals['_INSTANCE']._serialized_end=143
-  _globals['_SOLUTION']._serialized_start=145
-  _globals['_SOLUTION']._serialized_end=230
-  _globals['_TOPOLOGYLEVEL']._serialized_start=232
-  _globals['_TOPOLOGYLEVEL']._serialized_end=285
-  _globals['_GPUUSAGE']._serialized_start=287
-  _globals['_GPUUSAGE']._serialized_end=357
-  _globals['_GPUNODE']._serialized_start=360
-  _globals['_GPUNODE']._serialized_end=619
-  _globals['_GPUCLUSTER']._serialized_start=621
-  _globals['_GPUCLUSTER']._serialized_end=716
-  _globals['_GPUJOB']._serialized_start=719
-  _globals['_GPUJOB']._serialized_end=997
-  _globals['_WORKLOADCLASS']._serialized_start=999
-  _globals['_WORKLOADCLASS']._serialized_end=1063
-  _globals['_GPUINSTANCE']._serialized_start=1066
-  _globals['_GPUINSTANCE']._serialized_end=1271
-  _globals['_WORKERPLACEMENT']._serialized_start=1273
-  _globals['_WORKERPLACEMENT']._serialized_end=1318
-  _globals['_JOBPLACEMENT']._serialized_start=1320
-  _globals['_JOBPLACEMENT']._serialized_end=1395
-  _globals['_UNPLACEDJOB']._serialized_start=1398
-  _globals['_UNPLACEDJOB']._serialized_end=1543
-  _globals['_GPUSOLUTION']._serialized_start=1545
-  _globals['_GPUSOLUTION']._serialized_end=1651
+  _globals['_INSTANCE']._serialized_start=70
+  _globals['_INSTANCE']._serialized_end=167
+  _globals['_SOLUTION']._serialized_start=169
+  _globals['_SOLUTION']._serialized_end=254
 # @@protoc_insertion_point(module_scope)

@@ -454,7 +454,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Gp
 
 def instance_to_message(instance: GpuInstance) -> Any:
     """The ``placement.v1.GpuInstance`` message of an instance."""
-    from placement.api.v1 import placement_pb2 as pb
+    from placement.api.v1 import gpu_pb2 as pb
 
     msg = pb.GpuInstance()
     for lv in instance.levels:
@@ -537,7 +537,7 @@ def solution_to_message(
     instance: GpuInstance, solution: GpuSolution, unplaced: list[dict[str, Any]] | None = None
 ) -> Any:
     """The ``placement.v1.GpuSolution`` message of a solution."""
-    from placement.api.v1 import placement_pb2 as pb
+    from placement.api.v1 import gpu_pb2 as pb
 
     msg = pb.GpuSolution()
     for j in solution.placed_jobs():

@@ -1,60 +1,13 @@
-"""Synthetic-instance generators behind ``placement generate <family>``.
-
-Each family adds its generator with one :func:`register` call: the options it takes and a
-function that turns the parsed options into a typed instance (with ``name`` and
-``description`` set). The command line builds one ``generate`` subcommand per registration
-and writes the instance file; the generator itself never touches files.
-"""
+"""Command-line hooks of the GPU family: ``placement generate gpu`` and ``placement import
+openb``."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from placement.api.argtypes import fraction, name_list, non_negative_int, positive_int
-
-__all__ = ["GENERATORS", "Generator", "register"]
-
-
-@dataclass(frozen=True)
-class Generator:
-    """One ``placement generate <family>`` subcommand.
-
-    Attributes
-    ----------
-    family:
-        The registered family name; also the subcommand name.
-    help:
-        One line for ``placement generate --help``.
-    description:
-        A paragraph for ``placement generate <family> --help``.
-    add_arguments:
-        Adds the generator's own options to its subparser (``--out`` is added for it).
-    build:
-        Turns the parsed options into a typed instance of the family. May raise
-        :class:`~placement.solver.errors.InputError` for bad values.
-    """
-
-    family: str
-    help: str
-    description: str
-    add_arguments: Callable[[argparse.ArgumentParser], None]
-    build: Callable[[argparse.Namespace], Any]
-
-
-GENERATORS: dict[str, Generator] = {}
-"""Family name -> generator, in registration order."""
-
-
-def register(generator: Generator) -> Generator:
-    """Make ``placement generate <generator.family>`` available; returns the generator."""
-    GENERATORS[generator.family] = generator
-    return generator
-
-
-# --- gpu ----------------------------------------------------------------------------------------
+from placement.api.extensions import Generator, Importer, register
 
 
 def _gpu_arguments(parser: argparse.ArgumentParser) -> None:
@@ -138,5 +91,38 @@ register(
         ),
         add_arguments=_gpu_arguments,
         build=_gpu_build,
+    )
+)
+
+
+def _openb_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "nodes", metavar="NODES.csv", help="the trace's node list (openb_node_list_gpu_node.csv)"
+    )
+    parser.add_argument(
+        "pods", metavar="PODS.csv", help="a pod list of the trace (openb_pod_list_*.csv)"
+    )
+    parser.add_argument("--name", default="openb", help="instance name (default: openb)")
+
+
+def _openb_build(args: argparse.Namespace) -> Any:
+    from placement.models.gpu.openb import load_openb
+
+    return load_openb(args.nodes, args.pods, name=args.name)
+
+
+register(
+    Importer(
+        format="openb",
+        family="gpu",
+        help="the Alibaba GPU cluster trace (openb node and pod CSVs)",
+        description=(
+            "Read the Alibaba openb trace's own CSV files: every node of the node list (all "
+            "free, two topology levels: nvlink and node) and every pod of the pod list as a "
+            "one-worker job of priority 1. Fractional pods (one GPU, less than 1000 milli) "
+            "become shared-GPU jobs."
+        ),
+        add_arguments=_openb_arguments,
+        build=_openb_build,
     )
 )

@@ -1,0 +1,1 @@
+"""Command-line hooks of each family (see :mod:`placement.api.extensions`)."""
