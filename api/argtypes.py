@@ -59,3 +59,19 @@ def name_list(text: str) -> tuple[str, ...]:
     if not all(names):
         raise argparse.ArgumentTypeError(f"got {text!r}, expected names separated by commas")
     return names
+
+
+def port(text: str) -> int:
+    """A TCP port, 0..65535 (0 = any free port)."""
+    value = int_at_least(text, 0)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"got {value}, expected a port in 0..65535")
+    return value
+
+
+def limit_setting(text: str) -> tuple[str, int]:
+    """``NAME=N``: a per-instance size limit."""
+    name, sep, number = text.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"got {text!r}, expected NAME=N, e.g. jobs=50000")
+    return name.strip(), int_at_least(number, 1)

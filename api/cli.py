@@ -22,7 +22,9 @@ from typing import Any, NoReturn
 
 from placement.api import extensions
 from placement.api.argtypes import (
+    limit_setting,
     non_negative_int,
+    port,
     positive_int,
     positive_seconds,
     relative_gap,
@@ -79,6 +81,14 @@ _SOLVED = (SolutionStatus.OPTIMAL, SolutionStatus.FEASIBLE, SolutionStatus.INFEA
 
 
 # --- small helpers --------------------------------------------------------------------------
+
+
+class ExitWith(Exception):
+    """Leave with an exit code (the message was already printed)."""
+
+    def __init__(self, code: int):
+        super().__init__(code)
+        self.code = code
 
 
 def _err(line: str) -> None:
@@ -237,6 +247,16 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help=f"list every unplaced job in the summary (default: the first {UNPLACED_SHOWN})",
     )
+    remote = p.add_argument_group("solving on a server (placement serve)")
+    remote.add_argument(
+        "--server", metavar="HOST:PORT", help="solve on this placement server instead of here"
+    )
+    remote.add_argument(
+        "--token-file", metavar="FILE", help="bearer token for the server (first line of FILE)"
+    )
+    remote.add_argument("--ca", metavar="CA.pem", help="CA of the server certificate: use TLS")
+    remote.add_argument("--cert", metavar="CERT.pem", help="client certificate (mutual TLS)")
+    remote.add_argument("--key", metavar="KEY.pem", help="client key (mutual TLS)")
     p.set_defaults(handler=cmd_solve)
 
     # check
@@ -320,6 +340,75 @@ def build_parser() -> argparse.ArgumentParser:
             "--out", metavar="FILE", default="-", help="instance file to write (default: stdout)"
         )
         g.set_defaults(handler=cmd_generate)
+
+    # serve
+    p = commands.add_parser(
+        "serve",
+        help="run the gRPC service (placement.v1.PlacementSolver)",
+        description=(
+            "Run the gRPC service: Solve, SolveStream, Check and asynchronous jobs, with\n"
+            "health and reflection. Solves run in warm worker processes started before the\n"
+            "server; a watchdog kills a solve that overruns its deadline by more than the\n"
+            "grace period. Plaintext binds to 127.0.0.1 unless --host says otherwise; with\n"
+            "--tls-cert/--tls-key it binds to 0.0.0.0. One JSON log line per call on stderr.\n"
+            "SIGTERM or Ctrl-C: stop taking calls, finish those in progress, keep jobs.\n"
+            "See docs/api.md."
+        ),
+        epilog=EXIT_CODES,
+        formatter_class=fmt,
+    )
+    p.add_argument("--host", help="address to bind (default: 127.0.0.1, or 0.0.0.0 with TLS)")
+    p.add_argument("--port", type=port, default=50051, help="port (default: 50051; 0 = any)")
+    p.add_argument(
+        "--workers", type=positive_int, default=None, metavar="N",
+        help="solve worker processes (default: number of cores)",
+    )
+    p.add_argument(
+        "--queue", type=non_negative_int, default=64, metavar="N",
+        help="solves that may wait for a worker before RESOURCE_EXHAUSTED (default: 64)",
+    )
+    p.add_argument("--tls-cert", metavar="CERT.pem", help="server certificate (PEM): TLS")
+    p.add_argument("--tls-key", metavar="KEY.pem", help="server private key (PEM)")
+    p.add_argument(
+        "--client-ca", metavar="CA.pem", help="require client certificates signed by this CA"
+    )
+    p.add_argument(
+        "--token-file", metavar="FILE",
+        help="accepted bearer tokens, one per line; calls without one get UNAUTHENTICATED",
+    )
+    p.add_argument(
+        "--db", metavar="PATH",
+        help="SQLite job store (default: $XDG_STATE_HOME/placement/jobs.sqlite3; "
+        "':memory:' keeps nothing)",
+    )
+    p.add_argument("--metrics-port", type=port, metavar="P", help="serve Prometheus /metrics")
+    p.add_argument(
+        "--default-time-limit", type=positive_seconds, default=10.0, metavar="S",
+        help="solver time limit when a request gives none and has no deadline (default: 10)",
+    )
+    p.add_argument(
+        "--max-time-limit", type=positive_seconds, default=3600.0, metavar="S",
+        help="the most a request may ask for (default: 3600)",
+    )
+    p.add_argument(
+        "--grace", type=positive_seconds, default=1.0, metavar="S",
+        help="overrun allowed before the watchdog kills a solve (default: 1)",
+    )
+    p.add_argument(
+        "--retention", type=positive_seconds, default=7 * 24 * 3600.0, metavar="S",
+        help="seconds finished jobs are kept (default: 604800, a week)",
+    )
+    p.add_argument(
+        "--max-message-mib", type=positive_int, default=64, metavar="N",
+        help="largest request or response in MiB (default: 64)",
+    )
+    p.add_argument(
+        "--limit", type=limit_setting, action="append", default=[], metavar="NAME=N",
+        help="per-instance size limit, repeatable: jobs, nodes, tasks, gpus, items (any "
+        "other list) (defaults: jobs=100000 nodes=100000 tasks=100000 gpus=1000000 "
+        "items=1000000)",
+    )
+    p.set_defaults(handler=cmd_serve)
 
     # import
     p = commands.add_parser(
@@ -454,6 +543,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
     loaded = read_instance(args.instance)
     if args.out:
         check_writable(args.out)
+    if args.server:
+        return _finish_solve(args, loaded, *_solve_remote(args, loaded))
     show_progress = not (args.quiet or args.json)
     token = CancellationToken()
     options = SolveOptions(
@@ -474,12 +565,62 @@ def cmd_solve(args: argparse.Namespace) -> int:
     result, interrupted = run_cancellable(
         lambda: solve(loaded.instance, options), token, on_interrupt=notice
     )
+    return _finish_solve(args, loaded, result, interrupted)
 
+
+def _solve_remote(args: argparse.Namespace, loaded: LoadedInstance) -> tuple[Result, bool]:
+    """Solve on ``--server`` through the streaming call, printing incumbents as they come."""
+    import grpc
+
+    from placement.api.client import Client, bad_fields, incumbent_of, to_result
+
+    token = None
+    if args.token_file:
+        try:
+            with open(args.token_file) as fh:
+                token = fh.readline().strip()
+        except OSError as exc:
+            raise InputError.single(
+                "--token-file", args.token_file, f"a readable file ({exc.strerror})"
+            ) from None
+    show_progress = not (args.quiet or args.json)
+    printer = ProgressPrinter() if show_progress else None
+    options = SolveOptions(**solve_settings(args))
+    if show_progress:
+        _err(f"solving {loaded.path} on {args.server} (time limit {fmt_num(args.time_limit)} s)")
+    with Client(args.server, token=token, ca=args.ca, cert=args.cert, key=args.key) as client:
+        stream = client.solve_stream(loaded.instance, options)
+        response = None
+        try:
+            for event in stream:
+                if event.HasField("incumbent") and printer is not None:
+                    printer(incumbent_of(event.incumbent))
+                elif event.HasField("result"):
+                    response = event.result
+        except KeyboardInterrupt:
+            stream.cancel()
+            raise
+        except grpc.RpcError as exc:
+            fields = bad_fields(exc)
+            detail = f" (fields: {', '.join(fields)})" if fields else ""
+            code = exc.code()
+            if code == grpc.StatusCode.INVALID_ARGUMENT:
+                raise InputError.single("", args.server, f"{exc.details()}{detail}") from None
+            _err(f"error: server {args.server}: {code.name}: {exc.details()}{detail}")
+            raise ExitWith(EXIT_FAILED) from None
+    if response is None:
+        raise RuntimeError("the server ended the stream without a result")
+    return to_result(response, loaded.family, loaded.instance), False
+
+
+def _finish_solve(
+    args: argparse.Namespace, loaded: LoadedInstance, result: Result, interrupted: bool
+) -> int:
     document = None
     senses: tuple[str, ...] = ()
     if result.has_solution:
         document = solution_document(loaded, result.solution, result.unplaced)
-        senses = tuple(loaded.family.check(loaded.instance, result.solution).senses)
+        senses = result.objective_senses
     write_error: InputError | None = None
     if args.out:
         if document is not None:
@@ -621,6 +762,59 @@ def _write_instance(family_name: str, instance: Any, out: str) -> int:
     return EXIT_OK
 
 
+# --- serve ----------------------------------------------------------------------------------
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """``placement serve``."""
+    from placement.api.server.app import read_tokens, serve
+    from placement.api.server.config import DEFAULT_LIMITS, ServerConfig, default_db_path
+
+    tokens: tuple[str, ...] = ()
+    if args.token_file:
+        try:
+            tokens = read_tokens(args.token_file)
+        except (OSError, ValueError) as exc:
+            raise InputError.single(
+                "--token-file", args.token_file, f"a token file ({exc})"
+            ) from None
+    limits = dict(DEFAULT_LIMITS)
+    limits.update(dict(args.limit))
+    config = ServerConfig(
+        host=args.host,
+        port=args.port,
+        workers=args.workers or max(1, os.cpu_count() or 1),
+        max_queue=args.queue,
+        default_time_limit_s=args.default_time_limit,
+        max_time_limit_s=args.max_time_limit,
+        grace_s=args.grace,
+        max_message_bytes=args.max_message_mib * 1024 * 1024,
+        limits=limits,
+        db_path=args.db or str(default_db_path()),
+        retention_s=args.retention,
+        tls_cert=args.tls_cert,
+        tls_key=args.tls_key,
+        client_ca=args.client_ca,
+        tokens=tokens,
+        metrics_port=args.metrics_port,
+    )
+    problems = config.validate()
+    if problems:
+        raise InputError.single("", "; ".join(problems), "valid server settings")
+    _configure_server_logging()
+    return serve(config)
+
+
+def _configure_server_logging() -> None:
+    """Access log: JSON lines on stderr; other messages as ``placement: level: ...``."""
+    access = logging.getLogger("placement.access")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    access.handlers[:] = [handler]
+    access.setLevel(logging.INFO)
+    access.propagate = False
+
+
 # --- import -----------------------------------------------------------------------------------
 
 
@@ -694,6 +888,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as exc:
         _err(f"error: {exc}")
         return EXIT_USAGE
+    except ExitWith as exc:
+        return exc.code
     except KeyboardInterrupt:
         _err("interrupted")
         return EXIT_INTERRUPTED

@@ -52,7 +52,7 @@ def generate() -> dict[str, str]:
         for path in sorted((Path(tmp) / "placement" / "v1").iterdir()):
             text = path.read_text()
             # protoc writes a gRPC module for every file; keep those that define a service.
-            if path.name.endswith("_pb2_grpc.py") and "Stub(object)" not in text:
+            if path.name.endswith("_pb2_grpc.py") and "class " not in text:
                 continue
             out[path.name] = _IMPORT.sub("from placement.api.v1 import ", text)
         return out

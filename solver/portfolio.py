@@ -7,6 +7,7 @@ solution exists (:class:`SolutionStatus`) and why the solve stopped (:class:`Sto
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -79,7 +80,7 @@ class _Run:
             self.history.append(incumbent)
         if self.options.on_incumbent is not None:
             try:
-                self.options.on_incumbent(incumbent)
+                self.options.on_incumbent(dataclasses.replace(incumbent, solution=solution))
             except Exception:  # noqa: BLE001 - a caller's callback must not break the solve
                 log.exception("on_incumbent callback failed")
         return True
@@ -256,4 +257,5 @@ def _finish(
         message="; ".join(messages),
         unplaced=unplaced,
         backend_errors=errors,
+        objective_senses=tuple(report.senses) if report else (),
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
@@ -54,6 +54,13 @@ class Incumbent:
     """The best proven bound on the primary objective at that moment, if any."""
     gap: float | None = None
     """Relative gap between ``objective`` and ``bound`` at that moment."""
+    solution: Any | None = field(default=None, compare=False, repr=False)
+    """The solution itself: set on what ``on_incumbent`` receives (so a caller can keep the
+    best one, e.g. a service that must answer at a deadline), None in ``Result.history``."""
+
+    def summary(self) -> dict[str, Any]:
+        """The JSON-ready fields, without the solution."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "solution"}
 
 
 @dataclass(frozen=True)
@@ -80,6 +87,8 @@ class Result:
     message: str = ""
     unplaced: list[dict[str, Any]] = field(default_factory=list)
     backend_errors: dict[str, str] = field(default_factory=dict)
+    objective_senses: tuple[str, ...] = ()
+    """``max`` or ``min`` for each entry of ``objective_terms``, in the same order."""
 
     @property
     def has_solution(self) -> bool:
@@ -94,11 +103,12 @@ class Result:
         data["status"] = self.status.value
         data["stop_reason"] = self.stop_reason.value
         data["solution"] = solution_dict
-        data["history"] = [asdict(h) for h in self.history]
+        data["history"] = [h.summary() for h in self.history]
         data["objective_terms"] = dict(self.objective_terms)
         data["phase_times_s"] = dict(self.phase_times_s)
         data["unplaced"] = [dict(u) for u in self.unplaced]
         data["backend_errors"] = dict(self.backend_errors)
+        data["objective_senses"] = list(self.objective_senses)
         return data
 
 

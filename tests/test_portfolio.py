@@ -124,6 +124,10 @@ def test_exact_backend_proves_the_optimum_the_greedy_misses() -> None:
     assert result.solution == frozenset({1, 2})
     assert result.history[0].source == "greedy:ratio" and result.history[0].objective == 160
     assert [i.objective for i in seen] == [i.objective for i in result.history]
+    # The callback gets each solution (a service keeps the best for its deadline); the
+    # history does not hold them.
+    assert seen[-1].solution == frozenset({1, 2}) and seen[0].solution is not None
+    assert all(h.solution is None for h in result.history)
     assert result.unplaced == [{"item": 0}]
     assert {"greedy", "cpsat", "total"} <= set(result.phase_times_s)
 

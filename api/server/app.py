@@ -1,0 +1,202 @@
+"""Assemble and run the gRPC server: workers first, then the server, health, reflection,
+TLS and token auth, metrics and graceful shutdown."""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import signal
+import sys
+import threading
+from concurrent import futures
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from placement.api.server.config import ServerConfig
+from placement.api.server.jobs import JobStore
+from placement.api.server.metrics import Metrics
+from placement.api.server.pool import SolvePool
+from placement.api.server.service import PlacementService
+from placement.api.v1 import service_pb2, service_pb2_grpc
+
+log = logging.getLogger("placement.server")
+
+SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["PlacementSolver"].full_name
+HEALTH_PREFIX = "/grpc.health.v1.Health/"
+EXTRA_RPC_THREADS = 32
+"""gRPC handler threads beyond one per admitted solve (Check, jobs, watchers, health)."""
+
+
+class TokenAuth(grpc.ServerInterceptor):
+    """Bearer-token auth: ``authorization: Bearer <token>`` must hold an accepted token.
+
+    The health service is exempt, so load balancers and Kubernetes probes need no secret.
+    Tokens are compared in constant time and never logged.
+    """
+
+    def __init__(self, tokens: tuple[str, ...]):
+        self._tokens = [t.encode() for t in tokens]
+
+    def _accepted(self, metadata: Any) -> str | None:
+        """None if accepted, else why not."""
+        values = [v for k, v in metadata or () if k == "authorization"]
+        if not values:
+            return "missing credentials: send metadata 'authorization: Bearer <token>'"
+        value = values[0]
+        if isinstance(value, bytes):
+            value = value.decode("latin-1")
+        scheme, _, token = value.partition(" ")
+        if scheme.lower() != "bearer" or not token:
+            return "malformed authorization metadata: expected 'Bearer <token>'"
+        given = token.strip().encode()
+        if any(hmac.compare_digest(given, t) for t in self._tokens):
+            return None
+        return "invalid token"
+
+    def intercept_service(self, continuation: Any, details: Any) -> Any:
+        if details.method.startswith(HEALTH_PREFIX):
+            return continuation(details)
+        problem = self._accepted(details.invocation_metadata)
+        if problem is None:
+            return continuation(details)
+        handler = continuation(details)
+        if handler is None:
+            return None
+
+        def deny(request: Any, context: grpc.ServicerContext) -> Any:
+            context.abort(grpc.StatusCode.UNAUTHENTICATED, problem)
+
+        if handler.request_streaming and handler.response_streaming:
+            return grpc.stream_stream_rpc_method_handler(deny)
+        if handler.request_streaming:
+            return grpc.stream_unary_rpc_method_handler(deny)
+        if handler.response_streaming:
+            return grpc.unary_stream_rpc_method_handler(deny)
+        return grpc.unary_unary_rpc_method_handler(deny)
+
+
+def read_tokens(path: str) -> tuple[str, ...]:
+    """Tokens from a file, one per line (blank lines and ``#`` comments ignored)."""
+    lines = Path(path).read_text().splitlines()
+    tokens = tuple(s.strip() for s in lines if s.strip() and not s.strip().startswith("#"))
+    if not tokens:
+        raise ValueError(f"{path}: no token in the file")
+    return tokens
+
+
+@dataclass
+class Running:
+    """A started server and its parts."""
+
+    server: grpc.Server
+    port: int
+    service: PlacementService
+    pool: SolvePool
+    store: JobStore
+    health: health.HealthServicer
+    metrics: Metrics
+
+    def stop(self, grace: float = 5.0) -> None:
+        """Stop taking calls, let calls in progress finish for ``grace`` s, stop workers.
+
+        Running jobs stay ``RUNNING`` in the store: the next server queues them again.
+        """
+        self.health.enter_graceful_shutdown()
+        done = self.server.stop(grace)
+        self.service.stop()
+        self.pool.close()
+        done.wait(grace + 1)
+        self.store.close()
+
+
+def start(config: ServerConfig) -> Running:
+    """Start the workers (warm), the job store and the gRPC server; returns once serving."""
+    problems = config.validate()
+    if problems:
+        raise ValueError("; ".join(problems))
+    pool = SolvePool(
+        config.workers, config.max_queue, grace=config.grace_s, margin=config.deadline_margin_s
+    )
+    try:
+        pool.warm()
+        store = JobStore(config.db_path)
+    except BaseException:
+        pool.close()
+        raise
+    metrics = Metrics()
+    service = PlacementService(config, pool, store, metrics)
+    threads = config.workers + config.max_queue + EXTRA_RPC_THREADS
+    options = [
+        ("grpc.max_receive_message_length", config.max_message_bytes),
+        ("grpc.max_send_message_length", config.max_message_bytes),
+        ("grpc.so_reuseport", 0),
+    ]
+    interceptors = [TokenAuth(config.tokens)] if config.tokens else []
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=threads, thread_name_prefix="rpc"),
+        options=options,
+        interceptors=interceptors,
+        maximum_concurrent_rpcs=threads,
+    )
+    service_pb2_grpc.add_PlacementSolverServicer_to_server(service, server)
+    health_servicer = health.HealthServicer(experimental_non_blocking=True)
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection(
+        (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+    )
+    address = f"{config.bind_host}:{config.port}"
+    if config.tls:
+        key = Path(config.tls_key).read_bytes()  # type: ignore[arg-type]
+        cert = Path(config.tls_cert).read_bytes()  # type: ignore[arg-type]
+        ca = Path(config.client_ca).read_bytes() if config.client_ca else None
+        creds = grpc.ssl_server_credentials(
+            [(key, cert)], root_certificates=ca, require_client_auth=ca is not None
+        )
+        port = server.add_secure_port(address, creds)
+    else:
+        port = server.add_insecure_port(address)
+    if port == 0:
+        pool.close()
+        store.close()
+        raise OSError(f"cannot listen on {address}")
+    server.start()
+    service.start()
+    for name in ("", SERVICE_NAME):
+        health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    if config.metrics_port is not None:
+        metrics.serve(config.metrics_port, "127.0.0.1" if not config.tls else "0.0.0.0")
+    return Running(server, port, service, pool, store, health_servicer, metrics)
+
+
+def serve(config: ServerConfig) -> int:
+    """Run until SIGTERM or SIGINT; returns the exit code."""
+    running = start(config)
+    mode = "mutual TLS" if config.client_ca else "TLS" if config.tls else "plaintext"
+    auth = f", token auth ({len(config.tokens)} tokens)" if config.tokens else ""
+    print(
+        f"placement: serving on {config.bind_host}:{running.port} ({mode}{auth}, "
+        f"{config.workers} workers, queue {config.max_queue}, jobs in {config.db_path}"
+        + (f", {running.service.runner.recovered} interrupted jobs queued again" if
+           running.service.runner.recovered else "")
+        + (f", metrics on :{config.metrics_port}" if config.metrics_port is not None else "")
+        + ")",
+        file=sys.stderr,
+        flush=True,
+    )
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: Any) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    while not stop.wait(0.5):
+        pass
+    print("placement: shutting down", file=sys.stderr, flush=True)
+    running.stop()
+    return 0

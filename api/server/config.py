@@ -1,0 +1,121 @@
+"""Settings of ``placement serve``: plain, frozen data with the defaults documented once."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULT_LIMITS: dict[str, int] = {
+    "jobs": 100_000,
+    "nodes": 100_000,
+    "gpus": 1_000_000,
+    "tasks": 100_000,
+    "items": 1_000_000,
+}
+"""Per-instance size limits: a list named like a key (``jobs``, ``nodes``, ``tasks``, ...)
+may hold at most that many entries; ``gpus`` limits a family's GPU count; ``items`` applies
+to every other list."""
+
+
+def default_db_path() -> Path:
+    """``$XDG_STATE_HOME/placement/jobs.sqlite3`` (``~/.local/state/...`` by default)."""
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(Path.home(), ".local", "state")
+    return Path(base) / "placement" / "jobs.sqlite3"
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """How the service runs.
+
+    Attributes
+    ----------
+    host, port:
+        Where to listen. Without TLS the default host is 127.0.0.1 (plaintext is for local
+        use); with TLS, 0.0.0.0. Port 0 picks a free port.
+    workers:
+        Solve worker processes (each solves one request at a time).
+    max_queue:
+        Requests that may wait for a worker; beyond ``workers + max_queue`` in flight, a
+        call gets RESOURCE_EXHAUSTED at once.
+    max_pending_jobs:
+        Queued asynchronous jobs; SubmitJob beyond it gets RESOURCE_EXHAUSTED.
+    default_time_limit_s, max_time_limit_s:
+        The solver's limit when neither the request nor a deadline gives one, and the most a
+        request may ask for.
+    deadline_margin_s:
+        Kept free before the client's deadline (at most a fifth of the time left): the solver
+        stops that much earlier, and if the worker has not answered by half of it before the
+        deadline, the call is answered with the best incumbent so far.
+    grace_s:
+        How long a solve may overrun its limit before the watchdog kills its worker.
+    max_message_bytes:
+        Largest request or response message.
+    limits:
+        Per-instance size limits (see :data:`DEFAULT_LIMITS`).
+    db_path:
+        The SQLite job store (``:memory:`` keeps nothing across restarts).
+    retention_s:
+        How long finished jobs are kept.
+    tls_cert, tls_key, client_ca:
+        PEM files: the server certificate and key (TLS); a client CA makes it mutual TLS
+        (clients must present a certificate it signed).
+    tokens:
+        Accepted bearer tokens (``authorization: Bearer <token>`` metadata); empty = no
+        token auth. The health service answers without a token (for load balancer probes).
+    metrics_port:
+        Serve Prometheus metrics on this port (None = off).
+    """
+
+    host: str | None = None
+    port: int = 50051
+    workers: int = field(default_factory=lambda: max(1, os.cpu_count() or 1))
+    max_queue: int = 64
+    max_pending_jobs: int = 10_000
+    default_time_limit_s: float = 10.0
+    max_time_limit_s: float = 3600.0
+    deadline_margin_s: float = 0.1
+    grace_s: float = 1.0
+    max_message_bytes: int = 64 * 1024 * 1024
+    limits: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_LIMITS))
+    db_path: str = field(default_factory=lambda: str(default_db_path()))
+    retention_s: float = 7 * 24 * 3600.0
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    client_ca: str | None = None
+    tokens: tuple[str, ...] = ()
+    metrics_port: int | None = None
+
+    @property
+    def tls(self) -> bool:
+        return self.tls_cert is not None
+
+    @property
+    def bind_host(self) -> str:
+        if self.host:
+            return self.host
+        return "0.0.0.0" if self.tls else "127.0.0.1"
+
+    def validate(self) -> list[str]:
+        """Problems with the settings, one line each (empty when fine)."""
+        problems = []
+        if self.workers < 1:
+            problems.append(f"workers: got {self.workers}, expected at least 1")
+        if self.max_queue < 0:
+            problems.append(f"max_queue: got {self.max_queue}, expected >= 0")
+        if not 0 <= self.port <= 65535:
+            problems.append(f"port: got {self.port}, expected 0..65535")
+        if (self.tls_cert is None) != (self.tls_key is None):
+            problems.append("tls: --tls-cert and --tls-key go together")
+        if self.client_ca and not self.tls:
+            problems.append("client_ca: mutual TLS needs --tls-cert and --tls-key too")
+        for name in ("tls_cert", "tls_key", "client_ca"):
+            path = getattr(self, name)
+            if path is not None and not Path(path).is_file():
+                problems.append(f"{name}: got {path!r}, expected a readable PEM file")
+        if not 0 < self.default_time_limit_s <= self.max_time_limit_s:
+            problems.append(
+                f"default_time_limit_s: got {self.default_time_limit_s}, expected in "
+                f"(0, max_time_limit_s={self.max_time_limit_s}]"
+            )
+        return problems

@@ -1,0 +1,289 @@
+"""The solve worker pool: warm spawn-started processes, a bounded queue and a watchdog.
+
+Built on pebble's :class:`~pebble.ProcessPool` (a well-kept killable process pool: cancelling
+a running task terminates its worker and starts a fresh one; a worker that dies is replaced
+and its task fails with ``ProcessExpired``). On top of it this module adds what a deadline-
+bound service needs:
+
+- admission control: at most ``workers + max_queue`` solves in flight, :meth:`SolvePool.submit`
+  returns None beyond that (the caller answers RESOURCE_EXHAUSTED at once);
+- an event channel from the workers (solve started, each checked incumbent with its
+  solution), so the best incumbent is known in the server at every moment;
+- a watchdog: a solve that overruns its time limit by more than ``grace`` seconds, or that is
+  still queued when its client's deadline passes, is killed; its ticket ends with the best
+  incumbent it had, if any;
+- cancellation: :meth:`Ticket.cancel` stops the solve within a second (the worker is killed
+  and replaced, warm).
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import CancelledError
+from dataclasses import dataclass, field
+from typing import Any
+
+import pebble
+
+from placement.api.server import worker
+
+log = logging.getLogger(__name__)
+
+EventCallback = Callable[[str, Any], None]
+"""Called (from the pool's event thread) with ``("started", (pid, limit))`` or
+``("incumbent", (incumbent_bytes, solution_bytes))``."""
+
+
+@dataclass
+class Outcome:
+    """How a ticket ended.
+
+    ``kind`` is ``result`` (the worker returned ``response``), ``overrun`` (killed by the
+    watchdog), ``cancelled``, ``crashed`` (the worker died) or ``error`` (the task raised).
+    For every kind but ``result``, ``best`` is the last incumbent received, if any, as
+    ``(incumbent_bytes, solution_bytes)``.
+    """
+
+    kind: str
+    response: bytes | None = None
+    best: tuple[bytes, bytes] | None = None
+    error: str = ""
+
+
+@dataclass(eq=False)
+class Ticket:
+    """One solve in the pool."""
+
+    request_id: str
+    time_limit_s: float
+    deadline: float | None
+    """The client's deadline, epoch seconds."""
+    on_event: EventCallback | None
+    future: Any = None
+    submitted: float = field(default_factory=time.monotonic)
+    started: float | None = None
+    pid: int | None = None
+    effective_limit: float | None = None
+    best: tuple[bytes, bytes] | None = None
+    kill_reason: str | None = None
+    outcome: Outcome | None = None
+    _finished_events: threading.Event = field(default_factory=threading.Event)
+    _done: threading.Event = field(default_factory=threading.Event)
+    _pool: SolvePool | None = None
+
+    def cancel(self, reason: str = "cancelled") -> None:
+        """Stop the solve (queued: dropped; running: its worker is killed and replaced)."""
+        if self.kill_reason is None:
+            self.kill_reason = reason
+        if self.future is not None:
+            self.future.cancel()
+
+    def wait(self, timeout: float | None = None) -> Outcome | None:
+        """The outcome, once the solve has ended (None on timeout)."""
+        if not self._done.wait(timeout):
+            return None
+        return self.outcome
+
+    @property
+    def queue_seconds(self) -> float:
+        """Seconds between submission and the worker starting (or now)."""
+        end = self.started if self.started is not None else time.monotonic()
+        return end - self.submitted
+
+
+class SolvePool:
+    """Warm worker processes with admission control, events and a watchdog.
+
+    Parameters
+    ----------
+    workers:
+        Worker processes (each runs one solve at a time).
+    max_queue:
+        Solves that may wait for a worker; beyond ``workers + max_queue`` in flight,
+        :meth:`submit` refuses.
+    grace:
+        Seconds a solve may overrun its time limit before the watchdog kills its worker.
+    margin:
+        Seconds kept free before a client's deadline (for the answer to travel back).
+    """
+
+    def __init__(self, workers: int, max_queue: int, grace: float = 1.0, margin: float = 0.05):
+        self.workers = workers
+        self.max_queue = max_queue
+        self.grace = grace
+        self.margin = margin
+        self.restarts = 0
+        self.on_restart: Callable[[str], None] | None = None
+        ctx = multiprocessing.get_context("spawn")
+        self._events = ctx.Queue()
+        self._pool = pebble.ProcessPool(
+            max_workers=workers, initializer=worker.init, initargs=(self._events,), context=ctx
+        )
+        self._lock = threading.Lock()
+        self._tickets: dict[str, Ticket] = {}
+        self._closed = threading.Event()
+        self._threads = [
+            threading.Thread(target=self._read_events, name="pool-events", daemon=True),
+            threading.Thread(target=self._watchdog, name="pool-watchdog", daemon=True),
+        ]
+        for t in self._threads:
+            t.start()
+
+    # --- lifecycle ----------------------------------------------------------------------
+    def warm(self, timeout: float = 300.0) -> list[int]:
+        """Start every worker and import the solver libraries in it; returns their pids."""
+        futures = [self._pool.schedule(worker.ping) for _ in range(self.workers)]
+        return [f.result(timeout=timeout) for f in futures]
+
+    def close(self) -> None:
+        """Kill every worker and stop the pool's threads."""
+        self._closed.set()
+        with self._lock:
+            tickets = list(self._tickets.values())
+        for t in tickets:
+            t.cancel("shutdown")
+        self._pool.stop()
+        self._pool.join(timeout=10)
+        self._events.put(("close", "", None))
+
+    @property
+    def in_flight(self) -> int:
+        """Solves queued or running."""
+        with self._lock:
+            return len(self._tickets)
+
+    @property
+    def running(self) -> int:
+        """Solves a worker has started."""
+        with self._lock:
+            return sum(1 for t in self._tickets.values() if t.started is not None)
+
+    def has_idle_worker(self) -> bool:
+        """True when a new solve would start at once."""
+        return self.in_flight < self.workers
+
+    # --- solving ------------------------------------------------------------------------
+    def submit(
+        self,
+        request_id: str,
+        request: bytes,
+        time_limit_s: float,
+        deadline: float | None = None,
+        on_event: EventCallback | None = None,
+        limit: int | None = None,
+        margin: float | None = None,
+    ) -> Ticket | None:
+        """Queue a solve, or return None when ``limit`` (default ``workers + max_queue``)
+        solves are already in flight.
+
+        ``request_id`` must be unique among solves in flight. ``margin`` (default the pool's)
+        is kept free before ``deadline`` when the worker sets the solver's time limit.
+        """
+        cap = self.workers + self.max_queue if limit is None else limit
+        ticket = Ticket(request_id, time_limit_s, deadline, on_event, _pool=self)
+        with self._lock:
+            if self._closed.is_set() or len(self._tickets) >= cap:
+                return None
+            if request_id in self._tickets:
+                raise ValueError(f"request id {request_id!r} is already in flight")
+            self._tickets[request_id] = ticket
+            ticket.future = self._pool.schedule(
+                worker.solve,
+                args=(
+                    request_id,
+                    request,
+                    time_limit_s,
+                    deadline,
+                    self.margin if margin is None else margin,
+                ),
+            )
+        ticket.future.add_done_callback(lambda f, t=ticket: self._finished(t, f))
+        return ticket
+
+    def _finished(self, ticket: Ticket, future: Any) -> None:
+        # Let the incumbents the worker sent before returning arrive first (the result and
+        # the events travel on different pipes).
+        if future.cancelled() or ticket.started is None:
+            pass
+        else:
+            ticket._finished_events.wait(0.5)
+        try:
+            response = future.result()
+            outcome = Outcome("result", response=response)
+        except CancelledError:
+            reason = ticket.kill_reason or "cancelled"
+            kind = "overrun" if reason in ("overrun", "deadline") else "cancelled"
+            outcome = Outcome(kind, best=ticket.best, error=reason)
+            if ticket.started is not None:
+                self._restarted(reason)
+        except pebble.ProcessExpired as exc:
+            outcome = Outcome("crashed", best=ticket.best, error=f"worker died ({exc})")
+            self._restarted("crash")
+        except Exception as exc:  # noqa: BLE001 - a bug in a solve must not stop the server
+            outcome = Outcome("error", best=ticket.best, error=f"{type(exc).__name__}: {exc}")
+        ticket.outcome = outcome
+        with self._lock:
+            self._tickets.pop(ticket.request_id, None)
+        ticket._done.set()
+
+    def _restarted(self, why: str) -> None:
+        self.restarts += 1
+        if self.on_restart is not None:
+            try:
+                self.on_restart(why)
+            except Exception:  # noqa: BLE001
+                log.exception("restart hook failed")
+
+    # --- threads ------------------------------------------------------------------------
+    def _read_events(self) -> None:
+        while True:
+            try:
+                kind, request_id, payload = self._events.get()
+            except (EOFError, OSError):
+                return
+            if kind == "close":
+                return
+            with self._lock:
+                ticket = self._tickets.get(request_id)
+            if ticket is None:
+                continue
+            if kind == "started":
+                ticket.started = time.monotonic()
+                ticket.pid, ticket.effective_limit = payload
+            elif kind == "incumbent":
+                ticket.best = payload
+            elif kind == "finished":
+                ticket._finished_events.set()
+                continue
+            if ticket.on_event is not None:
+                try:
+                    ticket.on_event(kind, payload)
+                except Exception:  # noqa: BLE001 - a listener must not stop the events
+                    log.exception("event listener failed")
+
+    def _watchdog(self) -> None:
+        while not self._closed.wait(0.05):
+            now, wall = time.monotonic(), time.time()
+            with self._lock:
+                tickets = list(self._tickets.values())
+            for t in tickets:
+                if t.kill_reason is not None:
+                    continue
+                if t.started is not None and t.effective_limit is not None:
+                    if now > t.started + t.effective_limit + self.grace:
+                        log.warning(
+                            "request %s overran its %.3f s limit by more than %.1f s: "
+                            "killing worker %s",
+                            t.request_id,
+                            t.effective_limit,
+                            self.grace,
+                            t.pid,
+                        )
+                        t.cancel("overrun")
+                elif t.deadline is not None and wall > t.deadline + self.grace:
+                    t.cancel("deadline")
+

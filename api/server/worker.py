@@ -1,0 +1,91 @@
+"""What runs inside a solve worker process.
+
+Workers are started with spawn before the gRPC server (fork after gRPC threads start can
+deadlock) and warmed once: the solver libraries and every family are imported by
+:func:`init`. A solve gets its request as bytes, sends events to the server through the
+pool's event queue, and returns the ``SolveResponse`` as bytes:
+
+- ``("started", request_id, (pid, time_limit_s))`` when the solve starts;
+- ``("incumbent", request_id, (incumbent_bytes, solution_bytes))`` for every improving
+  checked incumbent, so the server can answer with it if the worker must be killed;
+- ``("finished", request_id, None)`` after the last incumbent.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from typing import Any
+
+_events: Any = None
+
+
+def init(events: Any) -> None:
+    """Pool initializer: keep the event queue and import everything a solve needs."""
+    global _events
+    _events = events
+    logging.getLogger("placement").setLevel(logging.ERROR)
+    import ortools.sat.python.cp_model  # noqa: F401
+    import pulp  # noqa: F401
+
+    import placement.api.server.messages  # noqa: F401
+    from placement.solver.family import FAMILY_MODULES, get_family
+
+    for name in FAMILY_MODULES:
+        get_family(name)
+
+
+def ping() -> int:
+    """A no-op task: returns the worker's pid (used to start and warm every worker)."""
+    return os.getpid()
+
+
+def effective_time_limit(requested: float, deadline: float | None, margin: float) -> float:
+    """Seconds the solver may use: ``requested``, capped by ``deadline`` (epoch seconds, the
+    client's) minus ``margin``; at least 10 ms (the greedy fallback still runs)."""
+    limit = requested
+    if deadline is not None:
+        limit = min(limit, deadline - time.time() - margin)
+    return max(0.01, limit)
+
+
+def solve(
+    request_id: str, request: bytes, requested: float, deadline: float | None, margin: float
+) -> bytes:
+    """Solve a serialized ``SolveRequest``; returns the serialized ``SolveResponse``.
+
+    ``requested`` is the time limit decided by the server (request, default and maximum
+    applied); ``deadline`` the client's deadline in epoch seconds, if any. The time spent
+    waiting in the queue counts against the deadline.
+    """
+    from dataclasses import replace
+
+    from placement.api.server import messages
+    from placement.api.v1 import service_pb2
+    from placement.solver import solve as run
+
+    req = service_pb2.SolveRequest.FromString(request)
+    parsed = messages.parse_request(req)
+    limit = effective_time_limit(requested, deadline, margin)
+    family, instance = parsed.family, parsed.instance
+    if _events is not None:
+        _events.put(("started", request_id, (os.getpid(), limit)))
+
+    def on_incumbent(inc: Any) -> None:
+        if _events is None:
+            return
+        solution = messages.solution_message(family, instance, inc.solution)
+        inc_bytes = messages.incumbent_message(inc).SerializeToString()
+        _events.put(("incumbent", request_id, (inc_bytes, solution.SerializeToString())))
+
+    options = replace(parsed.options, time_limit_s=limit, on_incumbent=on_incumbent)
+    try:
+        result = run(instance, options)
+        response = messages.result_message(family, instance, result, request_id, limit)
+        return response.SerializeToString()
+    finally:
+        if _events is not None:
+            # Tells the server that every incumbent event of this solve has been sent.
+            _events.put(("finished", request_id, None))
+

@@ -1,0 +1,235 @@
+"""A real `placement serve` process on loopback for the service tests, and its worker pids."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tests.conftest import REPO
+
+INSTANCES = REPO / "instances" / "gpu"
+
+
+@dataclass
+class Server:
+    """A running server: its process, port and everything it wrote on stderr."""
+
+    proc: subprocess.Popen[str]
+    port: int
+    db: Path
+    lines: list[str] = field(default_factory=list)
+
+    @property
+    def target(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def workers(self) -> set[int]:
+        """Pids of the solve worker processes (spawned children of the server)."""
+        return worker_pids(self.proc.pid)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def kill(self) -> None:
+        """kill -9 the server and its workers (its process group), like a machine crash."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(30)
+
+
+def start_server(tmp_path: Path, *args: str, db: Path | None = None, workers: int = 2) -> Server:
+    """Start ``placement serve --port 0`` and wait until it serves."""
+    db = db or tmp_path / "jobs.sqlite3"
+    cmd = [
+        sys.executable,
+        "-m",
+        "placement.api.cli",
+        "serve",
+        "--port",
+        "0",
+        "--workers",
+        str(workers),
+        "--db",
+        str(db),
+        *args,
+    ]
+    proc = subprocess.Popen(
+        cmd,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        cwd=tmp_path,
+        start_new_session=True,
+    )
+    lines: list[str] = []
+    ready = threading.Event()
+    port: list[int] = []
+
+    def read() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.append(line.rstrip("\n"))
+            if "serving on" in line and not port:
+                port.append(int(line.split("serving on ", 1)[1].split(" ", 1)[0].rsplit(":", 1)[1]))
+                ready.set()
+        ready.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    if not ready.wait(180) or not port:
+        proc.kill()
+        raise RuntimeError("server did not start:\n" + "\n".join(lines))
+    return Server(proc, port[0], db, lines)
+
+
+def worker_pids(parent: int) -> set[int]:
+    """Children of ``parent`` that are multiprocessing spawn workers."""
+    pids = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == parent and "spawn_main" in cmdline:
+            pids.add(int(entry.name))
+    return pids
+
+
+def cpu_ticks(pid: int) -> int:
+    """User + system CPU ticks of a process (0 if gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0
+    return int(fields[11]) + int(fields[12])
+
+
+def settle(server: Server, workers: int, timeout: float = 120.0) -> None:
+    """Wait until ``workers`` workers exist and none uses CPU (fresh ones have warmed up), so
+    that the next busy worker is the one solving."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        pids = server.workers()
+        if len(pids) == workers:
+            before = {p: cpu_ticks(p) for p in pids}
+            time.sleep(0.3)
+            if all(cpu_ticks(p) - t <= 1 for p, t in before.items()):
+                return
+        else:
+            time.sleep(0.1)
+    raise RuntimeError("workers did not settle")
+
+
+def busy_worker(server: Server, timeout: float = 30.0) -> int:
+    """The worker that is using CPU (the one solving)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        pids = server.workers()
+        before = {p: cpu_ticks(p) for p in pids}
+        time.sleep(0.3)
+        used = {p: cpu_ticks(p) - t for p, t in before.items()}
+        if used:
+            pid, ticks = max(used.items(), key=lambda kv: kv[1])
+            if ticks >= 5:
+                return pid
+    raise RuntimeError("no busy worker found")
+
+
+def alive(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def wait_until(predicate, timeout: float, step: float = 0.05) -> bool:  # type: ignore[no-untyped-def]
+    """Poll ``predicate`` until true or ``timeout`` seconds; returns its last value."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(step)
+    return bool(predicate())
+
+
+def make_certificates(folder: Path) -> dict[str, Path]:
+    """A CA, a server certificate for localhost/127.0.0.1, a client certificate, and a
+    second CA with its own client certificate (a client the server must refuse)."""
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.UTC)
+
+    def name(cn: str) -> x509.Name:
+        return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
+
+    def key() -> ec.EllipticCurvePrivateKey:
+        return ec.generate_private_key(ec.SECP256R1())
+
+    def build(subject, subject_key, issuer, issuer_key, ca: bool, san=None):  # type: ignore[no-untyped-def]
+        b = (
+            x509.CertificateBuilder()
+            .subject_name(subject)
+            .issuer_name(issuer)
+            .public_key(subject_key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+        )
+        if san:
+            b = b.add_extension(x509.SubjectAlternativeName(san), critical=False)
+        return b.sign(issuer_key, hashes.SHA256())
+
+    def write(path: Path, data: bytes) -> Path:
+        path.write_bytes(data)
+        return path
+
+    def pem_key(k) -> bytes:  # type: ignore[no-untyped-def]
+        return k.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+
+    def pem(cert) -> bytes:  # type: ignore[no-untyped-def]
+        return cert.public_bytes(serialization.Encoding.PEM)
+
+    out: dict[str, Path] = {}
+    for prefix in ("", "other_"):
+        ca_key = key()
+        ca = build(name(f"{prefix}test-ca"), ca_key, name(f"{prefix}test-ca"), ca_key, True)
+        out[f"{prefix}ca"] = write(folder / f"{prefix}ca.pem", pem(ca))
+        client_key = key()
+        client = build(name(f"{prefix}client"), client_key, ca.subject, ca_key, False)
+        out[f"{prefix}client_cert"] = write(folder / f"{prefix}client.pem", pem(client))
+        out[f"{prefix}client_key"] = write(folder / f"{prefix}client.key", pem_key(client_key))
+        if not prefix:
+            server_key = key()
+            san = [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+            server = build(name("localhost"), server_key, ca.subject, ca_key, False, san)
+            out["server_cert"] = write(folder / "server.pem", pem(server))
+            out["server_key"] = write(folder / "server.key", pem_key(server_key))
+    return out
