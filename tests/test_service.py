@@ -489,3 +489,40 @@ def test_bad_server_settings_are_one_line_errors(tmp_path: Path) -> None:
     assert_user_error(proc, "tls")
     proc = run("serve", "--workers", "0", cwd=tmp_path, timeout=60)
     assert_user_error(proc, "--workers")
+
+
+# --- another language -----------------------------------------------------------------------
+
+
+def test_a_node_js_client_solves_through_the_server(server: Server, tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    from tests.conftest import REPO
+
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        pytest.skip("Node.js (node and npm) is not installed: the cross-language client test needs it")
+    install = subprocess.run(
+        [npm, "install", "--no-audit", "--no-fund", "--silent", "@grpc/grpc-js", "@grpc/proto-loader"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert install.returncode == 0, install.stderr
+    script = tmp_path / "solve_client.js"
+    shutil.copy(REPO / "tests" / "node" / "solve_client.js", script)
+    proc = subprocess.run(
+        [node, str(script), str(REPO / "api" / "proto"), server.target, str(INSTANCES / "tiny.json")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    response = json.loads(proc.stdout)
+    assert response["request_id"] == "node-client"
+    assert response["status"] == "SOLUTION_STATUS_OPTIMAL"
+    assert response["objective"] == pytest.approx(10.3)
+    assert response["solution"]["gpu"]["placements"]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -120,8 +121,14 @@ class SolvePool:
         self.on_restart: Callable[[str], None] | None = None
         ctx = multiprocessing.get_context("spawn")
         self._events = ctx.Queue()
+        # The cores are shared among the workers: a request that leaves the thread count to
+        # the server gets its share, so parallel solves do not oversubscribe the machine.
+        threads = max(1, (os.cpu_count() or 1) // workers)
         self._pool = pebble.ProcessPool(
-            max_workers=workers, initializer=worker.init, initargs=(self._events,), context=ctx
+            max_workers=workers,
+            initializer=worker.init,
+            initargs=(self._events, threads),
+            context=ctx,
         )
         self._lock = threading.Lock()
         self._tickets: dict[str, Ticket] = {}

@@ -19,12 +19,16 @@ import time
 from typing import Any
 
 _events: Any = None
+_threads = 0
+"""Search threads per solve when a request leaves it to the server (0 = all cores)."""
 
 
-def init(events: Any) -> None:
-    """Pool initializer: keep the event queue and import everything a solve needs."""
-    global _events
+def init(events: Any, threads: int = 0) -> None:
+    """Pool initializer: keep the event queue, import everything a solve needs, and warm
+    every family up (``Family.warm_up``, where a family has one)."""
+    global _events, _threads
     _events = events
+    _threads = threads
     logging.getLogger("placement").setLevel(logging.ERROR)
     import ortools.sat.python.cp_model  # noqa: F401
     import pulp  # noqa: F401
@@ -33,7 +37,13 @@ def init(events: Any) -> None:
     from placement.solver.family import FAMILY_MODULES, get_family
 
     for name in FAMILY_MODULES:
-        get_family(name)
+        family = get_family(name)
+        warm_up = getattr(family, "warm_up", None)
+        if warm_up is not None:
+            try:
+                warm_up()
+            except Exception:  # noqa: BLE001 - a failed warm-up only costs the first request
+                logging.getLogger(__name__).exception("warm-up of %s failed", name)
 
 
 def ping() -> int:
@@ -79,7 +89,12 @@ def solve(
         inc_bytes = messages.incumbent_message(inc).SerializeToString()
         _events.put(("incumbent", request_id, (inc_bytes, solution.SerializeToString())))
 
-    options = replace(parsed.options, time_limit_s=limit, on_incumbent=on_incumbent)
+    options = replace(
+        parsed.options,
+        time_limit_s=limit,
+        on_incumbent=on_incumbent,
+        threads=parsed.options.threads or _threads,
+    )
     try:
         result = run(instance, options)
         response = messages.result_message(family, instance, result, request_id, limit)

@@ -96,6 +96,23 @@ class GpuFamily:
 
         return capacity_bound(instance)
 
+    def size(self, instance: GpuInstance) -> dict[str, int]:
+        """What the service's size limits count: jobs, nodes and GPUs."""
+        return {
+            "jobs": len(instance.jobs),
+            "nodes": len(instance.nodes),
+            "gpus": sum(n.gpu_count for n in instance.nodes),
+        }
+
+    def warm_up(self) -> None:
+        """Run every code path of a solve once on a small generated instance (a service
+        worker does this at start, so its first request pays no first-call costs)."""
+        from placement.models.gpu.generate import generate
+        from placement.solver import SolveOptions, solve
+
+        instance = generate(64, 24, seed=0)
+        solve(instance, SolveOptions(time_limit_s=0.5, threads=1))
+
 
 FAMILY = GpuFamily()
 

@@ -1329,6 +1329,10 @@ class GpuModel:
 # The lexicographic stage driver
 
 
+MIN_EXACT_SECONDS = 0.05
+"""Below this many seconds left, the exact model is not built (nor the LP bound solved)."""
+
+
 class StageBackend(Protocol):
     """What :func:`solve_staged` needs from a solver (CP-SAT or a MILP solver)."""
 
@@ -1474,6 +1478,12 @@ def solve_staged(
     )
     if cancel.cancelled:
         return ExactOutcome(StopReason.CANCELLED, message="cancelled before the exact model ran")
+    if clock.left() < MIN_EXACT_SECONDS:
+        # Not even a model build fits: return at once rather than overrun the deadline.
+        return ExactOutcome(
+            StopReason.TIME_LIMIT,
+            message=f"the exact model did not run: {clock.left() * 1e3:.0f} ms left",
+        )
 
     if not restricted:
         model = GpuModel(instance, cluster, None)
@@ -1481,8 +1491,13 @@ def solve_staged(
         best_model, passes = model, [result]
     else:
         # A bound for the whole instance: a restricted model's own bound is not one.
-        lp_bound = relaxation_bound(
-            instance, cluster, ctx.options, cancel, max(1.0, 0.15 * clock.left())
+        # A short deadline gets no LP bound rather than an overrun (the portfolio still
+        # has its quick bound).
+        lp_budget = 0.15 * clock.left()
+        lp_bound = (
+            relaxation_bound(instance, cluster, ctx.options, cancel, lp_budget)
+            if lp_budget >= MIN_EXACT_SECONDS
+            else None
         )
         stats["relaxation_bound_s"] = time.monotonic() - started
         passes, tried = [], set()
