@@ -802,7 +802,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if problems:
         raise InputError.single("", "; ".join(problems), "valid server settings")
     _configure_server_logging()
-    return serve(config)
+    from placement.api.server.jobs import JobStoreError
+
+    try:
+        return serve(config)
+    except JobStoreError as exc:
+        raise InputError.single("--db", config.db_path, f"a usable job database ({exc})") from None
+    except OSError as exc:
+        raise InputError.single(
+            "--port", f"{config.bind_host}:{config.port}", f"an address to listen on ({exc})"
+        ) from None
 
 
 def _configure_server_logging() -> None:

@@ -526,3 +526,12 @@ def test_a_node_js_client_solves_through_the_server(server: Server, tmp_path: Pa
     assert response["status"] == "SOLUTION_STATUS_OPTIMAL"
     assert response["objective"] == pytest.approx(10.3)
     assert response["solution"]["gpu"]["placements"]
+
+
+def test_a_corrupt_job_database_is_a_clear_error(tmp_path: Path) -> None:
+    from tests.test_cli import assert_user_error, run
+
+    db = tmp_path / "jobs.sqlite3"
+    db.write_bytes(b"this is not an SQLite database" * 100)
+    proc = run("serve", "--port", "0", "--workers", "1", "--db", db, cwd=tmp_path, timeout=180)
+    assert_user_error(proc, "--db", "job database")
