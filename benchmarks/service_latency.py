@@ -8,7 +8,9 @@ from a client in this process:
 3. deadline adherence: solves of ``instances/gpu/medium.json`` (which never finishes early:
    the exact backend runs to its limit) with gRPC deadlines drawn uniformly from 50 ms to 2 s;
    answered = an OK response received within the deadline + 100 ms;
-4. memory: the server's RSS (and its workers') at rest, then after N tiny requests.
+4. memory: the server's RSS (and its workers') at rest, then after N tiny requests;
+5. cancellation: from cancelling a SolveStream to its worker no longer using CPU (50 ms
+   sampling, so the figure is at most 50 ms pessimistic).
 
     python benchmarks/service_latency.py                      # the full run (~12 min)
     python benchmarks/service_latency.py --quick              # a smoke run (~1 min)
@@ -180,8 +182,32 @@ def memory(client: Client, server_pid: int, tiny: Any, n: int) -> dict[str, Any]
     }
 
 
+def cancellation(server: Any, medium: Any, n: int, workers: int) -> dict[str, Any]:
+    """Seconds from cancelling a SolveStream to its worker no longer computing."""
+    from tests.service_harness import busy_worker, settle, stops_computing
+
+    req = solve_request(medium, 60)
+    delays = []
+    with Client(server.target) as c:
+        for _ in range(n):
+            settle(server, workers)  # every worker warm and idle: the busy one is ours
+            stream = c.stub.SolveStream(req)
+            next(stream)  # the first incumbent: the solve is running
+            try:
+                pid = busy_worker(server, timeout=5)
+            except RuntimeError:  # the solve ended before we looked: not a sample
+                stream.cancel()
+                continue
+            stream.cancel()
+            delay = stops_computing(pid, 30)
+            delays.append(30.0 if delay is None else delay)
+    return {"cancels": len(delays), "p50_s": pct(delays, 0.5), "max_s": max(delays)}
+
+
 def markdown(results: dict[str, Any], command: str) -> str:
-    lat, thr, dl, mem = (results[k] for k in ("latency", "throughput", "deadlines", "memory"))
+    lat, thr, dl, mem, can = (
+        results[k] for k in ("latency", "throughput", "deadlines", "memory", "cancellation")
+    )
     env = results["environment"]
     lines = [
         "# Service benchmark",
@@ -206,6 +232,8 @@ def markdown(results: dict[str, Any], command: str) -> str:
         f"({100 * mem['server_growth']:+.1f}%) |",
         f"| workers' RSS (all) at rest -> after | | {mem['at_rest']['workers_mib']:.1f} -> "
         f"{mem['after']['workers_mib']:.1f} MiB ({100 * mem['workers_growth']:+.1f}%) |",
+        f"| cancellation: SolveStream cancelled -> its worker idle ({can['cancels']} times) | "
+        f"<= 1 s | p50 {can['p50_s']:.2f} s, max {can['max_s']:.2f} s |",
         "",
         f"Latency statuses: {lat['statuses']}. Deadline runs: median time left at the "
         f"answer {dl['margin_ms_p50']:.1f} ms, smallest {dl['margin_ms_min']:.1f} ms."
@@ -222,7 +250,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "benchmarks")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
-    n_lat, n_thr, n_dl, n_mem = (100, 200, 40, 500) if args.quick else (1000, 4000, 1000, 10000)
+    n_lat, n_thr, n_dl, n_mem, n_can = (
+        (100, 200, 40, 500, 3) if args.quick else (1000, 4000, 1000, 10000, 20)
+    )
     tmp = Path(os.environ.get("TMPDIR", "/tmp")) / f"placement-bench-{os.getpid()}"
     tmp.mkdir(parents=True, exist_ok=True)
     load = os.getloadavg()
@@ -247,6 +277,8 @@ def main(argv: list[str] | None = None) -> int:
             results["deadlines"] = deadlines(server.target, medium, n_dl, args.workers, args.seed)
             print("memory ...", file=sys.stderr)
             results["memory"] = memory(client, server.proc.pid, tiny, n_mem)
+            print("cancellation ...", file=sys.stderr)
+            results["cancellation"] = cancellation(server, medium, n_can, args.workers)
     finally:
         server.proc.send_signal(signal.SIGTERM)
         try:

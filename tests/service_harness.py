@@ -151,6 +151,26 @@ def busy_worker(server: Server, timeout: float = 30.0) -> int:
     raise RuntimeError("no busy worker found")
 
 
+def stops_computing(pid: int, timeout: float) -> float | None:
+    """Seconds until ``pid`` uses no more CPU (or is gone), sampled every 50 ms; None if it
+    is still computing after ``timeout``."""
+    t0 = time.monotonic()
+    last = cpu_ticks(pid)
+    still_since = None
+    while time.monotonic() - t0 < timeout:
+        time.sleep(0.05)
+        now = cpu_ticks(pid)
+        if now == last or not alive(pid):
+            if still_since is None:
+                still_since = time.monotonic() - 0.05
+            if not alive(pid) or time.monotonic() - still_since >= 0.2:
+                return still_since - t0
+        else:
+            still_since = None
+        last = now
+    return None
+
+
 def alive(pid: int) -> bool:
     """True while ``pid`` exists and is not a zombie."""
     try:

@@ -12,12 +12,16 @@ bound service needs:
 - a watchdog: a solve that overruns its time limit by more than ``grace`` seconds, or that is
   still queued when its client's deadline passes, is killed; its ticket ends with the best
   incumbent it had, if any;
-- cancellation: :meth:`Ticket.cancel` stops the solve within a second (the worker is killed
-  and replaced, warm).
+- cancellation: :meth:`Ticket.cancel` stops the solve cooperatively: the ticket's number is
+  posted on a shared cancel board that every worker polls, and the solve's cancellation
+  token stops the solver within milliseconds, returning its best solution; the worker stays
+  warm. A worker that has not returned ``cancel_grace`` seconds later is killed (and
+  replaced). Killing is the fallback, because a fresh worker costs seconds of warm-up.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 import multiprocessing
 import os
@@ -44,9 +48,9 @@ class Outcome:
     """How a ticket ended.
 
     ``kind`` is ``result`` (the worker returned ``response``), ``overrun`` (killed by the
-    watchdog), ``cancelled``, ``crashed`` (the worker died) or ``error`` (the task raised).
-    For every kind but ``result``, ``best`` is the last incumbent received, if any, as
-    ``(incumbent_bytes, solution_bytes)``.
+    watchdog), ``cancelled`` (``response`` is set when the solver stopped cooperatively and
+    returned its best solution), ``crashed`` (the worker died) or ``error`` (the task raised).
+    ``best`` is the last incumbent received, if any, as ``(incumbent_bytes, solution_bytes)``.
     """
 
     kind: str
@@ -60,6 +64,8 @@ class Ticket:
     """One solve in the pool."""
 
     request_id: str
+    number: int
+    """Unique among the pool's tickets: what the cancel board names."""
     time_limit_s: float
     deadline: float | None
     """The client's deadline, epoch seconds."""
@@ -71,17 +77,26 @@ class Ticket:
     effective_limit: float | None = None
     best: tuple[bytes, bytes] | None = None
     kill_reason: str | None = None
+    cancel_requested: float | None = None
     outcome: Outcome | None = None
     _finished_events: threading.Event = field(default_factory=threading.Event)
     _done: threading.Event = field(default_factory=threading.Event)
     _pool: SolvePool | None = None
 
-    def cancel(self, reason: str = "cancelled") -> None:
-        """Stop the solve (queued: dropped; running: its worker is killed and replaced)."""
+    def cancel(self, reason: str = "cancelled", kill: bool = False) -> None:
+        """Stop the solve. Queued: dropped. Running: the solver is asked to stop (it returns
+        its best solution); its worker is killed if it has not returned within the pool's
+        ``cancel_grace``, or at once with ``kill``."""
         if self.kill_reason is None:
             self.kill_reason = reason
-        if self.future is not None:
+        if self.future is None or self.future.done():
+            return
+        if kill or self.started is None or self._pool is None:
             self.future.cancel()
+            return
+        if self.cancel_requested is None:
+            self.cancel_requested = time.monotonic()
+            self._pool._post_cancel(self.number)
 
     def wait(self, timeout: float | None = None) -> Outcome | None:
         """The outcome, once the solve has ended (None on timeout)."""
@@ -112,22 +127,36 @@ class SolvePool:
         Seconds kept free before a client's deadline (for the answer to travel back).
     """
 
-    def __init__(self, workers: int, max_queue: int, grace: float = 1.0, margin: float = 0.05):
+    CANCEL_BOARD_SIZE = 256
+    """Slots of the shared cancel board (a ring of recently cancelled ticket numbers)."""
+
+    def __init__(
+        self,
+        workers: int,
+        max_queue: int,
+        grace: float = 1.0,
+        margin: float = 0.05,
+        cancel_grace: float = 1.0,
+    ):
         self.workers = workers
         self.max_queue = max_queue
         self.grace = grace
         self.margin = margin
+        self.cancel_grace = cancel_grace
         self.restarts = 0
         self.on_restart: Callable[[str], None] | None = None
         ctx = multiprocessing.get_context("spawn")
         self._events = ctx.Queue()
+        self._board = ctx.Array("q", self.CANCEL_BOARD_SIZE, lock=True)
+        self._board_next = 0
+        self._numbers = itertools.count(1)
         # The cores are shared among the workers: a request that leaves the thread count to
         # the server gets its share, so parallel solves do not oversubscribe the machine.
         threads = max(1, (os.cpu_count() or 1) // workers)
         self._pool = pebble.ProcessPool(
             max_workers=workers,
             initializer=worker.init,
-            initargs=(self._events, threads),
+            initargs=(self._events, threads, self._board),
             context=ctx,
         )
         self._lock = threading.Lock()
@@ -152,7 +181,7 @@ class SolvePool:
         with self._lock:
             tickets = list(self._tickets.values())
         for t in tickets:
-            t.cancel("shutdown")
+            t.cancel("shutdown", kill=True)
         self._pool.stop()
         self._pool.join(timeout=10)
         self._events.put(("close", "", None))
@@ -191,7 +220,7 @@ class SolvePool:
         is kept free before ``deadline`` when the worker sets the solver's time limit.
         """
         cap = self.workers + self.max_queue if limit is None else limit
-        ticket = Ticket(request_id, time_limit_s, deadline, on_event, _pool=self)
+        ticket = Ticket(request_id, next(self._numbers), time_limit_s, deadline, on_event, _pool=self)
         with self._lock:
             if self._closed.is_set() or len(self._tickets) >= cap:
                 return None
@@ -202,6 +231,7 @@ class SolvePool:
                 worker.solve,
                 args=(
                     request_id,
+                    ticket.number,
                     request,
                     time_limit_s,
                     deadline,
@@ -220,7 +250,12 @@ class SolvePool:
             ticket._finished_events.wait(0.5)
         try:
             response = future.result()
-            outcome = Outcome("result", response=response)
+            if ticket.kill_reason is not None:
+                # Stopped cooperatively: the solver returned its best solution.
+                outcome = Outcome("cancelled", response=response, best=ticket.best,
+                                  error=ticket.kill_reason)
+            else:
+                outcome = Outcome("result", response=response)
         except CancelledError:
             reason = ticket.kill_reason or "cancelled"
             kind = "overrun" if reason in ("overrun", "deadline") else "cancelled"
@@ -236,6 +271,12 @@ class SolvePool:
         with self._lock:
             self._tickets.pop(ticket.request_id, None)
         ticket._done.set()
+
+    def _post_cancel(self, number: int) -> None:
+        """Put a ticket number on the cancel board the workers poll."""
+        with self._board.get_lock():
+            self._board[self._board_next] = number
+            self._board_next = (self._board_next + 1) % self.CANCEL_BOARD_SIZE
 
     def _restarted(self, why: str) -> None:
         self.restarts += 1
@@ -278,6 +319,17 @@ class SolvePool:
             with self._lock:
                 tickets = list(self._tickets.values())
             for t in tickets:
+                if t.cancel_requested is not None:
+                    if now > t.cancel_requested + self.cancel_grace:
+                        log.warning(
+                            "request %s did not stop within %.1f s of its cancellation: "
+                            "killing worker %s",
+                            t.request_id,
+                            self.cancel_grace,
+                            t.pid,
+                        )
+                        t.future.cancel()
+                    continue
                 if t.kill_reason is not None:
                     continue
                 if t.started is not None and t.effective_limit is not None:
@@ -290,7 +342,7 @@ class SolvePool:
                             self.grace,
                             t.pid,
                         )
-                        t.cancel("overrun")
+                        t.cancel("overrun", kill=True)
                 elif t.deadline is not None and wall > t.deadline + self.grace:
-                    t.cancel("deadline")
+                    t.cancel("deadline", kill=True)
 

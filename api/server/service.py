@@ -515,7 +515,7 @@ class PlacementService(service_pb2_grpc.PlacementSolverServicer):
         if outcome.kind == "result":
             return jobstates.SUCCEEDED, outcome.response, ""
         resp = None
-        if outcome.best is not None:
+        if outcome.best is not None and outcome.response is None:
             req = service_pb2.SolveRequest.FromString(row.request)
             try:
                 family, instance = messages.parse_instance(req.instance)
@@ -532,6 +532,9 @@ class PlacementService(service_pb2_grpc.PlacementSolverServicer):
                 resp = None
         data = resp.SerializeToString() if resp is not None else None
         if outcome.kind == "cancelled":
+            if outcome.response is not None:
+                # The solver stopped cooperatively and returned its best checked solution.
+                return jobstates.CANCELLED, outcome.response, "cancelled"
             return jobstates.CANCELLED, data, "cancelled"
         if outcome.kind == "overrun" and resp is not None:
             return jobstates.SUCCEEDED, data, ""

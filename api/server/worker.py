@@ -15,20 +15,28 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
+import threading
 import time
 from typing import Any
 
 _events: Any = None
+_board: Any = None
 _threads = 0
 """Search threads per solve when a request leaves it to the server (0 = all cores)."""
 
 
-def init(events: Any, threads: int = 0) -> None:
+def init(events: Any, threads: int = 0, board: Any = None) -> None:
     """Pool initializer: keep the event queue, import everything a solve needs, and warm
     every family up (``Family.warm_up``, where a family has one)."""
-    global _events, _threads
+    global _events, _threads, _board
     _events = events
     _threads = threads
+    _board = board
+    # pebble stops a worker with SIGTERM and installs a Python handler for it, which cannot
+    # run while a solver is inside native code; pebble then waits 3 s before SIGKILL. The
+    # default action ends the process at once, so a cancelled solve stops within the second.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     logging.getLogger("placement").setLevel(logging.ERROR)
     import ortools.sat.python.cp_model  # noqa: F401
     import pulp  # noqa: F401
@@ -60,8 +68,21 @@ def effective_time_limit(requested: float, deadline: float | None, margin: float
     return max(0.01, limit)
 
 
+def _watch_board(number: int, token: Any, done: threading.Event) -> None:
+    """Cancel ``token`` when ``number`` appears on the cancel board (polled every 10 ms)."""
+    while not done.wait(0.01):
+        if number in _board[:]:
+            token.cancel()
+            return
+
+
 def solve(
-    request_id: str, request: bytes, requested: float, deadline: float | None, margin: float
+    request_id: str,
+    number: int,
+    request: bytes,
+    requested: float,
+    deadline: float | None,
+    margin: float,
 ) -> bytes:
     """Solve a serialized ``SolveRequest``; returns the serialized ``SolveResponse``.
 
@@ -73,6 +94,7 @@ def solve(
 
     from placement.api.server import messages
     from placement.api.v1 import service_pb2
+    from placement.solver import CancellationToken
     from placement.solver import solve as run
 
     req = service_pb2.SolveRequest.FromString(request)
@@ -89,17 +111,23 @@ def solve(
         inc_bytes = messages.incumbent_message(inc).SerializeToString()
         _events.put(("incumbent", request_id, (inc_bytes, solution.SerializeToString())))
 
+    token = CancellationToken()
+    done = threading.Event()
+    if _board is not None:
+        threading.Thread(target=_watch_board, args=(number, token, done), daemon=True).start()
     options = replace(
         parsed.options,
         time_limit_s=limit,
         on_incumbent=on_incumbent,
         threads=parsed.options.threads or _threads,
+        cancel=token,
     )
     try:
         result = run(instance, options)
         response = messages.result_message(family, instance, result, request_id, limit)
         return response.SerializeToString()
     finally:
+        done.set()
         if _events is not None:
             # Tells the server that every incumbent event of this solve has been sent.
             _events.put(("finished", request_id, None))
