@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -133,8 +133,10 @@ class Family(Protocol):
         """The JSON form of a solution, with the reasons for unplaced work if given."""
         ...
 
-    def greedy(self, instance: Any, options: SolveOptions) -> list[tuple[str, Any]]:
-        """Named heuristic solutions; the first is the fallback."""
+    def greedy(self, instance: Any, options: SolveOptions) -> Iterable[tuple[str, Any]]:
+        """Named heuristic solutions; the first is the fallback. A generator is best: each
+        solution is checked and reported as soon as it is yielded, and the later ones are
+        skipped when the time is up."""
         ...
 
     def check(self, instance: Any, solution: Any) -> CheckReport:

@@ -146,6 +146,10 @@ def solve(instance: Any, options: SolveOptions | None = None) -> Result:
         try:
             for name, solution in family.greedy(instance, options):
                 run.report(solution, f"greedy:{name}")
+                # The first heuristic is the fallback and always runs; the others only
+                # while there is time.
+                if run.cancel.cancelled or run.time_left() <= 0:
+                    break
         except Exception as exc:  # noqa: BLE001 - a failing heuristic must not lose the request
             errors["greedy"] = f"{type(exc).__name__}: {exc}"
             log.debug("greedy failed\n%s", traceback.format_exc())

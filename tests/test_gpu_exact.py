@@ -26,7 +26,7 @@ from placement.models.gpu import (
 from placement.models.gpu.cpsat import CpSatEncoding
 from placement.models.gpu.encoding import Cluster, GpuModel, relaxation_bound
 from placement.models.gpu.generate import generate
-from placement.models.gpu.greedy import greedy_solutions
+from placement.models.gpu.greedy import best_fit, greedy_solutions
 from placement.models.gpu.milp import MilpEncoding
 from placement.solver import (
     CancellationToken,
@@ -481,7 +481,7 @@ def test_restricted_model_claims_nothing_and_keeps_a_valid_bound(
     backend: str, milp_solver: str
 ) -> None:
     instance = generate(48, 16, 3, occupancy=0.3)
-    start = greedy_solutions(instance)[0][1]
+    start = best_fit(instance)
     full, _, _ = run_exact(instance, "cpsat", "highs", start=start)
     assert full.proven_optimal
     optimum = check(instance, full.proven_solution)

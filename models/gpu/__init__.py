@@ -11,6 +11,7 @@ and an FGD-style policy), :mod:`.cpsat` and :mod:`.milp` (exact encodings), :mod
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from placement.models.gpu.check import check
@@ -62,7 +63,7 @@ class GpuFamily:
         """The JSON form of the ``gpu`` section of a solution."""
         return message_to_dict(solution_to_message(instance, solution, unplaced))
 
-    def greedy(self, instance: GpuInstance, options: SolveOptions) -> list[tuple[str, GpuSolution]]:
+    def greedy(self, instance: GpuInstance, options: SolveOptions) -> Iterator[tuple[str, GpuSolution]]:
         """Named heuristic solutions; the first (topology-aware best fit) is the fallback."""
         from placement.models.gpu.greedy import greedy_solutions
 

@@ -24,6 +24,7 @@ independent of every heuristic); it is the one of ``check.node_fragmentation_mil
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -840,8 +841,9 @@ def fgd(instance: GpuInstance) -> GpuSolution:
 
 def greedy_solutions(
     instance: GpuInstance, options: SolveOptions | None = None
-) -> list[tuple[str, GpuSolution]]:
-    """Both heuristics, best fit first (the portfolio's fallback).
+) -> Iterator[tuple[str, GpuSolution]]:
+    """Both heuristics, best fit first (the portfolio's fallback), each yielded as soon as
+    it is computed (the portfolio checks and reports it before the next one runs).
 
     Parameters
     ----------
@@ -851,10 +853,11 @@ def greedy_solutions(
         Solve options. Unused: both heuristics are deterministic whatever the seed or
         ``deterministic`` flag.
 
-    Returns
-    -------
-    list of (str, GpuSolution)
-        ``[("best_fit", ...), ("fgd", ...)]``.
+    Yields
+    ------
+    (str, GpuSolution)
+        ``("best_fit", ...)``, then ``("fgd", ...)``.
     """
     del options
-    return [("best_fit", best_fit(instance)), ("fgd", fgd(instance))]
+    yield "best_fit", best_fit(instance)
+    yield "fgd", fgd(instance)

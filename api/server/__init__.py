@@ -1,0 +1,1 @@
+"""The gRPC service behind ``placement serve`` (see docs/api.md and docs/architecture.md)."""
