@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import heapq
+import itertools
 import threading
+import time
 from collections.abc import Callable
 
 
@@ -58,3 +61,57 @@ class CancellationToken:
     def wait(self, timeout_s: float | None = None) -> bool:
         """Block until cancelled or ``timeout_s`` passed; return whether cancelled."""
         return self._event.wait(timeout_s)
+
+    def cancel_after(self, seconds: float) -> Callable[[], None]:
+        """Cancel this token ``seconds`` from now (a guard for solvers that may overrun their
+        own limit). Returns a function that disarms it. One shared timer thread serves every
+        token, so arming a guard costs no thread start."""
+        return _ALARMS.add(time.monotonic() + seconds, self.cancel)
+
+
+class _Alarms:
+    """One daemon thread that runs callbacks at their times (a heap of deadlines)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._heap: list[tuple[float, int, Callable[[], None]]] = []
+        self._ids = itertools.count()
+        self._live: set[int] = set()
+        self._thread: threading.Thread | None = None
+
+    def add(self, at: float, callback: Callable[[], None]) -> Callable[[], None]:
+        with self._cond:
+            key = next(self._ids)
+            heapq.heappush(self._heap, (at, key, callback))
+            self._live.add(key)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="alarms", daemon=True)
+                self._thread.start()
+            self._cond.notify()
+
+        def disarm() -> None:
+            with self._cond:
+                self._live.discard(key)
+
+        return disarm
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while self._heap and self._heap[0][1] not in self._live:
+                    heapq.heappop(self._heap)
+                if not self._heap:
+                    self._cond.wait()
+                    continue
+                at, key, callback = self._heap[0]
+                delay = at - time.monotonic()
+                if delay > 0:
+                    self._cond.wait(delay)
+                    continue
+                heapq.heappop(self._heap)
+                self._live.discard(key)
+            with contextlib.suppress(Exception):
+                callback()
+
+
+_ALARMS = _Alarms()

@@ -206,3 +206,18 @@ def test_bad_options_name_the_field(field: str, value: Any) -> None:
     with pytest.raises(InputError) as info:
         SolveOptions(**{field: value})
     assert info.value.errors[0].path == field
+
+
+def test_cancel_after_fires_once_and_can_be_disarmed() -> None:
+    from placement.solver import CancellationToken
+
+    fired = CancellationToken()
+    fired.cancel_after(0.05)
+    disarmed = CancellationToken()
+    disarm = disarmed.cancel_after(0.05)
+    disarm()
+    later = CancellationToken()
+    later.cancel_after(30)  # an earlier alarm must not wait behind a later one
+    assert fired.wait(5)
+    assert not disarmed.wait(0.3)
+    assert not later.cancelled

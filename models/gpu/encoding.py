@@ -1710,15 +1710,13 @@ def _run_pass(
         unhook = cancel.add_callback(stage_cancel.cancel)
         # (Deterministic mode: CpSat.run allows twice the budget of wall time as its guard.)
         guard = budget * (2.0 if clock.deterministic else 1.0)
-        timer = threading.Timer(guard * 1.05 + 0.1, stage_cancel.cancel)
-        timer.daemon = True
-        timer.start()
+        disarm = stage_cancel.cancel_after(guard * 1.05 + 0.1)
         try:
             # Objectives go to the solver without their constant (CBC's logged bound omits
             # it); run.objective and run.bound are shifted back below.
             run, final = backend.run(stage.sense, coefs, 0.0, best, budget, stage_cancel, on_values)
         finally:
-            timer.cancel()
+            disarm()
             unhook()
         if run.stop_reason == StopReason.CANCELLED and not cancel.cancelled:
             run.stop_reason = StopReason.TIME_LIMIT  # our stage deadline, not the caller
