@@ -1462,6 +1462,12 @@ def solve_staged(
     started = time.monotonic()
     cancel = ctx.cancel
     clock = _Clock(ctx)
+    if clock.left() < MIN_EXACT_SECONDS and not cancel.cancelled:
+        # Not even a model build fits: return at once rather than overrun the deadline.
+        return ExactOutcome(
+            StopReason.TIME_LIMIT,
+            message=f"the exact model did not run: {clock.left() * 1e3:.0f} ms left",
+        )
     cluster = Cluster(instance)
     backend = make_backend()
     size = placement_var_count(instance, cluster)
@@ -1478,12 +1484,6 @@ def solve_staged(
     )
     if cancel.cancelled:
         return ExactOutcome(StopReason.CANCELLED, message="cancelled before the exact model ran")
-    if clock.left() < MIN_EXACT_SECONDS:
-        # Not even a model build fits: return at once rather than overrun the deadline.
-        return ExactOutcome(
-            StopReason.TIME_LIMIT,
-            message=f"the exact model did not run: {clock.left() * 1e3:.0f} ms left",
-        )
 
     if not restricted:
         model = GpuModel(instance, cluster, None)
