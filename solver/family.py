@@ -89,6 +89,11 @@ class ExactContext(Protocol):
         """The best checked solution so far (use it as a hint / warm start)."""
         ...
 
+    def proven_bound(self) -> float | None:
+        """The tightest proven bound on the primary objective so far (for example the
+        family's quick bound), or None. An incumbent that meets it is optimal in that tier."""
+        ...
+
     def report(self, solution: Any, source: str, bound: float | None = None) -> bool:
         """Check ``solution``; keep it if it is feasible and improving. Returns whether kept."""
         ...

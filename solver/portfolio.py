@@ -55,6 +55,10 @@ class _Run:
         with self.lock:
             return self.best
 
+    def proven_bound(self) -> float | None:
+        with self.lock:
+            return self.bound
+
     def report(self, solution: Any, source: str, bound: float | None = None) -> bool:
         report = self.family.check(self.instance, solution)
         if not report.feasible:

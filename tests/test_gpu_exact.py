@@ -57,6 +57,7 @@ class Ctx:
     rejected: list[tuple[str, list[str]]] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
     bounds: list[float] = field(default_factory=list)
+    known_bound: float | None = None
 
     def __post_init__(self) -> None:
         self.deadline = time.monotonic() + self.options.time_limit_s
@@ -68,6 +69,9 @@ class Ctx:
 
     def incumbent(self) -> GpuSolution | None:
         return self.best
+
+    def proven_bound(self) -> float | None:
+        return self.known_bound
 
     def report(self, solution: Any, source: str, bound: float | None = None) -> bool:
         report = check(self.instance, solution)
@@ -99,7 +103,8 @@ def run_exact(
     options = SolveOptions(
         backend=backend, milp_solver=milp_solver, time_limit_s=time_limit_s, deterministic=True
     )
-    ctx = Ctx(instance, options, backend=backend, start=start)
+    known_bound = kwargs.pop("known_bound", None)
+    ctx = Ctx(instance, options, backend=backend, start=start, known_bound=known_bound)
     encoding = exact(backend, milp_solver, **kwargs)
     return encoding.solve(instance, ctx), ctx, encoding
 
@@ -554,3 +559,32 @@ def test_through_the_portfolio(case: str, backend: str, milp_solver: str) -> Non
     assert result.objective_terms["fragmentation"] == pytest.approx(expected[2])
     assert result.bound == pytest.approx(expected[0])
     assert not result.backend_errors
+
+
+@pytest.mark.parametrize(("backend", "milp_solver"), BACKENDS, ids=IDS)
+def test_an_incumbent_at_the_proven_bound_skips_the_first_stage(
+    backend: str, milp_solver: str
+) -> None:
+    from placement.models.gpu.bound import capacity_bound
+
+    # Light load: best fit places every job, which meets the capacity bound.
+    instance = generate(64, 6, 2, occupancy=0.1, gang_share=0.0)
+    start = best_fit(instance)
+    bound = capacity_bound(instance)
+    assert check(instance, start).objective == pytest.approx(bound)
+    searched, _, _ = run_exact(instance, backend, milp_solver, start=start)
+    skipped, ctx, encoding = run_exact(
+        instance, backend, milp_solver, start=start, known_bound=bound
+    )
+    stages = encoding.last_stats["passes"][0]["stages"]
+    assert stages["placed_gpu_weighted"] == {"status": "proved by the bound"}
+    assert "placed_gpu_weighted=proved" in skipped.message
+    assert not ctx.rejected
+    assert skipped.bound == pytest.approx(bound)
+    assert ctx.best_report.objective == pytest.approx(bound)
+    if skipped.proven_optimal and searched.proven_optimal:
+        assert check(instance, skipped.proven_solution).score() == check(
+            instance, searched.proven_solution
+        ).score()
+    if backend == "cpsat":
+        assert skipped.proven_optimal

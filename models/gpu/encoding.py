@@ -1660,6 +1660,18 @@ def _run_pass(
             const = round(objective.constant * CPSAT_COMM_SCALE)
         else:
             coefs, const = dict(objective.terms), objective.constant
+        if stage.name == "placed_gpu_weighted" and not model.restricted:
+            # The incumbent already meets a proven bound (e.g. the portfolio's capacity
+            # bound when every job fits): the tier is optimal without a search.
+            known = ctx.proven_bound()
+            best1 = round(model.tier1.value(best))
+            if known is not None and best1 >= _floor_bound(known * MILLI):
+                result.proven[stage.name] = True
+                result.bound1 = best1
+                pass_stats["stages"][stage.name] = {"status": "proved by the bound"}
+                if pos < len(active) - 1:
+                    backend.add_row(coefs, sum(c * best[i] for i, c in coefs.items()), None)
+                continue
         left = time_left()
         # Keep time for the work after each remaining stage (decoding, normalising and
         # checking candidates): measured on the previous stage, estimated from size before.
