@@ -266,6 +266,9 @@ def test_malformed_requests_name_every_bad_field(client: Client) -> None:
     err = _invalid(lambda: client.stub.Solve(req))
     assert set(bad_fields(err)) == {"parameters.backend", "parameters.relative_gap"}
 
+    err = _invalid(lambda: list(client.stub.SolveStream(req)))
+    assert set(bad_fields(err)) == {"parameters.backend", "parameters.relative_gap"}
+
     err = _invalid(lambda: client.stub.SubmitJob(service_pb2.SubmitJobRequest(request=req)))
     assert "request.parameters.backend" in bad_fields(err)
 
