@@ -1,0 +1,165 @@
+"""A REPS-style peer: LP relaxation of provisioning, then rounding (Zhao and Qiao, INFOCOM
+2021).
+
+REPS's provisioning step solves a multi-commodity flow LP whose edge capacities are the
+expected numbers of successful links, then rounds. Ours, per request r and direction of
+each link: x_r channels reserved and f_r expected pairs, both conserved at every node other
+than r's ends, f_r <= success * x_r on each link, channels and qubits (in + out flow at a
+node) within capacity, max sum_r weight_r * (f_r out of the source, capped by demand).
+Rounding: decompose each x_r into widest paths, give each path the floor of its flow, then
+add single channels in order of the largest fractional parts while capacity remains. Paths
+below the request's fidelity threshold are dropped (REPS has no fidelity). Swap success is
+not in the LP (as in REPS). This heuristic solves an LP (HiGHS, through the backend
+wrapper): it is a peer to compare with, not the fallback.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+from placement.models.entanglement.instance import (
+    EntanglementInstance,
+    EntanglementSolution,
+    RoutedPath,
+)
+from placement.models.entanglement.paths import fidelity_of, max_width
+from placement.solver.cancel import CancellationToken
+from placement.solver.options import SolveOptions
+
+FLOW_EPS = 1e-6
+LP_SHARE = 0.25
+"""Share of the solve's time limit the LP may take."""
+
+
+def _widest_path(
+    flow: dict[tuple[int, int], float], source: int, destination: int, n: int
+) -> tuple[float, tuple[int, ...]] | None:
+    """The path of largest bottleneck in a flow given per arc, or None."""
+    out: list[list[tuple[int, float]]] = [[] for _ in range(n)]
+    for (u, v), value in flow.items():
+        if value > FLOW_EPS:
+            out[u].append((v, value))
+    best = {source: math.inf}
+    prev: dict[int, int] = {}
+    heap = [(-math.inf, source)]
+    done: set[int] = set()
+    while heap:
+        neg, u = heapq.heappop(heap)
+        if u in done:
+            continue
+        done.add(u)
+        if u == destination:
+            path = [u]
+            while path[-1] != source:
+                path.append(prev[path[-1]])
+            return -neg, tuple(reversed(path))
+        for v, value in out[u]:
+            b = min(-neg, value)
+            if v not in done and b > best.get(v, 0.0):
+                best[v] = b
+                prev[v] = u
+                heapq.heappush(heap, (-b, v))
+    return None
+
+
+def reps_rounding(
+    instance: EntanglementInstance, options: SolveOptions | None = None
+) -> EntanglementSolution:
+    """The REPS-style routing (empty if the LP does not solve in its time share)."""
+    import pulp
+
+    from placement.solver.backends.milp import HighsMilp
+
+    options = options or SolveOptions()
+    requests = instance.requests
+    if not requests:
+        return EntanglementSolution()
+    arcs = [(lk.a, lk.b, i) for i, lk in enumerate(instance.links)]
+    arcs += [(lk.b, lk.a, i) for i, lk in enumerate(instance.links)]
+    prob = pulp.LpProblem("reps", pulp.LpMaximize)
+    x = {
+        (r, k): pulp.LpVariable(f"x{r}_{k}", 0)
+        for r in range(len(requests))
+        for k in range(len(arcs))
+    }
+    f = {
+        (r, k): pulp.LpVariable(f"f{r}_{k}", 0)
+        for r in range(len(requests))
+        for k in range(len(arcs))
+    }
+    t = [pulp.LpVariable(f"t{r}", 0, req.demand) for r, req in enumerate(requests)]
+    at_node: list[list[tuple[int, int]]] = [[] for _ in instance.nodes]  # (arc, +1 out / -1 in)
+    for k, (u, v, _) in enumerate(arcs):
+        at_node[u].append((k, 1))
+        at_node[v].append((k, -1))
+    for r, req in enumerate(requests):
+        for k, (_, _, link) in enumerate(arcs):
+            prob += f[r, k] <= instance.links[link].success * x[r, k]
+        for v in range(len(instance.nodes)):
+            if v == req.destination:
+                continue
+            net_x = pulp.lpSum(sign * x[r, k] for k, sign in at_node[v])
+            net_f = pulp.lpSum(sign * f[r, k] for k, sign in at_node[v])
+            if v == req.source:
+                prob += net_f == t[r]
+                prob += net_x >= 0
+            else:
+                prob += net_x == 0
+                prob += net_f == 0
+    for i, lk in enumerate(instance.links):
+        ks = (i, i + len(instance.links))  # the link's two directions
+        prob += pulp.lpSum(x[r, k] for r in range(len(requests)) for k in ks) <= lk.channels
+    for v, node in enumerate(instance.nodes):
+        prob += (
+            pulp.lpSum(x[r, k] for r in range(len(requests)) for k, _ in at_node[v]) <= node.qubits
+        )
+    prob.setObjective(pulp.lpSum(req.weight * t[r] for r, req in enumerate(requests)))
+    cancel = options.cancel or CancellationToken()
+    run = HighsMilp.run(prob, options, cancel, max(0.5, LP_SHARE * options.time_limit_s))
+    if not run.has_solution or not run.values:
+        return EntanglementSolution()
+
+    # Decompose each request's channel flow into widest paths.
+    pieces: list[tuple[float, int, tuple[int, ...]]] = []
+    for r, req in enumerate(requests):
+        flow: dict[tuple[int, int], float] = {}
+        for k, (u, v, _) in enumerate(arcs):
+            value = run.values.get(x[r, k], 0.0) or 0.0
+            if value > FLOW_EPS:
+                flow[u, v] = flow.get((u, v), 0.0) + value
+        for _ in range(4 * len(instance.links) + 1):
+            found = _widest_path(flow, req.source, req.destination, len(instance.nodes))
+            if found is None or found[0] <= FLOW_EPS:
+                break
+            amount, nodes = found
+            for u, v in zip(nodes, nodes[1:], strict=False):
+                flow[u, v] -= amount
+            if fidelity_of(instance, nodes) >= req.min_fidelity:
+                pieces.append((amount, r, nodes))
+
+    channels_left = [lk.channels for lk in instance.links]
+    qubits_left = [n.qubits for n in instance.nodes]
+    widths: dict[tuple[int, tuple[int, ...]], int] = {}
+
+    def reserve(r: int, nodes: tuple[int, ...], width: int) -> None:
+        for u, v in zip(nodes, nodes[1:], strict=False):
+            channels_left[instance.link_between(u, v)] -= width  # type: ignore[index]
+        for pos, v in enumerate(nodes):
+            qubits_left[v] -= width if pos in (0, len(nodes) - 1) else 2 * width
+        widths[r, nodes] = widths.get((r, nodes), 0) + width
+
+    for amount, r, nodes in sorted(pieces, key=lambda p: -p[0]):
+        width = min(
+            math.floor(amount + FLOW_EPS), max_width(instance, nodes, channels_left, qubits_left)
+        )
+        if width >= 1:
+            reserve(r, nodes, width)
+    for amount, r, nodes in sorted(pieces, key=lambda p: -(p[0] - math.floor(p[0] + FLOW_EPS))):
+        if (
+            amount - math.floor(amount + FLOW_EPS) > FLOW_EPS
+            and max_width(instance, nodes, channels_left, qubits_left) >= 1
+        ):
+            reserve(r, nodes, 1)
+    paths = tuple(RoutedPath(r, nodes, w) for (r, nodes), w in widths.items() if w >= 1)
+    return EntanglementSolution(paths)
