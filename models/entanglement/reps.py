@@ -2,14 +2,16 @@
 2021).
 
 REPS's provisioning step solves a multi-commodity flow LP whose edge capacities are the
-expected numbers of successful links, then rounds. Ours, per request r and direction of
-each link: x_r channels reserved and f_r expected pairs, both conserved at every node other
-than r's ends, f_r <= success * x_r on each link, channels and qubits (in + out flow at a
-node) within capacity, max sum_r weight_r * (f_r out of the source, capped by demand).
-Rounding: decompose each x_r into widest paths, give each path the floor of its flow, then
-add single channels in order of the largest fractional parts while capacity remains. Paths
-below the request's fidelity threshold are dropped (REPS has no fidelity). Swap success is
-not in the LP (as in REPS). This heuristic solves an LP (HiGHS, through the backend
+expected numbers of successful links, then rounds. Ours: per request r and direction of
+each link, f_r expected pairs, conserved at every node other than r's ends; a link carries
+sum_r f_r / success channels (at most its channels) and a node holds the f / success of
+every flow in or out of it (at most its qubits); max sum_r weight_r * (f_r out of the source,
+capped by demand). Rounding: decompose each f_r into widest paths; a path carrying phi needs
+phi / success channels on each link, so its fractional width is phi / (its smallest
+success); each path gets the floor of it, then single channels are added in order of the
+largest fractional parts while capacity remains. Paths below the request's fidelity
+threshold are dropped (REPS has no fidelity). Swap success is not in the LP (as in REPS).
+This heuristic solves an LP (HiGHS, through the backend
 wrapper): it is a peer to compare with, not the fallback.
 """
 
@@ -78,41 +80,31 @@ def reps_rounding(
     arcs = [(lk.a, lk.b, i) for i, lk in enumerate(instance.links)]
     arcs += [(lk.b, lk.a, i) for i, lk in enumerate(instance.links)]
     prob = pulp.LpProblem("reps", pulp.LpMaximize)
-    x = {
-        (r, k): pulp.LpVariable(f"x{r}_{k}", 0)
-        for r in range(len(requests))
-        for k in range(len(arcs))
-    }
-    f = {
-        (r, k): pulp.LpVariable(f"f{r}_{k}", 0)
-        for r in range(len(requests))
-        for k in range(len(arcs))
-    }
+    n_req = len(requests)
+    f = {(r, k): pulp.LpVariable(f"f{r}_{k}", 0) for r in range(n_req) for k in range(len(arcs))}
     t = [pulp.LpVariable(f"t{r}", 0, req.demand) for r, req in enumerate(requests)]
     at_node: list[list[tuple[int, int]]] = [[] for _ in instance.nodes]  # (arc, +1 out / -1 in)
     for k, (u, v, _) in enumerate(arcs):
         at_node[u].append((k, 1))
         at_node[v].append((k, -1))
+    inverse = [1.0 / instance.links[link].success for _, _, link in arcs]
     for r, req in enumerate(requests):
-        for k, (_, _, link) in enumerate(arcs):
-            prob += f[r, k] <= instance.links[link].success * x[r, k]
         for v in range(len(instance.nodes)):
             if v == req.destination:
                 continue
-            net_x = pulp.lpSum(sign * x[r, k] for k, sign in at_node[v])
-            net_f = pulp.lpSum(sign * f[r, k] for k, sign in at_node[v])
-            if v == req.source:
-                prob += net_f == t[r]
-                prob += net_x >= 0
-            else:
-                prob += net_x == 0
-                prob += net_f == 0
+            net = pulp.lpSum(sign * f[r, k] for k, sign in at_node[v])
+            prob += (net == t[r]) if v == req.source else (net == 0)
+    n_links = len(instance.links)
     for i, lk in enumerate(instance.links):
-        ks = (i, i + len(instance.links))  # the link's two directions
-        prob += pulp.lpSum(x[r, k] for r in range(len(requests)) for k in ks) <= lk.channels
+        # Channels: expected pairs / success on both directions of the link.
+        prob += (
+            pulp.lpSum(inverse[k] * f[r, k] for r in range(n_req) for k in (i, i + n_links))
+            <= lk.channels
+        )
     for v, node in enumerate(instance.nodes):
         prob += (
-            pulp.lpSum(x[r, k] for r in range(len(requests)) for k, _ in at_node[v]) <= node.qubits
+            pulp.lpSum(inverse[k] * f[r, k] for r in range(n_req) for k, _ in at_node[v])
+            <= node.qubits
         )
     prob.setObjective(pulp.lpSum(req.weight * t[r] for r, req in enumerate(requests)))
     cancel = options.cancel or CancellationToken()
@@ -120,23 +112,26 @@ def reps_rounding(
     if not run.has_solution or not run.values:
         return EntanglementSolution()
 
-    # Decompose each request's channel flow into widest paths.
+    # Decompose each request's flow into widest paths; a path carrying phi expected pairs
+    # needs phi / success channels on each of its links, so its width is the largest.
     pieces: list[tuple[float, int, tuple[int, ...]]] = []
     for r, req in enumerate(requests):
         flow: dict[tuple[int, int], float] = {}
         for k, (u, v, _) in enumerate(arcs):
-            value = run.values.get(x[r, k], 0.0) or 0.0
+            value = run.values.get(f[r, k], 0.0) or 0.0
             if value > FLOW_EPS:
                 flow[u, v] = flow.get((u, v), 0.0) + value
-        for _ in range(4 * len(instance.links) + 1):
+        for _ in range(4 * n_links + 1):
             found = _widest_path(flow, req.source, req.destination, len(instance.nodes))
             if found is None or found[0] <= FLOW_EPS:
                 break
             amount, nodes = found
+            links = [instance.link_between(u, v) for u, v in zip(nodes, nodes[1:], strict=False)]
             for u, v in zip(nodes, nodes[1:], strict=False):
                 flow[u, v] -= amount
+            channels = amount * max(1.0 / instance.links[i].success for i in links)  # type: ignore[index]
             if fidelity_of(instance, nodes) >= req.min_fidelity:
-                pieces.append((amount, r, nodes))
+                pieces.append((channels, r, nodes))
 
     channels_left = [lk.channels for lk in instance.links]
     qubits_left = [n.qubits for n in instance.nodes]
