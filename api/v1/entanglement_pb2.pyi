@@ -83,18 +83,18 @@ class RoutedPath(_message.Message):
     def __init__(self, request: _Optional[str] = ..., nodes: _Optional[_Iterable[str]] = ..., width: _Optional[int] = ..., expected_throughput: _Optional[float] = ..., fidelity: _Optional[float] = ...) -> None: ...
 
 class UnservedRequest(_message.Message):
-    __slots__ = ("request", "kind", "message", "best_fidelity", "min_fidelity")
-    REQUEST_FIELD_NUMBER: _ClassVar[int]
+    __slots__ = ("name", "kind", "message", "best_fidelity", "min_fidelity")
+    NAME_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     BEST_FIDELITY_FIELD_NUMBER: _ClassVar[int]
     MIN_FIDELITY_FIELD_NUMBER: _ClassVar[int]
-    request: str
+    name: str
     kind: str
     message: str
     best_fidelity: float
     min_fidelity: float
-    def __init__(self, request: _Optional[str] = ..., kind: _Optional[str] = ..., message: _Optional[str] = ..., best_fidelity: _Optional[float] = ..., min_fidelity: _Optional[float] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., kind: _Optional[str] = ..., message: _Optional[str] = ..., best_fidelity: _Optional[float] = ..., min_fidelity: _Optional[float] = ...) -> None: ...
 
 class EntanglementSolution(_message.Message):
     __slots__ = ("paths", "unserved")

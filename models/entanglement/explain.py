@@ -45,7 +45,7 @@ def explain_unserved(
                 )
         out.append(
             {
-                "request": req.name,
+                "name": req.name,
                 "kind": kind,
                 "message": message,
                 "best_fidelity": best,

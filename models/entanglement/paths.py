@@ -16,6 +16,8 @@ import networkx as nx
 
 from placement.models.entanglement.instance import EntanglementInstance
 
+MIN_WERNER_FIDELITY = 0.25
+"""Fidelity of the maximally mixed state: a threshold at or below it excludes no path."""
 CANDIDATE_SCAN_FACTOR = 4
 """The candidate search looks at most this many times ``candidate_paths`` simple paths when
 some fail the fidelity threshold or cannot carry one channel."""
@@ -99,15 +101,57 @@ def network_graph(instance: EntanglementInstance) -> nx.Graph:
     return g
 
 
+DFS_STEP_LIMIT = 20_000
+"""Node expansions the exhaustive search of fidelity-bounded paths may take."""
+
+
+def _fidelity_bounded_paths(
+    instance: EntanglementInstance, request: int, cap: int
+) -> list[tuple[int, ...]] | None:
+    """Every usable simple path of a request with a fidelity threshold, if there are at most
+    ``cap`` of them and the search finishes within :data:`DFS_STEP_LIMIT` steps; else None.
+
+    Werner parameters only shrink as a path grows, so prefixes below the threshold are cut.
+    """
+    req = instance.requests[request]
+    need = werner_parameter(req.min_fidelity)
+    found: list[tuple[int, ...]] = []
+    steps = 0
+    stack: list[tuple[tuple[int, ...], float]] = [((req.source,), 1.0)]
+    while stack:
+        path, w = stack.pop()
+        steps += 1
+        if steps > DFS_STEP_LIMIT:
+            return None
+        u = path[-1]
+        for v, link in instance.neighbours[u]:
+            if v in path:
+                continue
+            w2 = w * werner_parameter(instance.links[link].fidelity)
+            if w2 < need:
+                continue
+            if v == req.destination:
+                nodes = (*path, v)
+                if max_width(instance, nodes) >= 1:
+                    found.append(nodes)
+                    if len(found) > cap:
+                        return None
+            else:
+                stack.append(((*path, v), w2))
+    return found
+
+
 def candidate_paths(
     instance: EntanglementInstance, request: int, graph: nx.Graph | None = None
 ) -> tuple[list[tuple[int, ...]], bool]:
     """The request's candidate paths and whether they are all of its usable paths.
 
-    Simple paths in order of -log(success) (most likely first); those below the request's
-    fidelity threshold or unable to carry one channel are skipped. Returns up to
-    ``instance.candidate_paths`` of them and ``complete=True`` when the enumeration ran out
-    of simple paths, so that no other path could serve the request.
+    A request with a fidelity threshold whose usable paths number at most
+    ``instance.candidate_paths`` gets all of them (found by a pruned exhaustive search).
+    Otherwise: simple paths in order of -log(success) (most likely first), skipping those
+    below the fidelity threshold or unable to carry one channel, up to
+    ``instance.candidate_paths``; ``complete=True`` when the enumeration ran out of simple
+    paths, so that no other path could serve the request.
     """
     g = graph if graph is not None else network_graph(instance)
     req = instance.requests[request]
@@ -115,6 +159,13 @@ def candidate_paths(
     out: list[tuple[int, ...]] = []
     if not nx.has_path(g, req.source, req.destination):
         return out, True
+    if req.min_fidelity > MIN_WERNER_FIDELITY:
+        every = _fidelity_bounded_paths(instance, request, k)
+        if every is not None:
+            cost = {
+                p: sum(g.edges[u, v]["cost"] for u, v in zip(p, p[1:], strict=False)) for p in every
+            }
+            return sorted(every, key=lambda p: (cost[p], p)), True
     scanned = 0
     limit = CANDIDATE_SCAN_FACTOR * k
     for path in islice(
