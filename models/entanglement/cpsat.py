@@ -12,7 +12,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from placement.models.entanglement.encoding import CandidateModel
+from placement.models.entanglement.encoding import (
+    EXACT_SHARE,
+    CandidateModel,
+    whole_instance_bound,
+)
 from placement.solver.backends.base import RunStatus
 from placement.solver.backends.cpsat import CpSat
 from placement.solver.family import ExactContext, ExactOutcome
@@ -84,9 +88,11 @@ class CpSatEncoding:
         def on_solution(callback: Any) -> None:
             ctx.report(model.decode([bool(callback.value(v)) for v in x]), "cpsat")
 
+        reserve = 1.0 if model.complete else EXACT_SHARE
+
         def run(share: float) -> Any:
             hint()
-            limit = max(0.0, ctx.time_left() * share)
+            limit = max(0.0, ctx.time_left() * share * reserve)
             result = CpSat.run(cpm, ctx.options, ctx.cancel, limit, on_solution)
             if result.has_solution:
                 solver = result.solver  # type: ignore[attr-defined]
@@ -101,7 +107,7 @@ class CpSatEncoding:
             cpm.maximize(z)
             result = run(0.5)
             if result.status != RunStatus.OPTIMAL:
-                return self._outcome(model, result, None, stage=1)
+                return self._outcome(model, result, whole_instance_bound(model, ctx), stage=1)
             value_z = int(round(result.objective))
             bound = (value_z + max(groups, default=0) + 1) / SCALE
             cpm.add(z >= value_z)
@@ -113,6 +119,8 @@ class CpSatEncoding:
                 if result.bound is not None
                 else None
             )
+        if not model.complete:
+            bound = whole_instance_bound(model, ctx)
         return self._outcome(model, result, bound, stage)
 
     @staticmethod
@@ -123,7 +131,7 @@ class CpSatEncoding:
         if result.status == RunStatus.OPTIMAL:
             return ExactOutcome(
                 stop_reason=StopReason.PROVEN,
-                bound=bound if model.complete else None,
+                bound=bound,
                 message=f"CP-SAT proved its integer model ({scope}); the real objective is "
                 f"bounded up to rounding",
             )
@@ -135,6 +143,6 @@ class CpSatEncoding:
         where = " in stage 1" if stage == 1 else ""
         return ExactOutcome(
             stop_reason=stop,
-            bound=bound if model.complete else None,
+            bound=bound,
             message=f"{scope}; CP-SAT stopped{where} without a proof ({result.stop_reason.value})",
         )

@@ -11,7 +11,9 @@ end and two at an intermediate node. See ``docs/formulations/entanglement.md``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from placement.models.entanglement.flow_lp import flow_bound
 from placement.models.entanglement.instance import (
     EntanglementInstance,
     EntanglementSolution,
@@ -129,3 +131,17 @@ class CandidateModel:
         """One line: the model's size and whether it covers every path."""
         scope = "every usable path" if self.complete else "candidate paths only"
         return f"{len(self.groups)} paths x widths = {len(self.items)} binaries ({scope})"
+
+
+EXACT_SHARE = 0.8
+"""Share of the time left that the candidate model gets when its proof would not cover the
+whole instance; the rest goes to the flow-LP bound."""
+
+
+def whole_instance_bound(model: CandidateModel, ctx: Any) -> float | None:
+    """A bound on the primary objective of the whole instance when the candidate model does
+    not cover it: the expected-pair flow LP (:func:`.flow_lp.flow_bound`), in the time left."""
+    left = ctx.time_left()
+    if model.complete or left < 0.2 or ctx.cancel.cancelled:
+        return None
+    return flow_bound(model.instance, ctx.options, left, ctx.cancel)

@@ -11,7 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from placement.models.entanglement.encoding import CandidateModel
+from placement.models.entanglement.encoding import (
+    EXACT_SHARE,
+    CandidateModel,
+    whole_instance_bound,
+)
 from placement.solver.backends.base import RunStatus
 from placement.solver.backends.milp import MILP_SOLVERS
 from placement.solver.family import ExactContext, ExactOutcome
@@ -65,9 +69,11 @@ class MilpEncoding:
             del objective
             ctx.report(model.decode([values.get(v, 0.0) > 0.5 for v in x]), source)
 
+        reserve = 1.0 if model.complete else EXACT_SHARE
+
         def run(share: float) -> Any:
             warm = start(ctx.incumbent())
-            limit = max(0.0, ctx.time_left() * share)
+            limit = max(0.0, ctx.time_left() * share * reserve)
             result = solver.run(prob, ctx.options, ctx.cancel, limit, warm, on_solution)
             if result.has_solution and result.values:
                 chosen = [result.values.get(v, 0.0) > 0.5 for v in x]
@@ -85,7 +91,8 @@ class MilpEncoding:
             prob.setObjective(z)
             result, final = run(0.5)
             if result.status != RunStatus.OPTIMAL or result.objective is None:
-                return self._outcome(model, result, final, proven=False, bounds={}, stage=1)
+                lp = whole_instance_bound(model, ctx)
+                return self._outcome(model, result, final, False, {}, 1, lp)
             bounds["min_throughput"] = float(
                 result.bound if result.bound is not None else result.objective
             )
@@ -96,7 +103,8 @@ class MilpEncoding:
         stages_proved = result.status == RunStatus.OPTIMAL
         if result.bound is not None:
             bounds["weighted_throughput"] = float(result.bound)
-        return self._outcome(model, result, final, stages_proved, bounds, stage=2)
+        lp = whole_instance_bound(model, ctx)
+        return self._outcome(model, result, final, stages_proved, bounds, 2, lp)
 
     @staticmethod
     def _outcome(
@@ -106,17 +114,19 @@ class MilpEncoding:
         proven: bool,
         bounds: dict[str, float],
         stage: int,
+        lp_bound: float | None,
     ) -> ExactOutcome:
         primary = next(iter(bounds.values()), None)
         scope = model.describe()
         if proven and not model.complete:
             return ExactOutcome(
                 stop_reason=StopReason.PROVEN,
-                bound=None,
+                bound=lp_bound,
                 proven_optimal=False,
                 proven_solution=final,
                 message=f"candidate-path model proved optimal ({scope}); "
-                "other simple paths were not searched",
+                "other simple paths were not searched"
+                + ("; bound from the flow LP" if lp_bound is not None else ""),
             )
         if proven:
             return ExactOutcome(
@@ -135,6 +145,6 @@ class MilpEncoding:
         where = f" in stage {stage}" if stage == 1 else ""
         return ExactOutcome(
             stop_reason=stop,
-            bound=primary if model.complete else None,
+            bound=primary if model.complete else lp_bound,
             message=f"{scope}; stopped{where} without a proof ({result.stop_reason.value})",
         )

@@ -2,15 +2,12 @@
 2021).
 
 REPS's provisioning step solves a multi-commodity flow LP whose edge capacities are the
-expected numbers of successful links, then rounds. Ours: per request r and direction of
-each link, f_r expected pairs, conserved at every node other than r's ends; a link carries
-sum_r f_r / success channels (at most its channels) and a node holds the f / success of
-every flow in or out of it (at most its qubits); max sum_r weight_r * (f_r out of the source,
-capped by demand). Rounding: decompose each f_r into widest paths; a path carrying phi needs
-phi / success channels on each link, so its fractional width is phi / (its smallest
-success); each path gets the floor of it, then single channels are added in order of the
-largest fractional parts while capacity remains. Paths below the request's fidelity
-threshold are dropped (REPS has no fidelity). Swap success is not in the LP (as in REPS).
+expected numbers of successful links, then rounds. Ours is :mod:`.flow_lp` without swaps
+(as in REPS). Rounding: decompose each request's flow into widest paths; a path carrying
+phi expected pairs needs phi / success channels on each link, so its fractional width is
+phi / (its smallest success); each path gets the floor of it, then single channels are
+added in order of the largest fractional parts while capacity remains. Paths below the
+request's fidelity threshold are dropped (REPS has no fidelity).
 This heuristic solves an LP (HiGHS, through the backend
 wrapper): it is a peer to compare with, not the fallback.
 """
@@ -20,13 +17,13 @@ from __future__ import annotations
 import heapq
 import math
 
+from placement.models.entanglement.flow_lp import solve_flow_lp
 from placement.models.entanglement.instance import (
     EntanglementInstance,
     EntanglementSolution,
     RoutedPath,
 )
 from placement.models.entanglement.paths import fidelity_of, max_width
-from placement.solver.cancel import CancellationToken
 from placement.solver.options import SolveOptions
 
 FLOW_EPS = 1e-6
@@ -69,48 +66,16 @@ def reps_rounding(
     instance: EntanglementInstance, options: SolveOptions | None = None
 ) -> EntanglementSolution:
     """The REPS-style routing (empty if the LP does not solve in its time share)."""
-    import pulp
-
-    from placement.solver.backends.milp import HighsMilp
-
     options = options or SolveOptions()
     requests = instance.requests
     if not requests:
         return EntanglementSolution()
-    arcs = [(lk.a, lk.b, i) for i, lk in enumerate(instance.links)]
-    arcs += [(lk.b, lk.a, i) for i, lk in enumerate(instance.links)]
-    prob = pulp.LpProblem("reps", pulp.LpMaximize)
-    n_req = len(requests)
-    f = {(r, k): pulp.LpVariable(f"f{r}_{k}", 0) for r in range(n_req) for k in range(len(arcs))}
-    t = [pulp.LpVariable(f"t{r}", 0, req.demand) for r, req in enumerate(requests)]
-    at_node: list[list[tuple[int, int]]] = [[] for _ in instance.nodes]  # (arc, +1 out / -1 in)
-    for k, (u, v, _) in enumerate(arcs):
-        at_node[u].append((k, 1))
-        at_node[v].append((k, -1))
-    inverse = [1.0 / instance.links[link].success for _, _, link in arcs]
-    for r, req in enumerate(requests):
-        for v in range(len(instance.nodes)):
-            if v == req.destination:
-                continue
-            net = pulp.lpSum(sign * f[r, k] for k, sign in at_node[v])
-            prob += (net == t[r]) if v == req.source else (net == 0)
-    n_links = len(instance.links)
-    for i, lk in enumerate(instance.links):
-        # Channels: expected pairs / success on both directions of the link.
-        prob += (
-            pulp.lpSum(inverse[k] * f[r, k] for r in range(n_req) for k in (i, i + n_links))
-            <= lk.channels
-        )
-    for v, node in enumerate(instance.nodes):
-        prob += (
-            pulp.lpSum(inverse[k] * f[r, k] for r in range(n_req) for k, _ in at_node[v])
-            <= node.qubits
-        )
-    prob.setObjective(pulp.lpSum(req.weight * t[r] for r, req in enumerate(requests)))
-    cancel = options.cancel or CancellationToken()
-    run = HighsMilp.run(prob, options, cancel, max(0.5, LP_SHARE * options.time_limit_s))
-    if not run.has_solution or not run.values:
+    limit = max(0.5, LP_SHARE * options.time_limit_s)
+    lp = solve_flow_lp(instance, options, limit, swaps=False, cancel=options.cancel)
+    if not lp.flow:
         return EntanglementSolution()
+    arcs = lp.arcs
+    n_links = len(instance.links)
 
     # Decompose each request's flow into widest paths; a path carrying phi expected pairs
     # needs phi / success channels on each of its links, so its width is the largest.
@@ -118,7 +83,7 @@ def reps_rounding(
     for r, req in enumerate(requests):
         flow: dict[tuple[int, int], float] = {}
         for k, (u, v, _) in enumerate(arcs):
-            value = run.values.get(f[r, k], 0.0) or 0.0
+            value = lp.flow.get((r, k), 0.0)
             if value > FLOW_EPS:
                 flow[u, v] = flow.get((u, v), 0.0) + value
         for _ in range(4 * n_links + 1):
