@@ -63,3 +63,19 @@ def test_unreachable_fidelity_is_explained() -> None:
     assert reason["kind"] == "fidelity_unreachable"
     assert reason["best_fidelity"] == pytest.approx((1 + 3 * ((4 * 0.99 - 1) / 3) ** 2) / 4)
     assert reason["min_fidelity"] == 0.99
+
+
+def test_bundled_fidelity_instance_is_proved_optimal(repo) -> None:
+    # Every usable path of every request (threshold 0.93) is a candidate: a whole-instance
+    # proof, and both heuristics are feasible and no better.
+    from placement.api.files import read_instance
+
+    loaded = read_instance(repo / "instances" / "entanglement" / "fidelity.json")
+    instance = loaded.instance
+    result = solve(instance, SolveOptions(time_limit_s=20, backend="milp", threads=1))
+    assert result.status == SolutionStatus.OPTIMAL
+    assert result.gap == 0.0
+    for solution in (qcast_greedy(instance), reps_rounding(instance)):
+        report = check(instance, solution)
+        assert report.feasible
+        assert report.objective <= result.objective + 1e-9
