@@ -35,3 +35,24 @@ def test_max_min_on_a_generated_network() -> None:
     assert list(report.terms) == ["min_throughput", "weighted_throughput"]
     greedy = check(instance, qcast_greedy(instance))
     assert report.score() >= greedy.score()
+
+
+@pytest.mark.parametrize("backend", ["milp", "cpsat"])
+@pytest.mark.parametrize("requests", [0, 1])
+def test_nothing_to_route_is_proved_at_zero(backend: str, requests: int) -> None:
+    from placement.models.entanglement import (
+        EntanglementInstance,
+        QuantumLink,
+        QuantumNode,
+        Request,
+    )
+
+    instance = EntanglementInstance(
+        [QuantumNode("A", 1), QuantumNode("B", 1), QuantumNode("C", 1)],
+        [QuantumLink(0, 1, 1, 0.5)],
+        [Request("r", 0, 2)][:requests],  # C is not connected
+    )
+    result = solve(instance, SolveOptions(time_limit_s=5, backend=backend, threads=1))
+    assert result.status == SolutionStatus.OPTIMAL
+    assert result.objective == 0.0
+    assert [u["kind"] for u in result.unplaced] == ["no_path"] * requests

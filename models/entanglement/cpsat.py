@@ -15,6 +15,7 @@ from typing import Any
 from placement.models.entanglement.encoding import (
     EXACT_SHARE,
     CandidateModel,
+    nothing_to_route,
     whole_instance_bound,
 )
 from placement.solver.backends.base import RunStatus
@@ -53,6 +54,9 @@ class CpSatEncoding:
         from ortools.sat.python import cp_model
 
         model = CandidateModel.build(instance, ctx.incumbent())
+        trivial = nothing_to_route(model, ctx)
+        if trivial is not None:
+            return trivial
         requests = instance.requests
         cpm = cp_model.CpModel()
         x = [cpm.new_bool_var(f"x{i}") for i in range(len(model.items))]

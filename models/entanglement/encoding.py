@@ -145,3 +145,26 @@ def whole_instance_bound(model: CandidateModel, ctx: Any) -> float | None:
     if model.complete or left < 0.2 or ctx.cancel.cancelled:
         return None
     return flow_bound(model.instance, ctx.options, left, ctx.cancel)
+
+
+def nothing_to_route(model: CandidateModel, ctx: Any) -> Any:
+    """The outcome when no request has a usable path at all: the empty routing, proved
+    optimal (every objective tier is 0 for every routing). None when there is a choice."""
+    from placement.solver.family import ExactOutcome
+    from placement.solver.result import StopReason
+
+    if model.items or not model.complete:
+        return None
+    empty = EntanglementSolution()
+    ctx.report(empty, "exact")
+    tiers = ["min_throughput", "weighted_throughput"]
+    if model.instance.objective != "max_min":
+        tiers = tiers[1:]
+    return ExactOutcome(
+        stop_reason=StopReason.PROVEN,
+        bound=0.0,
+        proven_optimal=True,
+        proven_solution=empty,
+        message="no request has a usable path",
+        tier_bounds=dict.fromkeys(tiers, 0.0),
+    )

@@ -14,6 +14,7 @@ from typing import Any
 from placement.models.entanglement.encoding import (
     EXACT_SHARE,
     CandidateModel,
+    nothing_to_route,
     whole_instance_bound,
 )
 from placement.solver.backends.base import RunStatus
@@ -36,6 +37,9 @@ class MilpEncoding:
         solver = MILP_SOLVERS[name]
         source = f"milp-{name}"
         model = CandidateModel.build(instance, ctx.incumbent())
+        trivial = nothing_to_route(model, ctx)
+        if trivial is not None:
+            return trivial
         requests = instance.requests
         prob = pulp.LpProblem("entanglement", pulp.LpMaximize)
         x = [pulp.LpVariable(f"x{i}", cat=pulp.LpBinary) for i in range(len(model.items))]
