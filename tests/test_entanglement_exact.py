@@ -56,3 +56,28 @@ def test_nothing_to_route_is_proved_at_zero(backend: str, requests: int) -> None
     assert result.status == SolutionStatus.OPTIMAL
     assert result.objective == 0.0
     assert [u["kind"] for u in result.unplaced] == ["no_path"] * requests
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_no_method_violates_capacities_or_fidelity(seed: int) -> None:
+    from placement.models.entanglement.check import path_fidelity
+    from placement.models.entanglement.reps import reps_rounding
+
+    instance = generate(35, seed=seed, pairs=6, min_fidelity=0.9, link_fidelity=(0.95, 1.0))
+    routings = [qcast_greedy(instance), reps_rounding(instance, SolveOptions(threads=1))]
+    for backend in ("milp", "cpsat"):
+        options = SolveOptions(time_limit_s=4, backend=backend, threads=1)
+        routings.append(solve(instance, options).solution)
+    for routing in routings:
+        report = check(instance, routing)
+        assert report.feasible, report.violations
+        channels = [0] * len(instance.links)
+        qubits = [0] * len(instance.nodes)
+        for p in routing.paths:
+            assert path_fidelity(instance, p) >= 0.9 - 1e-9
+            for u, v in zip(p.nodes, p.nodes[1:], strict=False):
+                channels[instance.link_between(u, v)] += p.width
+            for pos, v in enumerate(p.nodes):
+                qubits[v] += p.width if pos in (0, len(p.nodes) - 1) else 2 * p.width
+        assert all(c <= lk.channels for c, lk in zip(channels, instance.links, strict=True))
+        assert all(q <= n.qubits for q, n in zip(qubits, instance.nodes, strict=True))
