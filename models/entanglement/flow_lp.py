@@ -48,10 +48,14 @@ def solve_flow_lp(
     swaps: bool,
     objective: str = "throughput",
     cancel: CancellationToken | None = None,
+    channel_penalty: float = 0.0,
 ) -> FlowLp:
     """Build and solve the LP with HiGHS (through the backend wrapper).
 
     ``objective``: ``throughput`` (max sum_r weight_r t_r) or ``max_min`` (max z <= t_r).
+    ``channel_penalty`` > 0 subtracts that much per channel the flows use: it removes
+    useless circulations and the degeneracy that makes the simplex slow, but then the
+    optimum is no longer a bound (the bound uses 0).
     """
     import pulp
 
@@ -100,7 +104,10 @@ def solve_flow_lp(
             prob += z <= t[r]
         prob.setObjective(z)
     else:
-        prob.setObjective(pulp.lpSum(req.weight * t[r] for r, req in enumerate(requests)))
+        gain = pulp.lpSum(req.weight * t[r] for r, req in enumerate(requests))
+        if channel_penalty > 0:
+            gain -= channel_penalty * pulp.lpSum(inverse[k] * var for (_, k), var in f.items())
+        prob.setObjective(gain)
     run = HighsMilp.run(prob, options, cancel or CancellationToken(), time_limit_s)
     if not run.has_solution or not run.values:
         return FlowLp(False, None, arcs, {})
