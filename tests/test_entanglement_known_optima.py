@@ -35,7 +35,11 @@ def test_exact_backends_reach_the_optimum(case: str, backend: str, milp_solver: 
         assert result.status == SolutionStatus.OPTIMAL
         assert result.stop_reason == StopReason.PROVEN
         assert result.gap == 0.0
+    elif result.message == "no request has a usable path":
+        # Nothing to choose: the empty routing is optimal without any rounding.
+        assert result.status == SolutionStatus.OPTIMAL
     else:
+        # CP-SAT's bound carries the rounding slack of its integer coefficients.
         assert result.status == SolutionStatus.FEASIBLE
         assert result.gap is not None and result.gap <= 1e-3
 
