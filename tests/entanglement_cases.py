@@ -49,6 +49,16 @@ def hub(objective: str = "throughput") -> EntanglementInstance:
     )
 
 
+def hub_with_unservable() -> EntanglementInstance:
+    """The hub under max-min fairness plus a request to a node no link reaches: fairness is
+    taken over the requests some routing can serve, so the optimum stays (.64, 1.45)."""
+    instance = hub("max_min")
+    instance.nodes.append(QuantumNode("Z", 4))
+    instance.requests.append(Request("r3", 3, 5))
+    instance.name = "hub-unservable"
+    return instance
+
+
 def fidelity_detour(min_fidelity: float = 0.9) -> EntanglementInstance:
     """Triangle A, B, C: A-C direct has fidelity 0.8; A-B and B-C have 0.99 (all p = 0.9, one
     channel); swap 0.9 at B. At threshold 0.9 only A-B-C serves A -> C: Werner w = (4 x .99
@@ -90,6 +100,7 @@ CASES: dict[str, tuple[EntanglementInstance, tuple[float, ...]]] = {
     "chain": (chain(), (1.053,)),
     "hub": (hub(), (1.45,)),
     "hub_max_min": (hub("max_min"), (0.64, 1.45)),
+    "hub_max_min_unservable": (hub_with_unservable(), (0.64, 1.45)),
     "fidelity_detour": (fidelity_detour(), (0.729,)),
     "fidelity_unreachable": (fidelity_detour(0.99), (0.0,)),
     "demand_cap": (demand_cap(), (0.5,)),

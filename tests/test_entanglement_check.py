@@ -96,3 +96,16 @@ def test_single_hop_ext_is_width_times_success() -> None:
         value = path_expected_throughput(instance, RoutedPath(0, (0, 1), width))
         assert value == pytest.approx(width * 0.6)
         assert math.isfinite(value)
+
+
+def test_checker_and_encodings_agree_on_servable_requests() -> None:
+    from placement.models.entanglement.check import servable
+    from placement.models.entanglement.paths import servable_requests
+
+    seen = set()
+    for seed in range(4):
+        instance = generate(40, seed=seed, pairs=12, min_fidelity=0.95, link_fidelity=(0.93, 1.0))
+        flags = servable(instance)
+        assert [r for r, ok in enumerate(flags) if ok] == servable_requests(instance)
+        seen.update(flags)
+    assert seen == {True, False}

@@ -96,6 +96,36 @@ def request_throughputs(
     ]
 
 
+def servable(instance: EntanglementInstance) -> list[bool]:
+    """Per request, whether any routing can serve it: some simple path reaches its fidelity
+    threshold with a qubit at each end and two at each intermediate node.
+
+    The best Werner product from the source to every node, by label correction over the
+    nodes that can relay (the product only shrinks along a path, so a simple path is best).
+    """
+    out = []
+    for req in instance.requests:
+        s, d = req.source, req.destination
+        ok = instance.nodes[s].qubits >= 1 and instance.nodes[d].qubits >= 1
+        best = [0.0] * len(instance.nodes)
+        best[s] = 1.0
+        frontier = [s]
+        while ok and frontier:
+            nxt = []
+            for u in frontier:
+                if u != s and (u == d or instance.nodes[u].qubits < 2):
+                    continue
+                for v, link in instance.neighbours[u]:
+                    w = best[u] * (4 * instance.links[link].fidelity - 1) / 3
+                    if w > best[v] * (1 + 1e-12):
+                        best[v] = w
+                        nxt.append(v)
+            frontier = nxt
+        fidelity = (1 + 3 * best[d]) / 4 if ok and best[d] > 0 else 0.0
+        out.append(ok and fidelity > 0 and fidelity >= req.min_fidelity - FIDELITY_TOLERANCE)
+    return out
+
+
 def objective_terms(
     instance: EntanglementInstance, solution: EntanglementSolution
 ) -> tuple[dict[str, float], tuple[str, ...]]:
@@ -103,7 +133,8 @@ def objective_terms(
     served = request_throughputs(instance, solution)
     weighted = sum(r.weight * t for r, t in zip(instance.requests, served, strict=True))
     if instance.objective == "max_min":
-        return {"min_throughput": min(served, default=0.0), "weighted_throughput": weighted}, (
+        fair = [t for t, ok in zip(served, servable(instance), strict=True) if ok]
+        return {"min_throughput": min(fair, default=0.0), "weighted_throughput": weighted}, (
             "max",
             "max",
         )

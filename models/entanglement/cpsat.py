@@ -18,6 +18,7 @@ from placement.models.entanglement.encoding import (
     nothing_to_route,
     whole_instance_bound,
 )
+from placement.models.entanglement.paths import servable_requests
 from placement.solver.backends.base import RunStatus
 from placement.solver.backends.cpsat import CpSat
 from placement.solver.family import ExactContext, ExactOutcome
@@ -106,8 +107,8 @@ class CpSatEncoding:
         stage = 2
         if instance.objective == "max_min":
             z = cpm.new_int_var(0, max(tops, default=0), "z")
-            for tr in t:
-                cpm.add(z <= tr)
+            for r in servable_requests(instance):
+                cpm.add(z <= t[r])
             cpm.maximize(z)
             result = run(0.5)
             if result.status != RunStatus.OPTIMAL:

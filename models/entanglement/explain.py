@@ -82,5 +82,7 @@ def capacity_bound(instance: EntanglementInstance) -> float:
             top = min(top, req.demand)
         per_request.append(top)
     if instance.objective == "max_min":
-        return min(per_request, default=0.0)
+        from placement.models.entanglement.paths import servable_requests
+
+        return min((per_request[r] for r in servable_requests(instance)), default=0.0)
     return sum(req.weight * top for req, top in zip(instance.requests, per_request, strict=True))

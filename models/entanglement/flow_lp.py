@@ -99,8 +99,10 @@ def solve_flow_lp(
             <= node.qubits
         )
     if objective == "max_min":
+        from placement.models.entanglement.paths import servable_requests
+
         z = pulp.LpVariable("z", 0)
-        for r in range(n_req):
+        for r in servable_requests(instance):
             prob += z <= t[r]
         prob.setObjective(z)
     else:

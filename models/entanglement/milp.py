@@ -18,6 +18,7 @@ from placement.models.entanglement.encoding import (
     nothing_to_route,
     whole_instance_bound,
 )
+from placement.models.entanglement.paths import servable_requests
 from placement.solver.backends.base import RunStatus
 from placement.solver.backends.milp import MILP_SOLVERS
 from placement.solver.family import ExactContext, ExactOutcome
@@ -92,7 +93,7 @@ class MilpEncoding:
         final = None
         if instance.objective == "max_min":
             z = pulp.LpVariable("z", 0)
-            for r in range(len(requests)):
+            for r in servable_requests(instance):
                 prob += z <= t[r], f"fair{r}"
             prob.setObjective(z)
             result, final = run(0.5)

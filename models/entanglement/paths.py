@@ -202,3 +202,36 @@ def best_fidelity(instance: EntanglementInstance, source: int, destination: int)
                 best[v] = w
                 heapq.heappush(heap, (-w, v))
     return 0.0
+
+
+def servable_requests(instance: EntanglementInstance) -> list[int]:
+    """Requests that some routing can serve: a simple path reaching the fidelity threshold
+    whose ends hold a qubit and whose intermediate nodes hold two (Dijkstra on -log w over
+    those nodes). The fairness objective takes its minimum over these only."""
+    out = []
+    for r, req in enumerate(instance.requests):
+        s, d = req.source, req.destination
+        if instance.nodes[s].qubits < 1 or instance.nodes[d].qubits < 1:
+            continue
+        best = {s: 1.0}
+        heap = [(-1.0, s)]
+        done: set[int] = set()
+        reached = 0.0
+        while heap:
+            neg_w, u = heapq.heappop(heap)
+            if u in done:
+                continue
+            done.add(u)
+            if u == d:
+                reached = (1.0 + 3.0 * -neg_w) / 4.0
+                break
+            if u != s and instance.nodes[u].qubits < 2:
+                continue
+            for v, link in instance.neighbours[u]:
+                w = -neg_w * werner_parameter(instance.links[link].fidelity)
+                if w > best.get(v, 0.0):
+                    best[v] = w
+                    heapq.heappush(heap, (-w, v))
+        if reached > 0 and reached >= req.min_fidelity:
+            out.append(r)
+    return out
