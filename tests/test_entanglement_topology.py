@@ -71,3 +71,14 @@ def test_cli_import_quantum_topology(shared_benchmarks: Path, tmp_path: Path) ->
     )
     assert proc.returncode == 0, proc.stderr
     assert out.stat().st_size > 0
+
+
+def test_every_public_topology_loads(shared_benchmarks: Path) -> None:
+    # GML and GraphML, directed and multi-graphs, with and without coordinates.
+    folder = shared_benchmarks / "quantum" / "topologies"
+    files = sorted(folder.glob("*.gml")) + sorted(folder.glob("*.graphml"))
+    assert len(files) >= 2
+    for path in files:
+        instance = load_topology(path, pairs=3, default_length_km=50.0)
+        assert len(instance.links) > 0, path
+        assert len({n.name for n in instance.nodes}) == len(instance.nodes)
