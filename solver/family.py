@@ -163,6 +163,7 @@ class Family(Protocol):
 
 FAMILY_MODULES: dict[str, str] = {
     "gpu": "placement.models.gpu",
+    "entanglement": "placement.models.entanglement",
 }
 """Family name -> module exposing ``FAMILY``. One line per family."""
 
