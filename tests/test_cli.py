@@ -249,8 +249,8 @@ INVALID_INSTANCES: dict[str, tuple[Any, list[str]]] = {
         ["gpu.jobs[2].locality_level", "'pod'", "nvlink, node, rack"],
     ),
     "unknown-family": (
-        {"name": "x", "dag": {"tasks": []}},
-        ["dag", "family section (gpu)"],
+        {"name": "x", "warp_drive": {"tasks": []}},
+        ["warp_drive", "family section (", "gpu"],
     ),
     "missing-family": ({"name": "x"}, ["family", "gpu"]),
 }
