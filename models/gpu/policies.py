@@ -98,7 +98,11 @@ class _Base:
         raise NotImplementedError
 
     def choose(
-        self, state: ClusterState, pods: PodSet, p: int, nodes: np.ndarray,
+        self,
+        state: ClusterState,
+        pods: PodSet,
+        p: int,
+        nodes: np.ndarray,
         rng: np.random.Generator,
     ) -> tuple[int, list[int]]:
         node = _pick_best(self.scores(state, pods, p, nodes), nodes, state, rng)
@@ -152,9 +156,7 @@ class GpuClusteringPolicy(_Base):
         base = (MAX_SCORE // 4) * (MAX_SPEC_GPU - state.gpu_left[nodes].sum(axis=1)) // MAX_SPEC_GPU
         kinds = (aff > 0).sum(axis=1)
         same = aff[:, kind] > 0
-        offset = np.where(
-            same, np.where(kinds == 1, 75, 50), np.where(kinds == 0, 25, 0)
-        )
+        offset = np.where(same, np.where(kinds == 1, 75, 50), np.where(kinds == 0, 25, 0))
         return base + offset
 
 
@@ -266,13 +268,18 @@ class FGDPolicy(_Base):
         self.fit[nodes] = (left >= tm).sum(axis=1)
         self.small[nodes] = (left * (left < tm)).sum(axis=1)
         self.frag[nodes] = self._frag(
-            state.cpu_left[nodes], state.gpu_left[nodes].sum(axis=1),
-            self.fit[nodes], self.small[nodes], self.access[nodes],
+            state.cpu_left[nodes],
+            state.gpu_left[nodes].sum(axis=1),
+            self.fit[nodes],
+            self.small[nodes],
+            self.access[nodes],
         )
 
     def _frag(self, cpu_left, total_left, fit, small, access) -> np.ndarray:
         q3 = (
-            self.t_gpu[None, :] & access & (fit >= self.t_num[None, :])
+            self.t_gpu[None, :]
+            & access
+            & (fit >= self.t_num[None, :])
             & (cpu_left[:, None] >= self.t_cpu[None, :])
         )
         amount = np.where(q3, small, total_left[:, None])
@@ -321,7 +328,11 @@ class FGDPolicy(_Base):
 POLICIES: dict[str, type[_Base]] = {
     cls.name: cls
     for cls in (
-        RandomPolicy, DotProdPolicy, GpuClusteringPolicy, GpuPackingPolicy, BestFitPolicy,
+        RandomPolicy,
+        DotProdPolicy,
+        GpuClusteringPolicy,
+        GpuPackingPolicy,
+        BestFitPolicy,
         FGDPolicy,
     )
 }

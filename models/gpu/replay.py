@@ -279,7 +279,11 @@ class Policy(Protocol):
         """Called once before a replay (precompute what depends on the pod list)."""
 
     def choose(
-        self, state: ClusterState, pods: PodSet, p: int, nodes: np.ndarray,
+        self,
+        state: ClusterState,
+        pods: PodSet,
+        p: int,
+        nodes: np.ndarray,
         rng: np.random.Generator,
     ) -> tuple[int, list[int]]:
         """The node (one of ``nodes``, all feasible, never empty) and its GPUs for pod ``p``."""
