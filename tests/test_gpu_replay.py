@@ -117,6 +117,19 @@ def test_gpu_clustering_keeps_kinds_together() -> None:
     assert curve.node[3] not in (curve.node[0], curve.node[1])
 
 
+def test_gpu_clustering_prefers_a_node_of_only_this_kind_over_a_mixed_one() -> None:
+    # n0 holds shared pods only (500 used): 25 * 500 // 8000 + 75 = 76; n1 holds shared and
+    # 1-GPU pods (1500 used): 25 * 1500 // 8000 + 50 = 54; n2 holds a 2-GPU pod (2000 used):
+    # 6 + 0 -> n0, on its tightest GPU.
+    cluster, pods = setup([node("n0", 8), node("n1", 8), node("n2", 8)], [share("s", 300)])
+    state = state_with(cluster, {0: [500], 1: [500, 0], 2: [0, 0]})
+    state.affinity[0, 0] = 1
+    state.affinity[1, [0, 1]] = 1
+    state.affinity[2, 2] = 1
+    state.rank = np.array([2, 1, 0])  # n0 must win on score, not on a tie
+    assert choose("GpuClustering", state, pods, "s") == (0, [0])
+
+
 def test_gpu_packing_prefers_used_shared_gpus_then_used_nodes_then_idle_nodes() -> None:
     cluster, pods = setup(
         [node("n0", 2), node("n1", 2), node("n2", 2)], [share("s", 300), whole("w")]
