@@ -187,6 +187,12 @@ def markdown(tables: dict[str, list[dict]], ablation: list[dict], command: str, 
             "| policy | tie-break | protocol | seeds | allocation at 100 % |",
             "|---|---|---|---|---|",
         ]
+        for s in tables.get("default", []):
+            if any(r["policy"] == s["policy"] for r in ablation):
+                lines.append(
+                    f"| {s['policy']} | rank | simulator | {s['seeds']} "
+                    f"| {s['ours']:.2f} % ({s['sd']:.2f}) |"
+                )
         keys = dict.fromkeys((r["policy"], r["tie_break"], r["protocol"]) for r in ablation)
         for policy, tie, protocol in keys:
             vals = [
