@@ -82,12 +82,16 @@ class _Alarms:
     def add(self, at: float, callback: Callable[[], None]) -> Callable[[], None]:
         with self._cond:
             key = next(self._ids)
+            earliest = not self._heap or at < self._heap[0][0]
             heapq.heappush(self._heap, (at, key, callback))
             self._live.add(key)
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="alarms", daemon=True)
                 self._thread.start()
-            self._cond.notify()
+            elif earliest:
+                # Wake the thread only when it must wait less than it does now (a wake-up
+                # costs a GIL hand-over, which a solver's hot path should not pay).
+                self._cond.notify()
 
         def disarm() -> None:
             with self._cond:
