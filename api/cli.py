@@ -135,8 +135,9 @@ def _solve_options_parser() -> argparse.ArgumentParser:
         "--backend",
         choices=[b.value for b in Backend],
         default=Backend.AUTO.value,
-        help="engine allowed to produce the solution: auto (greedy, then CP-SAT), cpsat, "
-        "milp, or greedy (heuristics only, nothing proved) (default: auto)",
+        help="engine allowed to produce the solution: auto (greedy, then the family's exact "
+        "backend: CP-SAT, or the MILP where the family prefers it), cpsat, milp, or greedy "
+        "(heuristics only, nothing proved) (default: auto)",
     )
     group.add_argument(
         "--milp-solver",

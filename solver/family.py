@@ -148,6 +148,10 @@ class Family(Protocol):
         """Independent feasibility check and objective evaluation."""
         ...
 
+    # Optional: ``auto_backend`` ("cpsat" or "milp") is what ``--backend auto`` runs
+    # (default "cpsat"); ``size(instance)`` gives counts for the service's size limits;
+    # ``warm_up()`` runs a small solve in a fresh service worker.
+
     def exact(self, backend: str) -> ExactEncoding:
         """The exact encoding for ``cpsat`` or ``milp``."""
         ...

@@ -42,6 +42,9 @@ class EntanglementFamily:
     name = "entanglement"
     sense = "max"
     instance_type = EntanglementInstance
+    auto_backend = "milp"
+    """``--backend auto`` runs the MILP: it proves the candidate-path model exactly, where
+    CP-SAT's integer rounding of EXT leaves slack in its bound."""
 
     def instance_from_message(
         self, msg: Any, name: str = "", description: str = ""
