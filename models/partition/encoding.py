@@ -1,0 +1,239 @@
+"""What the CP-SAT and MILP encodings share: the stage-path model and the solve protocol.
+
+The model (docs/formulations/partition.md, "Exact encodings") has one binary ``z_k`` per
+allowed stage ``k = (class c, range [i, j))`` from :func:`.tables.band`. A split is a path of
+stages from position 0 to position n:
+
+* ``sum of z_k over stages starting at 0 = 1`` and, for every position 0 < p < n,
+  ``sum over stages ending at p = sum over stages starting at p`` (flow conservation);
+* ``sum of z_k over stages of class c <= number of devices of class c``;
+* bottleneck modes: ``T >= cost_k z_k`` for every stage, minimise ``T``; latency: minimise
+  ``sum cost_k z_k``.
+
+Devices of a class are interchangeable, so the model has no device symmetry. It is the
+instance's problem exactly when every pair of devices has the same bandwidth; otherwise it is
+solved over the slowest link (every split it returns is feasible and the checker scores it
+with the real links) and the bound comes from the DP over the fastest link.
+
+:class:`StageEncoding` runs the protocol; :mod:`.cpsat` and :mod:`.milp` supply ``_run``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from placement.models.partition.check import NS_PER_MS, objective_ns
+from placement.models.partition.dp import dp_applies, solve_dp
+from placement.models.partition.explain import explain_infeasible, quick_bound_ns
+from placement.models.partition.instance import PartitionInstance, PartitionSolution
+from placement.models.partition.tables import (
+    INF,
+    Tables,
+    band,
+    bandwidth_range,
+    build_tables,
+    comm_is_uniform,
+)
+from placement.solver.family import ExactContext, ExactOutcome
+from placement.solver.result import StopReason
+
+MAX_STAGE_VARS = 400_000
+"""Stages above this are not modelled (the encoding reports it and keeps the incumbent)."""
+
+
+@dataclass
+class StageModel:
+    """The allowed stages of an instance, as flat arrays."""
+
+    tables: Tables
+    cls: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    cost: np.ndarray
+    counts: list[int]
+
+    @property
+    def size(self) -> int:
+        """Number of stage variables."""
+        return len(self.cost)
+
+    def decode(self, chosen: np.ndarray) -> PartitionSolution:
+        """The solution of the chosen stages (a boolean mask over stages)."""
+        n = self.tables.n
+        device_of = [-1] * n
+        used = [0] * len(self.counts)
+        for k in np.flatnonzero(chosen):
+            c, i, j = int(self.cls[k]), int(self.start[k]), int(self.end[k])
+            devices = self.tables.classes[c].devices
+            # More stages of a class than devices can only come from an infeasible candidate;
+            # the checker rejects it (layers left unplaced).
+            if used[c] < len(devices):
+                device_of[i:j] = [devices[used[c]]] * (j - i)
+            used[c] += 1
+        return PartitionSolution(tuple(device_of))
+
+    def hint(self, solution: PartitionSolution | None) -> np.ndarray | None:
+        """The stage mask of a contiguous solution, if all its stages are in the model."""
+        if solution is None:
+            return None
+        index = {
+            (int(c), int(i), int(j)): k
+            for k, (c, i, j) in enumerate(zip(self.cls, self.start, self.end, strict=True))
+        }
+        class_of = {d: c for c, cls in enumerate(self.tables.classes) for d in cls.devices}
+        mask = np.zeros(self.size, dtype=bool)
+        for d, i, last in solution.stages():
+            k = index.get((class_of.get(d, -1), i, last + 1))
+            if k is None:
+                return None
+            mask[k] = True
+        return mask
+
+
+def stage_model(tables: Tables, upper_bound_ns: int | None) -> StageModel:
+    """Every allowed stage of every class (pruned by memory, cuts and ``upper_bound_ns``)."""
+    parts = []
+    for c in range(len(tables.classes)):
+        b = band(tables, c, upper_bound_ns)
+        jj, ww = np.nonzero(b.cost < INF)
+        parts.append((np.full(len(jj), c), b.start[jj, ww], jj, b.cost[jj, ww]))
+    cls = np.concatenate([p[0] for p in parts]).astype(np.int64)
+    start = np.concatenate([p[1] for p in parts]).astype(np.int64)
+    end = np.concatenate([p[2] for p in parts]).astype(np.int64)
+    cost = np.concatenate([p[3] for p in parts]).astype(np.int64)
+    counts = [len(c.devices) for c in tables.classes]
+    return StageModel(tables, cls, start, end, cost, counts)
+
+
+@dataclass
+class RunOutcome:
+    """What a backend run on a :class:`StageModel` returns (objective and bound in ns)."""
+
+    chosen: np.ndarray | None
+    proven: bool
+    infeasible: bool
+    bound_ns: float | None
+    stop: StopReason
+    message: str = ""
+
+
+class StageEncoding:
+    """An exact encoding of the partition family over the stage-path model.
+
+    Parameters
+    ----------
+    use_dp:
+        Take the DP's proof when the DP is exact for the instance (the fast path). False runs
+        the backend's own search and proof (benchmarks use it to prove each optimum twice).
+    """
+
+    source = "exact"
+
+    def __init__(self, use_dp: bool = True) -> None:
+        self.use_dp = use_dp
+        self.last_stats: dict[str, Any] = {}
+
+    def _run(
+        self, model: StageModel, ctx: ExactContext, hint: np.ndarray | None, time_limit_s: float
+    ) -> RunOutcome:
+        raise NotImplementedError
+
+    def solve(self, instance: PartitionInstance, ctx: ExactContext) -> ExactOutcome:
+        """Prove the optimum (DP fast path or backend), report incumbents, or say why not."""
+        self.last_stats = {}
+        if not instance.workload.contiguous:
+            return ExactOutcome(
+                StopReason.HEURISTIC_ONLY,
+                bound=quick_bound_ns(instance) / NS_PER_MS,
+                message="no exact model for non-contiguous splits: heuristic solution only",
+            )
+        uniform = comm_is_uniform(instance)
+        dp_why = dp_applies(instance)
+        if self.use_dp and uniform and dp_why is None:
+            return self._dp_fast_path(instance, ctx)
+        incumbent = ctx.incumbent()
+        upper = None
+        if uniform and incumbent is not None:
+            upper = objective_ns(instance, incumbent.device_of)
+        tables = build_tables(instance)
+        model = stage_model(tables, upper)
+        self.last_stats.update(stages=model.size, pruned_by_ns=upper)
+        bound_ns: float | None = None
+        if not uniform and dp_why is None:
+            fast = bandwidth_range(instance)[1]
+            optimistic = solve_dp(instance, bandwidth=fast)
+            bound_ns = optimistic.objective_ns
+        if model.size > MAX_STAGE_VARS:
+            return ExactOutcome(
+                StopReason.SEARCH_EXHAUSTED,
+                bound=None if bound_ns is None else bound_ns / NS_PER_MS,
+                message=f"{model.size} stage variables, above {MAX_STAGE_VARS}: not modelled",
+            )
+        if model.size == 0:
+            return self._infeasible(instance, uniform and upper is None, bound_ns)
+        run = self._run(model, ctx, model.hint(incumbent), ctx.time_left())
+        self.last_stats.update(stop=run.stop.value, proven=run.proven, bound_ns=run.bound_ns)
+        if run.infeasible:
+            return self._infeasible(instance, uniform and upper is None, bound_ns)
+        solution = None
+        if run.chosen is not None:
+            solution = model.decode(run.chosen)
+            ctx.report(solution, self.source, None)
+        if uniform:
+            bound = run.bound_ns
+            if run.proven and solution is not None:
+                value = objective_ns(instance, solution.device_of)
+                return ExactOutcome(
+                    StopReason.PROVEN,
+                    bound=value / NS_PER_MS,
+                    proven_optimal=True,
+                    proven_solution=solution,
+                    message=run.message,
+                )
+            return ExactOutcome(
+                run.stop,
+                bound=None if bound is None else np.ceil(bound - 1e-6) / NS_PER_MS,
+                message=run.message,
+            )
+        note = "several link speeds: optimised over the slowest link; bound from the DP over " \
+            "the fastest link"
+        stop = run.stop if run.stop is not StopReason.PROVEN else StopReason.SEARCH_EXHAUSTED
+        return ExactOutcome(
+            stop,
+            bound=None if bound_ns is None else bound_ns / NS_PER_MS,
+            message="; ".join(m for m in (note, run.message) if m),
+        )
+
+    def _dp_fast_path(self, instance: PartitionInstance, ctx: ExactContext) -> ExactOutcome:
+        incumbent = ctx.incumbent()
+        upper = None if incumbent is None else objective_ns(instance, incumbent.device_of)
+        result = solve_dp(instance, upper)
+        self.last_stats.update(dp_states=result.states, objective_ns=result.objective_ns)
+        if result.solution is None:
+            return self._infeasible(instance, upper is None, None)
+        ctx.report(result.solution, "dp", result.objective_ns / NS_PER_MS)
+        return ExactOutcome(
+            StopReason.PROVEN,
+            bound=result.objective_ns / NS_PER_MS,
+            proven_optimal=True,
+            proven_solution=result.solution,
+            message="optimum proved by the exact DP",
+        )
+
+    def _infeasible(
+        self, instance: PartitionInstance, proven: bool, bound_ns: float | None
+    ) -> ExactOutcome:
+        shortfalls = explain_infeasible(instance)
+        text = "; ".join(s["reason"] for s in shortfalls[:5]) or "no contiguous split fits"
+        if proven:
+            return ExactOutcome(
+                StopReason.PROVEN, proven_infeasible=True, message=f"no split fits: {text}"
+            )
+        return ExactOutcome(
+            StopReason.SEARCH_EXHAUSTED,
+            bound=None if bound_ns is None else bound_ns / NS_PER_MS,
+            message=f"the model found no split: {text}",
+        )
