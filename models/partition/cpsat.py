@@ -17,8 +17,9 @@ from placement.solver.family import ExactContext
 from placement.solver.result import StopReason
 
 
-def build_cpsat(model: StageModel) -> tuple[Any, list[Any], Any]:
-    """The CP-SAT model: (model, stage variables, objective variable or None)."""
+def build_cpsat(model: StageModel, count_only: bool = False) -> tuple[Any, list[Any], Any]:
+    """The CP-SAT model: (model, stage variables, objective variable or None); with
+    ``count_only`` the objective is the number of stages."""
     from ortools.sat.python import cp_model
 
     t = model.tables
@@ -37,6 +38,9 @@ def build_cpsat(model: StageModel) -> tuple[Any, list[Any], Any]:
         if len(members) > count:
             cpm.add(sum(z[int(k)] for k in members) <= count)
     cost = [int(v) for v in model.cost]
+    if count_only:
+        cpm.minimize(sum(z))
+        return cpm, z, None
     if t.bottleneck:
         top = cpm.new_int_var(0, max(cost), "bottleneck")
         for k in range(model.size):
@@ -54,9 +58,14 @@ class CpSatEncoding(StageEncoding):
     source = "cpsat"
 
     def _run(
-        self, model: StageModel, ctx: ExactContext, hint: np.ndarray | None, time_limit_s: float
+        self,
+        model: StageModel,
+        ctx: ExactContext,
+        hint: np.ndarray | None,
+        time_limit_s: float,
+        count_only: bool,
     ) -> RunOutcome:
-        cpm, z, _ = build_cpsat(model)
+        cpm, z, _ = build_cpsat(model, count_only)
         if hint is not None:
             for var, value in zip(z, hint, strict=True):
                 cpm.add_hint(var, bool(value))

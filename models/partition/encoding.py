@@ -10,6 +10,13 @@ stages from position 0 to position n:
 * bottleneck modes: ``T >= cost_k z_k`` for every stage, minimise ``T``; latency: minimise
   ``sum cost_k z_k``.
 
+With an incumbent of objective ``U`` (links uniform), only stages costing at most ``U - 1``
+are modelled: every strictly better split uses only such stages (costs are non-negative
+integers). The model is then infeasible exactly when the incumbent is optimal, and that
+proof is a hop-limited path problem whose LP relaxation is nearly integral (integral with one
+device class), which the solvers settle at the root, where proving ``T >= U`` through the
+``T >= cost_k z_k`` rows alone is weak.
+
 Devices of a class are interchangeable, so the model has no device symmetry. It is the
 instance's problem exactly when every pair of devices has the same bandwidth; otherwise it is
 solved over the slowest link (every split it returns is feasible and the checker scores it
@@ -137,13 +144,26 @@ class StageEncoding:
         self.last_stats: dict[str, Any] = {}
 
     def _run(
-        self, model: StageModel, ctx: ExactContext, hint: np.ndarray | None, time_limit_s: float
+        self,
+        model: StageModel,
+        ctx: ExactContext,
+        hint: np.ndarray | None,
+        time_limit_s: float,
+        count_only: bool,
     ) -> RunOutcome:
+        """Solve ``model``: minimise the number of stages (``count_only``, a path-feasibility
+        question) or the mode's objective."""
         raise NotImplementedError
 
     def solve(self, instance: PartitionInstance, ctx: ExactContext) -> ExactOutcome:
-        """Prove the optimum (DP fast path or backend), report incumbents, or say why not."""
-        self.last_stats = {}
+        """Prove the optimum (DP fast path or backend), report incumbents, or say why not.
+
+        Rounds, each over the stages cheaper than the incumbent's objective ``U``: (1) is there
+        a path at all (fewest stages; for latency directly the least total)? None: the
+        incumbent is optimal (or, without one, no split fits). (2) Otherwise the best split
+        among them, hinted with the path found; proved: done; else ``U`` drops and (1) again.
+        """
+        self.last_stats = {"rounds": 0}
         if not instance.workload.contiguous:
             return ExactOutcome(
                 StopReason.HEURISTIC_ONLY,
@@ -154,58 +174,99 @@ class StageEncoding:
         dp_why = dp_applies(instance)
         if self.use_dp and uniform and dp_why is None:
             return self._dp_fast_path(instance, ctx)
-        incumbent = ctx.incumbent()
-        upper = None
-        if uniform and incumbent is not None:
-            upper = objective_ns(instance, incumbent.device_of)
+        if not uniform:
+            return self._slowest_link(instance, ctx, dp_why is None)
         tables = build_tables(instance)
-        model = stage_model(tables, upper)
-        self.last_stats.update(stages=model.size, pruned_by_ns=upper)
-        bound_ns: float | None = None
-        if not uniform and dp_why is None:
-            fast = bandwidth_range(instance)[1]
-            optimistic = solve_dp(instance, bandwidth=fast)
-            bound_ns = optimistic.objective_ns
-        if model.size > MAX_STAGE_VARS:
-            return ExactOutcome(
-                StopReason.SEARCH_EXHAUSTED,
-                bound=None if bound_ns is None else bound_ns / NS_PER_MS,
-                message=f"{model.size} stage variables, above {MAX_STAGE_VARS}: not modelled",
-            )
-        if model.size == 0:
-            return self._infeasible(instance, uniform and upper is None, bound_ns)
-        run = self._run(model, ctx, model.hint(incumbent), ctx.time_left())
-        self.last_stats.update(stop=run.stop.value, proven=run.proven, bound_ns=run.bound_ns)
-        if run.infeasible:
-            return self._infeasible(instance, uniform and upper is None, bound_ns)
-        solution = None
-        if run.chosen is not None:
-            solution = model.decode(run.chosen)
-            ctx.report(solution, self.source, None)
-        if uniform:
-            bound = run.bound_ns
-            if run.proven and solution is not None:
-                value = objective_ns(instance, solution.device_of)
+        best = ctx.incumbent()
+        upper = None if best is None else objective_ns(instance, best.device_of)
+        bottleneck = tables.bottleneck
+        while True:
+            self.last_stats["rounds"] += 1
+            model = stage_model(tables, None if upper is None else upper - 1)
+            self.last_stats["stages"] = model.size
+            if model.size > MAX_STAGE_VARS:
                 return ExactOutcome(
-                    StopReason.PROVEN,
-                    bound=value / NS_PER_MS,
-                    proven_optimal=True,
-                    proven_solution=solution,
-                    message=run.message,
+                    StopReason.SEARCH_EXHAUSTED,
+                    message=f"{model.size} stage variables, above {MAX_STAGE_VARS}: not modelled",
                 )
-            return ExactOutcome(
-                run.stop,
-                bound=None if bound is None else np.ceil(bound - 1e-6) / NS_PER_MS,
-                message=run.message,
-            )
-        note = "several link speeds: optimised over the slowest link; bound from the DP over " \
-            "the fastest link"
-        stop = run.stop if run.stop is not StopReason.PROVEN else StopReason.SEARCH_EXHAUSTED
+            run = None
+            if model.size:
+                run = self._run(model, ctx, None, ctx.time_left(), count_only=bottleneck)
+            if run is None or run.infeasible:
+                if best is not None and upper is not None:
+                    return ExactOutcome(
+                        StopReason.PROVEN,
+                        bound=upper / NS_PER_MS,
+                        proven_optimal=True,
+                        proven_solution=best,
+                        message=f"{self.source}: no split better than the incumbent",
+                    )
+                return self._infeasible(instance, True, None)
+            if run.chosen is None:
+                return ExactOutcome(run.stop, message=run.message)
+            found = model.decode(run.chosen)
+            ctx.report(found, self.source, None)
+            value = objective_ns(instance, found.device_of)
+            if not bottleneck:
+                if run.proven:
+                    return ExactOutcome(
+                        StopReason.PROVEN, bound=value / NS_PER_MS, proven_optimal=True,
+                        proven_solution=found, message=run.message,
+                    )
+                return self._stopped(run, value)
+            best, upper = found, value
+            model = stage_model(tables, upper)
+            self.last_stats["stages"] = model.size
+            run = self._run(model, ctx, model.hint(best), ctx.time_left(), count_only=False)
+            if run.chosen is not None:
+                found = model.decode(run.chosen)
+                ctx.report(found, self.source, None)
+                value = objective_ns(instance, found.device_of)
+                if value <= upper:
+                    best, upper = found, value
+                if run.proven:
+                    return ExactOutcome(
+                        StopReason.PROVEN, bound=value / NS_PER_MS, proven_optimal=True,
+                        proven_solution=found, message=run.message,
+                    )
+            if run.stop is not StopReason.PROVEN and ctx.time_left() <= 0.05:
+                return self._stopped(run, upper)
+
+    @staticmethod
+    def _stopped(run: RunOutcome, upper: int) -> ExactOutcome:
+        """Stopped before a proof: the solver's bound on the splits it modelled, capped by
+        the best split known (which the model may exclude)."""
+        bound = None if run.bound_ns is None else min(float(np.ceil(run.bound_ns - 1e-6)), upper)
         return ExactOutcome(
-            stop,
-            bound=None if bound_ns is None else bound_ns / NS_PER_MS,
-            message="; ".join(m for m in (note, run.message) if m),
+            run.stop, bound=None if bound is None else bound / NS_PER_MS, message=run.message
         )
+
+    def _slowest_link(
+        self, instance: PartitionInstance, ctx: ExactContext, dp_ok: bool
+    ) -> ExactOutcome:
+        """Several link speeds: optimise over the slowest link; bound from the fastest."""
+        model = stage_model(build_tables(instance), None)
+        self.last_stats["stages"] = model.size
+        bound_ns = None
+        if dp_ok:
+            bound_ns = solve_dp(instance, bandwidth=bandwidth_range(instance)[1]).objective_ns
+        note = (
+            "several link speeds: optimised over the slowest link, bound from the DP over the "
+            "fastest link"
+        )
+        bound = None if bound_ns is None else bound_ns / NS_PER_MS
+        if model.size == 0:
+            return self._infeasible(instance, True, bound_ns)
+        if model.size > MAX_STAGE_VARS:
+            return ExactOutcome(StopReason.SEARCH_EXHAUSTED, bound=bound, message=note)
+        run = self._run(model, ctx, None, ctx.time_left(), count_only=False)
+        if run.infeasible:
+            # Stage memory does not depend on the links: no split fits at all.
+            return self._infeasible(instance, True, bound_ns)
+        if run.chosen is not None:
+            ctx.report(model.decode(run.chosen), self.source, None)
+        stop = StopReason.SEARCH_EXHAUSTED if run.stop is StopReason.PROVEN else run.stop
+        return ExactOutcome(stop, bound=bound, message=note)
 
     def _dp_fast_path(self, instance: PartitionInstance, ctx: ExactContext) -> ExactOutcome:
         incumbent = ctx.incumbent()

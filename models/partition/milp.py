@@ -18,8 +18,9 @@ from placement.solver.family import ExactContext
 from placement.solver.result import StopReason
 
 
-def build_milp(model: StageModel) -> tuple[Any, list[Any], Any]:
-    """The PuLP problem: (problem, stage variables, objective variable or None)."""
+def build_milp(model: StageModel, count_only: bool = False) -> tuple[Any, list[Any], Any]:
+    """The PuLP problem: (problem, stage variables, objective variable or None); with
+    ``count_only`` the objective is the number of stages."""
     import pulp
 
     t = model.tables
@@ -41,6 +42,9 @@ def build_milp(model: StageModel) -> tuple[Any, list[Any], Any]:
         if len(members) > count:
             prob += pulp.lpSum(z[int(k)] for k in members) <= count, f"count{c}"
     cost = [int(v) for v in model.cost]
+    if count_only:
+        prob.setObjective(pulp.lpSum(z))
+        return prob, z, None
     if t.bottleneck:
         top = pulp.LpVariable("bottleneck", 0, max(cost), pulp.LpInteger)
         for k in range(model.size):
@@ -58,11 +62,16 @@ class MilpEncoding(StageEncoding):
     source = "milp"
 
     def _run(
-        self, model: StageModel, ctx: ExactContext, hint: np.ndarray | None, time_limit_s: float
+        self,
+        model: StageModel,
+        ctx: ExactContext,
+        hint: np.ndarray | None,
+        time_limit_s: float,
+        count_only: bool,
     ) -> RunOutcome:
         name = str(getattr(ctx.options.milp_solver, "value", ctx.options.milp_solver))
         self.source = f"milp-{name}"
-        prob, z, top = build_milp(model)
+        prob, z, top = build_milp(model, count_only)
         warm = None
         if hint is not None:
             warm = {v: float(h) for v, h in zip(z, hint, strict=True)}
