@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from placement.models.partition import PartitionSolution, check
+from placement.models.partition import Mode, PartitionSolution, check
 from placement.models.partition.check import objective_ns
 from tests.partition_cases import (
     GB,
@@ -14,7 +14,6 @@ from tests.partition_cases import (
     transfer_tradeoff,
     two_way_split,
 )
-from placement.models.partition import Mode
 
 
 def test_objective_by_hand() -> None:

@@ -56,6 +56,16 @@ def build_milp(model: StageModel, count_only: bool = False) -> tuple[Any, list[A
     return prob, z, None
 
 
+def _value(model: StageModel, chosen: np.ndarray, count_only: bool) -> float:
+    """The model objective of the chosen stages (ns, or the stage count)."""
+    if count_only:
+        return float(chosen.sum())
+    costs = model.cost[chosen]
+    if model.tables.bottleneck:
+        return float(costs.max(initial=0))
+    return float(costs.sum())
+
+
 class MilpEncoding(StageEncoding):
     """The exact MILP encoding (``backend='milp'``; HiGHS by default, CBC selectable)."""
 
@@ -73,7 +83,9 @@ class MilpEncoding(StageEncoding):
         self.source = f"milp-{name}"
         prob, z, top = build_milp(model, count_only)
         warm = None
-        if hint is not None:
+        # No MIP start for HiGHS: the wrapper can return the objective of the solved model
+        # with the values of the start (seen on small models solved in presolve).
+        if hint is not None and name != "highs":
             warm = {v: float(h) for v, h in zip(z, hint, strict=True)}
             if top is not None:
                 warm[top] = float(model.cost[hint].max(initial=0))
@@ -87,11 +99,15 @@ class MilpEncoding(StageEncoding):
             prob, ctx.options, ctx.cancel, time_limit_s, warm_start=warm, on_solution=on_solution
         )
         chosen = None
+        proven = run.status == RunStatus.OPTIMAL and run.stop_reason == StopReason.PROVEN
         if run.has_solution and run.values:
             chosen = np.array([(run.values.get(v) or 0.0) > 0.5 for v in z], dtype=bool)
+            # Trust a proof only when the values returned score the proved objective.
+            if run.objective is None or abs(_value(model, chosen, count_only) - run.objective) > 0.5:
+                proven = False
         return RunOutcome(
             chosen=chosen,
-            proven=run.status == RunStatus.OPTIMAL and run.stop_reason == StopReason.PROVEN,
+            proven=proven,
             infeasible=run.status == RunStatus.INFEASIBLE,
             bound_ns=run.bound,
             stop=run.stop_reason,
