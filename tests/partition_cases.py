@@ -57,12 +57,13 @@ def memory_forces_split() -> PartitionInstance:
 
 
 def serving_pipeline() -> PartitionInstance:
-    """LLM serving: 4 layers, 1 GB weights and 0.25 GB KV cache (2 seq x 1000 tokens x 125 kB)
-    each, 2.6 GB devices (two layers each at most), 2 ms per layer per decode step.
+    """LLM serving: 4 layers of 2 ms per decode step, each 1 GB of weights plus, for the
+    2 sequences x 2 micro-batches in flight, 0.5 GB of KV cache (1000 tokens x 125 kB) and
+    20 MB of activations; 3.1 GB devices (two layers each at most); at most 2 stages.
 
     Optimum 5 ms (400 tokens/s): two stages of two layers, each 4 ms of compute plus the one
     1 ms transfer it sends or receives (2 sequences x 5 MB at 10 GB/s). Three stages do no
-    better (the two-layer stage still takes 4 + 1 ms).
+    better and are not allowed (2 micro-batches in flight).
     """
     layers = [
         Layer(
@@ -74,13 +75,15 @@ def serving_pipeline() -> PartitionInstance:
         )
         for i in range(4)
     ]
-    devices = [Device(f"gpu{k}", "gpu", 2_600_000_000) for k in range(3)]
+    devices = [Device(f"gpu{k}", "gpu", 3_100_000_000) for k in range(3)]
     return PartitionInstance(
         layers,
         devices,
         # 2 sequences x 5 MB = 10 MB per transfer at 10 GB/s = 1 ms.
         links=Links(10 * GB),
-        workload=Workload(mode=Mode.SERVING, batch_size=2, context_length=1000),
+        workload=Workload(
+            mode=Mode.SERVING, batch_size=2, context_length=1000, in_flight_microbatches=2
+        ),
     )
 
 

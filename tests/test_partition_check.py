@@ -53,10 +53,19 @@ def test_rejects_memory_overflow() -> None:
 
 
 def test_serving_memory_counts_kv_cache() -> None:
-    inst = serving_pipeline()  # 1.26 GB per layer with the KV cache, 2.6 GB devices
-    assert inst.layer_memory_bytes(0) == GB + 2 * 5_000_000 + 125_000 * 1000 * 2
+    inst = serving_pipeline()  # 1.52 GB per layer with the KV cache, 3.1 GB devices
+    assert inst.layer_memory_bytes(0) == GB + (5_000_000 + 125_000 * 1000) * 2 * 2
     assert check(inst, PartitionSolution((0, 0, 1, 1))).feasible
     assert not check(inst, PartitionSolution((0, 0, 0, 1))).feasible
+
+
+def test_serving_stages_limited_by_micro_batches_in_flight() -> None:
+    report = check(serving_pipeline(), PartitionSolution((0, 1, 2, 2)))
+    assert not report.feasible
+    assert report.violations == [
+        "3 stages, at most in_flight_microbatches = 2 (a serving pipeline needs a micro-batch "
+        "per stage)"
+    ]
 
 
 def test_rejects_non_contiguous_split() -> None:

@@ -72,7 +72,8 @@ def instances(draw: st.DrawFn, uniform: bool = True) -> PartitionInstance:
         layers,
         devices,
         links=Links(draw(st.sampled_from([1e9, 1e10])), 4e10 if not uniform else 0.0),
-        workload=Workload(mode=mode, batch_size=draw(st.integers(1, 2)), context_length=100),
+        workload=Workload(mode=mode, batch_size=draw(st.integers(1, 2)), context_length=100,
+                          in_flight_microbatches=draw(st.integers(1, 3))),
         edges=edges,
     )
 

@@ -11,7 +11,8 @@ Rules (docs/formulations/partition.md, "The checker"):
 2. the memory a device's layers need is at most its ``memory_bytes``;
 3. layers of one colocation group share a device;
 4. unless ``non_contiguous``: the layers of each device form one contiguous range of the
-   layer order.
+   layer order;
+5. serving: at most ``in_flight_microbatches`` devices are used (one micro-batch per stage).
 
 Objective (milliseconds, minimised; the nanosecond sums are exact):
 
@@ -129,6 +130,13 @@ def check(instance: PartitionInstance, solution: PartitionSolution) -> CheckRepo
                         f"layers (again from layer {layers[layer].name!r})"
                     )
             previous = d
+
+    limit = instance.workload.max_stages
+    if limit is not None and len(set(device_of)) > limit:
+        violations.append(
+            f"{len(set(device_of))} stages, at most in_flight_microbatches = {limit} "
+            "(a serving pipeline needs a micro-batch per stage)"
+        )
 
     value = objective_ns(instance, device_of)
     return CheckReport(not violations, violations, _terms(instance, value), sense)

@@ -37,6 +37,9 @@ def build_cpsat(model: StageModel, count_only: bool = False) -> tuple[Any, list[
         members = np.flatnonzero(model.cls == c)
         if len(members) > count:
             cpm.add(sum(z[int(k)] for k in members) <= count)
+    limit = t.instance.workload.max_stages
+    if limit is not None and model.size > limit:
+        cpm.add(sum(z) <= limit)
     cost = [int(v) for v in model.cost]
     if count_only:
         cpm.minimize(sum(z))

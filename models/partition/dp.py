@@ -139,7 +139,15 @@ def solve_dp(
                 row_start[better] = b.start[np.arange(n + 1), w][better]
                 row_class[better] = c
         reach |= row < INF
-    finals = g[:, n]
+    finals = g[:, n].copy()
+    limit = instance.workload.max_stages
+    if limit is not None:
+        # Stages used by each state: the digit sum of its mixed-radix index.
+        idx = np.arange(n_states, dtype=np.int64)
+        used = np.zeros(n_states, dtype=np.int64)
+        for c in range(n_classes):
+            used += (idx // int(radix[c])) % (counts[c] + 1)
+        finals[used > limit] = INF
     max_prefix = int(np.flatnonzero(reach).max())
     if finals.min() >= INF:
         return DpResult(None, None, comm_is_uniform(instance) and tables is None, n_states,

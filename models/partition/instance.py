@@ -121,6 +121,12 @@ class Workload:
         return not self.non_contiguous
 
     @property
+    def max_stages(self) -> int | None:
+        """Serving: at most ``in_flight_microbatches`` stages, so that the pipeline is full
+        (each stage decodes its own micro-batch) and ``batch_size / step time`` is the rate."""
+        return self.in_flight_microbatches if self.mode is Mode.SERVING else None
+
+    @property
     def comm_factor(self) -> int:
         """Edge bytes are multiplied by this: training also sends the gradient back; a serving
         step carries ``batch_size`` sequences."""
@@ -173,8 +179,9 @@ class PartitionInstance:
         """Bytes layer ``layer`` needs on its device under the workload (see the formulation).
 
         training: extra + weights x (1 + gradient + optimiser factors) + activations x
-        in-flight micro-batches; inference: extra + weights + activations x batch + KV cache
-        of batch x context tokens; serving: the same as inference.
+        in-flight micro-batches; inference: extra + weights + (activations + KV cache of
+        context tokens) x batch; serving: the same with batch x in-flight micro-batches
+        sequences (every micro-batch in the pipeline keeps its KV cache on every stage).
         """
         lay, w = self.layers[layer], self.workload
         if w.mode is Mode.TRAINING:
@@ -183,8 +190,9 @@ class PartitionInstance:
                 * (1.0 + w.gradient_bytes_per_param_byte + w.optimizer_bytes_per_param_byte)
             )
             return lay.extra_memory_bytes + state + lay.activation_bytes * w.in_flight_microbatches
-        kv = lay.kv_cache_bytes_per_token * w.context_length * w.batch_size
-        return lay.extra_memory_bytes + lay.param_bytes + lay.activation_bytes * w.batch_size + kv
+        sequences = w.batch_size * (w.in_flight_microbatches if w.mode is Mode.SERVING else 1)
+        per_sequence = lay.activation_bytes + lay.kv_cache_bytes_per_token * w.context_length
+        return lay.extra_memory_bytes + lay.param_bytes + per_sequence * sequences
 
     def bandwidth(self, a: int, b: int) -> float:
         """Bytes/s between devices ``a`` and ``b`` (a != b)."""

@@ -41,6 +41,9 @@ def build_milp(model: StageModel, count_only: bool = False) -> tuple[Any, list[A
         members = np.flatnonzero(model.cls == c)
         if len(members) > count:
             prob += pulp.lpSum(z[int(k)] for k in members) <= count, f"count{c}"
+    limit = t.instance.workload.max_stages
+    if limit is not None and model.size > limit:
+        prob += pulp.lpSum(z) <= limit, "stages"
     cost = [int(v) for v in model.cost]
     if count_only:
         prob.setObjective(pulp.lpSum(z))
