@@ -173,3 +173,22 @@ def test_command_line_names_bad_field(tmp_path: Path) -> None:
     out = _placement("solve", str(bad))
     assert out.returncode == 2
     assert "partition.layers[0].name" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_explains_too_few_micro_batches_in_flight() -> None:
+    inst = generate(60, 8, 3, mode=Mode.SERVING, device_types=("L4", "T4"))
+    inst.workload = replace(inst.workload, in_flight_microbatches=2)
+    result = solve(inst, SolveOptions(time_limit_s=5, threads=1))
+    assert result.status == SolutionStatus.INFEASIBLE
+    assert "needs at least 3 stages (devices), in_flight_microbatches = 2" in result.message
+
+
+@pytest.mark.parametrize("name", ["tiny-chain", "dag-40x6", "serving-60x8"])
+def test_bundled_instances_load_and_solve(repo: Path, name: str) -> None:
+    from placement.api.files import load_instance
+
+    loaded = load_instance(repo / "instances" / "partition" / f"{name}.json")
+    assert "placement generate partition" in loaded.description
+    result = solve(loaded.instance, SolveOptions(time_limit_s=10, threads=1))
+    assert result.status in (SolutionStatus.OPTIMAL, SolutionStatus.FEASIBLE)
+    assert result.bound is not None and result.bound <= result.objective + 1e-9

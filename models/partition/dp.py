@@ -44,6 +44,9 @@ class DpResult:
     states: int
     max_prefix: int
     """The longest prefix of layers any number of stages can hold (n when feasible)."""
+    min_stages: int | None = None
+    """The fewest stages holding the whole model, ignoring a serving stage limit (None if
+    no split fits at all)."""
 
 
 def dp_applies(instance: PartitionInstance) -> str | None:
@@ -140,18 +143,19 @@ def solve_dp(
                 row_class[better] = c
         reach |= row < INF
     finals = g[:, n].copy()
+    # Stages used by each state: the digit sum of its mixed-radix index.
+    idx = np.arange(n_states, dtype=np.int64)
+    used = np.zeros(n_states, dtype=np.int64)
+    for c in range(n_classes):
+        used += (idx // int(radix[c])) % (counts[c] + 1)
+    min_stages = int(used[finals < INF].min()) if (finals < INF).any() else None
     limit = instance.workload.max_stages
     if limit is not None:
-        # Stages used by each state: the digit sum of its mixed-radix index.
-        idx = np.arange(n_states, dtype=np.int64)
-        used = np.zeros(n_states, dtype=np.int64)
-        for c in range(n_classes):
-            used += (idx // int(radix[c])) % (counts[c] + 1)
         finals[used > limit] = INF
     max_prefix = int(np.flatnonzero(reach).max())
     if finals.min() >= INF:
         return DpResult(None, None, comm_is_uniform(instance) and tables is None, n_states,
-                        max_prefix)
+                        max_prefix, min_stages)
     s = int(finals.argmin())
     value = int(finals[s])
     # Walk back: stages (class, start, end), then devices of each class in index order.
@@ -170,4 +174,4 @@ def solve_dp(
         next_device[c] += 1
         device_of[i:j] = [d] * (j - i)
     exact = bandwidth is None and tables is None and comm_is_uniform(instance)
-    return DpResult(value, PartitionSolution(tuple(device_of)), exact, n_states, n)
+    return DpResult(value, PartitionSolution(tuple(device_of)), exact, n_states, n, min_stages)

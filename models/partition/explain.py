@@ -82,7 +82,21 @@ def explain_infeasible(instance: PartitionInstance) -> list[dict[str, Any]]:
 
     if dp_applies(instance) is None:
         result = solve_dp(instance)
-        if result.solution is None:
+        limit = instance.workload.max_stages
+        if result.solution is None and result.min_stages is not None and limit is not None:
+            out.append(
+                dict(
+                    kind="stages",
+                    what=f"{layers[0].name}..{layers[-1].name}",
+                    needed_bytes=need_all,
+                    available_bytes=0,
+                    missing_bytes=0,
+                    reason=f"the model needs at least {result.min_stages} stages (devices), "
+                    f"in_flight_microbatches = {limit} allows {limit}: a serving pipeline "
+                    "needs a micro-batch in flight per stage",
+                )
+            )
+        elif result.solution is None and result.max_prefix < len(layers):
             p = result.max_prefix
             rest = sum(mem[p:])
             left = total_capacity - sum(mem[:p])

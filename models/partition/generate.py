@@ -117,7 +117,11 @@ def generate(
                 j = int(min(n_layers - 1, i + rng.integers(2, 7)))
                 edges.append(Edge(i, j, int(acts[i] // 2)))
     types = [device_types[int(k)] for k in rng.integers(0, len(device_types), n_devices)]
-    workload = Workload(mode=mode, batch_size=1, context_length=512, in_flight_microbatches=2)
+    # Serving keeps a micro-batch in flight per stage: allow one per device.
+    in_flight = n_devices if mode is Mode.SERVING else 2
+    workload = Workload(
+        mode=mode, batch_size=1, context_length=512, in_flight_microbatches=in_flight
+    )
     probe = PartitionInstance(layers, [Device("probe", "A100", 1)], workload=workload)
     need = sum(probe.layer_memory_bytes(i) for i in range(n_layers))
     nominal = sum(DEVICE_TYPES[t][0] for t in types)

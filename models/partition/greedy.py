@@ -57,7 +57,8 @@ def _fill(t: Tables, order: list[tuple[int, int]], limit_ns: int | None) -> list
     """Devices in ``order`` each take the longest next stage; None if layers remain."""
     device_of = [-1] * t.n
     i = 0
-    for c, d in order:
+    limit = t.instance.workload.max_stages
+    for c, d in order if limit is None else order[:limit]:
         if i >= t.n:
             break
         j = _longest_stage(t, c, i, limit_ns)
