@@ -185,9 +185,9 @@ def test_explains_too_few_micro_batches_in_flight() -> None:
 
 @pytest.mark.parametrize("name", ["tiny-chain", "dag-40x6", "serving-60x8"])
 def test_bundled_instances_load_and_solve(repo: Path, name: str) -> None:
-    from placement.api.files import load_instance
+    from placement.api.files import read_instance
 
-    loaded = load_instance(repo / "instances" / "partition" / f"{name}.json")
+    loaded = read_instance(repo / "instances" / "partition" / f"{name}.json")
     assert "placement generate partition" in loaded.description
     result = solve(loaded.instance, SolveOptions(time_limit_s=10, threads=1))
     assert result.status in (SolutionStatus.OPTIMAL, SolutionStatus.FEASIBLE)
