@@ -165,6 +165,10 @@ def test_command_line_end_to_end(tmp_path: Path) -> None:
     assert out.returncode == 0 and "feasible    yes" in out.stdout
     assignments = json.loads(sol_file.read_text())["partition"]["assignments"]
     assert len(assignments) == 20
+    png = tmp_path / "stages.png"
+    out = _placement("plot", str(inst_file), str(sol_file), "--out", str(png))
+    assert out.returncode == 0, out.stderr
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_command_line_names_bad_field(tmp_path: Path) -> None:

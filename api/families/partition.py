@@ -1,5 +1,5 @@
 """Command-line hooks of the partition family: ``placement generate partition``,
-``placement import tarnawski`` and ``placement import llm``."""
+``placement import tarnawski`` and ``placement plot`` (stages of a partition)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import argparse
 from typing import Any
 
 from placement.api.argtypes import name_list, positive_int
-from placement.api.extensions import Generator, Importer, register
+from placement.api.extensions import Generator, Importer, Plotter, register
 
 _MODES = {"training": "TRAINING", "inference": "INFERENCE", "serving": "SERVING"}
 
@@ -101,3 +101,12 @@ register(
         build=_tarnawski_build,
     )
 )
+
+
+def _draw(instance: Any, solution: Any, out_path: str) -> None:
+    from placement.models.partition.plot import draw
+
+    draw(instance, solution, out_path)
+
+
+register(Plotter(family="partition", draw=_draw))

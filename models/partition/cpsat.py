@@ -30,19 +30,23 @@ def build_cpsat(model: StageModel, count_only: bool = False) -> tuple[Any, list[
     for k in range(model.size):
         starts_at[int(model.start[k])].append(k)
         ends_at[int(model.end[k])].append(k)
-    cpm.add(sum(z[k] for k in starts_at[0]) == 1)
+    total = cp_model.LinearExpr.sum
+    cpm.add(total([z[k] for k in starts_at[0]]) == 1)
     for p in range(1, t.n):
-        cpm.add(sum(z[k] for k in ends_at[p]) == sum(z[k] for k in starts_at[p]))
+        ins, outs = [z[k] for k in ends_at[p]], [z[k] for k in starts_at[p]]
+        cpm.add(
+            cp_model.LinearExpr.weighted_sum(ins + outs, [1] * len(ins) + [-1] * len(outs)) == 0
+        )
     for c, count in enumerate(model.counts):
         members = np.flatnonzero(model.cls == c)
         if len(members) > count:
-            cpm.add(sum(z[int(k)] for k in members) <= count)
+            cpm.add(total([z[int(k)] for k in members]) <= count)
     limit = t.instance.workload.max_stages
     if limit is not None and model.size > limit:
-        cpm.add(sum(z) <= limit)
+        cpm.add(total(z) <= limit)
     cost = [int(v) for v in model.cost]
     if count_only:
-        cpm.minimize(sum(z))
+        cpm.minimize(total(z))
         return cpm, z, None
     if t.bottleneck:
         top = cpm.new_int_var(0, max(cost), "bottleneck")
