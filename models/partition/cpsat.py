@@ -10,7 +10,13 @@ from typing import Any
 
 import numpy as np
 
-from placement.models.partition.encoding import RunOutcome, StageEncoding, StageModel
+from placement.models.partition.encoding import (
+    RunOutcome,
+    StageEncoding,
+    StageModel,
+    deadline_token,
+    stop_reason,
+)
 from placement.solver.backends.base import RunStatus
 from placement.solver.backends.cpsat import CpSat
 from placement.solver.family import ExactContext
@@ -69,7 +75,6 @@ class CpSatEncoding(StageEncoding):
         model: StageModel,
         ctx: ExactContext,
         hint: np.ndarray | None,
-        time_limit_s: float,
         count_only: bool,
     ) -> RunOutcome:
         cpm, z, _ = build_cpsat(model, count_only)
@@ -85,7 +90,9 @@ class CpSatEncoding(StageEncoding):
             bound = float(callback.best_objective_bound)
             ctx.report(model.decode(values > 0), "cpsat", np.ceil(bound - 1e-6) / NS_PER_MS)
 
-        run = CpSat.run(cpm, ctx.options, ctx.cancel, time_limit_s, on_solution)
+        # The time limit is taken after building: building counts against the deadline.
+        with deadline_token(ctx) as token:
+            run = CpSat.run(cpm, ctx.options, token, ctx.time_left(), on_solution)
         chosen = None
         if run.has_solution:
             solver = run.solver  # type: ignore[attr-defined]
@@ -95,6 +102,6 @@ class CpSatEncoding(StageEncoding):
             proven=run.status == RunStatus.OPTIMAL and run.stop_reason == StopReason.PROVEN,
             infeasible=run.status == RunStatus.INFEASIBLE,
             bound_ns=run.bound,
-            stop=run.stop_reason,
+            stop=stop_reason(run.stop_reason, ctx),
             message=run.message,
         )

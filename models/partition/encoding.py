@@ -27,6 +27,9 @@ with the real links) and the bound comes from the DP over the fastest link.
 
 from __future__ import annotations
 
+import contextlib
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +47,7 @@ from placement.models.partition.tables import (
     build_tables,
     comm_is_uniform,
 )
+from placement.solver.cancel import CancellationToken
 from placement.solver.family import ExactContext, ExactOutcome
 from placement.solver.result import StopReason
 
@@ -115,6 +119,32 @@ def stage_model(tables: Tables, upper_bound_ns: int | None) -> StageModel:
     return StageModel(tables, cls, start, end, cost, counts)
 
 
+@contextlib.contextmanager
+def deadline_token(ctx: ExactContext) -> Iterator[CancellationToken]:
+    """A token cancelled by the caller's token or at the deadline, whichever comes first.
+
+    Solvers do not always honour their own time limit (HiGHS overran it several-fold on
+    80,000-stage models); their interrupt hooks do stop them.
+    """
+    token = CancellationToken()
+    unhook = ctx.cancel.add_callback(token.cancel)
+    timer = threading.Timer(max(0.0, ctx.time_left()), token.cancel)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield token
+    finally:
+        timer.cancel()
+        unhook()
+
+
+def stop_reason(run_stop: StopReason, ctx: ExactContext) -> StopReason:
+    """A cancellation by our deadline timer is a time limit, not the caller's cancel."""
+    if run_stop is StopReason.CANCELLED and not ctx.cancel.cancelled:
+        return StopReason.TIME_LIMIT
+    return run_stop
+
+
 @dataclass
 class RunOutcome:
     """What a backend run on a :class:`StageModel` returns (objective and bound in ns)."""
@@ -148,7 +178,6 @@ class StageEncoding:
         model: StageModel,
         ctx: ExactContext,
         hint: np.ndarray | None,
-        time_limit_s: float,
         count_only: bool,
     ) -> RunOutcome:
         """Solve ``model``: minimise the number of stages (``count_only``, a path-feasibility
@@ -190,8 +219,10 @@ class StageEncoding:
                     message=f"{model.size} stage variables, above {MAX_STAGE_VARS}: not modelled",
                 )
             run = None
+            if ctx.time_left() <= 0.05:
+                return ExactOutcome(StopReason.TIME_LIMIT, message="no time left")
             if model.size:
-                run = self._run(model, ctx, None, ctx.time_left(), count_only=bottleneck)
+                run = self._run(model, ctx, None, count_only=bottleneck)
             if run is None or run.infeasible:
                 if best is not None and upper is not None:
                     return ExactOutcome(
@@ -217,7 +248,9 @@ class StageEncoding:
             best, upper = found, value
             model = stage_model(tables, upper)
             self.last_stats["stages"] = model.size
-            run = self._run(model, ctx, model.hint(best), ctx.time_left(), count_only=False)
+            if ctx.time_left() <= 0.05:
+                return ExactOutcome(StopReason.TIME_LIMIT, message="no time left")
+            run = self._run(model, ctx, model.hint(best), count_only=False)
             if run.chosen is not None:
                 found = model.decode(run.chosen)
                 ctx.report(found, self.source, None)
@@ -259,7 +292,7 @@ class StageEncoding:
             return self._infeasible(instance, True, bound_ns)
         if model.size > MAX_STAGE_VARS:
             return ExactOutcome(StopReason.SEARCH_EXHAUSTED, bound=bound, message=note)
-        run = self._run(model, ctx, None, ctx.time_left(), count_only=False)
+        run = self._run(model, ctx, None, count_only=False)
         if run.infeasible:
             # Stage memory does not depend on the links: no split fits at all.
             return self._infeasible(instance, True, bound_ns)
