@@ -57,21 +57,40 @@ def main() -> None:
                 MilpEncoding(use_dp=False), inst, args.milp_time_limit, incumbent=sol
             )
             best = ctx.best_report.objective if ctx.best_report else None
-            milp = "proved equal" if outcome.proven_optimal and best == optimum else (
-                f"{outcome.stop_reason.value}, best {best}"
+            milp = (
+                "proved equal"
+                if outcome.proven_optimal and best == optimum
+                else (f"{outcome.stop_reason.value}, best {best}")
             )
-            rows.append([
-                n, d, seed, fill, f"{optimum:.4f}",
-                f"{statistics.median(dp_times) * 1000:.1f}",
-                f"{statistics.median(total_times) * 1000:.1f}",
-                f"{unpruned * 1000:.0f}",
-                "-" if greedy is None else f"{greedy:.4f}",
-                milp, f"{wall:.1f}", load_average(),
-            ])
+            rows.append(
+                [
+                    n,
+                    d,
+                    seed,
+                    fill,
+                    f"{optimum:.4f}",
+                    f"{statistics.median(dp_times) * 1000:.1f}",
+                    f"{statistics.median(total_times) * 1000:.1f}",
+                    f"{unpruned * 1000:.0f}",
+                    "-" if greedy is None else f"{greedy:.4f}",
+                    milp,
+                    f"{wall:.1f}",
+                    load_average(),
+                ]
+            )
     header = [
-        "layers", "devices", "seed", "memory fill", "optimum step (ms)", "DP (ms, median of 5)",
-        "tables + bisection bound + DP (ms)", "DP without the bound (ms)",
-        "bisection greedy (ms)", "MILP-HiGHS on its own", "MILP (s)", "load avg",
+        "layers",
+        "devices",
+        "seed",
+        "memory fill",
+        "optimum step (ms)",
+        "DP (ms, median of 5)",
+        "tables + bisection bound + DP (ms)",
+        "DP without the bound (ms)",
+        "bisection greedy (ms)",
+        "MILP-HiGHS on its own",
+        "MILP (s)",
+        "load avg",
     ]
     notes = """
 Synthetic chains from `placement generate partition --layers N --devices D --seed S`
@@ -89,7 +108,9 @@ optimum. Wall-clock on a shared 2-core machine; `load avg` is the 1-minute load.
         "Partition: the DP on homogeneous chains",
         f"python benchmarks/partition_chain.py --sizes {args.sizes} --seeds {args.seeds} "
         f"--fills {args.fills}",
-        header, rows, notes,
+        header,
+        rows,
+        notes,
     )
 
 

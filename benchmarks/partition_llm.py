@@ -50,8 +50,13 @@ def helix(time_limit: float) -> None:
     def serving(devices: list[tuple[DeviceSpec, int]]) -> PartitionInstance:
         n_dev = sum(c for _, c in devices)
         return build_llm(
-            shape, devices, mode=Mode.SERVING, batch_size=BATCH, context_length=CONTEXT,
-            inter_node_bandwidth_bytes_per_s=HELIX_LINK, memory_reserve=RESERVE,
+            shape,
+            devices,
+            mode=Mode.SERVING,
+            batch_size=BATCH,
+            context_length=CONTEXT,
+            inter_node_bandwidth_bytes_per_s=HELIX_LINK,
+            memory_reserve=RESERVE,
             in_flight_microbatches=n_dev,
         )
 
@@ -61,25 +66,51 @@ def helix(time_limit: float) -> None:
     dp = solve_dp(inst)
     dp_s = time.perf_counter() - t0
     assert dp.exact
-    rows.append(["ours: exact DP (one pipeline over all 24 GPUs)", _fmt(_tokens(inst, dp.solution)),
-                 "optimal (DP)", "0.00 %", f"{dp_s:.2f}", _stages(inst, dp.solution)])
+    rows.append(
+        [
+            "ours: exact DP (one pipeline over all 24 GPUs)",
+            _fmt(_tokens(inst, dp.solution)),
+            "optimal (DP)",
+            "0.00 %",
+            f"{dp_s:.2f}",
+            _stages(inst, dp.solution),
+        ]
+    )
     start = petals(inst)
-    for label, encoding in (("ours: CP-SAT on its own", CpSatEncoding(use_dp=False)),
-                            ("ours: MILP-HiGHS on its own", MilpEncoding(use_dp=False))):
+    for label, encoding in (
+        ("ours: CP-SAT on its own", CpSatEncoding(use_dp=False)),
+        ("ours: MILP-HiGHS on its own", MilpEncoding(use_dp=False)),
+    ):
         outcome, wall, ctx = run_exact(encoding, inst, time_limit, incumbent=start)
         best = ctx.best if ctx.best_report is not None else None
         gap = None
         if ctx.bound is not None and ctx.best_report is not None:
             gap = (ctx.best_report.objective - ctx.bound) / ctx.best_report.objective
         status = "optimal (proved)" if outcome.proven_optimal else outcome.stop_reason.value
-        rows.append([label, _fmt(_tokens(inst, best)), status,
-                     "-" if gap is None else f"{100 * gap:.2f} %", f"{wall:.2f}",
-                     _stages(inst, best)])
-    rows.append(["Petals-style greedy", _fmt(_tokens(inst, start)), "heuristic", "-", "-",
-                 _stages(inst, start)])
+        rows.append(
+            [
+                label,
+                _fmt(_tokens(inst, best)),
+                status,
+                "-" if gap is None else f"{100 * gap:.2f} %",
+                f"{wall:.2f}",
+                _stages(inst, best),
+            ]
+        )
+    rows.append(
+        [
+            "Petals-style greedy",
+            _fmt(_tokens(inst, start)),
+            "heuristic",
+            "-",
+            "-",
+            _stages(inst, start),
+        ]
+    )
     bis = bisection(inst)
-    rows.append(["bisection greedy", _fmt(_tokens(inst, bis)), "heuristic", "-", "-",
-                 _stages(inst, bis)])
+    rows.append(
+        ["bisection greedy", _fmt(_tokens(inst, bis)), "heuristic", "-", "-", _stages(inst, bis)]
+    )
     total = 0.0
     parts = []
     for spec, count in cluster:
@@ -88,12 +119,19 @@ def helix(time_limit: float) -> None:
         tok = _tokens(sub, res.solution)
         parts.append(f"{spec.name}: {_fmt(tok)}")
         total += tok or 0.0
-    rows.append(["separate pipelines per GPU type (each by the exact DP)", f"{total:.1f}",
-                 "optimal per type", "-", "-", "; ".join(parts)])
+    rows.append(
+        [
+            "separate pipelines per GPU type (each by the exact DP)",
+            f"{total:.1f}",
+            "optimal per type",
+            "-",
+            "-",
+            "; ".join(parts),
+        ]
+    )
     for row in rows:
         row.append(load_average())
-    header = ["placement", "tokens/s", "status", "proven gap", "time (s)", "stages",
-              "load avg"]
+    header = ["placement", "tokens/s", "status", "proven gap", "time (s)", "stages", "load avg"]
     notes = f"""
 Llama-2-70B ({shape.total_params() / 1e9:.1f} B parameters, fp16, grouped-query attention
 with 8 KV heads; `llm-configs/models/upstage_Llama-2-70b-instruct-v2.json`) served on a
@@ -111,9 +149,14 @@ thread; `proven gap` is (objective - proven bound) / objective. Helix itself (Me
 ASPLOS 2025) plans a max-flow over several pipelines and is not reproduced here. Wall-clock on
 a shared 2-core machine.
 """
-    write_table("partition-helix", "Partition: Llama-2-70B serving on a heterogeneous cluster",
-                f"python benchmarks/partition_llm.py --time-limit {time_limit:g}",
-                header, rows, notes)
+    write_table(
+        "partition-helix",
+        "Partition: Llama-2-70B serving on a heterogeneous cluster",
+        f"python benchmarks/partition_llm.py --time-limit {time_limit:g}",
+        header,
+        rows,
+        notes,
+    )
 
 
 def _stages(instance: PartitionInstance, solution: object | None) -> str:
@@ -142,8 +185,12 @@ def edge() -> None:
     rows = []
     for label, devs, context in setups:
         inst = build_llm(
-            shape, [(specs[k], c) for k, c in devs], mode=Mode.INFERENCE, batch_size=1,
-            context_length=context, inter_node_bandwidth_bytes_per_s=EDGE_LINK,
+            shape,
+            [(specs[k], c) for k, c in devs],
+            mode=Mode.INFERENCE,
+            batch_size=1,
+            context_length=context,
+            inter_node_bandwidth_bytes_per_s=EDGE_LINK,
             memory_reserve=RESERVE,
         )
         t0 = time.perf_counter()
@@ -153,16 +200,34 @@ def edge() -> None:
         if dp.solution is None:
             shortfalls = explain_infeasible(inst)
             why = "; ".join(s["reason"] for s in shortfalls) or "no split found"
-            rows.append([label, context, "does not fit", "-", f"{dp_ms:.1f}", "-", why,
-                         load_average()])
+            rows.append(
+                [label, context, "does not fit", "-", f"{dp_ms:.1f}", "-", why, load_average()]
+            )
             continue
         opt = check(inst, dp.solution).objective
         g = check(inst, greedy).objective if greedy is not None else None
-        rows.append([label, context, f"{opt:.1f}", _fmt(g), f"{dp_ms:.1f}",
-                     _stages(inst, dp.solution), "", load_average()])
-    header = ["devices", "context (tokens)", "optimal latency per token (ms)",
-              "Petals-style greedy (ms)", "DP time (ms)", "stages", "why it does not fit",
-              "load avg"]
+        rows.append(
+            [
+                label,
+                context,
+                f"{opt:.1f}",
+                _fmt(g),
+                f"{dp_ms:.1f}",
+                _stages(inst, dp.solution),
+                "",
+                load_average(),
+            ]
+        )
+    header = [
+        "devices",
+        "context (tokens)",
+        "optimal latency per token (ms)",
+        "Petals-style greedy (ms)",
+        "DP time (ms)",
+        "stages",
+        "why it does not fit",
+        "load avg",
+    ]
     notes = f"""
 LLaMA-7B ({shape.total_params() / 1e9:.2f} B parameters, fp16;
 `llm-configs/models/decapoda-research_llama-7b-hf.json`), inference latency of one decode
@@ -174,8 +239,14 @@ transfer once; the optimum is the DP's (exact: one link speed). Where no split f
 reason is `explain_infeasible`'s (the same text `placement solve` prints). Wall-clock on a
 shared 2-core machine.
 """
-    write_table("partition-edge", "Partition: LLaMA-7B on memory-limited edge devices",
-                "python benchmarks/partition_llm.py", header, rows, notes)
+    write_table(
+        "partition-edge",
+        "Partition: LLaMA-7B on memory-limited edge devices",
+        "python benchmarks/partition_llm.py",
+        header,
+        rows,
+        notes,
+    )
 
 
 def main() -> None:

@@ -92,8 +92,12 @@ def colocated() -> PartitionInstance:
 
     Stages [0 | 1 2 3] = 3 ms is optimal (without the group, [0 1 | 2 3] = 2 ms).
     """
-    layers = [timed("l0", {"g": 1}), timed("l1", {"g": 1}, group="x"), timed("l2", {"g": 1}),
-              timed("l3", {"g": 1}, group="x")]
+    layers = [
+        timed("l0", {"g": 1}),
+        timed("l1", {"g": 1}, group="x"),
+        timed("l2", {"g": 1}),
+        timed("l3", {"g": 1}, group="x"),
+    ]
     return PartitionInstance(layers, [Device("d0", "g", GB), Device("d1", "g", GB)])
 
 

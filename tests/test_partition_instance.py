@@ -49,21 +49,35 @@ BASE = {
 @pytest.mark.parametrize(
     "change,expected",
     [
-        ({"layers": [{"name": "a", "param_bytes": -1}]},
-         "partition.layers[0].param_bytes: got -1, expected bytes >= 0"),
-        ({"layers": [{"name": "a"}, {"name": "a"}]},
-         "partition.layers[1].name: got 'a', expected a layer name used once"),
+        (
+            {"layers": [{"name": "a", "param_bytes": -1}]},
+            "partition.layers[0].param_bytes: got -1, expected bytes >= 0",
+        ),
+        (
+            {"layers": [{"name": "a"}, {"name": "a"}]},
+            "partition.layers[1].name: got 'a', expected a layer name used once",
+        ),
         ({"devices": []}, "partition.devices: got 0, expected 1 to 10000 devices"),
-        ({"devices": [{"name": "d", "type": "g", "memory_bytes": 1}]},
-         "partition.devices[0].flops_per_s: got 0.0, expected FLOP/s > 0"),
-        ({"edges": [{"src": "b", "dst": "a"}]},
-         "partition.edges[0].dst: got 'a', expected a layer listed after 'b'"),
-        ({"edges": [{"src": "a", "dst": "zz"}]},
-         "partition.edges[0].dst: got 'zz', expected the name of a layer"),
-        ({"workload": {"batch_size": 0}},
-         "partition.workload.batch_size: got 0, expected an integer >= 1"),
-        ({"layers": [{"name": "a", "times": [{"device_type": "g", "forward_s": -1}]}]},
-         "partition.layers[0].times[0].forward_s: got -1.0, expected seconds"),
+        (
+            {"devices": [{"name": "d", "type": "g", "memory_bytes": 1}]},
+            "partition.devices[0].flops_per_s: got 0.0, expected FLOP/s > 0",
+        ),
+        (
+            {"edges": [{"src": "b", "dst": "a"}]},
+            "partition.edges[0].dst: got 'a', expected a layer listed after 'b'",
+        ),
+        (
+            {"edges": [{"src": "a", "dst": "zz"}]},
+            "partition.edges[0].dst: got 'zz', expected the name of a layer",
+        ),
+        (
+            {"workload": {"batch_size": 0}},
+            "partition.workload.batch_size: got 0, expected an integer >= 1",
+        ),
+        (
+            {"layers": [{"name": "a", "times": [{"device_type": "g", "forward_s": -1}]}]},
+            "partition.layers[0].times[0].forward_s: got -1.0, expected seconds",
+        ),
     ],
 )
 def test_bad_fields_are_named(change: dict, expected: str) -> None:
@@ -73,8 +87,10 @@ def test_bad_fields_are_named(change: dict, expected: str) -> None:
 def test_bytes_without_bandwidth_are_refused() -> None:
     section = {
         "layers": [{"name": "a", "activation_bytes": 5}, {"name": "b"}],
-        "devices": [{"name": "d0", "type": "g", "memory_bytes": 9},
-                    {"name": "d1", "type": "g", "memory_bytes": 9}],
+        "devices": [
+            {"name": "d0", "type": "g", "memory_bytes": 9},
+            {"name": "d1", "type": "g", "memory_bytes": 9},
+        ],
     }
     assert "partition.links.inter_node_bandwidth_bytes_per_s" in _error(section)
 
@@ -127,16 +143,21 @@ def test_explains_a_layer_too_large_for_any_device() -> None:
 
 def test_explains_a_model_larger_than_all_devices() -> None:
     layers = [Layer(f"l{i}", param_bytes=GB, times=(LayerTime("g", 0.001),)) for i in range(5)]
-    inst = PartitionInstance(layers, [Device("d0", "g", 2 * GB), Device("d1", "g", 2 * GB)],
-                             workload=replace(two_way_split().workload, mode=Mode.INFERENCE))
+    inst = PartitionInstance(
+        layers,
+        [Device("d0", "g", 2 * GB), Device("d1", "g", 2 * GB)],
+        workload=replace(two_way_split().workload, mode=Mode.INFERENCE),
+    )
     (model,) = explain_infeasible(inst)
     assert model["kind"] == "model" and model["missing_bytes"] == GB
 
 
 def test_explains_fragmentation_of_contiguous_stages() -> None:
     # 0.6 + 0.6 + 0.6 GB on two 1 GB devices: 1.8 GB fit in 2 GB, but no contiguous split.
-    layers = [Layer(f"l{i}", extra_memory_bytes=600_000_000, times=(LayerTime("g", 0.001),))
-              for i in range(3)]
+    layers = [
+        Layer(f"l{i}", extra_memory_bytes=600_000_000, times=(LayerTime("g", 0.001),))
+        for i in range(3)
+    ]
     inst = PartitionInstance(layers, [Device("d0", "g", GB), Device("d1", "g", GB)])
     (short,) = explain_infeasible(inst)
     assert short["kind"] == "contiguous_split" and short["what"] == "l2..l2"
@@ -152,13 +173,26 @@ def _placement(*args: str) -> subprocess.CompletedProcess:
 
 def test_command_line_end_to_end(tmp_path: Path) -> None:
     inst_file, sol_file = tmp_path / "p.json", tmp_path / "s.json"
-    out = _placement("generate", "partition", "--layers", "20", "--devices", "4", "--seed", "3",
-                     "--device-types", "A100,T4", "--out", str(inst_file))
+    out = _placement(
+        "generate",
+        "partition",
+        "--layers",
+        "20",
+        "--devices",
+        "4",
+        "--seed",
+        "3",
+        "--device-types",
+        "A100,T4",
+        "--out",
+        str(inst_file),
+    )
     assert out.returncode == 0, out.stderr
     data = json.loads(inst_file.read_text())
     assert "placement generate partition --layers 20" in data["description"]
-    out = _placement("solve", str(inst_file), "--time-limit", "10", "--backend", "milp",
-                     "--out", str(sol_file))
+    out = _placement(
+        "solve", str(inst_file), "--time-limit", "10", "--backend", "milp", "--out", str(sol_file)
+    )
     assert out.returncode == 0, out.stderr
     assert "optimal" in out.stdout
     out = _placement("check", str(inst_file), str(sol_file))

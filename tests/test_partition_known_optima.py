@@ -24,13 +24,14 @@ CASES = sorted(KNOWN_OPTIMA)
 
 @pytest.mark.parametrize("case", CASES)
 @pytest.mark.parametrize(
-    "backend,milp_solver", [("auto", "highs"), ("cpsat", "highs"), ("milp", "highs"),
-                            ("milp", "cbc")]
+    "backend,milp_solver",
+    [("auto", "highs"), ("cpsat", "highs"), ("milp", "highs"), ("milp", "cbc")],
 )
 def test_solve_reaches_and_proves_the_optimum(case: str, backend: str, milp_solver: str) -> None:
     instance, optimum = KNOWN_OPTIMA[case]
-    result = solve(instance, SolveOptions(time_limit_s=10, backend=backend,
-                                          milp_solver=milp_solver, threads=1))
+    result = solve(
+        instance, SolveOptions(time_limit_s=10, backend=backend, milp_solver=milp_solver, threads=1)
+    )
     assert result.status == SolutionStatus.OPTIMAL, result.message
     assert result.stop_reason == StopReason.PROVEN
     assert result.objective == pytest.approx(optimum, abs=1e-9)

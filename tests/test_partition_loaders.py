@@ -45,14 +45,33 @@ def test_tarnawski_bert_training(shared_benchmarks: Path) -> None:
     "data,where",
     [
         ({"nodes": [], "edges": []}, "nodes"),
-        ({"maxSizePerFPGA": 1, "maxFPGAs": 2, "nodes": [{"id": 1, "fpgaLatency": "x",
-                                                          "size": 0}], "edges": []},
-         "nodes[0].fpgaLatency"),
-        ({"maxSizePerFPGA": 1, "maxFPGAs": 2,
-          "nodes": [{"id": 1, "fpgaLatency": 1, "size": 0}],
-          "edges": [{"sourceId": 1, "destId": 9, "cost": 0}]}, "edges[0].destId"),
-        ({"maxSizePerFPGA": 1, "maxFPGAs": 0,
-          "nodes": [{"id": 1, "fpgaLatency": 1, "size": 0}], "edges": []}, "maxFPGAs"),
+        (
+            {
+                "maxSizePerFPGA": 1,
+                "maxFPGAs": 2,
+                "nodes": [{"id": 1, "fpgaLatency": "x", "size": 0}],
+                "edges": [],
+            },
+            "nodes[0].fpgaLatency",
+        ),
+        (
+            {
+                "maxSizePerFPGA": 1,
+                "maxFPGAs": 2,
+                "nodes": [{"id": 1, "fpgaLatency": 1, "size": 0}],
+                "edges": [{"sourceId": 1, "destId": 9, "cost": 0}],
+            },
+            "edges[0].destId",
+        ),
+        (
+            {
+                "maxSizePerFPGA": 1,
+                "maxFPGAs": 0,
+                "nodes": [{"id": 1, "fpgaLatency": 1, "size": 0}],
+                "edges": [],
+            },
+            "maxFPGAs",
+        ),
     ],
 )
 def test_tarnawski_malformed_files_name_the_field(tmp_path: Path, data: dict, where: str) -> None:
@@ -68,8 +87,12 @@ def test_import_tarnawski_command(shared_benchmarks: Path, tmp_path: Path) -> No
     graph = shared_benchmarks / "partition/tarnawski-layergraphs/gnmt_inference.json"
     out = tmp_path / "g.json"
     exe = Path(sys.executable).parent / "placement"
-    done = subprocess.run([str(exe), "import", "tarnawski", str(graph), "--out", str(out)],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [str(exe), "import", "tarnawski", str(graph), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(out.read_text())["partition"]["devices"][0]["memory_bytes"] == 17185374208
 
@@ -78,16 +101,42 @@ def test_import_tarnawski_command(shared_benchmarks: Path, tmp_path: Path) -> No
     "config,params",
     [
         # GPT-2 small: 124,439,808 parameters (HuggingFace's count, tied head).
-        ({"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12,
-          "vocab_size": 50257, "n_positions": 1024}, 124_439_808),
+        (
+            {
+                "model_type": "gpt2",
+                "n_embd": 768,
+                "n_layer": 12,
+                "n_head": 12,
+                "vocab_size": 50257,
+                "n_positions": 1024,
+            },
+            124_439_808,
+        ),
         # Llama-2-7B: 6,738,415,616 (HF intermediate_size 11008, gated MLP, untied head).
-        ({"model_type": "llama", "hidden_size": 4096, "intermediate_size": 11008,
-          "num_hidden_layers": 32, "num_attention_heads": 32, "vocab_size": 32000},
-         6_738_415_616),
+        (
+            {
+                "model_type": "llama",
+                "hidden_size": 4096,
+                "intermediate_size": 11008,
+                "num_hidden_layers": 32,
+                "num_attention_heads": 32,
+                "vocab_size": 32000,
+            },
+            6_738_415_616,
+        ),
         # Llama-2-70B with 8 KV heads: 68,976,648,192.
-        ({"model_type": "llama", "hidden_size": 8192, "intermediate_size": 28672,
-          "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8,
-          "vocab_size": 32000}, 68_976_648_192),
+        (
+            {
+                "model_type": "llama",
+                "hidden_size": 8192,
+                "intermediate_size": 28672,
+                "num_hidden_layers": 80,
+                "num_attention_heads": 64,
+                "num_key_value_heads": 8,
+                "vocab_size": 32000,
+            },
+            68_976_648_192,
+        ),
     ],
 )
 def test_parameter_counts_match_published_models(config: dict, params: int) -> None:
@@ -96,8 +145,14 @@ def test_parameter_counts_match_published_models(config: dict, params: int) -> N
 
 @pytest.mark.parametrize(
     "name,billions",
-    [("gpt2-xl", 1.56), ("bert-large", 0.335), ("bloom-175b", 177.0), ("facebook_opt-66b", 65.7),
-     ("upstage_Llama-2-70b-instruct-v2", 69.0), ("decapoda-research_llama-7b-hf", 6.7)],
+    [
+        ("gpt2-xl", 1.56),
+        ("bert-large", 0.335),
+        ("bloom-175b", 177.0),
+        ("facebook_opt-66b", 65.7),
+        ("upstage_Llama-2-70b-instruct-v2", 69.0),
+        ("decapoda-research_llama-7b-hf", 6.7),
+    ],
 )
 def test_shared_configs(shared_benchmarks: Path, name: str, billions: float) -> None:
     shape = load_model_config(shared_benchmarks / f"partition/llm-configs/models/{name}.json")
@@ -106,21 +161,37 @@ def test_shared_configs(shared_benchmarks: Path, name: str, billions: float) -> 
 
 def test_bad_config_names_the_key(tmp_path: Path) -> None:
     path = tmp_path / "c.json"
-    path.write_text(json.dumps({"hidden_size": 64, "num_hidden_layers": 2,
-                                "num_attention_heads": 5, "vocab_size": 10}))
+    path.write_text(
+        json.dumps(
+            {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 5, "vocab_size": 10}
+        )
+    )
     with pytest.raises(InputError) as info:
         load_model_config(path)
     assert info.value.errors[0].path == "num_attention_heads" and info.value.file == str(path)
 
 
 def test_llama_serving_instance_solves() -> None:
-    shape = model_shape({"model_type": "llama", "hidden_size": 4096, "intermediate_size": 11008,
-                         "num_hidden_layers": 32, "num_attention_heads": 32,
-                         "vocab_size": 32000})
+    shape = model_shape(
+        {
+            "model_type": "llama",
+            "hidden_size": 4096,
+            "intermediate_size": 11008,
+            "num_hidden_layers": 32,
+            "num_attention_heads": 32,
+            "vocab_size": 32000,
+        }
+    )
     t4 = device_spec(REPO / "instances/partition/devices/t4-16gb.json")
     l4 = device_spec(REPO / "instances/partition/devices/l4-24gb.json")
-    inst = build_llm(shape, [(t4, 2), (l4, 1)], mode=Mode.SERVING, batch_size=4,
-                     context_length=512, in_flight_microbatches=3)
+    inst = build_llm(
+        shape,
+        [(t4, 2), (l4, 1)],
+        mode=Mode.SERVING,
+        batch_size=4,
+        context_length=512,
+        in_flight_microbatches=3,
+    )
     validate(inst)
     # KV cache per token and block: 2 x 4096 x 2 bytes.
     assert inst.layers[1].kv_cache_bytes_per_token == 16384

@@ -66,14 +66,19 @@ def instances(draw: st.DrawFn, uniform: bool = True) -> PartitionInstance:
         for k in range(n_dev)
     ]
     if not uniform and n_dev > 1:
-        devices[-1] = Device(devices[-1].name, devices[-1].type, devices[-1].memory_bytes,
-                             node="n1")
+        devices[-1] = Device(
+            devices[-1].name, devices[-1].type, devices[-1].memory_bytes, node="n1"
+        )
     return PartitionInstance(
         layers,
         devices,
         links=Links(draw(st.sampled_from([1e9, 1e10])), 4e10 if not uniform else 0.0),
-        workload=Workload(mode=mode, batch_size=draw(st.integers(1, 2)), context_length=100,
-                          in_flight_microbatches=draw(st.integers(1, 3))),
+        workload=Workload(
+            mode=mode,
+            batch_size=draw(st.integers(1, 2)),
+            context_length=100,
+            in_flight_microbatches=draw(st.integers(1, 3)),
+        ),
         edges=edges,
     )
 
@@ -92,8 +97,7 @@ def _exact(encoding: type, instance: PartitionInstance):
     return encoding(use_dp=False).solve(instance, run)
 
 
-SETTINGS = settings(max_examples=80, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @SETTINGS

@@ -23,22 +23,47 @@ def _fill(text: str) -> float:
 
 
 def _generate_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--layers", type=positive_int, required=True, metavar="N",
-                        help="layers of the model")
-    parser.add_argument("--devices", type=positive_int, required=True, metavar="D",
-                        help="devices")
-    parser.add_argument("--seed", type=int, default=0, metavar="S",
-                        help="random seed; the same seed and sizes give the same file (default: 0)")
-    parser.add_argument("--dag", action="store_true",
-                        help="add skip edges (a DAG); default: a chain")
-    parser.add_argument("--mode", choices=sorted(_MODES), default="training",
-                        help="workload mode (default: training)")
-    parser.add_argument("--device-types", type=name_list, default=("A100",), metavar="T,T,...",
-                        help="device types drawn for the devices: A100, L4, T4 (default: A100)")
-    parser.add_argument("--devices-per-node", type=positive_int, default=1, metavar="K",
-                        help="devices per node sharing the intra-node link (default: 1)")
-    parser.add_argument("--memory-fill", type=_fill, default=0.6, metavar="F",
-                        help="model memory / device memory, in (0, 2] (default: 0.6)")
+    parser.add_argument(
+        "--layers", type=positive_int, required=True, metavar="N", help="layers of the model"
+    )
+    parser.add_argument("--devices", type=positive_int, required=True, metavar="D", help="devices")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        metavar="S",
+        help="random seed; the same seed and sizes give the same file (default: 0)",
+    )
+    parser.add_argument(
+        "--dag", action="store_true", help="add skip edges (a DAG); default: a chain"
+    )
+    parser.add_argument(
+        "--mode",
+        choices=sorted(_MODES),
+        default="training",
+        help="workload mode (default: training)",
+    )
+    parser.add_argument(
+        "--device-types",
+        type=name_list,
+        default=("A100",),
+        metavar="T,T,...",
+        help="device types drawn for the devices: A100, L4, T4 (default: A100)",
+    )
+    parser.add_argument(
+        "--devices-per-node",
+        type=positive_int,
+        default=1,
+        metavar="K",
+        help="devices per node sharing the intra-node link (default: 1)",
+    )
+    parser.add_argument(
+        "--memory-fill",
+        type=_fill,
+        default=0.6,
+        metavar="F",
+        help="model memory / device memory, in (0, 2] (default: 0.6)",
+    )
 
 
 def _generate_build(args: argparse.Namespace) -> Any:
@@ -75,8 +100,11 @@ register(
 
 
 def _tarnawski_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("graph", metavar="GRAPH.json",
-                        help="a layer graph of msr-fiddle/dnn-partitioning (Tarnawski et al.)")
+    parser.add_argument(
+        "graph",
+        metavar="GRAPH.json",
+        help="a layer graph of msr-fiddle/dnn-partitioning (Tarnawski et al.)",
+    )
     parser.add_argument("--name", default=None, help="instance name (default: from the file)")
 
 

@@ -81,7 +81,9 @@ def check(instance: PartitionInstance, solution: PartitionSolution) -> CheckRepo
     sense = senses(instance)
     if not isinstance(solution, PartitionSolution):
         return CheckReport(
-            False, [f"not a PartitionSolution: {type(solution).__name__}"], _terms(instance, None),
+            False,
+            [f"not a PartitionSolution: {type(solution).__name__}"],
+            _terms(instance, None),
             sense,
         )
     violations: list[str] = []

@@ -154,8 +154,14 @@ def solve_dp(
         finals[used > limit] = INF
     max_prefix = int(np.flatnonzero(reach).max())
     if finals.min() >= INF:
-        return DpResult(None, None, comm_is_uniform(instance) and tables is None, n_states,
-                        max_prefix, min_stages)
+        return DpResult(
+            None,
+            None,
+            comm_is_uniform(instance) and tables is None,
+            n_states,
+            max_prefix,
+            min_stages,
+        )
     s = int(finals.argmin())
     value = int(finals[s])
     # Walk back: stages (class, start, end), then devices of each class in index order.

@@ -241,8 +241,11 @@ class StageEncoding:
             if not bottleneck:
                 if run.proven:
                     return ExactOutcome(
-                        StopReason.PROVEN, bound=value / NS_PER_MS, proven_optimal=True,
-                        proven_solution=found, message=run.message,
+                        StopReason.PROVEN,
+                        bound=value / NS_PER_MS,
+                        proven_optimal=True,
+                        proven_solution=found,
+                        message=run.message,
                     )
                 return self._stopped(run, value)
             best, upper = found, value
@@ -259,8 +262,11 @@ class StageEncoding:
                     best, upper = found, value
                 if run.proven:
                     return ExactOutcome(
-                        StopReason.PROVEN, bound=value / NS_PER_MS, proven_optimal=True,
-                        proven_solution=found, message=run.message,
+                        StopReason.PROVEN,
+                        bound=value / NS_PER_MS,
+                        proven_optimal=True,
+                        proven_solution=found,
+                        message=run.message,
                     )
             if run.stop is not StopReason.PROVEN and ctx.time_left() <= 0.05:
                 return self._stopped(run, upper)

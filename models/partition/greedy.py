@@ -106,7 +106,9 @@ def pipedream(
     return solve_dp(instance, tables=t_pd).solution
 
 
-def dp_split(instance: PartitionInstance, upper_bound_ns: int | None = None) -> PartitionSolution | None:
+def dp_split(
+    instance: PartitionInstance, upper_bound_ns: int | None = None
+) -> PartitionSolution | None:
     """The DP's split (exact with uniform links; over the slowest link otherwise)."""
     if dp_applies(instance) is not None:
         return None

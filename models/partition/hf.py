@@ -127,14 +127,20 @@ def model_shape(config: dict[str, Any], file: str = "<config>") -> ModelShape:
     kv_heads = _first(config, ("num_key_value_heads",), file, default=heads)
     if heads % kv_heads:
         raise InputError.single("num_key_value_heads", kv_heads, f"a divisor of {heads}", file=file)
-    ffn = _first(config, ("intermediate_size", "n_inner", "ffn_dim", "ffn_embed_dim"), file,
-                 default=4 * hidden)
+    ffn = _first(
+        config,
+        ("intermediate_size", "n_inner", "ffn_dim", "ffn_embed_dim"),
+        file,
+        default=4 * hidden,
+    )
     vocab = _first(config, ("vocab_size",), file)
-    positions = _first(config, ("max_position_embeddings", "n_positions", "max_seq_len"), file,
-                       default=2048)
+    positions = _first(
+        config, ("max_position_embeddings", "n_positions", "max_seq_len"), file, default=2048
+    )
     # HF LLaMA configs give the gated MLP's intermediate size; llm-analysis flags it.
-    gated = bool(config.get("mlp_gated_linear_units",
-                            family == "llama" and "intermediate_size" in config))
+    gated = bool(
+        config.get("mlp_gated_linear_units", family == "llama" and "intermediate_size" in config)
+    )
     return ModelShape(name, family, hidden, layers, heads, kv_heads, ffn, vocab, positions, gated)
 
 
@@ -210,7 +216,9 @@ def build_llm(
         read = params * b + kv_tokens_read * kv_token
         out = []
         for spec, _ in devices:
-            fwd = max(flops / (eff.compute * spec.peak_flops), read / (eff.memory * spec.hbm_bytes_per_s))
+            fwd = max(
+                flops / (eff.compute * spec.peak_flops), read / (eff.memory * spec.hbm_bytes_per_s)
+            )
             out.append(LayerTime(spec.name, fwd, 2 * fwd if training else 0.0))
         return tuple(out)
 
@@ -221,8 +229,12 @@ def build_llm(
     block = shape.block_params()
     kv_read = batch_size * context_length if not training else 0
     layers = [
-        Layer("embed", param_bytes=shape.embed_params() * b, activation_bytes=int(transfer),
-              times=times(0, False, 0))
+        Layer(
+            "embed",
+            param_bytes=shape.embed_params() * b,
+            activation_bytes=int(transfer),
+            times=times(0, False, 0),
+        )
     ]
     # The embedding is a lookup: no FLOPs to speak of; its time is reading B x h values.
     for i in range(shape.layers):
@@ -236,8 +248,12 @@ def build_llm(
             )
         )
     layers.append(
-        Layer("head", param_bytes=shape.head_params() * b, activation_bytes=int(transfer),
-              times=times(shape.vocab * h, False, 0))
+        Layer(
+            "head",
+            param_bytes=shape.head_params() * b,
+            activation_bytes=int(transfer),
+            times=times(shape.vocab * h, False, 0),
+        )
     )
     edges: list[Edge] = []
     if training:

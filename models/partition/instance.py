@@ -287,15 +287,23 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
     wl = msg.workload
     mode = _MODES.get(int(wl.mode))
     if mode is None:
-        v.add(f"{P}.workload.mode", int(wl.mode), "TRAINING_PIPELINE, INFERENCE_LATENCY or LLM_SERVING")
+        v.add(
+            f"{P}.workload.mode",
+            int(wl.mode),
+            "TRAINING_PIPELINE, INFERENCE_LATENCY or LLM_SERVING",
+        )
         mode = Mode.TRAINING
     batch = wl.batch_size if wl.HasField("batch_size") else 1
     v.require(batch >= 1, f"{P}.workload.batch_size", batch, "an integer >= 1")
-    v.require(wl.context_length >= 0, f"{P}.workload.context_length", wl.context_length, "tokens >= 0")
+    v.require(
+        wl.context_length >= 0, f"{P}.workload.context_length", wl.context_length, "tokens >= 0"
+    )
     inflight = wl.in_flight_microbatches if wl.HasField("in_flight_microbatches") else 1
     v.require(inflight >= 1, f"{P}.workload.in_flight_microbatches", inflight, "an integer >= 1")
     grad = wl.gradient_bytes_per_param_byte if wl.HasField("gradient_bytes_per_param_byte") else 1.0
-    opt = wl.optimizer_bytes_per_param_byte if wl.HasField("optimizer_bytes_per_param_byte") else 2.0
+    opt = (
+        wl.optimizer_bytes_per_param_byte if wl.HasField("optimizer_bytes_per_param_byte") else 2.0
+    )
     grad = _non_negative_float(v, grad, f"{P}.workload.gradient_bytes_per_param_byte", "a factor")
     opt = _non_negative_float(v, opt, f"{P}.workload.optimizer_bytes_per_param_byte", "a factor")
     workload = Workload(
@@ -311,8 +319,12 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
 
     devices: list[Device] = []
     device_names: set[str] = set()
-    v.require(0 < len(msg.devices) <= MAX_DEVICES, f"{P}.devices", len(msg.devices),
-              f"1 to {MAX_DEVICES} devices")
+    v.require(
+        0 < len(msg.devices) <= MAX_DEVICES,
+        f"{P}.devices",
+        len(msg.devices),
+        f"1 to {MAX_DEVICES} devices",
+    )
     for i, d in enumerate(msg.devices):
         path = f"{P}.devices[{i}]"
         v.require(bool(d.name), f"{path}.name", d.name, "a non-empty device name")
@@ -325,8 +337,12 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
 
     layers: list[Layer] = []
     layer_names: set[str] = set()
-    v.require(0 < len(msg.layers) <= MAX_LAYERS, f"{P}.layers", len(msg.layers),
-              f"1 to {MAX_LAYERS} layers")
+    v.require(
+        0 < len(msg.layers) <= MAX_LAYERS,
+        f"{P}.layers",
+        len(msg.layers),
+        f"1 to {MAX_LAYERS} layers",
+    )
     for i, lay in enumerate(msg.layers):
         path = f"{P}.layers[{i}]"
         v.require(bool(lay.name), f"{path}.name", lay.name, "a non-empty layer name")
@@ -336,10 +352,13 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
         seen_types: set[str] = set()
         for k, t in enumerate(lay.times):
             tp = f"{path}.times[{k}]"
-            v.require(bool(t.device_type), f"{tp}.device_type", t.device_type,
-                      "a device type name")
-            v.require(t.device_type not in seen_types, f"{tp}.device_type", t.device_type,
-                      "each device type timed once per layer")
+            v.require(bool(t.device_type), f"{tp}.device_type", t.device_type, "a device type name")
+            v.require(
+                t.device_type not in seen_types,
+                f"{tp}.device_type",
+                t.device_type,
+                "each device type timed once per layer",
+            )
             seen_types.add(t.device_type)
             fwd = _non_negative_float(v, t.forward_s, f"{tp}.forward_s", "seconds")
             bwd = _non_negative_float(v, t.backward_s, f"{tp}.backward_s", "seconds")
@@ -350,7 +369,9 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
             activation_bytes=_non_negative_int(
                 v, lay.activation_bytes, f"{path}.activation_bytes", "bytes"
             ),
-            forward_flops=_non_negative_float(v, lay.forward_flops, f"{path}.forward_flops", "FLOPs"),
+            forward_flops=_non_negative_float(
+                v, lay.forward_flops, f"{path}.forward_flops", "FLOPs"
+            ),
             backward_flops=_non_negative_float(
                 v, lay.backward_flops, f"{path}.backward_flops", "FLOPs"
             ),
@@ -368,9 +389,12 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
         if flops > 0:
             for k, d in enumerate(devices):
                 if layer.measured(d.type) is None and d.flops_per_s <= 0:
-                    v.add(f"{P}.devices[{k}].flops_per_s", d.flops_per_s,
-                          f"FLOP/s > 0 (layer {layer.name!r} has FLOPs and no measured time "
-                          f"for type {d.type!r})")
+                    v.add(
+                        f"{P}.devices[{k}].flops_per_s",
+                        d.flops_per_s,
+                        f"FLOP/s > 0 (layer {layer.name!r} has FLOPs and no measured time "
+                        f"for type {d.type!r})",
+                    )
                     break
         layers.append(layer)
 
@@ -383,8 +407,12 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
         ok = v.require(src is not None, f"{path}.src", e.src, "the name of a layer")
         ok = v.require(dst is not None, f"{path}.dst", e.dst, "the name of a layer") and ok
         if ok and src is not None and dst is not None:
-            v.require(src < dst, f"{path}.dst", e.dst,
-                      f"a layer listed after {e.src!r} (layers are in topological order)")
+            v.require(
+                src < dst,
+                f"{path}.dst",
+                e.dst,
+                f"a layer listed after {e.src!r} (layers are in topological order)",
+            )
         nbytes = _non_negative_int(v, e.bytes, f"{path}.bytes", "bytes")
         transfer = _non_negative_float(v, e.transfer_s, f"{path}.transfer_s", "seconds")
         needs_bandwidth |= nbytes > 0 and transfer == 0
@@ -392,13 +420,25 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
             edges.append(Edge(src, dst, nbytes, transfer))
     if not msg.edges:
         needs_bandwidth = any(lay.activation_bytes > 0 for lay in layers[:-1])
-    inter = _non_negative_float(v, msg.links.inter_node_bandwidth_bytes_per_s,
-                                f"{P}.links.inter_node_bandwidth_bytes_per_s", "bytes/s")
-    intra = _non_negative_float(v, msg.links.intra_node_bandwidth_bytes_per_s,
-                                f"{P}.links.intra_node_bandwidth_bytes_per_s", "bytes/s")
+    inter = _non_negative_float(
+        v,
+        msg.links.inter_node_bandwidth_bytes_per_s,
+        f"{P}.links.inter_node_bandwidth_bytes_per_s",
+        "bytes/s",
+    )
+    intra = _non_negative_float(
+        v,
+        msg.links.intra_node_bandwidth_bytes_per_s,
+        f"{P}.links.intra_node_bandwidth_bytes_per_s",
+        "bytes/s",
+    )
     if needs_bandwidth and len(devices) > 1:
-        v.require(inter > 0, f"{P}.links.inter_node_bandwidth_bytes_per_s", inter,
-                  "bytes/s > 0 (edges send bytes between devices)")
+        v.require(
+            inter > 0,
+            f"{P}.links.inter_node_bandwidth_bytes_per_s",
+            inter,
+            "bytes/s > 0 (edges send bytes between devices)",
+        )
     v.raise_if_any()
     return PartitionInstance(
         layers=layers,
@@ -442,7 +482,10 @@ def instance_to_message(instance: PartitionInstance) -> Any:
         )
     for d in instance.devices:
         msg.devices.add(
-            name=d.name, type=d.type, memory_bytes=d.memory_bytes, flops_per_s=d.flops_per_s,
+            name=d.name,
+            type=d.type,
+            memory_bytes=d.memory_bytes,
+            flops_per_s=d.flops_per_s,
             node=d.node,
         )
     msg.links.inter_node_bandwidth_bytes_per_s = instance.links.inter_node_bandwidth_bytes_per_s
@@ -488,7 +531,9 @@ def solution_from_message(instance: PartitionInstance, msg: Any) -> PartitionSol
         layer = instance.layer_index.get(a.layer)
         device = instance.device_index.get(a.device)
         ok = v.require(layer is not None, f"{path}.layer", a.layer, "the name of a layer")
-        ok = v.require(device is not None, f"{path}.device", a.device, "the name of a device") and ok
+        ok = (
+            v.require(device is not None, f"{path}.device", a.device, "the name of a device") and ok
+        )
         if ok and layer is not None and device is not None:
             v.require(device_of[layer] == -1, f"{path}.layer", a.layer, "each layer assigned once")
             device_of[layer] = device

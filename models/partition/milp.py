@@ -112,7 +112,11 @@ class MilpEncoding(StageEncoding):
 
         with deadline_token(ctx) as token:
             run = MILP_SOLVERS[name].run(
-                prob, ctx.options, token, _limit(ctx, model), warm_start=warm,
+                prob,
+                ctx.options,
+                token,
+                _limit(ctx, model),
+                warm_start=warm,
                 on_solution=on_solution,
             )
         chosen = None
@@ -120,7 +124,10 @@ class MilpEncoding(StageEncoding):
         if run.has_solution and run.values:
             chosen = np.array([(run.values.get(v) or 0.0) > 0.5 for v in z], dtype=bool)
             # Trust a proof only when the values returned score the proved objective.
-            if run.objective is None or abs(_value(model, chosen, count_only) - run.objective) > 0.5:
+            if (
+                run.objective is None
+                or abs(_value(model, chosen, count_only) - run.objective) > 0.5
+            ):
                 proven = False
         return RunOutcome(
             chosen=chosen,

@@ -114,9 +114,7 @@ def bandwidth_range(instance: PartitionInstance) -> tuple[float, float]:
     inter, intra = links.inter_node_bandwidth_bytes_per_s, links.intra_node_bandwidth_bytes_per_s
     nodes = [d.node for d in instance.devices]
     shared = any(n and nodes.count(n) > 1 for n in set(nodes))
-    separate = len(instance.devices) > 1 and (
-        any(not n for n in nodes) or len(set(nodes)) > 1
-    )
+    separate = len(instance.devices) > 1 and (any(not n for n in nodes) or len(set(nodes)) > 1)
     values = []
     if shared:
         values.append(intra if intra > 0 else inter)

@@ -84,8 +84,10 @@ def load_tarnawski(path: str | Path, name: str | None = None) -> PartitionInstan
             raise InputError.single(f"{p}.id", nid, "a node id used once", file=file)
         if not node.get("supportedOnFpga", 1):
             raise InputError.single(
-                f"{p}.supportedOnFpga", node.get("supportedOnFpga"),
-                "1 (CPU-only nodes are not modelled)", file=file,
+                f"{p}.supportedOnFpga",
+                node.get("supportedOnFpga"),
+                "1 (CPU-only nodes are not modelled)",
+                file=file,
             )
         cls = node.get("colorClass", nid)
         if isinstance(cls, bool) or not isinstance(cls, int):
@@ -145,9 +147,7 @@ def load_tarnawski(path: str | Path, name: str | None = None) -> PartitionInstan
             key = (min(a, b), max(a, b))
             pair_cost[key] = pair_cost.get(key, 0.0) + cost
     edges = [Edge(a, b, 0, cost * MS) for (a, b), cost in sorted(pair_cost.items())]
-    devices = [
-        Device(f"acc{k}", DEVICE_TYPE, int(max_size)) for k in range(int(n_acc))
-    ]
+    devices = [Device(f"acc{k}", DEVICE_TYPE, int(max_size)) for k in range(int(n_acc))]
     stem = Path(file).stem
     return PartitionInstance(
         layers=layers,
