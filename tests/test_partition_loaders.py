@@ -197,3 +197,42 @@ def test_llama_serving_instance_solves() -> None:
     assert inst.layers[1].kv_cache_bytes_per_token == 16384
     result = solve_dp(inst)
     assert result.exact and check(inst, result.solution).feasible
+
+
+def test_import_llm_command(shared_benchmarks: Path, tmp_path: Path) -> None:
+    config = shared_benchmarks / "partition/llm-configs/models/gpt2-xl.json"
+    spec = REPO / "instances/partition/devices/t4-16gb.json"
+    out = tmp_path / "gpt2.json"
+    exe = Path(sys.executable).parent / "placement"
+    done = subprocess.run(
+        [
+            str(exe),
+            "import",
+            "llm",
+            str(config),
+            "--device",
+            f"{spec}:2",
+            "--mode",
+            "training",
+            "--batch-size",
+            "2",
+            "--seq-len",
+            "512",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    section = json.loads(out.read_text())["partition"]
+    assert len(section["layers"]) == 48 + 2 and len(section["devices"]) == 2
+    assert "placement import llm" in json.loads(out.read_text())["description"]
+    bad = subprocess.run(
+        [str(exe), "import", "llm", str(config), "--device", "x.json:0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
