@@ -59,6 +59,14 @@ def build_cpsat(model: StageModel, count_only: bool = False) -> tuple[Any, list[
         for k in range(model.size):
             if cost[k] > 0:
                 cpm.add(top >= cost[k]).only_enforce_if(z[k])
+        # A path starts at most one stage at each position (see the MILP encoding).
+        for p in range(t.n):
+            ks = [k for k in starts_at[p] if cost[k] > 0]
+            if len(ks) > 1:
+                cpm.add(
+                    top
+                    >= cp_model.LinearExpr.weighted_sum([z[k] for k in ks], [cost[k] for k in ks])
+                )
         cpm.minimize(top)
         return cpm, z, top
     cpm.minimize(cp_model.LinearExpr.weighted_sum(z, cost))

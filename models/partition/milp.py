@@ -56,9 +56,12 @@ def build_milp(model: StageModel, count_only: bool = False) -> tuple[Any, list[A
         return prob, z, None
     if t.bottleneck:
         top = pulp.LpVariable("bottleneck", 0, max(cost), pulp.LpInteger)
-        for k in range(model.size):
-            if cost[k] > 0:
-                prob += top - cost[k] * z[k] >= 0, f"load{k}"
+        # A path starts at most one stage at each position: one row per position bounds T by
+        # the cost of the stage chosen there (n rows, and a tighter LP than one per stage).
+        for p in range(t.n):
+            terms = [(z[k], -cost[k]) for k in starts_at[p] if cost[k] > 0]
+            if terms:
+                prob += pulp.LpAffineExpression([*terms, (top, 1.0)]) >= 0, f"load{p}"
         prob.setObjective(pulp.LpAffineExpression([(top, 1.0)]))
         return prob, z, top
     prob.setObjective(pulp.lpSum(c * v for c, v in zip(cost, z, strict=True)))
