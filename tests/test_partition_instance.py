@@ -230,3 +230,12 @@ def test_bundled_instances_load_and_solve(repo: Path, name: str) -> None:
     result = solve(loaded.instance, SolveOptions(time_limit_s=10, threads=1))
     assert result.status in (SolutionStatus.OPTIMAL, SolutionStatus.FEASIBLE)
     assert result.bound is not None and result.bound <= result.objective + 1e-9
+
+
+def test_too_long_for_the_dp_falls_back_to_heuristics() -> None:
+    inst = generate(6000, 2, seed=1, memory_fill=0.02)
+    result = solve(inst, SolveOptions(time_limit_s=10, threads=1))
+    assert result.status == SolutionStatus.FEASIBLE
+    assert result.stop_reason == StopReason.SEARCH_EXHAUSTED
+    assert "too many stages to model" in result.message
+    assert result.bound is not None and result.bound <= result.objective

@@ -25,7 +25,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from placement.models.partition.instance import PartitionInstance, PartitionSolution
-from placement.models.partition.tables import INF, Tables, band, build_tables, comm_is_uniform
+from placement.models.partition.tables import (
+    INF,
+    Tables,
+    band,
+    bandwidth_range,
+    build_tables,
+    comm_is_uniform,
+)
 
 MAX_STATES = 200_000
 """Count vectors the DP may enumerate (product of class sizes + 1)."""
@@ -153,15 +160,15 @@ def solve_dp(
     if limit is not None:
         finals[used > limit] = INF
     max_prefix = int(np.flatnonzero(reach).max())
+    # Exact when the tables are the instance's model: one link speed, transfers added to the
+    # stage (not PipeDream's overlap), and the instance's own bandwidth.
+    exact = (
+        comm_is_uniform(instance)
+        and not t.overlap_comm
+        and t.bandwidth == bandwidth_range(instance)[0]
+    )
     if finals.min() >= INF:
-        return DpResult(
-            None,
-            None,
-            comm_is_uniform(instance) and tables is None,
-            n_states,
-            max_prefix,
-            min_stages,
-        )
+        return DpResult(None, None, exact, n_states, max_prefix, min_stages)
     s = int(finals.argmin())
     value = int(finals[s])
     # Walk back: stages (class, start, end), then devices of each class in index order.
@@ -179,5 +186,19 @@ def solve_dp(
         d = t.classes[c].devices[next_device[c]]
         next_device[c] += 1
         device_of[i:j] = [d] * (j - i)
-    exact = bandwidth is None and tables is None and comm_is_uniform(instance)
     return DpResult(value, PartitionSolution(tuple(device_of)), exact, n_states, n, min_stages)
+
+
+def try_dp(
+    instance: PartitionInstance,
+    upper_bound_ns: int | None = None,
+    tables: Tables | None = None,
+    bandwidth: float | None = None,
+) -> DpResult | None:
+    """:func:`solve_dp`, or None where the DP does not apply or would be too large."""
+    if dp_applies(instance) is not None:
+        return None
+    try:
+        return solve_dp(instance, upper_bound_ns, tables=tables, bandwidth=bandwidth)
+    except ValueError:
+        return None

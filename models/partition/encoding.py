@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from placement.models.partition.check import NS_PER_MS, objective_ns
-from placement.models.partition.dp import dp_applies, solve_dp
+from placement.models.partition.dp import dp_applies, try_dp
 from placement.models.partition.explain import explain_infeasible, quick_bound_ns
 from placement.models.partition.instance import PartitionInstance, PartitionSolution
 from placement.models.partition.tables import (
@@ -54,6 +54,10 @@ from placement.solver.result import StopReason
 
 MAX_STAGE_VARS = 400_000
 """Stages above this are not modelled (the encoding reports it and keeps the incumbent)."""
+_TOO_LARGE = (
+    f"too many stages to model (more than {MAX_STAGE_VARS} variables, or a band larger than "
+    "the DP's table limit): the heuristic solution is returned without a proof"
+)
 
 
 @dataclass
@@ -105,11 +109,15 @@ class StageModel:
         return mask
 
 
-def stage_model(tables: Tables, upper_bound_ns: int | None) -> StageModel:
-    """Every allowed stage of every class (pruned by memory, cuts and ``upper_bound_ns``)."""
+def stage_model(tables: Tables, upper_bound_ns: int | None) -> StageModel | None:
+    """Every allowed stage of every class (pruned by memory, cuts and ``upper_bound_ns``), or
+    None when there are too many to tabulate."""
     parts = []
     for c in range(len(tables.classes)):
-        b = band(tables, c, upper_bound_ns)
+        try:
+            b = band(tables, c, upper_bound_ns)
+        except ValueError:
+            return None
         jj, ww = np.nonzero(b.cost < INF)
         parts.append((np.full(len(jj), c), b.start[jj, ww], jj, b.cost[jj, ww]))
     cls = np.concatenate([p[0] for p in parts]).astype(np.int64)
@@ -206,6 +214,10 @@ class StageEncoding:
             return self._dp_fast_path(instance, ctx)
         if not uniform:
             return self._slowest_link(instance, ctx, dp_why is None)
+        return self._stage_rounds(instance, ctx)
+
+    def _stage_rounds(self, instance: PartitionInstance, ctx: ExactContext) -> ExactOutcome:
+        """The rounds of the class docstring (links uniform)."""
         tables = build_tables(instance)
         best = ctx.incumbent()
         upper = None if best is None else objective_ns(instance, best.device_of)
@@ -213,12 +225,9 @@ class StageEncoding:
         while True:
             self.last_stats["rounds"] += 1
             model = stage_model(tables, None if upper is None else upper - 1)
+            if model is None or model.size > MAX_STAGE_VARS:
+                return ExactOutcome(StopReason.SEARCH_EXHAUSTED, message=_TOO_LARGE)
             self.last_stats["stages"] = model.size
-            if model.size > MAX_STAGE_VARS:
-                return ExactOutcome(
-                    StopReason.SEARCH_EXHAUSTED,
-                    message=f"{model.size} stage variables, above {MAX_STAGE_VARS}: not modelled",
-                )
             run = None
             if ctx.time_left() <= 0.05:
                 return ExactOutcome(StopReason.TIME_LIMIT, message="no time left")
@@ -251,6 +260,8 @@ class StageEncoding:
                 return self._stopped(run, value)
             best, upper = found, value
             model = stage_model(tables, upper)
+            if model is None:
+                return ExactOutcome(StopReason.SEARCH_EXHAUSTED, message=_TOO_LARGE)
             self.last_stats["stages"] = model.size
             if ctx.time_left() <= 0.05:
                 return ExactOutcome(StopReason.TIME_LIMIT, message="no time left")
@@ -286,15 +297,18 @@ class StageEncoding:
     ) -> ExactOutcome:
         """Several link speeds: optimise over the slowest link; bound from the fastest."""
         model = stage_model(build_tables(instance), None)
-        self.last_stats["stages"] = model.size
         bound_ns = None
         if dp_ok:
-            bound_ns = solve_dp(instance, bandwidth=bandwidth_range(instance)[1]).objective_ns
+            optimistic = try_dp(instance, bandwidth=bandwidth_range(instance)[1])
+            bound_ns = None if optimistic is None else optimistic.objective_ns
         note = (
             "several link speeds: optimised over the slowest link, bound from the DP over the "
             "fastest link"
         )
         bound = None if bound_ns is None else bound_ns / NS_PER_MS
+        if model is None:
+            return ExactOutcome(StopReason.SEARCH_EXHAUSTED, bound=bound, message=_TOO_LARGE)
+        self.last_stats["stages"] = model.size
         if model.size == 0:
             return self._infeasible(instance, True, bound_ns)
         if model.size > MAX_STAGE_VARS:
@@ -311,7 +325,9 @@ class StageEncoding:
     def _dp_fast_path(self, instance: PartitionInstance, ctx: ExactContext) -> ExactOutcome:
         incumbent = ctx.incumbent()
         upper = None if incumbent is None else objective_ns(instance, incumbent.device_of)
-        result = solve_dp(instance, upper)
+        result = try_dp(instance, upper)
+        if result is None:
+            return self._stage_rounds(instance, ctx)
         self.last_stats.update(dp_states=result.states, objective_ns=result.objective_ns)
         if result.solution is None:
             return self._infeasible(instance, upper is None, None)

@@ -78,10 +78,10 @@ def explain_infeasible(instance: PartitionInstance) -> list[dict[str, Any]]:
         )
     if out or not instance.workload.contiguous:
         return out
-    from placement.models.partition.dp import dp_applies, solve_dp
+    from placement.models.partition.dp import try_dp
 
-    if dp_applies(instance) is None:
-        result = solve_dp(instance)
+    result = try_dp(instance)
+    if result is not None:
         limit = instance.workload.max_stages
         if result.solution is None and result.min_stages is not None and limit is not None:
             out.append(

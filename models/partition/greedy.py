@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from placement.models.partition.dp import dp_applies, solve_dp
+from placement.models.partition.dp import dp_applies, try_dp
 from placement.models.partition.instance import PartitionInstance, PartitionSolution
 from placement.models.partition.tables import INF, Tables, build_tables
 from placement.solver.options import SolveOptions
@@ -103,16 +103,16 @@ def pipedream(
         return None
     t = tables or build_tables(instance)
     t_pd = Tables(**{**t.__dict__, "overlap_comm": True})
-    return solve_dp(instance, tables=t_pd).solution
+    result = try_dp(instance, tables=t_pd)
+    return None if result is None else result.solution
 
 
 def dp_split(
     instance: PartitionInstance, upper_bound_ns: int | None = None
 ) -> PartitionSolution | None:
     """The DP's split (exact with uniform links; over the slowest link otherwise)."""
-    if dp_applies(instance) is not None:
-        return None
-    return solve_dp(instance, upper_bound_ns).solution
+    result = try_dp(instance, upper_bound_ns)
+    return None if result is None else result.solution
 
 
 def greedy_solutions(
@@ -133,7 +133,7 @@ def greedy_solutions(
 
         upper = min(objective_ns(instance, sol.device_of) for _, sol in out)
     if dp_applies(instance) is None:
-        sol = solve_dp(instance, upper, tables=None).solution
+        sol = dp_split(instance, upper)
         if sol is not None:
             out.insert(0, ("dp", sol))
         pd = pipedream(instance, t)

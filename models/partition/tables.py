@@ -30,6 +30,9 @@ from placement.models.partition.instance import (
 
 INF = np.int64(1) << np.int64(62)
 """Larger than any cost; marks a range that cannot be a stage."""
+MAX_BAND_CELLS = 5_000_000
+"""Stages one class may tabulate (ends x band width, ~0.5 s of DP); beyond this the DP does
+not run (long chains on few devices: the greedies and the stage-path model take over)."""
 MAX_DENSE_LAYERS = 4000
 """DAGs with more layers are not tabled densely (B(i, j) is an n x n table)."""
 
@@ -230,6 +233,11 @@ def band(tables: Tables, c: int, upper_bound_ns: int | None = None) -> Band:
         )
         lo = np.maximum(lo, lo_t)
     width = int(max(1, (j - lo).max(initial=1)))
+    if width * (n + 1) > MAX_BAND_CELLS:
+        raise ValueError(
+            f"{n + 1} x {width} stages to tabulate, more than {MAX_BAND_CELLS} (give an upper "
+            "bound, or the model is too long for the DP)"
+        )
     w = np.arange(width, dtype=np.int64)
     start = j[:, None] - 1 - w[None, :]
     valid = (start >= lo[:, None]) & (start >= 0)
