@@ -7,9 +7,10 @@ stages from position 0 to position n:
 * ``sum of z_k over stages starting at 0 = 1`` and, for every position 0 < p < n,
   ``sum over stages ending at p = sum over stages starting at p`` (flow conservation);
 * ``sum of z_k over stages of class c <= number of devices of class c``;
-* bottleneck modes: ``T >= sum of cost_k z_k over the stages starting at p`` for every
-  position p (a path starts at most one stage at each position), minimise ``T``; latency:
-  minimise ``sum cost_k z_k``.
+* bottleneck modes: minimise ``T`` with ``T >= cost_k`` whenever ``z_k`` (CP-SAT: enforced
+  rows) or ``T >= sum of cost_k z_k over the stages starting at p`` for every position p
+  (MILP: a path starts at most one stage at each position; n rows and a tighter LP);
+  latency: minimise ``sum cost_k z_k``.
 
 With an incumbent of objective ``U`` (links uniform), only stages costing at most ``U - 1``
 are modelled: every strictly better split uses only such stages (costs are non-negative
