@@ -178,6 +178,9 @@ class StageEncoding:
     """
 
     source = "exact"
+    parametric = False
+    """Bottleneck modes: bisect over the stage costs with path-feasibility models instead of
+    minimising T (the MILP: HiGHS settles those network LPs and stops at its deadline)."""
 
     def __init__(self, use_dp: bool = True) -> None:
         self.use_dp = use_dp
@@ -220,6 +223,8 @@ class StageEncoding:
     def _stage_rounds(self, instance: PartitionInstance, ctx: ExactContext) -> ExactOutcome:
         """The rounds of the class docstring (links uniform)."""
         tables = build_tables(instance)
+        if self.parametric and tables.bottleneck:
+            return self._bisection(instance, ctx, tables)
         best = ctx.incumbent()
         upper = None if best is None else objective_ns(instance, best.device_of)
         bottleneck = tables.bottleneck
@@ -283,6 +288,70 @@ class StageEncoding:
                     )
             if run.stop is not StopReason.PROVEN and ctx.time_left() <= 0.05:
                 return self._stopped(run, upper)
+
+    def _bisection(
+        self, instance: PartitionInstance, ctx: ExactContext, tables: Tables
+    ) -> ExactOutcome:
+        """Bottleneck by bisection over the distinct costs of the stages cheaper than the
+        incumbent: the optimum is the cost of one of its stages. At a threshold theta the
+        model holds the stages costing at most theta and asks for any path (fewest stages).
+        Infeasible: every split has a bottleneck above theta (a solver proof). Feasible: the
+        path found scores at most theta and becomes the incumbent. When the thresholds below
+        the incumbent are all refuted, it is optimal; a time-out leaves the smallest threshold
+        not refuted as the bound."""
+        best = ctx.incumbent()
+        upper = None if best is None else objective_ns(instance, best.device_of)
+        full = stage_model(tables, None if upper is None else upper - 1)
+        if full is None or full.size > MAX_STAGE_VARS:
+            return ExactOutcome(StopReason.SEARCH_EXHAUSTED, message=_TOO_LARGE)
+        self.last_stats["stages"] = full.size
+        costs = np.unique(full.cost)
+        lo = int(np.searchsorted(costs, quick_bound_ns(instance), side="left"))
+        hi = len(costs)
+        first = best is not None
+        while lo < hi:
+            if ctx.time_left() <= 0.05:
+                return ExactOutcome(
+                    StopReason.TIME_LIMIT,
+                    bound=float(costs[lo]) / NS_PER_MS,
+                    message=f"{self.source}: bisection stopped by the deadline",
+                )
+            self.last_stats["rounds"] += 1
+            # First ask whether anything beats the incumbent at all (usually the proof).
+            mid = hi - 1 if first else (lo + hi) // 2
+            first = False
+            keep = full.cost <= costs[mid]
+            model = StageModel(
+                tables,
+                full.cls[keep],
+                full.start[keep],
+                full.end[keep],
+                full.cost[keep],
+                full.counts,
+            )
+            run = self._run(model, ctx, None, count_only=True)
+            if run.infeasible:
+                lo = mid + 1
+            elif run.chosen is not None:
+                best = model.decode(run.chosen)
+                ctx.report(best, self.source, None)
+                upper = objective_ns(instance, best.device_of)
+                hi = int(np.searchsorted(costs, upper, side="left"))
+            else:
+                return ExactOutcome(
+                    run.stop,
+                    bound=float(costs[lo]) / NS_PER_MS,
+                    message=run.message or f"{self.source}: bisection stopped",
+                )
+        if best is None or upper is None:
+            return self._infeasible(instance, True, None)
+        return ExactOutcome(
+            StopReason.PROVEN,
+            bound=upper / NS_PER_MS,
+            proven_optimal=True,
+            proven_solution=best,
+            message=f"{self.source}: every smaller stage cost refuted",
+        )
 
     @staticmethod
     def _stopped(run: RunOutcome, upper: int) -> ExactOutcome:

@@ -89,6 +89,7 @@ class MilpEncoding(StageEncoding):
     """The exact MILP encoding (``backend='milp'``; HiGHS by default, CBC selectable)."""
 
     source = "milp"
+    parametric = True
 
     def _run(
         self,
