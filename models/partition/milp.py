@@ -2,7 +2,10 @@
 :mod:`.encoding`.
 
 Costs are integer nanoseconds and the bottleneck ``T`` is an integer variable, so HiGHS's dual
-bound is rounded up to the next integer before it is reported.
+bound is rounded up to the next integer before it is reported. With one link speed the
+bottleneck is proved by bisection over the stage costs (``parametric``: path-feasibility
+models only, see :meth:`.encoding.StageEncoding._bisection`); ``T`` is minimised only over
+the slowest link.
 """
 
 from __future__ import annotations
