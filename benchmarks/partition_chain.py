@@ -112,7 +112,7 @@ optimum. Wall-clock on a shared 2-core machine; `load avg` is the 1-minute load.
         "partition-chain",
         "Partition: the DP on homogeneous chains",
         f"python benchmarks/partition_chain.py --sizes {args.sizes} --seeds {args.seeds} "
-        f"--fills {args.fills}",
+        f"--fills {args.fills} --milp-time-limit {args.milp_time_limit:g}",
         header,
         rows,
         notes,
