@@ -168,6 +168,7 @@ class Family(Protocol):
 FAMILY_MODULES: dict[str, str] = {
     "gpu": "placement.models.gpu",
     "entanglement": "placement.models.entanglement",
+    "partition": "placement.models.partition",
 }
 """Family name -> module exposing ``FAMILY``. One line per family."""
 

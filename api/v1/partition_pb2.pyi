@@ -1,0 +1,149 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class PartitionMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    PARTITION_MODE_UNSPECIFIED: _ClassVar[PartitionMode]
+    TRAINING_PIPELINE: _ClassVar[PartitionMode]
+    INFERENCE_LATENCY: _ClassVar[PartitionMode]
+    LLM_SERVING: _ClassVar[PartitionMode]
+PARTITION_MODE_UNSPECIFIED: PartitionMode
+TRAINING_PIPELINE: PartitionMode
+INFERENCE_LATENCY: PartitionMode
+LLM_SERVING: PartitionMode
+
+class PartitionLayerTime(_message.Message):
+    __slots__ = ("device_type", "forward_s", "backward_s")
+    DEVICE_TYPE_FIELD_NUMBER: _ClassVar[int]
+    FORWARD_S_FIELD_NUMBER: _ClassVar[int]
+    BACKWARD_S_FIELD_NUMBER: _ClassVar[int]
+    device_type: str
+    forward_s: float
+    backward_s: float
+    def __init__(self, device_type: _Optional[str] = ..., forward_s: _Optional[float] = ..., backward_s: _Optional[float] = ...) -> None: ...
+
+class PartitionLayer(_message.Message):
+    __slots__ = ("name", "param_bytes", "activation_bytes", "forward_flops", "backward_flops", "kv_cache_bytes_per_token", "extra_memory_bytes", "colocation_group", "times")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    PARAM_BYTES_FIELD_NUMBER: _ClassVar[int]
+    ACTIVATION_BYTES_FIELD_NUMBER: _ClassVar[int]
+    FORWARD_FLOPS_FIELD_NUMBER: _ClassVar[int]
+    BACKWARD_FLOPS_FIELD_NUMBER: _ClassVar[int]
+    KV_CACHE_BYTES_PER_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    EXTRA_MEMORY_BYTES_FIELD_NUMBER: _ClassVar[int]
+    COLOCATION_GROUP_FIELD_NUMBER: _ClassVar[int]
+    TIMES_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    param_bytes: int
+    activation_bytes: int
+    forward_flops: float
+    backward_flops: float
+    kv_cache_bytes_per_token: int
+    extra_memory_bytes: int
+    colocation_group: str
+    times: _containers.RepeatedCompositeFieldContainer[PartitionLayerTime]
+    def __init__(self, name: _Optional[str] = ..., param_bytes: _Optional[int] = ..., activation_bytes: _Optional[int] = ..., forward_flops: _Optional[float] = ..., backward_flops: _Optional[float] = ..., kv_cache_bytes_per_token: _Optional[int] = ..., extra_memory_bytes: _Optional[int] = ..., colocation_group: _Optional[str] = ..., times: _Optional[_Iterable[_Union[PartitionLayerTime, _Mapping]]] = ...) -> None: ...
+
+class PartitionEdge(_message.Message):
+    __slots__ = ("src", "dst", "bytes", "transfer_s")
+    SRC_FIELD_NUMBER: _ClassVar[int]
+    DST_FIELD_NUMBER: _ClassVar[int]
+    BYTES_FIELD_NUMBER: _ClassVar[int]
+    TRANSFER_S_FIELD_NUMBER: _ClassVar[int]
+    src: str
+    dst: str
+    bytes: int
+    transfer_s: float
+    def __init__(self, src: _Optional[str] = ..., dst: _Optional[str] = ..., bytes: _Optional[int] = ..., transfer_s: _Optional[float] = ...) -> None: ...
+
+class PartitionDevice(_message.Message):
+    __slots__ = ("name", "type", "memory_bytes", "flops_per_s", "node")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_BYTES_FIELD_NUMBER: _ClassVar[int]
+    FLOPS_PER_S_FIELD_NUMBER: _ClassVar[int]
+    NODE_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    type: str
+    memory_bytes: int
+    flops_per_s: float
+    node: str
+    def __init__(self, name: _Optional[str] = ..., type: _Optional[str] = ..., memory_bytes: _Optional[int] = ..., flops_per_s: _Optional[float] = ..., node: _Optional[str] = ...) -> None: ...
+
+class PartitionLinks(_message.Message):
+    __slots__ = ("inter_node_bandwidth_bytes_per_s", "intra_node_bandwidth_bytes_per_s")
+    INTER_NODE_BANDWIDTH_BYTES_PER_S_FIELD_NUMBER: _ClassVar[int]
+    INTRA_NODE_BANDWIDTH_BYTES_PER_S_FIELD_NUMBER: _ClassVar[int]
+    inter_node_bandwidth_bytes_per_s: float
+    intra_node_bandwidth_bytes_per_s: float
+    def __init__(self, inter_node_bandwidth_bytes_per_s: _Optional[float] = ..., intra_node_bandwidth_bytes_per_s: _Optional[float] = ...) -> None: ...
+
+class PartitionWorkload(_message.Message):
+    __slots__ = ("mode", "batch_size", "context_length", "in_flight_microbatches", "gradient_bytes_per_param_byte", "optimizer_bytes_per_param_byte", "non_contiguous")
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    BATCH_SIZE_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_LENGTH_FIELD_NUMBER: _ClassVar[int]
+    IN_FLIGHT_MICROBATCHES_FIELD_NUMBER: _ClassVar[int]
+    GRADIENT_BYTES_PER_PARAM_BYTE_FIELD_NUMBER: _ClassVar[int]
+    OPTIMIZER_BYTES_PER_PARAM_BYTE_FIELD_NUMBER: _ClassVar[int]
+    NON_CONTIGUOUS_FIELD_NUMBER: _ClassVar[int]
+    mode: PartitionMode
+    batch_size: int
+    context_length: int
+    in_flight_microbatches: int
+    gradient_bytes_per_param_byte: float
+    optimizer_bytes_per_param_byte: float
+    non_contiguous: bool
+    def __init__(self, mode: _Optional[_Union[PartitionMode, str]] = ..., batch_size: _Optional[int] = ..., context_length: _Optional[int] = ..., in_flight_microbatches: _Optional[int] = ..., gradient_bytes_per_param_byte: _Optional[float] = ..., optimizer_bytes_per_param_byte: _Optional[float] = ..., non_contiguous: _Optional[bool] = ...) -> None: ...
+
+class PartitionInstance(_message.Message):
+    __slots__ = ("layers", "edges", "devices", "links", "workload")
+    LAYERS_FIELD_NUMBER: _ClassVar[int]
+    EDGES_FIELD_NUMBER: _ClassVar[int]
+    DEVICES_FIELD_NUMBER: _ClassVar[int]
+    LINKS_FIELD_NUMBER: _ClassVar[int]
+    WORKLOAD_FIELD_NUMBER: _ClassVar[int]
+    layers: _containers.RepeatedCompositeFieldContainer[PartitionLayer]
+    edges: _containers.RepeatedCompositeFieldContainer[PartitionEdge]
+    devices: _containers.RepeatedCompositeFieldContainer[PartitionDevice]
+    links: PartitionLinks
+    workload: PartitionWorkload
+    def __init__(self, layers: _Optional[_Iterable[_Union[PartitionLayer, _Mapping]]] = ..., edges: _Optional[_Iterable[_Union[PartitionEdge, _Mapping]]] = ..., devices: _Optional[_Iterable[_Union[PartitionDevice, _Mapping]]] = ..., links: _Optional[_Union[PartitionLinks, _Mapping]] = ..., workload: _Optional[_Union[PartitionWorkload, _Mapping]] = ...) -> None: ...
+
+class PartitionAssignment(_message.Message):
+    __slots__ = ("layer", "device")
+    LAYER_FIELD_NUMBER: _ClassVar[int]
+    DEVICE_FIELD_NUMBER: _ClassVar[int]
+    layer: str
+    device: str
+    def __init__(self, layer: _Optional[str] = ..., device: _Optional[str] = ...) -> None: ...
+
+class PartitionShortfall(_message.Message):
+    __slots__ = ("kind", "what", "needed_bytes", "available_bytes", "missing_bytes", "reason")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    WHAT_FIELD_NUMBER: _ClassVar[int]
+    NEEDED_BYTES_FIELD_NUMBER: _ClassVar[int]
+    AVAILABLE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    MISSING_BYTES_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    kind: str
+    what: str
+    needed_bytes: int
+    available_bytes: int
+    missing_bytes: int
+    reason: str
+    def __init__(self, kind: _Optional[str] = ..., what: _Optional[str] = ..., needed_bytes: _Optional[int] = ..., available_bytes: _Optional[int] = ..., missing_bytes: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class PartitionSolution(_message.Message):
+    __slots__ = ("assignments", "shortfalls")
+    ASSIGNMENTS_FIELD_NUMBER: _ClassVar[int]
+    SHORTFALLS_FIELD_NUMBER: _ClassVar[int]
+    assignments: _containers.RepeatedCompositeFieldContainer[PartitionAssignment]
+    shortfalls: _containers.RepeatedCompositeFieldContainer[PartitionShortfall]
+    def __init__(self, assignments: _Optional[_Iterable[_Union[PartitionAssignment, _Mapping]]] = ..., shortfalls: _Optional[_Iterable[_Union[PartitionShortfall, _Mapping]]] = ...) -> None: ...

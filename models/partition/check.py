@@ -1,0 +1,144 @@
+"""Independent checker of model partitions: feasibility and the objective, from first principles.
+
+It imports no encoding, no DP and no heuristic: it walks the solution layer by layer with
+plain integers, using only the cost model's definitions in :mod:`.instance`
+(:func:`~.instance.layer_time_ns`, :func:`~.instance.edge_time_ns`,
+:meth:`~.instance.PartitionInstance.layer_memory_bytes`).
+
+Rules (docs/formulations/partition.md, "The checker"):
+
+1. every layer is placed exactly once, on a device of the instance;
+2. the memory a device's layers need is at most its ``memory_bytes``;
+3. layers of one colocation group share a device;
+4. unless ``non_contiguous``: the layers of each device form one contiguous range of the
+   layer order;
+5. serving: at most ``in_flight_microbatches`` devices are used (one micro-batch per stage).
+
+Objective (milliseconds, minimised; the nanosecond sums are exact):
+
+* training and serving: ``step_time_ms``, the largest device load, where a device's load is
+  the time of its layers plus the transfer time of every edge with exactly one end on it
+  (sent or received); serving adds ``tokens_per_s`` = batch_size / step time;
+* inference: ``latency_ms``, the time of every layer plus every transfer once.
+"""
+
+from __future__ import annotations
+
+from placement.models.partition.instance import (
+    Mode,
+    PartitionInstance,
+    PartitionSolution,
+    edge_time_ns,
+    layer_time_ns,
+)
+from placement.solver.family import CheckReport
+
+NS_PER_MS = 1_000_000
+
+
+def objective_name(instance: PartitionInstance) -> str:
+    """The primary objective's name for the instance's mode."""
+    return "latency_ms" if instance.workload.mode is Mode.INFERENCE else "step_time_ms"
+
+
+def _terms(instance: PartitionInstance, objective_ns: int | None) -> dict[str, float]:
+    value = float("inf") if objective_ns is None else objective_ns / NS_PER_MS
+    terms = {objective_name(instance): value}
+    if instance.workload.mode is Mode.SERVING:
+        ok = objective_ns is not None and objective_ns > 0
+        terms["tokens_per_s"] = instance.workload.batch_size * 1e9 / objective_ns if ok else 0.0
+    return terms
+
+
+def senses(instance: PartitionInstance) -> tuple[str, ...]:
+    """The sense of each term."""
+    return ("min", "max") if instance.workload.mode is Mode.SERVING else ("min",)
+
+
+def objective_ns(instance: PartitionInstance, device_of: tuple[int, ...]) -> int:
+    """The objective in nanoseconds of a complete assignment (no feasibility check)."""
+    n_dev = len(instance.devices)
+    load = [0] * n_dev
+    total = 0
+    for layer, d in enumerate(device_of):
+        t = layer_time_ns(instance, layer, d)
+        load[d] += t
+        total += t
+    for e in instance.graph_edges:
+        a, b = device_of[e.src], device_of[e.dst]
+        if a != b:
+            t = edge_time_ns(instance, e, a, b)
+            load[a] += t
+            load[b] += t
+            total += t
+    if instance.workload.mode.bottleneck:
+        return max(load)
+    return total
+
+
+def check(instance: PartitionInstance, solution: PartitionSolution) -> CheckReport:
+    """Check ``solution`` against ``instance``; list every violation; compute the objective."""
+    sense = senses(instance)
+    if not isinstance(solution, PartitionSolution):
+        return CheckReport(
+            False,
+            [f"not a PartitionSolution: {type(solution).__name__}"],
+            _terms(instance, None),
+            sense,
+        )
+    violations: list[str] = []
+    layers, devices = instance.layers, instance.devices
+    device_of = tuple(solution.device_of)
+    if len(device_of) != len(layers):
+        violations.append(f"{len(device_of)} layer assignments for {len(layers)} layers")
+        return CheckReport(False, violations, _terms(instance, None), sense)
+    for layer, d in enumerate(device_of):
+        if not (isinstance(d, int) and 0 <= d < len(devices)):
+            violations.append(f"layer {layers[layer].name!r} is not placed on a device ({d!r})")
+    if violations:
+        return CheckReport(False, violations, _terms(instance, None), sense)
+
+    used = [0] * len(devices)
+    for layer, d in enumerate(device_of):
+        used[d] += instance.layer_memory_bytes(layer)
+    for d, dev in enumerate(devices):
+        if used[d] > dev.memory_bytes:
+            violations.append(
+                f"device {dev.name!r}: layers need {used[d]} bytes, it has {dev.memory_bytes} "
+                f"({used[d] - dev.memory_bytes} bytes over)"
+            )
+
+    group_device: dict[str, int] = {}
+    for layer, d in enumerate(device_of):
+        group = layers[layer].colocation_group
+        if not group:
+            continue
+        first = group_device.setdefault(group, d)
+        if first != d:
+            violations.append(
+                f"colocation group {group!r}: layer {layers[layer].name!r} on "
+                f"{devices[d].name!r}, an earlier member on {devices[first].name!r}"
+            )
+
+    if instance.workload.contiguous:
+        seen_ranges: dict[int, int] = {}
+        previous = -1
+        for layer, d in enumerate(device_of):
+            if d != previous:
+                seen_ranges[d] = seen_ranges.get(d, 0) + 1
+                if seen_ranges[d] == 2:
+                    violations.append(
+                        f"device {devices[d].name!r} holds more than one contiguous range of "
+                        f"layers (again from layer {layers[layer].name!r})"
+                    )
+            previous = d
+
+    limit = instance.workload.max_stages
+    if limit is not None and len(set(device_of)) > limit:
+        violations.append(
+            f"{len(set(device_of))} stages, at most in_flight_microbatches = {limit} "
+            "(a serving pipeline needs a micro-batch per stage)"
+        )
+
+    value = objective_ns(instance, device_of)
+    return CheckReport(not violations, violations, _terms(instance, value), sense)

@@ -1,0 +1,426 @@
+"""What the CP-SAT and MILP encodings share: the stage-path model and the solve protocol.
+
+The model (docs/formulations/partition.md, "Exact encodings") has one binary ``z_k`` per
+allowed stage ``k = (class c, range [i, j))`` from :func:`.tables.band`. A split is a path of
+stages from position 0 to position n:
+
+* ``sum of z_k over stages starting at 0 = 1`` and, for every position 0 < p < n,
+  ``sum over stages ending at p = sum over stages starting at p`` (flow conservation);
+* ``sum of z_k over stages of class c <= number of devices of class c``;
+* bottleneck modes: minimise ``T`` with ``T >= cost_k`` whenever ``z_k`` (CP-SAT: enforced
+  rows) or ``T >= sum of cost_k z_k over the stages starting at p`` for every position p
+  (MILP: a path starts at most one stage at each position; n rows and a tighter LP);
+  latency: minimise ``sum cost_k z_k``.
+
+With an incumbent of objective ``U`` (links uniform), only stages costing at most ``U - 1``
+are modelled: every strictly better split uses only such stages (costs are non-negative
+integers). The model is then infeasible exactly when the incumbent is optimal, and that
+proof is a hop-limited path problem whose LP relaxation is nearly integral (integral with one
+device class), which the solvers settle at the root, where proving ``T >= U`` through the
+``T >= cost_k z_k`` rows alone is weak.
+
+Devices of a class are interchangeable, so the model has no device symmetry. It is the
+instance's problem exactly when every pair of devices has the same bandwidth; otherwise it is
+solved over the slowest link (every split it returns is feasible and the checker scores it
+with the real links) and the bound comes from the DP over the fastest link.
+
+:class:`StageEncoding` runs the protocol; :mod:`.cpsat` and :mod:`.milp` supply ``_run``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from placement.models.partition.check import NS_PER_MS, objective_ns
+from placement.models.partition.dp import dp_applies, try_dp
+from placement.models.partition.explain import explain_infeasible, quick_bound_ns
+from placement.models.partition.instance import PartitionInstance, PartitionSolution
+from placement.models.partition.tables import (
+    INF,
+    Tables,
+    band,
+    bandwidth_range,
+    build_tables,
+    comm_is_uniform,
+)
+from placement.solver.cancel import CancellationToken
+from placement.solver.family import ExactContext, ExactOutcome
+from placement.solver.result import StopReason
+
+MAX_STAGE_VARS = 400_000
+"""Stages above this are not modelled (the encoding reports it and keeps the incumbent)."""
+_TOO_LARGE = (
+    f"too many stages to model (more than {MAX_STAGE_VARS} variables, or a band larger than "
+    "the DP's table limit): the heuristic solution is returned without a proof"
+)
+
+
+@dataclass
+class StageModel:
+    """The allowed stages of an instance, as flat arrays."""
+
+    tables: Tables
+    cls: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    cost: np.ndarray
+    counts: list[int]
+
+    @property
+    def size(self) -> int:
+        """Number of stage variables."""
+        return len(self.cost)
+
+    def decode(self, chosen: np.ndarray) -> PartitionSolution:
+        """The solution of the chosen stages (a boolean mask over stages)."""
+        n = self.tables.n
+        device_of = [-1] * n
+        used = [0] * len(self.counts)
+        for k in np.flatnonzero(chosen):
+            c, i, j = int(self.cls[k]), int(self.start[k]), int(self.end[k])
+            devices = self.tables.classes[c].devices
+            # More stages of a class than devices can only come from an infeasible candidate;
+            # the checker rejects it (layers left unplaced).
+            if used[c] < len(devices):
+                device_of[i:j] = [devices[used[c]]] * (j - i)
+            used[c] += 1
+        return PartitionSolution(tuple(device_of))
+
+    def hint(self, solution: PartitionSolution | None) -> np.ndarray | None:
+        """The stage mask of a contiguous solution, if all its stages are in the model."""
+        if solution is None:
+            return None
+        index = {
+            (int(c), int(i), int(j)): k
+            for k, (c, i, j) in enumerate(zip(self.cls, self.start, self.end, strict=True))
+        }
+        class_of = {d: c for c, cls in enumerate(self.tables.classes) for d in cls.devices}
+        mask = np.zeros(self.size, dtype=bool)
+        for d, i, last in solution.stages():
+            k = index.get((class_of.get(d, -1), i, last + 1))
+            if k is None:
+                return None
+            mask[k] = True
+        return mask
+
+
+def stage_model(tables: Tables, upper_bound_ns: int | None) -> StageModel | None:
+    """Every allowed stage of every class (pruned by memory, cuts and ``upper_bound_ns``), or
+    None when there are too many to tabulate."""
+    parts = []
+    for c in range(len(tables.classes)):
+        try:
+            b = band(tables, c, upper_bound_ns)
+        except ValueError:
+            return None
+        jj, ww = np.nonzero(b.cost < INF)
+        parts.append((np.full(len(jj), c), b.start[jj, ww], jj, b.cost[jj, ww]))
+    cls = np.concatenate([p[0] for p in parts]).astype(np.int64)
+    start = np.concatenate([p[1] for p in parts]).astype(np.int64)
+    end = np.concatenate([p[2] for p in parts]).astype(np.int64)
+    cost = np.concatenate([p[3] for p in parts]).astype(np.int64)
+    counts = [len(c.devices) for c in tables.classes]
+    return StageModel(tables, cls, start, end, cost, counts)
+
+
+@contextlib.contextmanager
+def deadline_token(ctx: ExactContext) -> Iterator[CancellationToken]:
+    """A token cancelled by the caller's token or at the deadline, whichever comes first.
+
+    Solvers do not always honour their own time limit (HiGHS overran it several-fold on
+    80,000-stage models); their interrupt hooks do stop them.
+    """
+    token = CancellationToken()
+    unhook = ctx.cancel.add_callback(token.cancel)
+    timer = threading.Timer(max(0.0, ctx.time_left()), token.cancel)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield token
+    finally:
+        timer.cancel()
+        unhook()
+
+
+def stop_reason(run_stop: StopReason, ctx: ExactContext) -> StopReason:
+    """A cancellation by our deadline timer is a time limit, not the caller's cancel."""
+    if run_stop is StopReason.CANCELLED and not ctx.cancel.cancelled:
+        return StopReason.TIME_LIMIT
+    return run_stop
+
+
+@dataclass
+class RunOutcome:
+    """What a backend run on a :class:`StageModel` returns (objective and bound in ns)."""
+
+    chosen: np.ndarray | None
+    proven: bool
+    infeasible: bool
+    bound_ns: float | None
+    stop: StopReason
+    message: str = ""
+
+
+class StageEncoding:
+    """An exact encoding of the partition family over the stage-path model.
+
+    Parameters
+    ----------
+    use_dp:
+        Take the DP's proof when the DP is exact for the instance (the fast path). False runs
+        the backend's own search and proof (benchmarks use it to prove each optimum twice).
+    """
+
+    source = "exact"
+    parametric = False
+    """Bottleneck modes: bisect over the stage costs with path-feasibility models instead of
+    minimising T (the MILP: HiGHS settles those network LPs and stops at its deadline)."""
+
+    def __init__(self, use_dp: bool = True) -> None:
+        self.use_dp = use_dp
+        self.last_stats: dict[str, Any] = {}
+
+    def _run(
+        self,
+        model: StageModel,
+        ctx: ExactContext,
+        hint: np.ndarray | None,
+        count_only: bool,
+    ) -> RunOutcome:
+        """Solve ``model``: minimise the number of stages (``count_only``, a path-feasibility
+        question) or the mode's objective."""
+        raise NotImplementedError
+
+    def solve(self, instance: PartitionInstance, ctx: ExactContext) -> ExactOutcome:
+        """Prove the optimum (DP fast path or backend), report incumbents, or say why not.
+
+        Rounds, each over the stages cheaper than the incumbent's objective ``U``: (1) is there
+        a path at all (fewest stages; for latency directly the least total)? None: the
+        incumbent is optimal (or, without one, no split fits). (2) Otherwise the best split
+        among them, hinted with the path found; proved: done; else ``U`` drops and (1) again.
+        """
+        self.last_stats = {"rounds": 0}
+        if not instance.workload.contiguous:
+            return ExactOutcome(
+                StopReason.HEURISTIC_ONLY,
+                bound=quick_bound_ns(instance) / NS_PER_MS,
+                message="no exact model for non-contiguous splits: heuristic solution only",
+            )
+        uniform = comm_is_uniform(instance)
+        dp_why = dp_applies(instance)
+        if self.use_dp and uniform and dp_why is None:
+            return self._dp_fast_path(instance, ctx)
+        if not uniform:
+            return self._slowest_link(instance, ctx, dp_why is None)
+        return self._stage_rounds(instance, ctx)
+
+    def _stage_rounds(self, instance: PartitionInstance, ctx: ExactContext) -> ExactOutcome:
+        """The rounds of the class docstring (links uniform)."""
+        tables = build_tables(instance)
+        if self.parametric and tables.bottleneck:
+            return self._bisection(instance, ctx, tables)
+        best = ctx.incumbent()
+        upper = None if best is None else objective_ns(instance, best.device_of)
+        bottleneck = tables.bottleneck
+        while True:
+            self.last_stats["rounds"] += 1
+            model = stage_model(tables, None if upper is None else upper - 1)
+            if model is None or model.size > MAX_STAGE_VARS:
+                return ExactOutcome(StopReason.SEARCH_EXHAUSTED, message=_TOO_LARGE)
+            self.last_stats["stages"] = model.size
+            run = None
+            if ctx.time_left() <= 0.05:
+                return ExactOutcome(StopReason.TIME_LIMIT, message="no time left")
+            if model.size:
+                run = self._run(model, ctx, None, count_only=bottleneck)
+            if run is None or run.infeasible:
+                if best is not None and upper is not None:
+                    return ExactOutcome(
+                        StopReason.PROVEN,
+                        bound=upper / NS_PER_MS,
+                        proven_optimal=True,
+                        proven_solution=best,
+                        message=f"{self.source}: no split better than the incumbent",
+                    )
+                return self._infeasible(instance, True, None)
+            if run.chosen is None:
+                return ExactOutcome(run.stop, message=run.message)
+            found = model.decode(run.chosen)
+            ctx.report(found, self.source, None)
+            value = objective_ns(instance, found.device_of)
+            if not bottleneck:
+                if run.proven:
+                    return ExactOutcome(
+                        StopReason.PROVEN,
+                        bound=value / NS_PER_MS,
+                        proven_optimal=True,
+                        proven_solution=found,
+                        message=run.message,
+                    )
+                return self._stopped(run, value)
+            best, upper = found, value
+            model = stage_model(tables, upper)
+            if model is None:
+                return ExactOutcome(StopReason.SEARCH_EXHAUSTED, message=_TOO_LARGE)
+            self.last_stats["stages"] = model.size
+            if ctx.time_left() <= 0.05:
+                return ExactOutcome(StopReason.TIME_LIMIT, message="no time left")
+            run = self._run(model, ctx, model.hint(best), count_only=False)
+            if run.chosen is not None:
+                found = model.decode(run.chosen)
+                ctx.report(found, self.source, None)
+                value = objective_ns(instance, found.device_of)
+                if value <= upper:
+                    best, upper = found, value
+                if run.proven:
+                    return ExactOutcome(
+                        StopReason.PROVEN,
+                        bound=value / NS_PER_MS,
+                        proven_optimal=True,
+                        proven_solution=found,
+                        message=run.message,
+                    )
+            if run.stop is not StopReason.PROVEN and ctx.time_left() <= 0.05:
+                return self._stopped(run, upper)
+
+    def _bisection(
+        self, instance: PartitionInstance, ctx: ExactContext, tables: Tables
+    ) -> ExactOutcome:
+        """Bottleneck by bisection over the distinct costs of the stages cheaper than the
+        incumbent: the optimum is the cost of one of its stages. At a threshold theta the
+        model holds the stages costing at most theta and asks for any path (fewest stages).
+        Infeasible: every split has a bottleneck above theta (a solver proof). Feasible: the
+        path found scores at most theta and becomes the incumbent. When the thresholds below
+        the incumbent are all refuted, it is optimal; a time-out leaves the smallest threshold
+        not refuted as the bound."""
+        best = ctx.incumbent()
+        upper = None if best is None else objective_ns(instance, best.device_of)
+        full = stage_model(tables, None if upper is None else upper - 1)
+        if full is None or full.size > MAX_STAGE_VARS:
+            return ExactOutcome(StopReason.SEARCH_EXHAUSTED, message=_TOO_LARGE)
+        self.last_stats["stages"] = full.size
+        costs = np.unique(full.cost)
+        lo = int(np.searchsorted(costs, quick_bound_ns(instance), side="left"))
+        hi = len(costs)
+        first = best is not None
+        while lo < hi:
+            if ctx.time_left() <= 0.05:
+                return ExactOutcome(
+                    StopReason.TIME_LIMIT,
+                    bound=float(costs[lo]) / NS_PER_MS,
+                    message=f"{self.source}: bisection stopped by the deadline",
+                )
+            self.last_stats["rounds"] += 1
+            # First ask whether anything beats the incumbent at all (usually the proof).
+            mid = hi - 1 if first else (lo + hi) // 2
+            first = False
+            keep = full.cost <= costs[mid]
+            model = StageModel(
+                tables,
+                full.cls[keep],
+                full.start[keep],
+                full.end[keep],
+                full.cost[keep],
+                full.counts,
+            )
+            run = self._run(model, ctx, None, count_only=True)
+            if run.infeasible:
+                lo = mid + 1
+            elif run.chosen is not None:
+                best = model.decode(run.chosen)
+                ctx.report(best, self.source, None)
+                upper = objective_ns(instance, best.device_of)
+                hi = int(np.searchsorted(costs, upper, side="left"))
+            else:
+                return ExactOutcome(
+                    run.stop,
+                    bound=float(costs[lo]) / NS_PER_MS,
+                    message=run.message or f"{self.source}: bisection stopped",
+                )
+        if best is None or upper is None:
+            return self._infeasible(instance, True, None)
+        return ExactOutcome(
+            StopReason.PROVEN,
+            bound=upper / NS_PER_MS,
+            proven_optimal=True,
+            proven_solution=best,
+            message=f"{self.source}: every smaller stage cost refuted",
+        )
+
+    @staticmethod
+    def _stopped(run: RunOutcome, upper: int) -> ExactOutcome:
+        """Stopped before a proof: the solver's bound on the splits it modelled, capped by
+        the best split known (which the model may exclude)."""
+        bound = None if run.bound_ns is None else min(float(np.ceil(run.bound_ns - 1e-6)), upper)
+        return ExactOutcome(
+            run.stop, bound=None if bound is None else bound / NS_PER_MS, message=run.message
+        )
+
+    def _slowest_link(
+        self, instance: PartitionInstance, ctx: ExactContext, dp_ok: bool
+    ) -> ExactOutcome:
+        """Several link speeds: optimise over the slowest link; bound from the fastest."""
+        model = stage_model(build_tables(instance), None)
+        bound_ns = None
+        if dp_ok:
+            optimistic = try_dp(instance, bandwidth=bandwidth_range(instance)[1])
+            bound_ns = None if optimistic is None else optimistic.objective_ns
+        note = (
+            "several link speeds: optimised over the slowest link, bound from the DP over the "
+            "fastest link"
+        )
+        bound = None if bound_ns is None else bound_ns / NS_PER_MS
+        if model is None:
+            return ExactOutcome(StopReason.SEARCH_EXHAUSTED, bound=bound, message=_TOO_LARGE)
+        self.last_stats["stages"] = model.size
+        if model.size == 0:
+            return self._infeasible(instance, True, bound_ns)
+        if model.size > MAX_STAGE_VARS:
+            return ExactOutcome(StopReason.SEARCH_EXHAUSTED, bound=bound, message=note)
+        run = self._run(model, ctx, None, count_only=False)
+        if run.infeasible:
+            # Stage memory does not depend on the links: no split fits at all.
+            return self._infeasible(instance, True, bound_ns)
+        if run.chosen is not None:
+            ctx.report(model.decode(run.chosen), self.source, None)
+        stop = StopReason.SEARCH_EXHAUSTED if run.stop is StopReason.PROVEN else run.stop
+        return ExactOutcome(stop, bound=bound, message=note)
+
+    def _dp_fast_path(self, instance: PartitionInstance, ctx: ExactContext) -> ExactOutcome:
+        incumbent = ctx.incumbent()
+        upper = None if incumbent is None else objective_ns(instance, incumbent.device_of)
+        result = try_dp(instance, upper)
+        if result is None:
+            return self._stage_rounds(instance, ctx)
+        self.last_stats.update(dp_states=result.states, objective_ns=result.objective_ns)
+        if result.solution is None:
+            return self._infeasible(instance, upper is None, None)
+        ctx.report(result.solution, "dp", result.objective_ns / NS_PER_MS)
+        return ExactOutcome(
+            StopReason.PROVEN,
+            bound=result.objective_ns / NS_PER_MS,
+            proven_optimal=True,
+            proven_solution=result.solution,
+            message="optimum proved by the exact DP",
+        )
+
+    def _infeasible(
+        self, instance: PartitionInstance, proven: bool, bound_ns: float | None
+    ) -> ExactOutcome:
+        shortfalls = explain_infeasible(instance)
+        text = "; ".join(s["reason"] for s in shortfalls[:5]) or "no contiguous split fits"
+        if proven:
+            return ExactOutcome(
+                StopReason.PROVEN, proven_infeasible=True, message=f"no split fits: {text}"
+            )
+        return ExactOutcome(
+            StopReason.SEARCH_EXHAUSTED,
+            bound=None if bound_ns is None else bound_ns / NS_PER_MS,
+            message=f"the model found no split: {text}",
+        )

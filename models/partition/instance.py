@@ -1,0 +1,560 @@
+"""The typed partition instance and solution, their JSON form, validation, and the cost model.
+
+The cost model (what a layer costs on a device, what crossing an edge costs, how much memory
+a layer needs) is defined here, once, by the scalar functions :func:`layer_time_ns`,
+:func:`edge_time_ns` and :meth:`PartitionInstance.layer_memory_bytes`. The checker evaluates
+solutions with them; the solvers build their numpy tables from them (:mod:`.tables`).
+
+Times are integers in nanoseconds: each layer time and each transfer time is rounded to the
+nearest nanosecond once, and every sum after that is exact, so the DP, CP-SAT, the MILP and
+the checker agree to the last unit.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from enum import StrEnum
+from functools import cached_property
+from typing import Any
+
+from placement.solver.errors import InputError, ValidationCollector
+from placement.solver.schema import finite, message_to_dict
+
+NS_PER_S = 1_000_000_000
+"""Nanoseconds per second: the time resolution of the family."""
+MAX_LAYERS = 100_000
+MAX_DEVICES = 10_000
+
+
+class Mode(StrEnum):
+    """The workload: what the split is for."""
+
+    TRAINING = "TRAINING_PIPELINE"
+    """Minimise the bottleneck stage time per micro-batch (forward + backward + transfers)."""
+    INFERENCE = "INFERENCE_LATENCY"
+    """Minimise the end-to-end time of one sample."""
+    SERVING = "LLM_SERVING"
+    """Maximise decode tokens per second: minimise the bottleneck time of one decode step."""
+
+    @property
+    def bottleneck(self) -> bool:
+        """True when the objective is the slowest stage (pipelining), False for a sum."""
+        return self is not Mode.INFERENCE
+
+
+@dataclass(frozen=True)
+class LayerTime:
+    """Measured seconds of a layer on one device type."""
+
+    device_type: str
+    forward_s: float
+    backward_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class Layer:
+    """A layer (or operator) of the model; see ``PartitionLayer`` in partition.proto."""
+
+    name: str
+    param_bytes: int = 0
+    activation_bytes: int = 0
+    forward_flops: float = 0.0
+    backward_flops: float = 0.0
+    kv_cache_bytes_per_token: int = 0
+    extra_memory_bytes: int = 0
+    colocation_group: str = ""
+    times: tuple[LayerTime, ...] = ()
+
+    def measured(self, device_type: str) -> LayerTime | None:
+        """The measured time for ``device_type``, if any."""
+        for t in self.times:
+            if t.device_type == device_type:
+                return t
+        return None
+
+
+@dataclass(frozen=True)
+class Edge:
+    """A data dependency: ``bytes`` (or a fixed ``transfer_s``) from layer ``src`` to ``dst``."""
+
+    src: int
+    dst: int
+    bytes: int = 0
+    transfer_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class Device:
+    """An accelerator with ``memory_bytes`` for the model and ``flops_per_s`` of compute."""
+
+    name: str
+    type: str
+    memory_bytes: int
+    flops_per_s: float = 0.0
+    node: str = ""
+
+
+@dataclass(frozen=True)
+class Links:
+    """Bandwidth between devices, bytes/s: inter-node, and intra-node (0 = the same)."""
+
+    inter_node_bandwidth_bytes_per_s: float = 0.0
+    intra_node_bandwidth_bytes_per_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class Workload:
+    """The mode and its memory accounting; see ``PartitionWorkload`` in partition.proto."""
+
+    mode: Mode = Mode.TRAINING
+    batch_size: int = 1
+    context_length: int = 0
+    in_flight_microbatches: int = 1
+    gradient_bytes_per_param_byte: float = 1.0
+    optimizer_bytes_per_param_byte: float = 2.0
+    non_contiguous: bool = False
+
+    @property
+    def contiguous(self) -> bool:
+        """Each device holds one contiguous range of layers."""
+        return not self.non_contiguous
+
+    @property
+    def max_stages(self) -> int | None:
+        """Serving: at most ``in_flight_microbatches`` stages, so that the pipeline is full
+        (each stage decodes its own micro-batch) and ``batch_size / step time`` is the rate."""
+        return self.in_flight_microbatches if self.mode is Mode.SERVING else None
+
+    @property
+    def comm_factor(self) -> int:
+        """Edge bytes are multiplied by this: training also sends the gradient back; a serving
+        step carries ``batch_size`` sequences."""
+        if self.mode is Mode.TRAINING:
+            return 2
+        return self.batch_size
+
+
+@dataclass(eq=False)
+class PartitionInstance:
+    """A model (chain or DAG of layers), devices, links and a workload."""
+
+    FAMILY = "partition"
+
+    layers: list[Layer]
+    devices: list[Device]
+    links: Links = field(default_factory=Links)
+    workload: Workload = field(default_factory=Workload)
+    edges: list[Edge] = field(default_factory=list)
+    """Explicit DAG edges; empty for a chain (then :attr:`graph_edges` derives them)."""
+    name: str = ""
+    description: str = ""
+    validated: bool = field(default=False, repr=False)
+
+    @cached_property
+    def layer_index(self) -> dict[str, int]:
+        """Layer name -> index."""
+        return {layer.name: i for i, layer in enumerate(self.layers)}
+
+    @cached_property
+    def device_index(self) -> dict[str, int]:
+        """Device name -> index."""
+        return {d.name: i for i, d in enumerate(self.devices)}
+
+    @property
+    def is_chain(self) -> bool:
+        """True when the model has no explicit edges (layer i feeds layer i + 1)."""
+        return not self.edges
+
+    @cached_property
+    def graph_edges(self) -> list[Edge]:
+        """The edges of the model: the explicit ones, or the chain's (i -> i + 1)."""
+        if self.edges:
+            return list(self.edges)
+        return [
+            Edge(i, i + 1, self.layers[i].activation_bytes) for i in range(len(self.layers) - 1)
+        ]
+
+    def layer_memory_bytes(self, layer: int) -> int:
+        """Bytes layer ``layer`` needs on its device under the workload (see the formulation).
+
+        training: extra + weights x (1 + gradient + optimiser factors) + activations x
+        in-flight micro-batches; inference: extra + weights + (activations + KV cache of
+        context tokens) x batch; serving: the same with batch x in-flight micro-batches
+        sequences (every micro-batch in the pipeline keeps its KV cache on every stage).
+        """
+        lay, w = self.layers[layer], self.workload
+        if w.mode is Mode.TRAINING:
+            state = math.ceil(
+                lay.param_bytes
+                * (1.0 + w.gradient_bytes_per_param_byte + w.optimizer_bytes_per_param_byte)
+            )
+            return lay.extra_memory_bytes + state + lay.activation_bytes * w.in_flight_microbatches
+        sequences = w.batch_size * (w.in_flight_microbatches if w.mode is Mode.SERVING else 1)
+        per_sequence = lay.activation_bytes + lay.kv_cache_bytes_per_token * w.context_length
+        return lay.extra_memory_bytes + lay.param_bytes + per_sequence * sequences
+
+    def bandwidth(self, a: int, b: int) -> float:
+        """Bytes/s between devices ``a`` and ``b`` (a != b)."""
+        da, db = self.devices[a], self.devices[b]
+        links = self.links
+        if da.node and da.node == db.node and links.intra_node_bandwidth_bytes_per_s > 0:
+            return links.intra_node_bandwidth_bytes_per_s
+        return links.inter_node_bandwidth_bytes_per_s
+
+
+def seconds_to_ns(seconds: float) -> int:
+    """Seconds -> the nearest nanosecond (the family's one rounding step)."""
+    return int(round(seconds * NS_PER_S))
+
+
+def layer_time_ns(instance: PartitionInstance, layer: int, device: int) -> int:
+    """Nanoseconds layer ``layer`` takes on device ``device`` in the instance's workload.
+
+    A measured time for the device's type wins; otherwise FLOPs / ``flops_per_s`` (serving:
+    forward FLOPs per token x ``batch_size``). Training counts forward and backward.
+    """
+    lay, dev, w = instance.layers[layer], instance.devices[device], instance.workload
+    measured = lay.measured(dev.type)
+    training = w.mode is Mode.TRAINING
+    if measured is not None:
+        seconds = measured.forward_s + (measured.backward_s if training else 0.0)
+        return seconds_to_ns(seconds)
+    flops = lay.forward_flops + (lay.backward_flops if training else 0.0)
+    if w.mode is Mode.SERVING:
+        flops *= w.batch_size
+    if flops == 0:
+        return 0
+    return seconds_to_ns(flops / dev.flops_per_s)
+
+
+def edge_time_ns(instance: PartitionInstance, edge: Edge, a: int, b: int) -> int:
+    """Nanoseconds to move ``edge``'s data from device ``a`` to device ``b`` (0 if a == b)."""
+    if a == b:
+        return 0
+    if edge.transfer_s > 0:
+        return seconds_to_ns(edge.transfer_s)
+    if edge.bytes == 0:
+        return 0
+    nbytes = edge.bytes * instance.workload.comm_factor
+    return seconds_to_ns(nbytes / instance.bandwidth(a, b))
+
+
+# -------------------------------------------------------------------------------------------
+# Solution
+
+
+@dataclass
+class PartitionSolution:
+    """The device of every layer (``device_of[layer]`` is a device index)."""
+
+    device_of: tuple[int, ...] = ()
+
+    def stages(self) -> list[tuple[int, int, int]]:
+        """Maximal runs of consecutive layers on one device: (device, first, last)."""
+        out: list[tuple[int, int, int]] = []
+        for i, d in enumerate(self.device_of):
+            if out and out[-1][0] == d and out[-1][2] == i - 1:
+                out[-1] = (d, out[-1][1], i)
+            else:
+                out.append((d, i, i))
+        return out
+
+
+# -------------------------------------------------------------------------------------------
+# From and to the placement/v1 message
+
+_MODES = {0: Mode.TRAINING, 1: Mode.TRAINING, 2: Mode.INFERENCE, 3: Mode.SERVING}
+
+
+def _non_negative_int(v: ValidationCollector, value: int, path: str, what: str) -> int:
+    v.require(value >= 0, path, value, f"{what} >= 0")
+    return max(0, int(value))
+
+
+def _non_negative_float(v: ValidationCollector, value: float, path: str, what: str) -> float:
+    ok = v.require(finite(value) and value >= 0, path, value, f"{what}: a finite number >= 0")
+    return float(value) if ok else 0.0
+
+
+def instance_from_message(msg: Any, name: str = "", description: str = "") -> PartitionInstance:
+    """Build and validate a :class:`PartitionInstance` from a ``PartitionInstance`` message.
+
+    Raises :class:`InputError` listing every bad field with its path.
+    """
+    v = ValidationCollector()
+    P = "partition"
+    wl = msg.workload
+    mode = _MODES.get(int(wl.mode))
+    if mode is None:
+        v.add(
+            f"{P}.workload.mode",
+            int(wl.mode),
+            "TRAINING_PIPELINE, INFERENCE_LATENCY or LLM_SERVING",
+        )
+        mode = Mode.TRAINING
+    batch = wl.batch_size if wl.HasField("batch_size") else 1
+    v.require(batch >= 1, f"{P}.workload.batch_size", batch, "an integer >= 1")
+    v.require(
+        wl.context_length >= 0, f"{P}.workload.context_length", wl.context_length, "tokens >= 0"
+    )
+    inflight = wl.in_flight_microbatches if wl.HasField("in_flight_microbatches") else 1
+    v.require(inflight >= 1, f"{P}.workload.in_flight_microbatches", inflight, "an integer >= 1")
+    grad = wl.gradient_bytes_per_param_byte if wl.HasField("gradient_bytes_per_param_byte") else 1.0
+    opt = (
+        wl.optimizer_bytes_per_param_byte if wl.HasField("optimizer_bytes_per_param_byte") else 2.0
+    )
+    grad = _non_negative_float(v, grad, f"{P}.workload.gradient_bytes_per_param_byte", "a factor")
+    opt = _non_negative_float(v, opt, f"{P}.workload.optimizer_bytes_per_param_byte", "a factor")
+    workload = Workload(
+        mode=mode,
+        batch_size=max(1, batch),
+        context_length=max(0, wl.context_length),
+        in_flight_microbatches=max(1, inflight),
+        gradient_bytes_per_param_byte=grad,
+        optimizer_bytes_per_param_byte=opt,
+        non_contiguous=bool(wl.non_contiguous),
+    )
+    training = mode is Mode.TRAINING
+
+    devices: list[Device] = []
+    device_names: set[str] = set()
+    v.require(
+        0 < len(msg.devices) <= MAX_DEVICES,
+        f"{P}.devices",
+        len(msg.devices),
+        f"1 to {MAX_DEVICES} devices",
+    )
+    for i, d in enumerate(msg.devices):
+        path = f"{P}.devices[{i}]"
+        v.require(bool(d.name), f"{path}.name", d.name, "a non-empty device name")
+        v.require(d.name not in device_names, f"{path}.name", d.name, "a device name used once")
+        device_names.add(d.name)
+        v.require(bool(d.type), f"{path}.type", d.type, "a device type name")
+        mem = _non_negative_int(v, d.memory_bytes, f"{path}.memory_bytes", "bytes")
+        flops = _non_negative_float(v, d.flops_per_s, f"{path}.flops_per_s", "FLOP/s")
+        devices.append(Device(d.name, d.type, mem, flops, d.node))
+
+    layers: list[Layer] = []
+    layer_names: set[str] = set()
+    v.require(
+        0 < len(msg.layers) <= MAX_LAYERS,
+        f"{P}.layers",
+        len(msg.layers),
+        f"1 to {MAX_LAYERS} layers",
+    )
+    for i, lay in enumerate(msg.layers):
+        path = f"{P}.layers[{i}]"
+        v.require(bool(lay.name), f"{path}.name", lay.name, "a non-empty layer name")
+        v.require(lay.name not in layer_names, f"{path}.name", lay.name, "a layer name used once")
+        layer_names.add(lay.name)
+        times: list[LayerTime] = []
+        seen_types: set[str] = set()
+        for k, t in enumerate(lay.times):
+            tp = f"{path}.times[{k}]"
+            v.require(bool(t.device_type), f"{tp}.device_type", t.device_type, "a device type name")
+            v.require(
+                t.device_type not in seen_types,
+                f"{tp}.device_type",
+                t.device_type,
+                "each device type timed once per layer",
+            )
+            seen_types.add(t.device_type)
+            fwd = _non_negative_float(v, t.forward_s, f"{tp}.forward_s", "seconds")
+            bwd = _non_negative_float(v, t.backward_s, f"{tp}.backward_s", "seconds")
+            times.append(LayerTime(t.device_type, fwd, bwd))
+        layer = Layer(
+            name=lay.name,
+            param_bytes=_non_negative_int(v, lay.param_bytes, f"{path}.param_bytes", "bytes"),
+            activation_bytes=_non_negative_int(
+                v, lay.activation_bytes, f"{path}.activation_bytes", "bytes"
+            ),
+            forward_flops=_non_negative_float(
+                v, lay.forward_flops, f"{path}.forward_flops", "FLOPs"
+            ),
+            backward_flops=_non_negative_float(
+                v, lay.backward_flops, f"{path}.backward_flops", "FLOPs"
+            ),
+            kv_cache_bytes_per_token=_non_negative_int(
+                v, lay.kv_cache_bytes_per_token, f"{path}.kv_cache_bytes_per_token", "bytes"
+            ),
+            extra_memory_bytes=_non_negative_int(
+                v, lay.extra_memory_bytes, f"{path}.extra_memory_bytes", "bytes"
+            ),
+            colocation_group=lay.colocation_group,
+            times=tuple(times),
+        )
+        # Every device must be able to time the layer: measured, or FLOPs over a speed.
+        flops = layer.forward_flops + (layer.backward_flops if training else 0.0)
+        if flops > 0:
+            for k, d in enumerate(devices):
+                if layer.measured(d.type) is None and d.flops_per_s <= 0:
+                    v.add(
+                        f"{P}.devices[{k}].flops_per_s",
+                        d.flops_per_s,
+                        f"FLOP/s > 0 (layer {layer.name!r} has FLOPs and no measured time "
+                        f"for type {d.type!r})",
+                    )
+                    break
+        layers.append(layer)
+
+    index = {layer.name: i for i, layer in enumerate(layers)}
+    edges: list[Edge] = []
+    needs_bandwidth = False
+    for k, e in enumerate(msg.edges):
+        path = f"{P}.edges[{k}]"
+        src, dst = index.get(e.src), index.get(e.dst)
+        ok = v.require(src is not None, f"{path}.src", e.src, "the name of a layer")
+        ok = v.require(dst is not None, f"{path}.dst", e.dst, "the name of a layer") and ok
+        if ok and src is not None and dst is not None:
+            v.require(
+                src < dst,
+                f"{path}.dst",
+                e.dst,
+                f"a layer listed after {e.src!r} (layers are in topological order)",
+            )
+        nbytes = _non_negative_int(v, e.bytes, f"{path}.bytes", "bytes")
+        transfer = _non_negative_float(v, e.transfer_s, f"{path}.transfer_s", "seconds")
+        needs_bandwidth |= nbytes > 0 and transfer == 0
+        if ok and src is not None and dst is not None:
+            edges.append(Edge(src, dst, nbytes, transfer))
+    if not msg.edges:
+        needs_bandwidth = any(lay.activation_bytes > 0 for lay in layers[:-1])
+    inter = _non_negative_float(
+        v,
+        msg.links.inter_node_bandwidth_bytes_per_s,
+        f"{P}.links.inter_node_bandwidth_bytes_per_s",
+        "bytes/s",
+    )
+    intra = _non_negative_float(
+        v,
+        msg.links.intra_node_bandwidth_bytes_per_s,
+        f"{P}.links.intra_node_bandwidth_bytes_per_s",
+        "bytes/s",
+    )
+    if needs_bandwidth and len(devices) > 1:
+        v.require(
+            inter > 0,
+            f"{P}.links.inter_node_bandwidth_bytes_per_s",
+            inter,
+            "bytes/s > 0 (edges send bytes between devices)",
+        )
+    v.raise_if_any()
+    return PartitionInstance(
+        layers=layers,
+        devices=devices,
+        links=Links(inter, intra),
+        workload=workload,
+        edges=edges,
+        name=name,
+        description=description,
+        validated=True,
+    )
+
+
+_MODE_VALUES = {Mode.TRAINING: 1, Mode.INFERENCE: 2, Mode.SERVING: 3}
+
+
+def instance_to_message(instance: PartitionInstance) -> Any:
+    """The ``placement.v1.PartitionInstance`` message of an instance."""
+    from placement.api.v1 import partition_pb2 as pb
+
+    msg = pb.PartitionInstance()
+    for lay in instance.layers:
+        m = msg.layers.add(
+            name=lay.name,
+            param_bytes=lay.param_bytes,
+            activation_bytes=lay.activation_bytes,
+            forward_flops=lay.forward_flops,
+            backward_flops=lay.backward_flops,
+            kv_cache_bytes_per_token=lay.kv_cache_bytes_per_token,
+            extra_memory_bytes=lay.extra_memory_bytes,
+            colocation_group=lay.colocation_group,
+        )
+        for t in lay.times:
+            m.times.add(device_type=t.device_type, forward_s=t.forward_s, backward_s=t.backward_s)
+    for e in instance.edges:
+        msg.edges.add(
+            src=instance.layers[e.src].name,
+            dst=instance.layers[e.dst].name,
+            bytes=e.bytes,
+            transfer_s=e.transfer_s,
+        )
+    for d in instance.devices:
+        msg.devices.add(
+            name=d.name,
+            type=d.type,
+            memory_bytes=d.memory_bytes,
+            flops_per_s=d.flops_per_s,
+            node=d.node,
+        )
+    msg.links.inter_node_bandwidth_bytes_per_s = instance.links.inter_node_bandwidth_bytes_per_s
+    msg.links.intra_node_bandwidth_bytes_per_s = instance.links.intra_node_bandwidth_bytes_per_s
+    w = instance.workload
+    msg.workload.mode = _MODE_VALUES[Mode(w.mode)]
+    msg.workload.batch_size = w.batch_size
+    msg.workload.context_length = w.context_length
+    msg.workload.in_flight_microbatches = w.in_flight_microbatches
+    msg.workload.gradient_bytes_per_param_byte = w.gradient_bytes_per_param_byte
+    msg.workload.optimizer_bytes_per_param_byte = w.optimizer_bytes_per_param_byte
+    msg.workload.non_contiguous = w.non_contiguous
+    return msg
+
+
+def instance_to_dict(instance: PartitionInstance) -> dict[str, Any]:
+    """The JSON form of the ``partition`` section."""
+    return message_to_dict(instance_to_message(instance))
+
+
+def validate(instance: PartitionInstance) -> None:
+    """Validate an instance built in code with the rules applied to files (InputError)."""
+    if not isinstance(instance, PartitionInstance):
+        raise InputError.single("instance", type(instance).__name__, "a PartitionInstance")
+    try:
+        message = instance_to_message(instance)
+    except (TypeError, ValueError, KeyError) as exc:
+        raise InputError.single("partition", str(exc), "fields of the documented types") from None
+    instance_from_message(message)
+    instance.validated = True
+
+
+def solution_from_message(instance: PartitionInstance, msg: Any) -> PartitionSolution:
+    """A :class:`PartitionSolution` from a ``PartitionSolution`` message.
+
+    Names must exist in the instance (InputError otherwise); a layer given twice or left out
+    is the checker's business (it is kept as -1, "unplaced").
+    """
+    v = ValidationCollector()
+    device_of = [-1] * len(instance.layers)
+    for i, a in enumerate(msg.assignments):
+        path = f"partition.assignments[{i}]"
+        layer = instance.layer_index.get(a.layer)
+        device = instance.device_index.get(a.device)
+        ok = v.require(layer is not None, f"{path}.layer", a.layer, "the name of a layer")
+        ok = (
+            v.require(device is not None, f"{path}.device", a.device, "the name of a device") and ok
+        )
+        if ok and layer is not None and device is not None:
+            v.require(device_of[layer] == -1, f"{path}.layer", a.layer, "each layer assigned once")
+            device_of[layer] = device
+    v.raise_if_any()
+    return PartitionSolution(tuple(device_of))
+
+
+def solution_to_message(
+    instance: PartitionInstance,
+    solution: PartitionSolution,
+    shortfalls: list[dict[str, Any]] | None = None,
+) -> Any:
+    """The ``placement.v1.PartitionSolution`` message of a solution."""
+    from placement.api.v1 import partition_pb2 as pb
+
+    msg = pb.PartitionSolution()
+    for layer, device in enumerate(solution.device_of):
+        if 0 <= device < len(instance.devices):
+            msg.assignments.add(
+                layer=instance.layers[layer].name, device=instance.devices[device].name
+            )
+    for s in shortfalls or []:
+        msg.shortfalls.add(**s)
+    return msg

@@ -1,0 +1,70 @@
+"""Draw a partition: one bar per used device, its compute and transfer time, and its layers."""
+
+from __future__ import annotations
+
+from placement.models.partition.check import NS_PER_MS, objective_name
+from placement.models.partition.instance import (
+    PartitionInstance,
+    PartitionSolution,
+    edge_time_ns,
+    layer_time_ns,
+)
+
+
+def draw(instance: PartitionInstance, solution: PartitionSolution, out_path: str) -> None:
+    """Write an image of ``solution``'s stages (format from the suffix of ``out_path``).
+
+    Each used device gets a bar: its layers' time and the transfers it sends or receives, in
+    milliseconds, labelled with its layer range(s) and memory use.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n_dev = len(instance.devices)
+    compute = [0] * n_dev
+    transfer = [0] * n_dev
+    memory = [0] * n_dev
+    for layer, d in enumerate(solution.device_of):
+        if 0 <= d < n_dev:
+            compute[d] += layer_time_ns(instance, layer, d)
+            memory[d] += instance.layer_memory_bytes(layer)
+    for e in instance.graph_edges:
+        a, b = solution.device_of[e.src], solution.device_of[e.dst]
+        if a != b and 0 <= a < n_dev and 0 <= b < n_dev:
+            t = edge_time_ns(instance, e, a, b)
+            transfer[a] += t
+            transfer[b] += t
+    stages = [s for s in solution.stages() if 0 <= s[0] < n_dev]
+    used = list(dict.fromkeys(d for d, _, _ in stages))
+    labels = []
+    for d in used:
+        ranges = [
+            f"{instance.layers[i].name}..{instance.layers[j].name}"
+            for dd, i, j in stages
+            if dd == d
+        ]
+        dev = instance.devices[d]
+        labels.append(
+            f"{dev.name} ({dev.type}, {memory[d] / 2**30:.1f}/{dev.memory_bytes / 2**30:.1f} GiB)"
+            f"\n{', '.join(ranges)}"
+        )
+    fig, ax = plt.subplots(figsize=(9, 0.6 * len(used) + 1.5))
+    y = list(range(len(used)))
+    ax.barh(y, [compute[d] / NS_PER_MS for d in used], label="layers", color="#4c72b0")
+    ax.barh(
+        y,
+        [transfer[d] / NS_PER_MS for d in used],
+        left=[compute[d] / NS_PER_MS for d in used],
+        label="transfers",
+        color="#dd8452",
+    )
+    ax.set_yticks(y, labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("time per micro-batch / step / sample (ms)")
+    ax.set_title(f"{instance.name or 'partition'}: {objective_name(instance)}", fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out_path)
+    plt.close(fig)
