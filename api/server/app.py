@@ -119,14 +119,16 @@ def start(config: ServerConfig) -> Running:
     problems = config.validate()
     if problems:
         raise ValueError("; ".join(problems))
+    # The job store first: a bad database is reported before any worker starts.
+    store = JobStore(config.db_path)
     pool = SolvePool(
         config.workers, config.max_queue, grace=config.grace_s, margin=config.deadline_margin_s
     )
     try:
         pool.warm()
-        store = JobStore(config.db_path)
     except BaseException:
         pool.close()
+        store.close()
         raise
     metrics = Metrics()
     service = PlacementService(config, pool, store, metrics)

@@ -182,9 +182,11 @@ class SolvePool:
             tickets = list(self._tickets.values())
         for t in tickets:
             t.cancel("shutdown", kill=True)
+        # Stop the event thread before the queue goes away under it.
+        self._events.put(("close", "", None))
+        self._threads[0].join(timeout=5)
         self._pool.stop()
         self._pool.join(timeout=10)
-        self._events.put(("close", "", None))
 
     @property
     def in_flight(self) -> int:
@@ -291,7 +293,9 @@ class SolvePool:
         while True:
             try:
                 kind, request_id, payload = self._events.get()
-            except (EOFError, OSError):
+            except Exception:  # noqa: BLE001 - the queue is gone (shutdown) or broken
+                if not self._closed.is_set():
+                    log.exception("the worker event queue failed")
                 return
             if kind == "close":
                 return
