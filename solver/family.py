@@ -156,6 +156,7 @@ class Family(Protocol):
 
 FAMILY_MODULES: dict[str, str] = {
     "gpu": "placement.models.gpu",
+    "dag": "placement.models.dag",
 }
 """Family name -> module exposing ``FAMILY``. One line per family."""
 

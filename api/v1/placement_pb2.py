@@ -23,17 +23,18 @@ _sym_db = _symbol_database.Default()
 
 
 from placement.api.v1 import gpu_pb2 as placement_dot_v1_dot_gpu__pb2
+from placement.api.v1 import dag_pb2 as placement_dot_v1_dot_dag__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cplacement/v1/placement.proto\x12\x0cplacement.v1\x1a\x16placement/v1/gpu.proto\"a\n\x08Instance\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12(\n\x03gpu\x18\n \x01(\x0b\x32\x19.placement.v1.GpuInstanceH\x00\x42\x08\n\x06\x66\x61mily\"U\n\x08Solution\x12\x15\n\rinstance_name\x18\x01 \x01(\t\x12(\n\x03gpu\x18\n \x01(\x0b\x32\x19.placement.v1.GpuSolutionH\x00\x42\x08\n\x06\x66\x61milyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cplacement/v1/placement.proto\x12\x0cplacement.v1\x1a\x16placement/v1/gpu.proto\x1a\x16placement/v1/dag.proto\"\x8b\x01\n\x08Instance\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12(\n\x03gpu\x18\n \x01(\x0b\x32\x19.placement.v1.GpuInstanceH\x00\x12(\n\x03\x64\x61g\x18\x0b \x01(\x0b\x32\x19.placement.v1.DagInstanceH\x00\x42\x08\n\x06\x66\x61mily\"\x7f\n\x08Solution\x12\x15\n\rinstance_name\x18\x01 \x01(\t\x12(\n\x03gpu\x18\n \x01(\x0b\x32\x19.placement.v1.GpuSolutionH\x00\x12(\n\x03\x64\x61g\x18\x0b \x01(\x0b\x32\x19.placement.v1.DagSolutionH\x00\x42\x08\n\x06\x66\x61milyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'placement.v1.placement_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_INSTANCE']._serialized_start=70
-  _globals['_INSTANCE']._serialized_end=167
-  _globals['_SOLUTION']._serialized_start=169
-  _globals['_SOLUTION']._serialized_end=254
+  _globals['_INSTANCE']._serialized_start=95
+  _globals['_INSTANCE']._serialized_end=234
+  _globals['_SOLUTION']._serialized_start=236
+  _globals['_SOLUTION']._serialized_end=363
 # @@protoc_insertion_point(module_scope)

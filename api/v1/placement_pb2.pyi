@@ -1,4 +1,5 @@
 from placement.api.v1 import gpu_pb2 as _gpu_pb2
+from placement.api.v1 import dag_pb2 as _dag_pb2
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Mapping as _Mapping
@@ -7,19 +8,23 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class Instance(_message.Message):
-    __slots__ = ("name", "description", "gpu")
+    __slots__ = ("name", "description", "gpu", "dag")
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     GPU_FIELD_NUMBER: _ClassVar[int]
+    DAG_FIELD_NUMBER: _ClassVar[int]
     name: str
     description: str
     gpu: _gpu_pb2.GpuInstance
-    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., gpu: _Optional[_Union[_gpu_pb2.GpuInstance, _Mapping]] = ...) -> None: ...
+    dag: _dag_pb2.DagInstance
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., gpu: _Optional[_Union[_gpu_pb2.GpuInstance, _Mapping]] = ..., dag: _Optional[_Union[_dag_pb2.DagInstance, _Mapping]] = ...) -> None: ...
 
 class Solution(_message.Message):
-    __slots__ = ("instance_name", "gpu")
+    __slots__ = ("instance_name", "gpu", "dag")
     INSTANCE_NAME_FIELD_NUMBER: _ClassVar[int]
     GPU_FIELD_NUMBER: _ClassVar[int]
+    DAG_FIELD_NUMBER: _ClassVar[int]
     instance_name: str
     gpu: _gpu_pb2.GpuSolution
-    def __init__(self, instance_name: _Optional[str] = ..., gpu: _Optional[_Union[_gpu_pb2.GpuSolution, _Mapping]] = ...) -> None: ...
+    dag: _dag_pb2.DagSolution
+    def __init__(self, instance_name: _Optional[str] = ..., gpu: _Optional[_Union[_gpu_pb2.GpuSolution, _Mapping]] = ..., dag: _Optional[_Union[_dag_pb2.DagSolution, _Mapping]] = ...) -> None: ...

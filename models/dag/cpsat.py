@@ -1,0 +1,350 @@
+"""CP-SAT encoding of DAG scheduling (``backend='cpsat'``).
+
+Times are scaled to integers by the smallest power of ten that makes every running time,
+release, transfer and deadline integral (at most 10^6). When no such scale exists, times are
+rounded outward (running times and delays up, deadlines down): every decoded schedule is then
+still feasible for the real times, but the model is a restriction and neither its bound nor an
+optimality claim is reported. The same holds for the cost terms, which are scaled the same way.
+
+Two models (see ``docs/formulations/dag.md``):
+
+- the scheduling model: per task a start and an end; per eligible machine a presence literal
+  and an optional interval; NoOverlap (one slot) or Cumulative (several slots) per machine;
+  precedence with the transfer delay of the two tasks' zones, enforced when they are not on
+  the same machine;
+- the assignment model (R||Cmax) for independent tasks without release times, dataset
+  delays or deadlines, on one-slot machines: only the machine loads matter.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from placement.models.dag.instance import DagInstance, DagSolution
+from placement.solver.backends.cpsat import CpSat
+from placement.solver.family import ExactContext, ExactOutcome
+from placement.solver.result import StopReason
+
+MAX_SCALE_EXPONENT = 6
+MAX_INT = 2**50
+
+
+def integer_scale(values: np.ndarray, max_int: int = MAX_INT) -> tuple[float, bool]:
+    """The smallest 10^k (k <= 6) making every value integral; ``(scale, exact)``.
+
+    When none does, the largest 10^k that keeps the values below ``max_int``, and False.
+    """
+    v = np.abs(values[np.isfinite(values)])
+    top = float(v.max()) if len(v) else 0.0
+    best = 1.0
+    for k in range(MAX_SCALE_EXPONENT + 1):
+        scale = 10.0**k
+        if top * scale > max_int:
+            break
+        best = scale
+        scaled = v * scale
+        if np.all(np.abs(scaled - np.round(scaled)) <= 1e-9 * np.maximum(1.0, scaled)):
+            return scale, True
+    return best, False
+
+
+def identical_machine_classes(instance: DagInstance) -> list[list[int]]:
+    """Groups of interchangeable machines (same attributes and zone, no dataset lives on
+    them): relabelling machines inside a group maps schedules to schedules."""
+    homes = {t.data_machine for t in instance.tasks if t.data_machine}
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for m, mach in enumerate(instance.machines):
+        if mach.name in homes:
+            continue
+        key = (mach.type, mach.speed, mach.slots, mach.memory_mib, mach.cost_per_hour, mach.zone)
+        groups.setdefault(key, []).append(m)
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def canonical_machines(machine: np.ndarray, groups: list[list[int]]) -> np.ndarray:
+    """Relabel machines inside each interchangeable group so that the i-th task (by index)
+    on the group sits on one of its first i + 1 machines (the symmetry the model imposes)."""
+    out = machine.copy()
+    for group in groups:
+        members = set(group)
+        mapping: dict[int, int] = {}
+        for t in range(len(machine)):
+            m = int(machine[t])
+            if m in members and m not in mapping:
+                mapping[m] = group[len(mapping)]
+        for t in range(len(machine)):
+            m = int(machine[t])
+            if m in mapping:
+                out[t] = mapping[m]
+    return out
+
+
+def assignment_model_applies(instance: DagInstance) -> bool:
+    """Independent tasks, no release or dataset delay, no deadline, one-slot machines."""
+    return (
+        instance.independent
+        and all(m.slots == 1 for m in instance.machines)
+        and not np.any(instance.earliest_start > 0)
+        and all(t.deadline_s == 0 for t in instance.tasks)
+    )
+
+
+class CpSatEncoding:
+    """The exact CP-SAT encoding of the DAG family."""
+
+    source = "cpsat"
+
+    def solve(self, instance: DagInstance, ctx: ExactContext) -> ExactOutcome:
+        """Build, hint with the incumbent, search, report every improving schedule."""
+        from ortools.sat.python import cp_model
+
+        n, k = len(instance.tasks), len(instance.machines)
+        d = instance.duration
+        eligible = np.isfinite(d)
+        est = instance.earliest_start
+        latency, per_byte = instance.network
+        parent, child, data = instance.edge_arrays
+        # Every transfer delay the model may use, per edge and zone pair.
+        delays = latency[None, :, :] + data[:, None, None] * per_byte[None, :, :]
+        deadlines = np.array([t.deadline_s for t in instance.tasks])
+        times = np.concatenate(
+            [d[eligible], est.ravel(), delays.ravel(), deadlines, [instance.makespan_limit_s]]
+        )
+        incumbent: DagSolution | None = ctx.incumbent()
+        horizon_s = _horizon(instance, incumbent)
+        scale, exact = integer_scale(np.append(times, horizon_s), MAX_INT // max(n, 1))
+
+        def up(x: float) -> int:
+            return int(math.ceil(x * scale - 1e-9 * max(1.0, x * scale)))
+
+        def down(x: float) -> int:
+            return int(math.floor(x * scale + 1e-9 * max(1.0, x * scale)))
+
+        horizon = up(horizon_s)
+        dur = {(t, m): up(d[t, m]) for t in range(n) for m in range(k) if eligible[t, m]}
+        model = cp_model.CpModel()
+        x: dict[tuple[int, int], Any] = {}
+        for (t, m) in dur:
+            x[t, m] = model.new_bool_var(f"x{t}_{m}")
+        for t in range(n):
+            model.add_exactly_one([x[t, m] for m in range(k) if (t, m) in x])
+        # Symmetry: in a group of interchangeable machines, the i-th task (in index order) that
+        # may use the group is on one of the group's first i + 1 machines.
+        groups = identical_machine_classes(instance)
+        for group in groups:
+            users = [t for t in range(n) if all(eligible[t, m] for m in group)]
+            for i, t in enumerate(users[: len(group)]):
+                for m in group[i + 1 :]:
+                    model.add(x[t, m] == 0)
+
+        makespan = model.new_int_var(0, horizon, "makespan")
+        starts: list[Any] = []
+        assignment = assignment_model_applies(instance)
+        if assignment:
+            for m in range(k):
+                terms = [(x[t, m], dur[t, m]) for t in range(n) if (t, m) in x]
+                if terms:
+                    model.add(
+                        cp_model.LinearExpr.weighted_sum([v for v, _ in terms], [c for _, c in terms])
+                        <= makespan
+                    )
+        else:
+            ends: list[Any] = []
+            per_machine: list[list[tuple[Any, int]]] = [[] for _ in range(k)]
+            for t, task in enumerate(instance.tasks):
+                limit = horizon
+                if task.deadline_s > 0:
+                    limit = min(limit, down(task.deadline_s))
+                s = model.new_int_var(0, limit, f"s{t}")
+                e = model.new_int_var(0, limit, f"e{t}")
+                starts.append(s)
+                ends.append(e)
+                low = min(up(est[t, m]) for m in range(k) if (t, m) in x)
+                model.add(s >= low)
+                for m in range(k):
+                    if (t, m) not in x:
+                        continue
+                    lit = x[t, m]
+                    interval = model.new_optional_fixed_size_interval_var(s, dur[t, m], lit, "")
+                    per_machine[m].append((interval, task.cores))
+                    model.add(e == s + dur[t, m]).only_enforce_if(lit)
+                    if up(est[t, m]) > low:
+                        model.add(s >= up(est[t, m])).only_enforce_if(lit)
+                model.add(makespan >= e)
+            for m, items in enumerate(per_machine):
+                if not items:
+                    continue
+                if instance.machines[m].slots == 1 or sum(c for _, c in items) <= 1:
+                    model.add_no_overlap([iv for iv, _ in items])
+                else:
+                    model.add_cumulative(
+                        [iv for iv, _ in items], [c for _, c in items], instance.machines[m].slots
+                    )
+            _precedence(model, instance, x, starts, ends, delays, up)
+        if instance.makespan_limit_s > 0:
+            model.add(makespan <= down(instance.makespan_limit_s))
+
+        # Objective, in integer units: makespan * a + sum x * b.
+        cost = instance.cost_rate * np.where(eligible, d, 0.0)
+        wm = {"makespan": 1.0, "cost": 0.0}.get(instance.objective, instance.makespan_weight)
+        wc = {"makespan": 0.0, "cost": 1.0}.get(instance.objective, instance.cost_weight)
+        coefs = np.array([wm / scale] + ([wc * cost[t, m] for (t, m) in x] if wc else []))
+        q, q_exact = integer_scale(coefs, 2**40 // max(n + horizon, 1))
+        if wm == 1.0 and wc == 0.0:
+            q, q_exact = float(scale), True  # makespan: the objective is the scaled makespan
+        exact = exact and q_exact
+        obj_terms = [(makespan, round(wm / scale * q))] if wm else []
+        if wc:
+            obj_terms += [(x[t, m], round(wc * cost[t, m] * q)) for (t, m) in x]
+        model.minimize(
+            cp_model.LinearExpr.weighted_sum([v for v, _ in obj_terms], [c for _, c in obj_terms])
+        )
+
+        if incumbent is not None:
+            hinted = canonical_machines(incumbent.machine, groups)
+            for (t, m), lit in x.items():
+                model.add_hint(lit, int(hinted[t]) == m)
+            if starts:
+                for t, s in enumerate(starts):
+                    model.add_hint(s, up(float(incumbent.start_s[t])))
+        index_x = [(t, m, lit.index) for (t, m), lit in x.items()]
+        index_s = [s.index for s in starts]
+
+        def decode(values: Any) -> DagSolution:
+            sol = DagSolution.empty(n)
+            for t, m, i in index_x:
+                if values[i]:
+                    sol.machine[t] = m
+            if index_s:
+                sol.start_s[:] = [values[i] / scale for i in index_s]
+            else:
+                _sequence(instance, sol)
+            return sol
+
+        def to_objective(value: float) -> float:
+            return value / q
+
+        def on_solution(callback: Any) -> None:
+            values = callback.response_proto.solution
+            if len(values):
+                bound = to_objective(callback.best_objective_bound) if exact else None
+                ctx.report(decode(values), self.source, bound)
+
+        run = CpSat.run(model, ctx.options, ctx.cancel, ctx.time_left(), on_solution)
+        final = None
+        if run.has_solution:
+            final = decode(run.solver.response_proto.solution)  # type: ignore[attr-defined]
+            ctx.report(final, self.source)
+        notes = []
+        if not exact:
+            notes.append(
+                "times or costs are not integral at any scale up to 10^6: CP-SAT solved an "
+                "outward-rounded model, so it reports no bound and claims no optimum"
+            )
+        bound = to_objective(run.bound) if exact and run.bound is not None else None
+        proven = exact and run.stop_reason == StopReason.PROVEN and final is not None
+        if run.status.value == "infeasible" and not exact:
+            return ExactOutcome(StopReason.SEARCH_EXHAUSTED, message="; ".join(notes))
+        return ExactOutcome(
+            stop_reason=run.stop_reason if exact else _restricted(run.stop_reason),
+            bound=bound,
+            proven_optimal=proven,
+            proven_solution=final if proven else None,
+            proven_infeasible=exact and run.status.value == "infeasible",
+            message="; ".join(notes + ([run.message] if run.message else [])),
+        )
+
+
+def _restricted(stop: StopReason) -> StopReason:
+    """A finished search of a restricted model proves nothing for the instance."""
+    return StopReason.SEARCH_EXHAUSTED if stop == StopReason.PROVEN else stop
+
+
+def _horizon(instance: DagInstance, incumbent: DagSolution | None) -> float:
+    """Seconds by which an optimal schedule ends (the incumbent's makespan for the makespan
+    objective; otherwise a serial schedule's length)."""
+    from placement.models.dag.check import evaluate
+
+    if incumbent is not None and instance.objective == "makespan":
+        return evaluate(instance, incumbent)[0]
+    d = np.where(np.isfinite(instance.duration), instance.duration, 0.0)
+    latency, per_byte = instance.network
+    _, _, data = instance.edge_arrays
+    comm = float(latency.max() * len(data) + data.sum() * per_byte.max()) if len(data) else 0.0
+    serial = float(instance.earliest_start.max() + d.max(axis=1).sum() + comm)
+    if instance.makespan_limit_s > 0:
+        return min(serial, instance.makespan_limit_s)
+    return serial
+
+
+def _precedence(
+    model: Any,
+    instance: DagInstance,
+    x: dict[tuple[int, int], Any],
+    starts: list[Any],
+    ends: list[Any],
+    delays: np.ndarray,
+    up: Any,
+) -> None:
+    """Child start >= parent end, plus the zone-pair delay unless on the same machine."""
+    k = len(instance.machines)
+    zone = instance.machine_zone
+    n_zones = len(instance.zones)
+    zone_lit: dict[tuple[int, int], Any] = {}
+
+    def in_zone(t: int, z: int) -> Any:
+        if (t, z) not in zone_lit:
+            lits = [x[t, m] for m in range(k) if zone[m] == z and (t, m) in x]
+            if n_zones == 1:
+                zone_lit[t, z] = model.new_constant(1) if lits else model.new_constant(0)
+            elif not lits:
+                zone_lit[t, z] = model.new_constant(0)
+            else:
+                lit = model.new_bool_var("")
+                model.add(sum(lits) == lit)
+                zone_lit[t, z] = lit
+        return zone_lit[t, z]
+
+    parent, child, _ = instance.edge_arrays
+    for e in range(len(parent)):
+        u, v = int(parent[e]), int(child[e])
+        model.add(starts[v] >= ends[u])
+        delay = delays[e]
+        if not np.any(delay > 0):
+            continue
+        common = [m for m in range(k) if (u, m) in x and (v, m) in x]
+        same = model.new_bool_var("")
+        if common:
+            ys = []
+            for m in common:
+                y = model.new_bool_var("")
+                model.add_implication(y, x[u, m])
+                model.add_implication(y, x[v, m])
+                ys.append(y)
+            model.add(sum(ys) == same)
+        else:
+            model.add(same == 0)
+        for a in range(n_zones):
+            for b in range(n_zones):
+                c = up(float(delay[a, b]))
+                if c <= 0:
+                    continue
+                lits = [in_zone(u, a), in_zone(v, b)]
+                if a == b:
+                    lits.append(same.Not())
+                model.add(starts[v] >= ends[u] + c).only_enforce_if(lits)
+
+
+def _sequence(instance: DagInstance, sol: DagSolution) -> None:
+    """Starts for an assignment of independent tasks: each machine runs its tasks back to
+    back in index order from time 0."""
+    clock = np.zeros(len(instance.machines))
+    for t in range(len(instance.tasks)):
+        m = int(sol.machine[t])
+        if m < 0:
+            continue
+        sol.start_s[t] = clock[m]
+        clock[m] += instance.duration[t, m]
