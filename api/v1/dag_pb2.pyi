@@ -36,18 +36,19 @@ class DagLink(_message.Message):
     latency_s: float
     def __init__(self, from_zone: _Optional[str] = ..., to_zone: _Optional[str] = ..., bandwidth_bytes_per_s: _Optional[float] = ..., latency_s: _Optional[float] = ...) -> None: ...
 
+class TypeTime(_message.Message):
+    __slots__ = ("type", "seconds")
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    SECONDS_FIELD_NUMBER: _ClassVar[int]
+    type: str
+    seconds: float
+    def __init__(self, type: _Optional[str] = ..., seconds: _Optional[float] = ...) -> None: ...
+
 class DagTask(_message.Message):
-    __slots__ = ("name", "work", "time_by_type_s", "memory_mib", "cores", "release_s", "deadline_s", "data_zone", "data_machine", "data_bytes", "data_pinned")
-    class TimeByTypeSEntry(_message.Message):
-        __slots__ = ("key", "value")
-        KEY_FIELD_NUMBER: _ClassVar[int]
-        VALUE_FIELD_NUMBER: _ClassVar[int]
-        key: str
-        value: float
-        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
+    __slots__ = ("name", "work", "times", "memory_mib", "cores", "release_s", "deadline_s", "data_zone", "data_machine", "data_bytes", "data_pinned")
     NAME_FIELD_NUMBER: _ClassVar[int]
     WORK_FIELD_NUMBER: _ClassVar[int]
-    TIME_BY_TYPE_S_FIELD_NUMBER: _ClassVar[int]
+    TIMES_FIELD_NUMBER: _ClassVar[int]
     MEMORY_MIB_FIELD_NUMBER: _ClassVar[int]
     CORES_FIELD_NUMBER: _ClassVar[int]
     RELEASE_S_FIELD_NUMBER: _ClassVar[int]
@@ -58,7 +59,7 @@ class DagTask(_message.Message):
     DATA_PINNED_FIELD_NUMBER: _ClassVar[int]
     name: str
     work: float
-    time_by_type_s: _containers.ScalarMap[str, float]
+    times: _containers.RepeatedCompositeFieldContainer[TypeTime]
     memory_mib: int
     cores: int
     release_s: float
@@ -67,7 +68,7 @@ class DagTask(_message.Message):
     data_machine: str
     data_bytes: float
     data_pinned: bool
-    def __init__(self, name: _Optional[str] = ..., work: _Optional[float] = ..., time_by_type_s: _Optional[_Mapping[str, float]] = ..., memory_mib: _Optional[int] = ..., cores: _Optional[int] = ..., release_s: _Optional[float] = ..., deadline_s: _Optional[float] = ..., data_zone: _Optional[str] = ..., data_machine: _Optional[str] = ..., data_bytes: _Optional[float] = ..., data_pinned: _Optional[bool] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., work: _Optional[float] = ..., times: _Optional[_Iterable[_Union[TypeTime, _Mapping]]] = ..., memory_mib: _Optional[int] = ..., cores: _Optional[int] = ..., release_s: _Optional[float] = ..., deadline_s: _Optional[float] = ..., data_zone: _Optional[str] = ..., data_machine: _Optional[str] = ..., data_bytes: _Optional[float] = ..., data_pinned: _Optional[bool] = ...) -> None: ...
 
 class DagEdge(_message.Message):
     __slots__ = ("parent", "child", "data_bytes")

@@ -362,8 +362,10 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Da
         task_names.add(tk.name)
         v.require(finite(tk.work) and tk.work >= 0, f"{path}.work", tk.work, "work >= 0")
         times: dict[str, float] = {}
-        for type_name, seconds in sorted(tk.time_by_type_s.items()):
-            tpath = f"{path}.time_by_type_s.{type_name}"
+        for j, entry in enumerate(tk.times):
+            type_name, seconds = entry.type, entry.seconds
+            tpath = f"{path}.times[{j}]"
+            v.require(type_name not in times, f"{tpath}.type", type_name, "each type once")
             if not v.require(
                 type_name in types,
                 tpath,
@@ -371,7 +373,9 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Da
                 "a machine type of the instance: " + ", ".join(sorted(types)),
             ):
                 continue
-            if v.require(finite(seconds) and seconds >= 0, tpath, seconds, "seconds >= 0"):
+            if v.require(
+                finite(seconds) and seconds >= 0, f"{tpath}.seconds", seconds, "seconds >= 0"
+            ):
                 times[type_name] = float(seconds)
         cores = _positive_or_default(tk, "cores", 1)
         v.require(1 <= cores <= MAX_SLOTS, f"{path}.cores", cores, f"cores in [1, {MAX_SLOTS}]")
@@ -558,7 +562,7 @@ def instance_to_message(instance: DagInstance) -> Any:
         msg.tasks.add(
             name=t.name,
             work=t.work,
-            time_by_type_s=dict(t.time_by_type_s),
+            times=[{"type": k, "seconds": s} for k, s in t.time_by_type_s.items()],
             memory_mib=t.memory_mib,
             cores=t.cores,
             release_s=t.release_s,
