@@ -368,7 +368,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Da
             v.require(type_name not in times, f"{tpath}.type", type_name, "each type once")
             if not v.require(
                 type_name in types,
-                tpath,
+                f"{tpath}.type",
                 type_name,
                 "a machine type of the instance: " + ", ".join(sorted(types)),
             ):

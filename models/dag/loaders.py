@@ -199,29 +199,29 @@ def load_braun(path: str | Path, name: str = "") -> DagInstance:
     Machine ``m`` becomes type ``m<m>`` so that each task's row is its ETC row.
     """
     file = str(path)
-    tokens = _read_text(path).split()
-    if len(tokens) < 2:
-        raise InputError.single("line 1", " ".join(tokens), "a header: tasks machines", file=file)
+    lines = _read_text(path).splitlines()
+    header = lines[0].split() if lines else []
     try:
-        n, k = int(tokens[0]), int(tokens[1])
-    except ValueError:
-        raise InputError.single("line 1", " ".join(tokens[:3]), "integers: tasks machines", file=file) from None
-    header = 3 if len(tokens) == 3 + n * k else 2
-    if n < 1 or k < 1 or len(tokens) != header + n * k:
+        n, k = int(header[0]), int(header[1])
+    except (ValueError, IndexError):
+        raise InputError.single(
+            "line 1", " ".join(header), "a header: tasks machines [0]", file=file
+        ) from None
+    # Values with the line each sits on (one per line in the published files).
+    values = [(i, tok) for i, line in enumerate(lines[1:], start=2) for tok in line.split()]
+    if n < 1 or k < 1 or len(values) != n * k:
         raise InputError.single(
             "line 1",
-            " ".join(tokens[:3]),
-            f"a header 'tasks machines [0]' followed by tasks x machines values "
-            f"({len(tokens) - header} values found)",
+            " ".join(header),
+            f"tasks x machines = {max(n, 0) * max(k, 0)} values after the header "
+            f"({len(values)} found)",
             file=file,
         )
     types = [f"m{m}" for m in range(k)]
     tasks = []
     for t in range(n):
-        row = tokens[header + t * k : header + (t + 1) * k]
-        times = {
-            types[m]: _number(v, file, f"line {header + t * k + m}") for m, v in enumerate(row)
-        }
+        row = values[t * k : (t + 1) * k]
+        times = {types[m]: _number(v, file, f"line {i}") for m, (i, v) in enumerate(row)}
         tasks.append(DagTask(name=f"t{t}", time_by_type_s=times))
     machines = [DagMachine(name=types[m], type=types[m]) for m in range(k)]
     instance = DagInstance(
