@@ -6,14 +6,16 @@ better than it; the checker must agree with both.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import pytest
 
-from placement.models.dag import DagInstance, check
+from placement.models.dag import FAMILY, DagInstance, check
 from placement.models.dag.greedy import greedy_solutions
 from placement.models.dag.loaders import load_topcuoglu
 from placement.solver import SolutionStatus, SolveOptions, StopReason, solve
+from placement.solver.cancel import CancellationToken
 from tests import dag_cases
 
 CASES: dict[str, tuple[Callable[[], DagInstance], float]] = {
@@ -38,17 +40,58 @@ def test_exact_backends_prove_the_optimum(case: str, backend: str, milp_solver: 
         instance,
         SolveOptions(time_limit_s=8, backend=backend, milp_solver=milp_solver, threads=1),
     )
-    if case == "slots" and backend == "milp":
-        # Tasks holding two cores on a 2-slot machine are outside the MILP model: the
-        # portfolio keeps the heuristic schedule and says why.
-        assert result.stop_reason == StopReason.ERROR
-        assert "several cores" in result.message
-        assert result.objective == pytest.approx(optimum)
-        return
     assert result.status == SolutionStatus.OPTIMAL, result.message
     assert result.stop_reason == StopReason.PROVEN
     assert result.objective == pytest.approx(optimum)
     assert check(instance, result.solution).feasible
+
+
+class _Context:
+    """The portfolio's side of an exact encoding, without a heuristic incumbent, so that the
+    encoding itself must find and prove the optimum (the portfolio would skip the search when
+    a heuristic already meets the lower bound)."""
+
+    def __init__(self, instance: DagInstance, backend: str, milp_solver: str) -> None:
+        self.instance = instance
+        self.options = SolveOptions(time_limit_s=8, backend=backend, milp_solver=milp_solver,
+                                    threads=1)
+        self.cancel = CancellationToken()
+        self.backend = backend
+        self.deadline = time.monotonic() + 8
+        self.reported: list[float] = []
+
+    def time_left(self) -> float:
+        return max(0.0, self.deadline - time.monotonic())
+
+    def incumbent(self) -> None:
+        return None
+
+    def report(self, solution, source: str, bound: float | None = None) -> bool:
+        report = check(self.instance, solution)
+        assert report.feasible, (source, report.violations)
+        self.reported.append(report.objective)
+        return True
+
+
+@pytest.mark.parametrize("backend,milp_solver", BACKENDS)
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_encodings_search_and_prove_without_a_hint(
+    case: str, backend: str, milp_solver: str
+) -> None:
+    make, optimum = CASES[case]
+    instance = make()
+    ctx = _Context(instance, backend, milp_solver)
+    if case == "slots" and backend == "milp":
+        # Tasks holding two cores on a 2-slot machine are outside the MILP model.
+        with pytest.raises(ValueError, match="several cores"):
+            FAMILY.exact(backend).solve(instance, ctx)
+        return
+    outcome = FAMILY.exact(backend).solve(instance, ctx)
+    assert outcome.proven_optimal, outcome.message
+    assert outcome.stop_reason == StopReason.PROVEN
+    assert check(instance, outcome.proven_solution).objective == pytest.approx(optimum)
+    assert outcome.bound == pytest.approx(optimum)
+    assert min(ctx.reported) == pytest.approx(optimum)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

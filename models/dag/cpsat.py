@@ -114,6 +114,9 @@ class CpSatEncoding:
             [d[eligible], est.ravel(), delays.ravel(), deadlines, [instance.makespan_limit_s]]
         )
         incumbent: DagSolution | None = ctx.incumbent()
+        early = proof_by_bound(instance, incumbent)
+        if early is not None:
+            return early
         horizon_s = _horizon(instance, incumbent)
         scale, exact = integer_scale(np.append(times, horizon_s), MAX_INT // max(n, 1))
 
@@ -256,6 +259,28 @@ class CpSatEncoding:
             proven_infeasible=exact and run.status.value == "infeasible",
             message="; ".join(notes + ([run.message] if run.message else [])),
         )
+
+
+def proof_by_bound(instance: DagInstance, incumbent: DagSolution | None) -> ExactOutcome | None:
+    """Optimality of the incumbent when it meets the cheap lower bound (no search needed)."""
+    from placement.models.dag.bound import proven_by_bound
+    from placement.models.dag.check import check
+
+    if incumbent is None:
+        return None
+    report = check(instance, incumbent)
+    if not report.feasible:
+        return None
+    bound = proven_by_bound(instance, report.objective)
+    if bound is None:
+        return None
+    return ExactOutcome(
+        stop_reason=StopReason.PROVEN,
+        bound=bound,
+        proven_optimal=True,
+        proven_solution=incumbent,
+        message="the heuristic schedule meets the lower bound (critical path / area)",
+    )
 
 
 def _restricted(stop: StopReason) -> StopReason:

@@ -29,6 +29,7 @@ from placement.models.dag.cpsat import (
     canonical_machines,
     identical_machine_classes,
     integer_scale,
+    proof_by_bound,
 )
 from placement.models.dag.greedy import semi_active
 from placement.models.dag.instance import DagInstance, DagSolution
@@ -74,6 +75,9 @@ class MilpEncoding:
         d = instance.duration
         eligible = np.isfinite(d)
         incumbent: DagSolution | None = ctx.incumbent()
+        early = proof_by_bound(instance, incumbent)
+        if early is not None:
+            return early
         horizon = _horizon(instance, incumbent)
         prob = pulp.LpProblem("dag", pulp.LpMinimize)
         makespan = pulp.LpVariable("C", 0)
