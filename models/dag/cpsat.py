@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from placement.models.dag.greedy import back_to_back, pure_assignment
 from placement.models.dag.instance import DagInstance, DagSolution
 from placement.solver.backends.cpsat import CpSat
 from placement.solver.family import ExactContext, ExactOutcome
@@ -82,16 +83,6 @@ def canonical_machines(machine: np.ndarray, groups: list[list[int]]) -> np.ndarr
     return out
 
 
-def assignment_model_applies(instance: DagInstance) -> bool:
-    """Independent tasks, no release or dataset delay, no deadline, one-slot machines."""
-    return (
-        instance.independent
-        and all(m.slots == 1 for m in instance.machines)
-        and not np.any(instance.earliest_start > 0)
-        and all(t.deadline_s == 0 for t in instance.tasks)
-    )
-
-
 class CpSatEncoding:
     """The exact CP-SAT encoding of the DAG family."""
 
@@ -145,7 +136,7 @@ class CpSatEncoding:
 
         makespan = model.new_int_var(0, horizon, "makespan")
         starts: list[Any] = []
-        assignment = assignment_model_applies(instance)
+        assignment = pure_assignment(instance)
         if assignment:
             for m in range(k):
                 terms = [(x[t, m], dur[t, m]) for t in range(n) if (t, m) in x]
@@ -224,7 +215,7 @@ class CpSatEncoding:
             if index_s:
                 sol.start_s[:] = [values[i] / scale for i in index_s]
             else:
-                _sequence(instance, sol)
+                sol = back_to_back(instance, sol.machine)
             return sol
 
         def to_objective(value: float) -> float:
@@ -361,15 +352,3 @@ def _precedence(
                 if a == b:
                     lits.append(same.Not())
                 model.add(starts[v] >= ends[u] + c).only_enforce_if(lits)
-
-
-def _sequence(instance: DagInstance, sol: DagSolution) -> None:
-    """Starts for an assignment of independent tasks: each machine runs its tasks back to
-    back in index order from time 0."""
-    clock = np.zeros(len(instance.machines))
-    for t in range(len(instance.tasks)):
-        m = int(sol.machine[t])
-        if m < 0:
-            continue
-        sol.start_s[t] = clock[m]
-        clock[m] += instance.duration[t, m]

@@ -385,6 +385,78 @@ def sufferage(instance: DagInstance) -> DagSolution:
     return _batch(instance, "sufferage")
 
 
+def pure_assignment(instance: DagInstance) -> bool:
+    """Independent tasks, no release or dataset delays, no deadlines, one-slot machines: only
+    the machine loads matter (R||Cmax)."""
+    return (
+        instance.independent
+        and all(m.slots == 1 for m in instance.machines)
+        and not np.any(instance.earliest_start > 0)
+        and all(t.deadline_s == 0 for t in instance.tasks)
+    )
+
+
+def back_to_back(instance: DagInstance, machine: np.ndarray) -> DagSolution:
+    """Starts for an assignment of independent tasks: each machine runs its tasks back to
+    back in index order from time 0."""
+    sol = DagSolution(np.asarray(machine, dtype=np.int64).copy(), np.zeros(len(instance.tasks)))
+    clock = np.zeros(len(instance.machines))
+    for t in range(len(instance.tasks)):
+        m = int(sol.machine[t])
+        sol.start_s[t] = clock[m]
+        clock[m] += instance.duration[t, m]
+    return sol
+
+
+def local_search(instance: DagInstance, start: DagSolution, max_steps: int = 20_000) -> DagSolution:
+    """Move and swap descent for R||Cmax from ``start``'s assignment.
+
+    Each step takes a most-loaded machine M and either moves one of its tasks to the machine
+    where it ends earliest, or swaps one of its tasks with a task of another machine, whenever
+    that leaves both machines below M's load. Stops when no such step exists.
+    """
+    d = np.where(np.isfinite(instance.duration), instance.duration, np.inf)
+    n, k = d.shape
+    a = np.asarray(start.machine, dtype=np.int64).copy()
+    load = np.zeros(k)
+    np.add.at(load, a, d[np.arange(n), a])
+    own = d[np.arange(n), a]
+    for _ in range(max_steps):
+        big = int(np.argmax(load))
+        cmax = load[big]
+        eps = 1e-9 * max(1.0, cmax)
+        on_big = np.flatnonzero(a == big)
+        # Moves: the task of M whose best other machine ends earliest.
+        cand = load[None, :] + d[on_big]
+        cand[:, big] = np.inf
+        i, m = np.unravel_index(int(np.argmin(cand)), cand.shape)
+        if cand[i, m] < cmax - eps:
+            t = int(on_big[i])
+            load[big] -= own[t]
+            a[t], own[t] = m, d[t, m]
+            load[m] += own[t]
+            continue
+        # Swaps: t on M with u elsewhere.
+        others = np.flatnonzero(a != big)
+        best, pick = cmax - eps, None
+        for t in on_big:
+            new_big = load[big] - own[t] + d[others, big]
+            new_other = load[a[others]] - own[others] + d[t, a[others]]
+            worst = np.maximum(new_big, new_other)
+            j = int(np.argmin(worst))
+            if worst[j] < best:
+                best, pick = worst[j], (int(t), int(others[j]))
+        if pick is None:
+            break
+        t, u = pick
+        mu = int(a[u])
+        load[big] += d[u, big] - own[t]
+        load[mu] += d[t, mu] - own[u]
+        a[t], a[u] = mu, big
+        own[t], own[u] = d[t, mu], d[u, big]
+    return back_to_back(instance, a)
+
+
 DAG_HEURISTICS: dict[str, Callable[[DagInstance], DagSolution]] = {
     "heft": heft,
     "peft": peft,
@@ -405,12 +477,17 @@ def greedy_solutions(instance: DagInstance, options: SolveOptions) -> list[tuple
     """Named heuristic solutions; the first (HEFT) is the fallback.
 
     With edges: HEFT, PEFT, CPOP. Without edges (and one core per task): HEFT, then Min-Min,
-    Sufferage, Max-Min and MCT.
+    Sufferage, Max-Min and MCT; for R||Cmax also a move/swap descent from the best of them.
     """
     del options
     out = [("heft", heft(instance))]
     if grid_applicable(instance):
         out += [(name, fn(instance)) for name, fn in GRID_HEURISTICS.items()]
+        if pure_assignment(instance):
+            from placement.models.dag.check import evaluate
+
+            best = min(out, key=lambda item: evaluate(instance, item[1])[0])
+            out.append((f"{best[0]}+local_search", local_search(instance, best[1])))
     elif not instance.independent:
         out += [(name, fn(instance)) for name, fn in DAG_HEURISTICS.items() if name != "heft"]
     return out

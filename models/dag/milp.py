@@ -25,13 +25,12 @@ import numpy as np
 
 from placement.models.dag.cpsat import (
     _horizon,
-    assignment_model_applies,
     canonical_machines,
     identical_machine_classes,
     integer_scale,
     proof_by_bound,
 )
-from placement.models.dag.greedy import semi_active
+from placement.models.dag.greedy import pure_assignment, semi_active
 from placement.models.dag.instance import DagInstance, DagSolution
 from placement.solver.backends.milp import MILP_SOLVERS
 from placement.solver.family import ExactContext, ExactOutcome
@@ -81,7 +80,7 @@ class MilpEncoding:
         horizon = _horizon(instance, incumbent)
         prob = pulp.LpProblem("dag", pulp.LpMinimize)
         makespan = pulp.LpVariable("C", 0)
-        assignment = assignment_model_applies(instance)
+        assignment = pure_assignment(instance)
         units = list(range(k)) if assignment else _units(instance)
         x: dict[tuple[int, int], Any] = {}
         for t in range(n):
