@@ -438,6 +438,8 @@ def local_search(instance: DagInstance, start: DagSolution, max_steps: int = 20_
             continue
         # Swaps: t on M with u elsewhere.
         others = np.flatnonzero(a != big)
+        if not len(others):
+            break
         best, pick = cmax - eps, None
         for t in on_big:
             new_big = load[big] - own[t] + d[others, big]
