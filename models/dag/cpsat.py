@@ -177,6 +177,18 @@ class CpSatEncoding:
                     model.add_cumulative(
                         [iv for iv, _ in items], [c for _, c in items], instance.machines[m].slots
                     )
+            if k > 1:
+                # Redundant: each task holds its cores for at least its shortest running time
+                # somewhere, and all machines together have sum(slots) cores.
+                shortest = [min(dur[t, m] for m in range(k) if (t, m) in x) for t in range(n)]
+                model.add_cumulative(
+                    [
+                        model.new_fixed_size_interval_var(starts[t], shortest[t], "")
+                        for t in range(n)
+                    ],
+                    [task.cores for task in instance.tasks],
+                    sum(m.slots for m in instance.machines),
+                )
             _precedence(model, instance, x, starts, ends, delays, up)
         if instance.makespan_limit_s > 0:
             model.add(makespan <= down(instance.makespan_limit_s))
