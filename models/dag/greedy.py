@@ -177,6 +177,17 @@ def _list_schedule(instance: DagInstance, priority: np.ndarray) -> DagSolution:
     position = np.empty(len(instance.tasks), dtype=np.int64)
     position[instance.topological_order] = np.arange(len(instance.tasks))
     order = sorted(range(len(instance.tasks)), key=lambda t: (-priority[t], position[t]))
+    if pure_assignment(instance):
+        # No edges, delays or multi-slot machines: every timeline is busy from 0 to its last
+        # end, so insertion finds no gap and the earliest finish is ready + duration.
+        d = instance.duration
+        ready = np.zeros(len(instance.machines))
+        sol = DagSolution.empty(len(instance.tasks))
+        for t in order:
+            m = int(np.argmin(ready + d[t]))
+            sol.machine[t], sol.start_s[t] = m, ready[m]
+            ready[m] += d[t, m]
+        return sol
     # Rank order is topological when ranks strictly decrease along edges; guard the rest.
     done = np.zeros(len(instance.tasks), dtype=bool)
     pending: list[int] = []

@@ -36,6 +36,9 @@ from placement.solver.backends.milp import MILP_SOLVERS
 from placement.solver.family import ExactContext, ExactOutcome
 from placement.solver.result import StopReason
 
+MAX_DISJUNCTIVE_ROWS = 2_000_000
+"""Largest pairs x units count the disjunctive model is built for."""
+
 
 def _units(instance: DagInstance) -> list[int]:
     """Machine of each unit: one unit per machine, or one per slot when all tasks hold one core."""
@@ -82,6 +85,12 @@ class MilpEncoding:
         makespan = pulp.LpVariable("C", 0)
         assignment = pure_assignment(instance)
         units = list(range(k)) if assignment else _units(instance)
+        if not assignment and n * (n - 1) // 2 * len(units) > MAX_DISJUNCTIVE_ROWS:
+            # PuLP cannot be interrupted while it builds: refuse before spending the deadline.
+            raise ValueError(
+                f"{n} tasks on {len(units)} units need up to {n * (n - 1) // 2 * len(units):,} "
+                f"disjunctive rows (limit {MAX_DISJUNCTIVE_ROWS:,}); use backend cpsat"
+            )
         x: dict[tuple[int, int], Any] = {}
         for t in range(n):
             for u, m in enumerate(units):
