@@ -44,26 +44,34 @@ def lower_bound(instance: DagInstance) -> float:
     return makespan_lower_bound(instance)
 
 
-def proven_by_bound(instance: DagInstance, objective: float) -> float | None:
-    """The lower bound when it proves ``objective`` optimal, else None.
+def makespan_grid_bound(instance: DagInstance) -> float:
+    """:func:`makespan_lower_bound`, rounded up to the time grid when there is one.
 
-    For the makespan with every time integral at a scale S (at most 10^6), an optimal
-    schedule can be left-shifted until every start is a sum of times, so the optimum is a
-    multiple of 1/S and the bound rounds up to that grid.
+    With every time integral at a scale S (at most 10^6), an optimal schedule can be
+    left-shifted until every start is a sum of times, so the optimal makespan is a multiple
+    of 1/S.
     """
     from placement.models.dag.cpsat import integer_scale
 
-    bound = lower_bound(instance)
+    bound = makespan_lower_bound(instance)
+    d = instance.duration
+    times = [d[np.isfinite(d)], instance.earliest_start.ravel()]
+    if instance.edges:
+        latency, per_byte = instance.network
+        data = instance.edge_arrays[2]
+        times.append((latency[None] + data[:, None, None] * per_byte[None]).ravel())
+    scale, exact = integer_scale(np.concatenate(times))
+    if exact:
+        bound = float(np.ceil(bound * scale - 1e-6) / scale)
+    return bound
+
+
+def proven_by_bound(instance: DagInstance, objective: float) -> float | None:
+    """The lower bound when it proves ``objective`` optimal, else None."""
     if instance.objective == "makespan":
-        d = instance.duration
-        times = [d[np.isfinite(d)], instance.earliest_start.ravel()]
-        if instance.edges:
-            latency, per_byte = instance.network
-            data = instance.edge_arrays[2]
-            times.append((latency[None] + data[:, None, None] * per_byte[None]).ravel())
-        scale, exact = integer_scale(np.concatenate(times))
-        if exact:
-            bound = float(np.ceil(bound * scale - 1e-6) / scale)
+        bound = makespan_grid_bound(instance)
+    else:
+        bound = lower_bound(instance)
     if objective <= bound + 1e-9 * max(1.0, abs(bound)):
         return bound
     return None

@@ -120,21 +120,31 @@ class CpSatEncoding:
         horizon = up(horizon_s)
         dur = {(t, m): up(d[t, m]) for t in range(n) for m in range(k) if eligible[t, m]}
         model = cp_model.CpModel()
+        # Identical one-core lanes without transfers (P|prec|Cmax): one cumulative over all
+        # lanes is the exact problem (interval graphs colour with as many lanes as the peak
+        # overlap), so no assignment variables are needed.
+        lanes = instance.objective == "makespan" and identical_lanes(instance, delays)
         x: dict[tuple[int, int], Any] = {}
-        for (t, m) in dur:
-            x[t, m] = model.new_bool_var(f"x{t}_{m}")
+        for t, m in dur:
+            if not lanes:
+                x[t, m] = model.new_bool_var(f"x{t}_{m}")
         for t in range(n):
-            model.add_exactly_one([x[t, m] for m in range(k) if (t, m) in x])
+            if not lanes:
+                model.add_exactly_one([x[t, m] for m in range(k) if (t, m) in x])
         # Symmetry: in a group of interchangeable machines, the i-th task (in index order) that
         # may use the group is on one of the group's first i + 1 machines.
         groups = identical_machine_classes(instance)
-        for group in groups:
+        for group in groups if not lanes else []:
             users = [t for t in range(n) if all(eligible[t, m] for m in group)]
             for i, t in enumerate(users[: len(group)]):
                 for m in group[i + 1 :]:
                     model.add(x[t, m] == 0)
 
-        makespan = model.new_int_var(0, horizon, "makespan")
+        from placement.models.dag.bound import makespan_grid_bound
+
+        # The cheap bound as the makespan's floor: a schedule meeting it is proved at once.
+        floor = min(up(makespan_grid_bound(instance)), horizon)
+        makespan = model.new_int_var(floor, horizon, "makespan")
         starts: list[Any] = []
         assignment = pure_assignment(instance)
         if assignment:
@@ -142,7 +152,9 @@ class CpSatEncoding:
                 terms = [(x[t, m], dur[t, m]) for t in range(n) if (t, m) in x]
                 if terms:
                     model.add(
-                        cp_model.LinearExpr.weighted_sum([v for v, _ in terms], [c for _, c in terms])
+                        cp_model.LinearExpr.weighted_sum(
+                            [v for v, _ in terms], [c for _, c in terms]
+                        )
                         <= makespan
                     )
         else:
@@ -156,8 +168,10 @@ class CpSatEncoding:
                 e = model.new_int_var(0, limit, f"e{t}")
                 starts.append(s)
                 ends.append(e)
-                low = min(up(est[t, m]) for m in range(k) if (t, m) in x)
+                low = min(up(est[t, m]) for m in range(k) if (t, m) in dur)
                 model.add(s >= low)
+                if lanes:
+                    model.add(e == s + dur[t, 0])
                 for m in range(k):
                     if (t, m) not in x:
                         continue
@@ -177,10 +191,10 @@ class CpSatEncoding:
                     model.add_cumulative(
                         [iv for iv, _ in items], [c for _, c in items], instance.machines[m].slots
                     )
-            if k > 1:
-                # Redundant: each task holds its cores for at least its shortest running time
-                # somewhere, and all machines together have sum(slots) cores.
-                shortest = [min(dur[t, m] for m in range(k) if (t, m) in x) for t in range(n)]
+            if k > 1 or lanes:
+                # Redundant (exact in lanes mode): each task holds its cores for at least its
+                # shortest running time somewhere; all machines together have sum(slots) cores.
+                shortest = [min(dur[t, m] for m in range(k) if (t, m) in dur) for t in range(n)]
                 model.add_cumulative(
                     [
                         model.new_fixed_size_interval_var(starts[t], shortest[t], "")
@@ -220,6 +234,10 @@ class CpSatEncoding:
         index_s = [s.index for s in starts]
 
         def decode(values: Any) -> DagSolution:
+            if lanes:
+                return lanes_to_machines(
+                    instance, np.array([values[i] for i in index_s], dtype=float) / scale
+                )
             sol = DagSolution.empty(n)
             for t, m, i in index_x:
                 if values[i]:
@@ -284,6 +302,42 @@ def proof_by_bound(instance: DagInstance, incumbent: DagSolution | None) -> Exac
         proven_solution=incumbent,
         message="the heuristic schedule meets the lower bound (critical path / area)",
     )
+
+
+def identical_lanes(instance: DagInstance, delays: np.ndarray) -> bool:
+    """Interchangeable machines, one core per task, the same running time and earliest start
+    everywhere, and no transfer delays: P|prec|Cmax on sum(slots) identical lanes."""
+    d, est = instance.duration, instance.earliest_start
+    groups = identical_machine_classes(instance)
+    return (
+        len(instance.machines) >= 1
+        and (
+            len(instance.machines) == 1
+            or (len(groups) == 1 and len(groups[0]) == len(instance.machines))
+        )
+        and all(t.cores == 1 for t in instance.tasks)
+        and bool(np.all(np.isfinite(d)))
+        and bool(np.all(d == d[:, :1]))
+        and bool(np.all(est == est[:, :1]))
+        and not np.any(delays > 0)
+    )
+
+
+def lanes_to_machines(instance: DagInstance, starts: np.ndarray) -> DagSolution:
+    """Machines for a lane schedule: tasks in start order, each on a machine with a free slot
+    (one exists while at most sum(slots) tasks overlap)."""
+    d = instance.duration[:, 0]
+    sol = DagSolution.empty(len(instance.tasks))
+    running: list[list[float]] = [[] for _ in instance.machines]
+    for t in sorted(range(len(instance.tasks)), key=lambda t: (starts[t], t)):
+        for ends in running:
+            ends[:] = [e for e in ends if e > starts[t] + 1e-9]
+        free = [m for m, mach in enumerate(instance.machines) if len(running[m]) < mach.slots]
+        m = free[0] if free else 0
+        if d[t] > 0:
+            running[m].append(starts[t] + d[t])
+        sol.machine[t], sol.start_s[t] = m, starts[t]
+    return sol
 
 
 def _restricted(stop: StopReason) -> StopReason:

@@ -82,7 +82,9 @@ class MilpEncoding:
             return early
         horizon = _horizon(instance, incumbent)
         prob = pulp.LpProblem("dag", pulp.LpMinimize)
-        makespan = pulp.LpVariable("C", 0)
+        from placement.models.dag.bound import makespan_grid_bound
+
+        makespan = pulp.LpVariable("C", makespan_grid_bound(instance))
         assignment = pure_assignment(instance)
         units = list(range(k)) if assignment else _units(instance)
         if not assignment and n * (n - 1) // 2 * len(units) > MAX_DISJUNCTIVE_ROWS:
