@@ -123,7 +123,12 @@ class CpSatEncoding:
         # Identical one-core lanes without transfers (P|prec|Cmax): one cumulative over all
         # lanes is the exact problem (interval graphs colour with as many lanes as the peak
         # overlap), so no assignment variables are needed.
-        lanes = instance.objective == "makespan" and identical_lanes(instance, delays)
+        assignment = pure_assignment(instance)
+        lanes = (
+            instance.objective == "makespan"
+            and not assignment
+            and identical_lanes(instance, delays)
+        )
         x: dict[tuple[int, int], Any] = {}
         for t, m in dur:
             if not lanes:
@@ -146,7 +151,6 @@ class CpSatEncoding:
         floor = min(up(makespan_grid_bound(instance)), horizon)
         makespan = model.new_int_var(floor, horizon, "makespan")
         starts: list[Any] = []
-        assignment = pure_assignment(instance)
         if assignment:
             for m in range(k):
                 terms = [(x[t, m], dur[t, m]) for t in range(n) if (t, m) in x]
