@@ -114,3 +114,18 @@ def release_and_deadline() -> DagInstance:
             name="release",
         )
     )
+
+
+def identical_lanes(slots: int) -> DagInstance:
+    """a (4) and b (3) before c (5), and e (6) unconstrained, no transfers, on two one-slot
+    machines or one two-slot machine: a then c on one lane (0-9), b then e on the other
+    (0-9). The work, 18, over two lanes bounds it: optimum 9."""
+    machines = [DagMachine("m0"), DagMachine("m1")] if slots == 1 else [DagMachine("m0", slots=2)]
+    return build(
+        DagInstance(
+            machines=machines,
+            tasks=[DagTask("a", 4), DagTask("b", 3), DagTask("c", 5), DagTask("e", 6)],
+            edges=[DagEdge("a", "c"), DagEdge("b", "c")],
+            name=f"lanes-{slots}",
+        )
+    )

@@ -27,6 +27,8 @@ CASES: dict[str, tuple[Callable[[], DagInstance], float]] = {
     "cost_loose": (lambda: dag_cases.cost_under_limit(12.0), 5.0),
     "cost_tight": (lambda: dag_cases.cost_under_limit(6.0), 10.0),
     "release": (dag_cases.release_and_deadline, 6.0),
+    "lanes_machines": (lambda: dag_cases.identical_lanes(1), 9.0),
+    "lanes_slots": (lambda: dag_cases.identical_lanes(2), 9.0),
 }
 BACKENDS = [("cpsat", "highs"), ("milp", "highs"), ("milp", "cbc")]
 
