@@ -133,8 +133,11 @@ def main() -> int:
         "",
     ]
     if wrong:
-        lines += ["**Below a published optimum (a bug or a wrong optimum):** "
-                  + ", ".join(f"{r['graph']}/{r['m']}" for r in wrong), ""]
+        lines += [
+            "**Below a published optimum (a bug or a wrong optimum):** "
+            + ", ".join(f"{r['graph']}/{r['m']}" for r in wrong),
+            "",
+        ]
     misses = [r for r in closed if not r["proven"]]
     lines += ["## Closed cases not proven optimal within the limit", ""]
     if misses:

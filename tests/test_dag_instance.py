@@ -59,7 +59,10 @@ def _with(path: str, value) -> dict:
         (("tasks.0.data_zone", "mars"), "dag.tasks[0].data_zone"),
         (("objective", "fastest"), "dag.objective"),
         (("objective", "cost"), "dag.makespan_limit_s"),
-        (("edges", [{"parent": "t0", "child": "t1"}, {"parent": "t1", "child": "t0"}]), "dag.edges"),
+        (
+            ("edges", [{"parent": "t0", "child": "t1"}, {"parent": "t1", "child": "t0"}]),
+            "dag.edges",
+        ),
         (("tasks.0.memory_mib", 10), None),  # fine: machines have unlimited memory
         (("machines.0.memory_mib", 1), None),
     ],
@@ -121,8 +124,22 @@ def test_cli_end_to_end(tmp_path: Path) -> None:
             timeout=60,
         )
 
-    proc = run("generate", "dag", "--shape", "etl", "--sources", "2", "--fan-out", "2",
-               "--machines", "4", "--seed", "3", "--out", str(inst))
+    proc = run(
+        "generate",
+        "dag",
+        "--shape",
+        "etl",
+        "--sources",
+        "2",
+        "--fan-out",
+        "2",
+        "--machines",
+        "4",
+        "--seed",
+        "3",
+        "--out",
+        str(inst),
+    )
     assert proc.returncode == 0, proc.stderr
     assert "--seed 3" in json.loads(inst.read_text())["description"]
     proc = run("solve", str(inst), "--time-limit", "5", "--threads", "1", "--out", str(sol), "-q")

@@ -55,8 +55,9 @@ class _Context:
 
     def __init__(self, instance: DagInstance, backend: str, milp_solver: str) -> None:
         self.instance = instance
-        self.options = SolveOptions(time_limit_s=8, backend=backend, milp_solver=milp_solver,
-                                    threads=1)
+        self.options = SolveOptions(
+            time_limit_s=8, backend=backend, milp_solver=milp_solver, threads=1
+        )
         self.cancel = CancellationToken()
         self.backend = backend
         self.deadline = time.monotonic() + 8

@@ -79,7 +79,11 @@ def test_stg(tmp_path: Path) -> None:
     instance = load_stg(_write(tmp_path, "g.stg", STG), processors=2)
     assert len(instance.tasks) == 5 and len(instance.machines) == 2
     assert [(e.parent, e.child) for e in instance.edges] == [
-        ("t0", "t1"), ("t0", "t2"), ("t1", "t3"), ("t2", "t3"), ("t3", "t4")
+        ("t0", "t1"),
+        ("t0", "t2"),
+        ("t1", "t3"),
+        ("t2", "t3"),
+        ("t3", "t4"),
     ]
     assert instance.tasks[3].work == 5
 
@@ -132,9 +136,7 @@ def test_topcuoglu_malformed(tmp_path: Path) -> None:
 def test_wfcommons(tmp_path: Path, data: dict, data_bytes: float) -> None:
     instance = load_wfcommons(_write(tmp_path, "w.json", json.dumps(data)))
     assert [t.name for t in instance.tasks] == ["a", "b"]
-    assert [(e.parent, e.child, e.data_bytes) for e in instance.edges] == [
-        ("a", "b", data_bytes)
-    ]
+    assert [(e.parent, e.child, e.data_bytes) for e in instance.edges] == [("a", "b", data_bytes)]
     assert len({m.type for m in instance.machines}) >= 3 and len(instance.zones) == 2
 
 
@@ -145,7 +147,7 @@ def test_wfcommons_malformed(tmp_path: Path) -> None:
     with pytest.raises(InputError) as err:
         load_wfcommons(path)
     assert str(path) in str(err.value) and "workflow.tasks[1].runtimeInSeconds" in str(err.value)
-    path = _write(tmp_path, "v.json", "{\"workflow\": ")
+    path = _write(tmp_path, "v.json", '{"workflow": ')
     with pytest.raises(InputError) as err:
         load_wfcommons(path)
     assert "line 1" in str(err.value)
@@ -185,8 +187,18 @@ def test_placement_import_public_files(
 def test_placement_import_reports_a_malformed_file(tmp_path: Path) -> None:
     path = _write(tmp_path, "bad.stg", "3\n0 0 0\n")
     proc = subprocess.run(
-        [sys.executable, "-m", "placement.api.cli", "import", "stg", str(path),
-         "--processors", "2", "--out", str(tmp_path / "o.json")],
+        [
+            sys.executable,
+            "-m",
+            "placement.api.cli",
+            "import",
+            "stg",
+            str(path),
+            "--processors",
+            "2",
+            "--out",
+            str(tmp_path / "o.json"),
+        ],
         capture_output=True,
         text=True,
         timeout=60,

@@ -46,25 +46,48 @@ def _generate_build(args: argparse.Namespace) -> Any:
     if args.shape == "etl":
         cmd = _command(
             args,
-            ["generate dag --shape etl", f"--sources {args.sources}", f"--fan-out {args.fan_out}",
-             f"--machines {args.machines}", f"--seed {args.seed}"],
+            [
+                "generate dag --shape etl",
+                f"--sources {args.sources}",
+                f"--fan-out {args.fan_out}",
+                f"--machines {args.machines}",
+                f"--seed {args.seed}",
+            ],
         )
         return etl_dag(args.sources, args.fan_out, args.machines, args.seed, command=cmd)
     if args.shape == "grid":
         cmd = _command(
             args,
-            ["generate dag --shape grid", f"--tasks {args.tasks}", f"--machines {args.machines}",
-             f"--seed {args.seed}", f"--consistency {args.consistency}"],
+            [
+                "generate dag --shape grid",
+                f"--tasks {args.tasks}",
+                f"--machines {args.machines}",
+                f"--seed {args.seed}",
+                f"--consistency {args.consistency}",
+            ],
         )
         return grid_instance(args.tasks, args.machines, args.seed, args.consistency, command=cmd)
     cmd = _command(
         args,
-        ["generate dag --shape random", f"--tasks {args.tasks}", f"--machines {args.machines}",
-         f"--seed {args.seed}", f"--ccr {args.ccr}", f"--alpha {args.alpha}",
-         f"--beta {args.beta}", f"--out-degree {args.out_degree}"],
+        [
+            "generate dag --shape random",
+            f"--tasks {args.tasks}",
+            f"--machines {args.machines}",
+            f"--seed {args.seed}",
+            f"--ccr {args.ccr}",
+            f"--alpha {args.alpha}",
+            f"--beta {args.beta}",
+            f"--out-degree {args.out_degree}",
+        ],
     )
     return random_dag(
-        args.tasks, args.machines, args.seed, args.ccr, args.alpha, args.beta, args.out_degree,
+        args.tasks,
+        args.machines,
+        args.seed,
+        args.ccr,
+        args.alpha,
+        args.beta,
+        args.out_degree,
         command=cmd,
     )
 

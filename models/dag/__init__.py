@@ -90,7 +90,9 @@ class DagFamily:
             return MilpEncoding()
         raise ValueError(f"no exact backend {backend!r} for the dag family (cpsat, milp)")
 
-    def explain_unplaced(self, instance: DagInstance, solution: DagSolution) -> list[dict[str, Any]]:
+    def explain_unplaced(
+        self, instance: DagInstance, solution: DagSolution
+    ) -> list[dict[str, Any]]:
         """Nothing: a schedule runs every task (an instance where some task cannot run at
         all is refused when it is read)."""
         del instance, solution

@@ -62,7 +62,9 @@ def _link(instance: DagInstance, zone_a: str, zone_b: str) -> tuple[float, float
 def _transfer(instance: DagInstance, data_bytes: float, m_from: int, m_to: int) -> float:
     if m_from == m_to:
         return 0.0
-    latency, per_byte = _link(instance, instance.machines[m_from].zone, instance.machines[m_to].zone)
+    latency, per_byte = _link(
+        instance, instance.machines[m_from].zone, instance.machines[m_to].zone
+    )
     return latency + data_bytes * per_byte
 
 

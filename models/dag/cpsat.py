@@ -108,7 +108,7 @@ class CpSatEncoding:
         early = proof_by_bound(instance, incumbent)
         if early is not None:
             return early
-        horizon_s = _horizon(instance, incumbent)
+        horizon_s = schedule_horizon(instance, incumbent)
         scale, exact = integer_scale(np.append(times, horizon_s), MAX_INT // max(n, 1))
 
         def up(x: float) -> int:
@@ -349,7 +349,7 @@ def _restricted(stop: StopReason) -> StopReason:
     return StopReason.SEARCH_EXHAUSTED if stop == StopReason.PROVEN else stop
 
 
-def _horizon(instance: DagInstance, incumbent: DagSolution | None) -> float:
+def schedule_horizon(instance: DagInstance, incumbent: DagSolution | None) -> float:
     """Seconds by which an optimal schedule ends (the incumbent's makespan for the makespan
     objective; otherwise a serial schedule's length)."""
     from placement.models.dag.check import evaluate

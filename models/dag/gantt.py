@@ -27,8 +27,10 @@ def draw_gantt(instance: DagInstance, solution: DagSolution, out_path: str) -> N
     # Lane inside a multi-slot machine: stack concurrent tasks so that they do not hide.
     lane = np.zeros(len(instance.tasks))
     for m, mach in enumerate(instance.machines):
-        on_m = sorted((t for t in range(len(instance.tasks)) if solution.machine[t] == m),
-                      key=lambda t: solution.start_s[t])
+        on_m = sorted(
+            (t for t in range(len(instance.tasks)) if solution.machine[t] == m),
+            key=lambda t: solution.start_s[t],
+        )
         free: list[float] = []
         for t in on_m:
             i = next((i for i, f in enumerate(free) if f <= solution.start_s[t] + 1e-9), None)
@@ -42,11 +44,24 @@ def draw_gantt(instance: DagInstance, solution: DagSolution, out_path: str) -> N
         for t in on_m:
             h = 0.8 / lanes
             y = m - 0.4 + lane[t] * h
-            ax.barh(y + h / 2, ends[t] - solution.start_s[t], left=solution.start_s[t], height=h,
-                    color=cmap(t % 20), edgecolor="black", linewidth=0.4)
+            ax.barh(
+                y + h / 2,
+                ends[t] - solution.start_s[t],
+                left=solution.start_s[t],
+                height=h,
+                color=cmap(t % 20),
+                edgecolor="black",
+                linewidth=0.4,
+            )
             if len(instance.tasks) <= 60:
-                ax.text((solution.start_s[t] + ends[t]) / 2, y + h / 2, instance.tasks[t].name,
-                        ha="center", va="center", fontsize=7)
+                ax.text(
+                    (solution.start_s[t] + ends[t]) / 2,
+                    y + h / 2,
+                    instance.tasks[t].name,
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                )
         del mach
     drawn = 0
     for e in instance.edges:
@@ -55,16 +70,22 @@ def draw_gantt(instance: DagInstance, solution: DagSolution, out_path: str) -> N
         if mp == mc or mp < 0 or mc < 0 or drawn >= MAX_ARROWS:
             continue
         arrive = ends[p] + instance.transfer_s(e.data_bytes, mp, mc)
-        ax.annotate("", xy=(arrive, mc), xytext=(ends[p], mp),
-                    arrowprops={"arrowstyle": "->", "color": "grey", "lw": 0.6, "alpha": 0.7})
+        ax.annotate(
+            "",
+            xy=(arrive, mc),
+            xytext=(ends[p], mp),
+            arrowprops={"arrowstyle": "->", "color": "grey", "lw": 0.6, "alpha": 0.7},
+        )
         drawn += 1
     makespan, cost = evaluate(instance, solution)
     ax.set_yticks(range(k))
     ax.set_yticklabels([f"{m.name} ({m.zone})" for m in instance.machines], fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel("time (s)")
-    ax.set_title(f"{instance.name or 'schedule'}: makespan {makespan:g} s, cost {cost:.4g}"
-                 + (" (grey arrows: transfers)" if drawn else ""))
+    ax.set_title(
+        f"{instance.name or 'schedule'}: makespan {makespan:g} s, cost {cost:.4g}"
+        + (" (grey arrows: transfers)" if drawn else "")
+    )
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     fig.savefig(out_path, dpi=110)

@@ -53,7 +53,6 @@ def random_dag(
         times = {types[p]: float(max(1, round(c))) for p, c in enumerate(costs)}
         task_list.append(DagTask(name=f"t{t}", time_by_type_s=times))
     edges: list[DagEdge] = []
-    level_of = {t: i for i, lv in enumerate(levels) for t in lv}
     for i, lv in enumerate(levels[:-1]):
         later = [t for lvl in levels[i + 1 :] for t in lvl]
         for t in lv:
@@ -62,15 +61,24 @@ def random_dag(
             nxt = levels[i + 1]
             pool = nxt if rng.uniform() < 0.7 or len(later) == len(nxt) else later
             for c in rng.choice(pool, size=min(k, len(pool)), replace=False):
-                edges.append(DagEdge(f"t{t}", f"t{int(c)}", float(max(0, round(rng.uniform(0, 2 * ccr * mean_cost))))))
+                edges.append(
+                    DagEdge(
+                        f"t{t}",
+                        f"t{int(c)}",
+                        float(max(0, round(rng.uniform(0, 2 * ccr * mean_cost)))),
+                    )
+                )
     # Every task below the first level gets a parent.
     has_parent = {e.child for e in edges}
     for i, lv in enumerate(levels[1:], start=1):
         for t in lv:
             if f"t{t}" not in has_parent:
                 p = int(rng.choice(levels[i - 1]))
-                edges.append(DagEdge(f"t{p}", f"t{t}", float(max(0, round(rng.uniform(0, 2 * ccr * mean_cost))))))
-    del level_of
+                edges.append(
+                    DagEdge(
+                        f"t{p}", f"t{t}", float(max(0, round(rng.uniform(0, 2 * ccr * mean_cost))))
+                    )
+                )
     instance = DagInstance(
         machines=[DagMachine(name=p, type=p) for p in types],
         tasks=task_list,
@@ -191,7 +199,9 @@ def grid_instance(
     instance = DagInstance(
         machines=[DagMachine(name=t, type=t) for t in types],
         tasks=[
-            DagTask(name=f"t{t}", time_by_type_s={types[m]: float(etc[t, m]) for m in range(machines)})
+            DagTask(
+                name=f"t{t}", time_by_type_s={types[m]: float(etc[t, m]) for m in range(machines)}
+            )
             for t in range(tasks)
         ],
         name=f"grid-{tasks}x{machines}-{consistency}-s{seed}",

@@ -451,9 +451,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Da
     seen_edges: set[tuple[str, str]] = set()
     for i, ed in enumerate(msg.edges):
         path = f"{P}.edges[{i}]"
-        ok = v.require(
-            ed.parent in task_names, f"{path}.parent", ed.parent, "the name of a task"
-        )
+        ok = v.require(ed.parent in task_names, f"{path}.parent", ed.parent, "the name of a task")
         ok &= v.require(ed.child in task_names, f"{path}.child", ed.child, "the name of a task")
         ok &= v.require(
             ed.parent != ed.child, f"{path}.child", ed.child, "a task other than the parent"
@@ -517,9 +515,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Da
     )
     # Whole-instance rules: a cycle, and a task no machine can run.
     if len(instance.topological_order) != len(tasks):
-        on_cycle = sorted(
-            set(range(len(tasks))) - set(instance.topological_order), key=lambda t: t
-        )
+        on_cycle = sorted(set(range(len(tasks))) - set(instance.topological_order), key=lambda t: t)
         raise InputError.single(
             f"{P}.edges",
             [tasks[t].name for t in on_cycle[:5]],

@@ -35,7 +35,9 @@ def _read_text(path: str | Path) -> str:
     try:
         return p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise InputError.single("", str(exc), "a readable UTF-8 text file", file=str(path)) from None
+        raise InputError.single(
+            "", str(exc), "a readable UTF-8 text file", file=str(path)
+        ) from None
 
 
 def _number(text: str, file: str, where: str, expected: str = "a number >= 0") -> float:
@@ -148,10 +150,15 @@ def load_stg(path: str | Path, processors: int, name: str = "") -> DagInstance:
     try:
         n = int(first[0])
     except ValueError:
-        raise InputError.single(f"line {first_line}", first[0], "the task count", file=file) from None
+        raise InputError.single(
+            f"line {first_line}", first[0], "the task count", file=file
+        ) from None
     if n < 0 or len(lines) - 1 != n + 2:
         raise InputError.single(
-            f"line {first_line}", n, f"{len(lines) - 1 - 2} tasks (n + 2 task lines follow)", file=file
+            f"line {first_line}",
+            n,
+            f"{len(lines) - 1 - 2} tasks (n + 2 task lines follow)",
+            file=file,
         )
     tasks: list[DagTask] = []
     edges: list[DagEdge] = []
@@ -268,7 +275,9 @@ def _wf_field(obj: Any, key: str, file: str, path: str, kind: type | tuple[type,
         raise InputError.single(f"{path}.{key}", None, f"a field {key!r}", file=file)
     value = obj[key]
     if not isinstance(value, kind) or isinstance(value, bool):
-        raise InputError.single(f"{path}.{key}", value, f"a {getattr(kind, '__name__', kind)}", file=file)
+        raise InputError.single(
+            f"{path}.{key}", value, f"a {getattr(kind, '__name__', kind)}", file=file
+        )
     return value
 
 

@@ -24,11 +24,11 @@ from typing import Any
 import numpy as np
 
 from placement.models.dag.cpsat import (
-    _horizon,
     canonical_machines,
     identical_machine_classes,
     integer_scale,
     proof_by_bound,
+    schedule_horizon,
 )
 from placement.models.dag.greedy import pure_assignment, semi_active
 from placement.models.dag.instance import DagInstance, DagSolution
@@ -80,7 +80,7 @@ class MilpEncoding:
         early = proof_by_bound(instance, incumbent)
         if early is not None:
             return early
-        horizon = _horizon(instance, incumbent)
+        horizon = schedule_horizon(instance, incumbent)
         prob = pulp.LpProblem("dag", pulp.LpMinimize)
         from placement.models.dag.bound import makespan_grid_bound
 
@@ -237,7 +237,9 @@ class MilpEncoding:
             if not np.any(delay > 0):
                 continue
             same = pulp.LpVariable(f"same_{a_task}_{b_task}", 0, 1)
-            machines = sorted({units[u] for u, _ in by_task[a_task]} & {units[u] for u, _ in by_task[b_task]})
+            machines = sorted(
+                {units[u] for u, _ in by_task[a_task]} & {units[u] for u, _ in by_task[b_task]}
+            )
             ys = []
             for m in machines:
                 y = pulp.LpVariable(f"y_{a_task}_{b_task}_{m}", 0, 1)
@@ -281,9 +283,7 @@ class MilpEncoding:
         return s
 
 
-def _unit_assignment(
-    instance: DagInstance, solution: DagSolution, units: list[int]
-) -> list[int]:
+def _unit_assignment(instance: DagInstance, solution: DagSolution, units: list[int]) -> list[int]:
     """The unit of each task of a schedule: for multi-slot machines, lanes by interval
     partitioning (tasks in start order, each on the lane that freed first)."""
     first_unit: dict[int, list[int]] = {}
