@@ -207,7 +207,16 @@ class CpSatEncoding:
                     [task.cores for task in instance.tasks],
                     sum(m.slots for m in instance.machines),
                 )
-            _precedence(model, instance, x, starts, ends, delays, up)
+            hint_machine = None
+            if incumbent is not None and not lanes:
+                hint_machine = canonical_machines(incumbent.machine, groups)
+            _precedence(model, instance, x, starts, ends, delays, up, hint_machine)
+            if incumbent is not None:
+                # A complete hint (ends and makespan too) lets CP-SAT start from a solution.
+                hint_ends = incumbent.start_s + d[np.arange(n), incumbent.machine]
+                for t, e in enumerate(ends):
+                    model.add_hint(e, up(float(hint_ends[t])))
+                model.add_hint(makespan, min(horizon, max(floor, up(float(hint_ends.max())))))
         if instance.makespan_limit_s > 0:
             model.add(makespan <= down(instance.makespan_limit_s))
 
@@ -401,8 +410,12 @@ def _precedence(
     ends: list[Any],
     delays: np.ndarray,
     up: Any,
+    hint_machine: np.ndarray | None = None,
 ) -> None:
-    """Child start >= parent end, plus the zone-pair delay unless on the same machine."""
+    """Child start >= parent end, plus the zone-pair delay unless on the same machine.
+
+    ``hint_machine`` (an incumbent's machines) also hints every auxiliary literal.
+    """
     k = len(instance.machines)
     zone = instance.machine_zone
     n_zones = len(instance.zones)
@@ -419,6 +432,8 @@ def _precedence(
                 lit = model.new_bool_var("")
                 model.add(sum(lits) == lit)
                 zone_lit[t, z] = lit
+                if hint_machine is not None:
+                    model.add_hint(lit, int(zone[int(hint_machine[t])]) == z)
         return zone_lit[t, z]
 
     parent, child, _ = instance.edge_arrays
@@ -430,10 +445,15 @@ def _precedence(
             continue
         common = [m for m in range(k) if (u, m) in x and (v, m) in x]
         same = model.new_bool_var("")
+        together = hint_machine is not None and hint_machine[u] == hint_machine[v]
+        if hint_machine is not None:
+            model.add_hint(same, bool(together))
         if common:
             ys = []
             for m in common:
                 y = model.new_bool_var("")
+                if hint_machine is not None:
+                    model.add_hint(y, bool(together and int(hint_machine[u]) == m))
                 model.add_implication(y, x[u, m])
                 model.add_implication(y, x[v, m])
                 ys.append(y)
