@@ -25,6 +25,9 @@ def main() -> int:
     parser.add_argument("--time-limit", type=float, default=60.0)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--out", default="dag-scale")
+    parser.add_argument(
+        "--setups", default="dag,grid512,grid4096", help="which of dag, grid512, grid4096"
+    )
     args = parser.parse_args()
     from placement.models.dag.check import check
     from placement.models.dag.generate import grid_instance, random_dag
@@ -32,7 +35,8 @@ def main() -> int:
     from placement.solver import SolveOptions, solve
 
     command = (
-        f"python benchmarks/dag_scale.py --time-limit {args.time_limit:g} --threads {args.threads}"
+        f"python benchmarks/dag_scale.py --time-limit {args.time_limit:g} "
+        f"--threads {args.threads} --setups {args.setups} --out {args.out}"
     )
     setups = [
         (
@@ -54,6 +58,9 @@ def main() -> int:
             ["milp"],
         ),
     ]
+    keys = ["dag", "grid512", "grid4096"]
+    chosen = set(args.setups.split(","))
+    setups = [s for key, s in zip(keys, setups, strict=True) if key in chosen]
     rows = []
     for label, make, heuristics, backends in setups:
         instance = make()
