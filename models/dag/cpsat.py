@@ -30,6 +30,10 @@ from placement.solver.family import ExactContext, ExactOutcome
 from placement.solver.result import StopReason
 
 MAX_SCALE_EXPONENT = 6
+MAX_FULL_PAIRS = 20_000
+"""Eligible task-machine pairs above which the model keeps only candidate machines."""
+CANDIDATE_MACHINES = 4
+"""Machines per task in a restricted model (the fastest; plus the incumbent's)."""
 MAX_INT = 2**50
 
 
@@ -118,7 +122,18 @@ class CpSatEncoding:
             return int(math.floor(x * scale + 1e-9 * max(1.0, x * scale)))
 
         horizon = up(horizon_s)
-        dur = {(t, m): up(d[t, m]) for t in range(n) for m in range(k) if eligible[t, m]}
+        allowed = eligible
+        restricted = incumbent is not None and int(eligible.sum()) > MAX_FULL_PAIRS
+        if restricted:
+            # A large instance: each task may use only its CANDIDATE_MACHINES fastest machines
+            # and the incumbent's. A restriction: no bound and no optimality claim from it.
+            allowed = np.zeros_like(eligible)
+            fastest = np.argsort(np.where(eligible, d, np.inf), axis=1, kind="stable")
+            rows = np.arange(n)[:, None]
+            allowed[rows, fastest[:, :CANDIDATE_MACHINES]] = True
+            allowed[np.arange(n), incumbent.machine] = True
+            allowed &= eligible
+        dur = {(t, m): up(d[t, m]) for t in range(n) for m in range(k) if allowed[t, m]}
         model = cp_model.CpModel()
         # Identical one-core lanes without transfers (P|prec|Cmax): one cumulative over all
         # lanes is the exact problem (interval graphs colour with as many lanes as the peak
@@ -138,7 +153,8 @@ class CpSatEncoding:
                 model.add_exactly_one([x[t, m] for m in range(k) if (t, m) in x])
         # Symmetry: in a group of interchangeable machines, the i-th task (in index order) that
         # may use the group is on one of the group's first i + 1 machines.
-        groups = identical_machine_classes(instance)
+        # Relabelling machines is no symmetry of a restricted model.
+        groups = [] if restricted else identical_machine_classes(instance)
         for group in groups if not lanes else []:
             users = [t for t in range(n) if all(eligible[t, m] for m in group)]
             for i, t in enumerate(users[: len(group)]):
@@ -269,7 +285,9 @@ class CpSatEncoding:
         # rounded model's bound minus (2n + 1) steps still bounds the real makespan (not
         # with deadlines or a makespan limit, which rounding tightens).
         slack = None
-        if exact:
+        if restricted:
+            slack = None
+        elif exact:
             slack = 0.0
         elif (
             instance.objective == "makespan"
@@ -306,18 +324,23 @@ class CpSatEncoding:
                     else " and reports no bound"
                 )
             )
-        bound = to_objective(run.bound) if exact and run.bound is not None else None
-        if not exact:
-            bound = real_bound(run.bound)
-        proven = exact and run.stop_reason == StopReason.PROVEN and final is not None
-        if run.status.value == "infeasible" and not exact:
+        if restricted:
+            notes.append(
+                f"{int(eligible.sum()):,} task-machine pairs: CP-SAT searched each task's "
+                f"{CANDIDATE_MACHINES} fastest machines and the incumbent's (no bound, no "
+                "optimality claim)"
+            )
+        bound = real_bound(run.bound)
+        whole = exact and not restricted
+        proven = whole and run.stop_reason == StopReason.PROVEN and final is not None
+        if run.status.value == "infeasible" and not whole:
             return ExactOutcome(StopReason.SEARCH_EXHAUSTED, message="; ".join(notes))
         return ExactOutcome(
-            stop_reason=run.stop_reason if exact else _restricted(run.stop_reason),
+            stop_reason=run.stop_reason if whole else _restricted(run.stop_reason),
             bound=bound,
             proven_optimal=proven,
             proven_solution=final if proven else None,
-            proven_infeasible=exact and run.status.value == "infeasible",
+            proven_infeasible=whole and run.status.value == "infeasible",
             message="; ".join(notes + ([run.message] if run.message else [])),
         )
 
