@@ -129,3 +129,25 @@ def test_topcuoglu_example(shared_benchmarks) -> None:
         assert result.status == SolutionStatus.OPTIMAL, (backend, milp_solver, result.message)
         assert result.objective == 73.0
         assert result.bound == 73.0
+
+
+def test_rounded_times_give_a_valid_bound_and_no_claim() -> None:
+    """Running times of 1/3 s are integral at no decimal scale: CP-SAT solves an outward-
+    rounded model, claims no optimum, and its bound (minus the rounding slack) stays below
+    the true optimum. Two tasks of work 1, machines of speed 3 and 1: both on the fast one
+    end at 2/3 (optimum); the cheap bound is only 1/3, so CP-SAT must search."""
+    from placement.models.dag import DagMachine, DagTask
+    from tests.dag_cases import build
+
+    instance = build(
+        DagInstance(
+            machines=[DagMachine("fast", "f", speed=3.0), DagMachine("slow", "s")],
+            tasks=[DagTask("a", 1), DagTask("b", 1)],
+        )
+    )
+    result = solve(instance, SolveOptions(time_limit_s=5, backend="cpsat", threads=1))
+    assert check(instance, result.solution).feasible
+    assert result.objective == pytest.approx(2 / 3)
+    assert result.status == SolutionStatus.FEASIBLE
+    assert "outward-rounded" in result.message
+    assert 2 / 3 - 1e-4 <= result.bound <= 2 / 3

@@ -122,6 +122,10 @@ class CpSatEncoding:
             return int(math.floor(x * scale + 1e-9 * max(1.0, x * scale)))
 
         horizon = up(horizon_s)
+        if not exact:
+            # Room for the incumbent's rounded image (each of its chains grows by at most
+            # 2n + 1 grid steps), so that the rounded model stays feasible.
+            horizon += 2 * n + 1
         allowed = eligible
         restricted = incumbent is not None and int(eligible.sum()) > MAX_FULL_PAIRS
         if restricted:
@@ -334,7 +338,11 @@ class CpSatEncoding:
         whole = exact and not restricted
         proven = whole and run.stop_reason == StopReason.PROVEN and final is not None
         if run.status.value == "infeasible" and not whole:
-            return ExactOutcome(StopReason.SEARCH_EXHAUSTED, message="; ".join(notes))
+            return ExactOutcome(
+                StopReason.SEARCH_EXHAUSTED,
+                bound=real_bound(horizon) if not restricted else None,
+                message="; ".join(notes),
+            )
         return ExactOutcome(
             stop_reason=run.stop_reason if whole else _restricted(run.stop_reason),
             bound=bound,
