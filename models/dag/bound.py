@@ -38,10 +38,10 @@ def lower_bound(instance: DagInstance) -> float:
     if instance.objective == "cost":
         return cost_lower_bound(instance)
     if instance.objective == "weighted":
-        return instance.makespan_weight * makespan_lower_bound(
+        return instance.makespan_weight * makespan_grid_bound(
             instance
         ) + instance.cost_weight * cost_lower_bound(instance)
-    return makespan_lower_bound(instance)
+    return makespan_grid_bound(instance)
 
 
 def makespan_grid_bound(instance: DagInstance) -> float:
@@ -68,10 +68,7 @@ def makespan_grid_bound(instance: DagInstance) -> float:
 
 def proven_by_bound(instance: DagInstance, objective: float) -> float | None:
     """The lower bound when it proves ``objective`` optimal, else None."""
-    if instance.objective == "makespan":
-        bound = makespan_grid_bound(instance)
-    else:
-        bound = lower_bound(instance)
+    bound = lower_bound(instance)
     if objective <= bound + 1e-9 * max(1.0, abs(bound)):
         return bound
     return None
