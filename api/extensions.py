@@ -28,7 +28,7 @@ __all__ = [
     "register",
 ]
 
-FAMILY_CLI_MODULES: tuple[str, ...] = ("gpu", "entanglement", "partition")
+FAMILY_CLI_MODULES: tuple[str, ...] = ("gpu", "dag", "entanglement", "partition")
 """Modules under ``placement.api.families`` that register a family's hooks."""
 
 

@@ -167,8 +167,9 @@ class Family(Protocol):
 
 FAMILY_MODULES: dict[str, str] = {
     "gpu": "placement.models.gpu",
-    "entanglement": "placement.models.entanglement",
+    "dag": "placement.models.dag",
     "partition": "placement.models.partition",
+    "entanglement": "placement.models.entanglement",
 }
 """Family name -> module exposing ``FAMILY``. One line per family."""
 

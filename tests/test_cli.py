@@ -426,8 +426,8 @@ def test_generate_rejects_bad_sizes(tmp_path: Path) -> None:
     # A constraint between options, checked by the generator itself.
     proc = run("generate", "gpu", "--gpus", "8", "--jobs", "3", "--cpu-share", "0.9", cwd=tmp_path)
     assert_user_error(proc, "fractional_share + gang_share + cpu_share")
-    proc = run("generate", "dag", cwd=tmp_path)
-    assert_user_error(proc, "dag")
+    proc = run("generate", "warp_drive", cwd=tmp_path)
+    assert_user_error(proc, "warp_drive")
 
 
 # --- Ctrl-C -----------------------------------------------------------------------------------

@@ -58,7 +58,10 @@ class GpuFamily:
         return solution_from_message(instance, msg)
 
     def solution_to_dict(
-        self, instance: GpuInstance, solution: GpuSolution, unplaced: list[dict[str, Any]] | None = None
+        self,
+        instance: GpuInstance,
+        solution: GpuSolution,
+        unplaced: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
         """The JSON form of the ``gpu`` section of a solution."""
         return message_to_dict(solution_to_message(instance, solution, unplaced))
@@ -85,7 +88,9 @@ class GpuFamily:
             return MilpEncoding()
         raise ValueError(f"no exact backend {backend!r} for the gpu family (cpsat, milp)")
 
-    def explain_unplaced(self, instance: GpuInstance, solution: GpuSolution) -> list[dict[str, Any]]:
+    def explain_unplaced(
+        self, instance: GpuInstance, solution: GpuSolution
+    ) -> list[dict[str, Any]]:
         """A structured reason for every unplaced job."""
         from placement.models.gpu.explain import explain_unplaced
 

@@ -25,7 +25,9 @@ SENSES = ("max", "min", "min")
 SPAN_SAME_GPU = -1
 
 
-def span_level(instance: GpuInstance, job_kind: str, workers: list[tuple[int, tuple[int, ...]]]) -> int:
+def span_level(
+    instance: GpuInstance, job_kind: str, workers: list[tuple[int, tuple[int, ...]]]
+) -> int:
     """Innermost level containing every GPU of a placed job (-1: they all share one GPU).
 
     ``workers`` holds (node index, GPU indices) per worker. When the job spans several groups
@@ -88,7 +90,9 @@ def check(instance: GpuInstance, solution: GpuSolution) -> CheckReport:
     comm = 0.0
 
     if not isinstance(solution, GpuSolution):
-        return CheckReport(False, [f"not a GpuSolution: {type(solution).__name__}"], _terms(0, 0.0, 0.0), SENSES)
+        return CheckReport(
+            False, [f"not a GpuSolution: {type(solution).__name__}"], _terms(0, 0.0, 0.0), SENSES
+        )
 
     for j, workers in sorted(solution.placements.items()):
         if not (isinstance(j, int) and 0 <= j < len(jobs)):
@@ -131,13 +135,17 @@ def check(instance: GpuInstance, solution: GpuSolution) -> CheckReport:
                 continue
             for g in gpus:
                 if not (isinstance(g, int) and 0 <= g < node.gpu_count):
-                    violations.append(f"{wh}: GPU index {g!r} not in node {node.name!r} (0..{node.gpu_count - 1})")
+                    violations.append(
+                        f"{wh}: GPU index {g!r} not in node {node.name!r} (0..{node.gpu_count - 1})"
+                    )
                     job_ok = False
                     continue
                 if job.kind == "whole":
                     busy = whole_taken[n][g] or fractional_on[n][g]
                     if busy or free_milli[n][g] < MILLI or gpu_mem_used[n][g] > 0:
-                        violations.append(f"{wh}: GPU {g} of node {node.name!r} is not entirely free")
+                        violations.append(
+                            f"{wh}: GPU {g} of node {node.name!r} is not entirely free"
+                        )
                         job_ok = False
                     if node.gpu_memory_mib < job.gpu_memory_mib:
                         violations.append(
@@ -150,7 +158,9 @@ def check(instance: GpuInstance, solution: GpuSolution) -> CheckReport:
                     gpu_mem_used[n][g] = node.gpu_memory_mib
                 else:
                     if whole_taken[n][g]:
-                        violations.append(f"{wh}: GPU {g} of node {node.name!r} is held by a whole-GPU worker")
+                        violations.append(
+                            f"{wh}: GPU {g} of node {node.name!r} is held by a whole-GPU worker"
+                        )
                         job_ok = False
                     fractional_on[n][g] = True
                     free_milli[n][g] -= job.gpu_milli
@@ -162,7 +172,9 @@ def check(instance: GpuInstance, solution: GpuSolution) -> CheckReport:
             limit = instance.level_of_name(job.locality_level)
             if span > limit:
                 if job.locality_required:
-                    spanned = instance.levels[span].name if span < len(instance.levels) else "cluster"
+                    spanned = (
+                        instance.levels[span].name if span < len(instance.levels) else "cluster"
+                    )
                     violations.append(
                         f"{where}: workers span level {spanned!r}, "
                         f"required inside one {job.locality_level!r}"
@@ -184,9 +196,13 @@ def check(instance: GpuInstance, solution: GpuSolution) -> CheckReport:
                     f"node {node.name!r} GPU {g}: GPU memory {gpu_mem_used[n][g]} MiB > {node.gpu_memory_mib} MiB"
                 )
         if cpu_used[n] > node.cpu_milli:
-            violations.append(f"node {node.name!r}: CPU {cpu_used[n]} milli > capacity {node.cpu_milli}")
+            violations.append(
+                f"node {node.name!r}: CPU {cpu_used[n]} milli > capacity {node.cpu_milli}"
+            )
         if mem_used[n] > node.memory_mib:
-            violations.append(f"node {node.name!r}: memory {mem_used[n]} MiB > capacity {node.memory_mib}")
+            violations.append(
+                f"node {node.name!r}: memory {mem_used[n]} MiB > capacity {node.memory_mib}"
+            )
         frag_total += node_fragmentation_milli(instance, [max(0, f) for f in free_milli[n]])
     weight = sum(c.weight for c in instance.mix) or 1
     frag = frag_total / weight / MILLI

@@ -1,0 +1,194 @@
+"""Command-line hooks of the DAG family: ``placement generate dag``, ``placement import
+topcuoglu | stg | braun | wfcommons`` and the Gantt chart of ``placement plot``."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from placement.api.argtypes import fraction, positive_int
+from placement.api.extensions import Generator, Importer, Plotter, register
+
+
+def _command(args: argparse.Namespace, words: list[str]) -> str:
+    out = "" if args.out == "-" else f" --out {args.out}"
+    return "placement " + " ".join(words) + out
+
+
+def _generate_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--shape",
+        choices=("random", "etl", "grid"),
+        default="random",
+        help="random: Topcuoglu-style DAG; etl: extract/transform/join/load with data "
+        "locality; grid: independent tasks with an ETC matrix (default: random)",
+    )
+    parser.add_argument("--tasks", type=positive_int, default=50, help="tasks (random, grid)")
+    parser.add_argument("--machines", type=positive_int, default=4, help="machines (default: 4)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    parser.add_argument("--ccr", type=float, default=1.0, help="communication/computation ratio")
+    parser.add_argument("--alpha", type=float, default=1.0, help="shape: >1 wide, <1 deep")
+    parser.add_argument("--beta", type=fraction, default=0.5, help="machine heterogeneity")
+    parser.add_argument("--out-degree", type=positive_int, default=3, help="max children")
+    parser.add_argument("--sources", type=positive_int, default=4, help="extract tasks (etl)")
+    parser.add_argument("--fan-out", type=positive_int, default=3, help="transforms per extract")
+    parser.add_argument(
+        "--consistency",
+        choices=("consistent", "semi", "inconsistent"),
+        default="inconsistent",
+        help="ETC consistency (grid)",
+    )
+
+
+def _generate_build(args: argparse.Namespace) -> Any:
+    from placement.models.dag.generate import etl_dag, grid_instance, random_dag
+
+    if args.shape == "etl":
+        cmd = _command(
+            args,
+            [
+                "generate dag --shape etl",
+                f"--sources {args.sources}",
+                f"--fan-out {args.fan_out}",
+                f"--machines {args.machines}",
+                f"--seed {args.seed}",
+            ],
+        )
+        return etl_dag(args.sources, args.fan_out, args.machines, args.seed, command=cmd)
+    if args.shape == "grid":
+        cmd = _command(
+            args,
+            [
+                "generate dag --shape grid",
+                f"--tasks {args.tasks}",
+                f"--machines {args.machines}",
+                f"--seed {args.seed}",
+                f"--consistency {args.consistency}",
+            ],
+        )
+        return grid_instance(args.tasks, args.machines, args.seed, args.consistency, command=cmd)
+    cmd = _command(
+        args,
+        [
+            "generate dag --shape random",
+            f"--tasks {args.tasks}",
+            f"--machines {args.machines}",
+            f"--seed {args.seed}",
+            f"--ccr {args.ccr}",
+            f"--alpha {args.alpha}",
+            f"--beta {args.beta}",
+            f"--out-degree {args.out_degree}",
+        ],
+    )
+    return random_dag(
+        args.tasks,
+        args.machines,
+        args.seed,
+        args.ccr,
+        args.alpha,
+        args.beta,
+        args.out_degree,
+        command=cmd,
+    )
+
+
+register(
+    Generator(
+        family="dag",
+        help="a workflow DAG (random or ETL-shaped) or independent grid tasks",
+        description=(
+            "Generate a seeded DAG-scheduling instance: a Topcuoglu-style random DAG, an ETL "
+            "workflow with datasets living in zones, or independent tasks with an ETC matrix."
+        ),
+        add_arguments=_generate_arguments,
+        build=_generate_build,
+    )
+)
+
+
+def _topcuoglu_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("exec_csv", metavar="EXEC.csv", help="task x processor costs")
+    parser.add_argument("edges_csv", metavar="EDGES.csv", help="parent x child communication costs")
+
+
+def _topcuoglu_build(args: argparse.Namespace) -> Any:
+    from placement.models.dag.loaders import load_topcuoglu
+
+    return load_topcuoglu(args.exec_csv, args.edges_csv)
+
+
+def _stg_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", metavar="GRAPH.stg", help="a Standard Task Graph file")
+    parser.add_argument(
+        "--processors", type=positive_int, required=True, help="identical processors"
+    )
+
+
+def _stg_build(args: argparse.Namespace) -> Any:
+    from placement.models.dag.loaders import load_stg
+
+    return load_stg(args.path, args.processors)
+
+
+def _braun_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", metavar="ETC", help="a Braun et al. ETC file (e.g. u_c_hihi.0)")
+
+
+def _braun_build(args: argparse.Namespace) -> Any:
+    from placement.models.dag.loaders import load_braun
+
+    return load_braun(args.path)
+
+
+def _wfcommons_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", metavar="WORKFLOW.json", help="a WfCommons instance (1.4, 1.5+)")
+
+
+def _wfcommons_build(args: argparse.Namespace) -> Any:
+    from placement.models.dag.loaders import load_wfcommons
+
+    return load_wfcommons(args.path)
+
+
+for _format, _help, _description, _add, _build in (
+    (
+        "topcuoglu",
+        "the HEFT paper's example graph (exec_time.csv and edges_data.csv)",
+        "Read the 10-task, 3-processor example of Topcuoglu et al. (2002): each processor its "
+        "own machine type, communication costs as bytes over a unit-bandwidth link.",
+        _topcuoglu_arguments,
+        _topcuoglu_build,
+    ),
+    (
+        "stg",
+        "a Standard Task Graph (Kasahara) file on identical processors",
+        "Read an STG file (P|prec|Cmax): tasks with integer costs, no communication.",
+        _stg_arguments,
+        _stg_build,
+    ),
+    (
+        "braun",
+        "a Braun et al. ETC file (independent tasks, heterogeneous machines)",
+        "Read an expected-time-to-compute matrix: each machine its own type.",
+        _braun_arguments,
+        _braun_build,
+    ),
+    (
+        "wfcommons",
+        "a WfCommons workflow JSON (schema 1.4 or 1.5+) on a generated machine set",
+        "Read a WfCommons workflow (task runtimes, file sizes between tasks) onto eight "
+        "machines of three types in two zones (models.dag.loaders.default_machine_set).",
+        _wfcommons_arguments,
+        _wfcommons_build,
+    ),
+):
+    register(Importer(_format, "dag", _help, _description, _add, _build))
+
+
+def _draw(instance: Any, solution: Any, out_path: str) -> None:
+    from placement.models.dag.gantt import draw_gantt
+
+    draw_gantt(instance, solution, out_path)
+
+
+register(Plotter(family="dag", draw=_draw))

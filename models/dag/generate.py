@@ -1,0 +1,212 @@
+"""Seeded synthetic DAG instances (``numpy.random.default_rng(seed)``, no wall clock).
+
+- :func:`random_dag`: Topcuoglu-style random graphs (task count, CCR, shape alpha,
+  heterogeneity beta, out-degree) on ``processors`` processors, each its own type;
+- :func:`etl_dag`: extract -> transform fan-out -> join fan-in -> load, with datasets living
+  in zones, on three machine types in two zones;
+- :func:`grid_instance`: independent tasks with a Braun-style ETC matrix (consistent,
+  semi-consistent or inconsistent).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from placement.models.dag.instance import DagEdge, DagInstance, DagLink, DagMachine, DagTask
+from placement.models.dag.loaders import finish
+
+
+def random_dag(
+    tasks: int,
+    processors: int,
+    seed: int = 0,
+    ccr: float = 1.0,
+    alpha: float = 1.0,
+    beta: float = 0.5,
+    out_degree: int = 3,
+    mean_cost: float = 20.0,
+    command: str = "",
+) -> DagInstance:
+    """A Topcuoglu et al. (2002) random DAG with integer costs.
+
+    Levels: about ``sqrt(tasks) / alpha`` of them, each ``sqrt(tasks) * alpha`` wide on
+    average; every task but the last level's has up to ``out_degree`` children on later
+    levels. A task's mean cost is uniform in [1, 2 * mean_cost]; its cost on processor p is
+    uniform in ``w * [1 - beta / 2, 1 + beta / 2]``; an edge's communication cost is uniform
+    with mean ``ccr * mean_cost`` (unit bandwidth in one zone, so bytes = seconds).
+    """
+    rng = np.random.default_rng(seed)
+    width = max(1.0, math.sqrt(tasks) * alpha)
+    levels: list[list[int]] = []
+    placed = 0
+    while placed < tasks:
+        size = int(min(tasks - placed, max(1, round(rng.uniform(1, 2 * width - 1)))))
+        levels.append(list(range(placed, placed + size)))
+        placed += size
+    types = [f"p{p}" for p in range(processors)]
+    task_list = []
+    for t in range(tasks):
+        w = rng.uniform(1, 2 * mean_cost)
+        costs = rng.uniform(w * (1 - beta / 2), w * (1 + beta / 2), size=processors)
+        times = {types[p]: float(max(1, round(c))) for p, c in enumerate(costs)}
+        task_list.append(DagTask(name=f"t{t}", time_by_type_s=times))
+    edges: list[DagEdge] = []
+    for i, lv in enumerate(levels[:-1]):
+        later = [t for lvl in levels[i + 1 :] for t in lvl]
+        for t in lv:
+            k = int(rng.integers(1, out_degree + 1))
+            # Children mostly on the next level, so that the graph keeps its shape.
+            nxt = levels[i + 1]
+            pool = nxt if rng.uniform() < 0.7 or len(later) == len(nxt) else later
+            for c in rng.choice(pool, size=min(k, len(pool)), replace=False):
+                edges.append(
+                    DagEdge(
+                        f"t{t}",
+                        f"t{int(c)}",
+                        float(max(0, round(rng.uniform(0, 2 * ccr * mean_cost)))),
+                    )
+                )
+    # Every task below the first level gets a parent.
+    has_parent = {e.child for e in edges}
+    for i, lv in enumerate(levels[1:], start=1):
+        for t in lv:
+            if f"t{t}" not in has_parent:
+                p = int(rng.choice(levels[i - 1]))
+                edges.append(
+                    DagEdge(
+                        f"t{p}", f"t{t}", float(max(0, round(rng.uniform(0, 2 * ccr * mean_cost))))
+                    )
+                )
+    instance = DagInstance(
+        machines=[DagMachine(name=p, type=p) for p in types],
+        tasks=task_list,
+        edges=edges,
+        links=[DagLink("default", "default", 1.0, 0.0)],
+        name=f"random-{tasks}x{processors}-s{seed}",
+        description=command
+        or f"placement generate dag --shape random --tasks {tasks} --machines {processors} "
+        f"--seed {seed} --ccr {ccr} --alpha {alpha} --beta {beta} --out-degree {out_degree}",
+    )
+    return finish(instance)
+
+
+def etl_machines(machines: int) -> tuple[list[DagMachine], list[DagLink]]:
+    """``machines`` machines of three types over zones ``a`` and ``b`` (alternating)."""
+    kinds = [("fast", 2.0, 4, 3.0), ("std", 1.0, 4, 1.0), ("big", 1.0, 16, 2.5)]
+    out = []
+    for m in range(machines):
+        kind, speed, slots, price = kinds[m % 3]
+        zone = "a" if m % 2 == 0 else "b"
+        out.append(DagMachine(f"{zone}-{kind}-{m}", kind, speed, slots, 64 * 1024, price, zone))
+    links = [
+        DagLink("a", "a", 1e9, 0.0),
+        DagLink("b", "b", 1e9, 0.0),
+        DagLink("a", "b", 1e8, 0.01),
+    ]
+    return out, links
+
+
+def etl_dag(
+    sources: int,
+    fan_out: int,
+    machines: int,
+    seed: int = 0,
+    pinned_share: float = 0.5,
+    command: str = "",
+) -> DagInstance:
+    """An ETL workflow: ``sources`` extracts, each feeding ``fan_out`` transforms; transforms
+    join pairwise across sources (fan-in) and one load task per join writes the result.
+
+    Each extract reads a dataset of 1-10 GB living in zone ``a`` or ``b``; a share
+    ``pinned_share`` of them must run there. Work is in whole seconds; data in whole MB, so
+    that times stay decimal (the CP-SAT model then proves what it finds).
+    """
+    rng = np.random.default_rng(seed)
+    mach, links = etl_machines(max(2, machines))
+    tasks: list[DagTask] = []
+    edges: list[DagEdge] = []
+    transforms: list[list[str]] = []
+    for s in range(sources):
+        zone = "a" if rng.uniform() < 0.5 else "b"
+        name = f"extract-{s}"
+        tasks.append(
+            DagTask(
+                name=name,
+                work=float(rng.integers(5, 30)),
+                memory_mib=int(rng.integers(1, 8)) * 1024,
+                data_zone=zone,
+                data_bytes=float(rng.integers(1, 11)) * 1e9,
+                data_pinned=bool(rng.uniform() < pinned_share),
+            )
+        )
+        row = []
+        for f in range(fan_out):
+            tname = f"transform-{s}-{f}"
+            tasks.append(
+                DagTask(name=tname, work=float(rng.integers(10, 60)), cores=int(rng.integers(1, 4)))
+            )
+            edges.append(DagEdge(name, tname, float(rng.integers(10, 500)) * 1e6))
+            row.append(tname)
+        transforms.append(row)
+    flat = [t for row in transforms for t in row]
+    joins = max(1, len(flat) // 2)
+    for j in range(joins):
+        jname, lname = f"join-{j}", f"load-{j}"
+        tasks.append(DagTask(name=jname, work=float(rng.integers(10, 40)), cores=2))
+        tasks.append(DagTask(name=lname, work=float(rng.integers(5, 20))))
+        for parent in {flat[(2 * j) % len(flat)], flat[(2 * j + 1) % len(flat)]}:
+            edges.append(DagEdge(parent, jname, float(rng.integers(10, 300)) * 1e6))
+        edges.append(DagEdge(jname, lname, float(rng.integers(10, 200)) * 1e6))
+    instance = DagInstance(
+        machines=mach,
+        tasks=tasks,
+        edges=edges,
+        links=links,
+        name=f"etl-{sources}x{fan_out}-s{seed}",
+        description=command
+        or f"placement generate dag --shape etl --sources {sources} --fan-out {fan_out} "
+        f"--machines {machines} --seed {seed}",
+    )
+    return finish(instance)
+
+
+def grid_instance(
+    tasks: int,
+    machines: int,
+    seed: int = 0,
+    consistency: str = "inconsistent",
+    task_heterogeneity: float = 3000.0,
+    machine_heterogeneity: float = 1000.0,
+    command: str = "",
+) -> DagInstance:
+    """Independent tasks with an ETC matrix generated as in Braun et al. (2001): a task
+    baseline uniform in [1, task_heterogeneity] times a per-machine factor uniform in
+    [1, machine_heterogeneity]; ``consistent`` sorts each row, ``semi`` sorts the even
+    columns, ``inconsistent`` leaves it. Values rounded to one decimal."""
+    rng = np.random.default_rng(seed)
+    base = rng.uniform(1, task_heterogeneity, size=tasks)
+    etc = base[:, None] * rng.uniform(1, machine_heterogeneity, size=(tasks, machines))
+    if consistency == "consistent":
+        etc.sort(axis=1)
+    elif consistency == "semi":
+        even = etc[:, ::2].copy()
+        even.sort(axis=1)
+        etc[:, ::2] = even
+    etc = np.round(etc, 1)
+    types = [f"m{m}" for m in range(machines)]
+    instance = DagInstance(
+        machines=[DagMachine(name=t, type=t) for t in types],
+        tasks=[
+            DagTask(
+                name=f"t{t}", time_by_type_s={types[m]: float(etc[t, m]) for m in range(machines)}
+            )
+            for t in range(tasks)
+        ],
+        name=f"grid-{tasks}x{machines}-{consistency}-s{seed}",
+        description=command
+        or f"placement generate dag --shape grid --tasks {tasks} --machines {machines} "
+        f"--seed {seed} --consistency {consistency}",
+    )
+    return finish(instance)

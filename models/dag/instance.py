@@ -1,0 +1,644 @@
+"""The typed DAG-scheduling instance and solution, their JSON form, and validation.
+
+Units are in the names: seconds (``_s``), bytes, bytes per second, MiB. A task's running time
+on a machine is its explicit time for the machine's type (an ETC row) when given, else
+``work / speed``. Transfers cost ``latency_s + bytes / bandwidth`` between different machines
+(see :meth:`DagInstance.transfer_s`); on the same machine they are free.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from placement.solver.errors import InputError, ValidationCollector
+from placement.solver.schema import finite, message_to_dict
+
+DEFAULT_ZONE = "default"
+OBJECTIVES = ("makespan", "cost", "weighted")
+MAX_SLOTS = 1_000_000
+
+
+@dataclass(frozen=True)
+class DagMachine:
+    """A machine that runs up to ``slots`` cores' worth of tasks at once."""
+
+    name: str
+    type: str = "default"
+    speed: float = 1.0
+    slots: int = 1
+    memory_mib: int = 0
+    """0 = unlimited."""
+    cost_per_hour: float = 0.0
+    zone: str = DEFAULT_ZONE
+
+
+@dataclass(frozen=True)
+class DagLink:
+    """The network between two zones (symmetric), or inside one zone."""
+
+    from_zone: str
+    to_zone: str
+    bandwidth_bytes_per_s: float
+    latency_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class DagTask:
+    """A task: runs once on one machine, without preemption."""
+
+    name: str
+    work: float = 0.0
+    time_by_type_s: dict[str, float] = field(default_factory=dict)
+    memory_mib: int = 0
+    cores: int = 1
+    release_s: float = 0.0
+    deadline_s: float = 0.0
+    """0 = none."""
+    data_zone: str = ""
+    data_machine: str = ""
+    data_bytes: float = 0.0
+    data_pinned: bool = False
+
+
+@dataclass(frozen=True)
+class DagEdge:
+    """``child`` starts after ``parent`` ends and ``data_bytes`` reach the child's machine."""
+
+    parent: str
+    child: str
+    data_bytes: float = 0.0
+
+
+@dataclass(eq=False)
+class DagInstance:
+    """A workflow DAG (or a bag of independent tasks) and heterogeneous machines in zones."""
+
+    FAMILY = "dag"
+
+    machines: list[DagMachine]
+    tasks: list[DagTask]
+    edges: list[DagEdge] = field(default_factory=list)
+    links: list[DagLink] = field(default_factory=list)
+    objective: str = "makespan"
+    makespan_limit_s: float = 0.0
+    makespan_weight: float = 0.0
+    cost_weight: float = 0.0
+    name: str = ""
+    description: str = ""
+    validated: bool = field(default=False, repr=False)
+    """Set by the parser; ``solve`` validates instances built in code once."""
+
+    # --- indices ---------------------------------------------------------------------------
+    @cached_property
+    def task_index(self) -> dict[str, int]:
+        """Task name -> index."""
+        return {t.name: i for i, t in enumerate(self.tasks)}
+
+    @cached_property
+    def machine_index(self) -> dict[str, int]:
+        """Machine name -> index."""
+        return {m.name: i for i, m in enumerate(self.machines)}
+
+    @cached_property
+    def zones(self) -> list[str]:
+        """Zone names in order of first appearance among the machines."""
+        return list(dict.fromkeys(m.zone for m in self.machines))
+
+    @cached_property
+    def machine_zone(self) -> np.ndarray:
+        """``machine_zone[m]``: the zone index of machine ``m``."""
+        index = {z: i for i, z in enumerate(self.zones)}
+        return np.array([index[m.zone] for m in self.machines], dtype=np.int64)
+
+    @cached_property
+    def network(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(latency_s[z1, z2], seconds_per_byte[z1, z2])``; zeros where transfers are free."""
+        n = len(self.zones)
+        index = {z: i for i, z in enumerate(self.zones)}
+        latency = np.zeros((n, n))
+        per_byte = np.zeros((n, n))
+        for link in self.links:
+            a, b = index.get(link.from_zone), index.get(link.to_zone)
+            if a is None or b is None:
+                continue  # a link to a zone without machines carries nothing
+            for x, y in ((a, b), (b, a)):
+                latency[x, y] = link.latency_s
+                per_byte[x, y] = 1.0 / link.bandwidth_bytes_per_s
+        return latency, per_byte
+
+    # --- derived data ----------------------------------------------------------------------
+    @cached_property
+    def duration(self) -> np.ndarray:
+        """``duration[t, m]``: running time in seconds of task ``t`` on machine ``m``;
+        ``inf`` where the task cannot run there (type, cores, memory or a pinned dataset)."""
+        n, k = len(self.tasks), len(self.machines)
+        out = np.full((n, k), np.inf)
+        for t, task in enumerate(self.tasks):
+            for m, mach in enumerate(self.machines):
+                if task.cores > mach.slots:
+                    continue
+                if mach.memory_mib and task.memory_mib > mach.memory_mib:
+                    continue
+                if task.data_pinned:
+                    if task.data_machine and task.data_machine != mach.name:
+                        continue
+                    if task.data_zone and task.data_zone != mach.zone:
+                        continue
+                if task.time_by_type_s:
+                    if mach.type in task.time_by_type_s:
+                        out[t, m] = task.time_by_type_s[mach.type]
+                else:
+                    out[t, m] = task.work / mach.speed
+        return out
+
+    @cached_property
+    def earliest_start(self) -> np.ndarray:
+        """``earliest_start[t, m]``: release time plus the time to bring the task's dataset
+        to machine ``m`` (seconds)."""
+        n, k = len(self.tasks), len(self.machines)
+        out = np.zeros((n, k))
+        latency, per_byte = self.network
+        zone_index = {z: i for i, z in enumerate(self.zones)}
+        for t, task in enumerate(self.tasks):
+            out[t, :] = task.release_s
+            if not (task.data_zone or task.data_machine):
+                continue
+            if task.data_machine:
+                home = self.machine_index[task.data_machine]
+                src = int(self.machine_zone[home])
+            else:
+                home = -1
+                src = zone_index.get(task.data_zone, -1)
+            for m in range(k):
+                if m == home:
+                    continue
+                dst = int(self.machine_zone[m])
+                if home < 0 and src == dst:
+                    continue
+                if src < 0:
+                    continue  # dataset zone has no machines and no links: validated away
+                out[t, m] += latency[src, dst] + task.data_bytes * per_byte[src, dst]
+        return out
+
+    @cached_property
+    def edge_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(parent, child, data_bytes)`` of every edge, as index arrays."""
+        parent = np.array([self.task_index[e.parent] for e in self.edges], dtype=np.int64)
+        child = np.array([self.task_index[e.child] for e in self.edges], dtype=np.int64)
+        data = np.array([e.data_bytes for e in self.edges], dtype=float)
+        return parent, child, data
+
+    @cached_property
+    def parents(self) -> list[list[tuple[int, float]]]:
+        """``parents[t]``: ``(parent index, data_bytes)`` of each incoming edge."""
+        out: list[list[tuple[int, float]]] = [[] for _ in self.tasks]
+        for e in self.edges:
+            out[self.task_index[e.child]].append((self.task_index[e.parent], e.data_bytes))
+        return out
+
+    @cached_property
+    def children(self) -> list[list[tuple[int, float]]]:
+        """``children[t]``: ``(child index, data_bytes)`` of each outgoing edge."""
+        out: list[list[tuple[int, float]]] = [[] for _ in self.tasks]
+        for e in self.edges:
+            out[self.task_index[e.parent]].append((self.task_index[e.child], e.data_bytes))
+        return out
+
+    @cached_property
+    def topological_order(self) -> list[int]:
+        """Task indices in a topological order (Kahn, smallest index first)."""
+        import heapq
+
+        indegree = [len(p) for p in self.parents]
+        ready = [t for t, d in enumerate(indegree) if d == 0]
+        heapq.heapify(ready)
+        order: list[int] = []
+        while ready:
+            t = heapq.heappop(ready)
+            order.append(t)
+            for c, _ in self.children[t]:
+                indegree[c] -= 1
+                if indegree[c] == 0:
+                    heapq.heappush(ready, c)
+        return order
+
+    @property
+    def independent(self) -> bool:
+        """True when there are no edges (the grid-scheduling special case)."""
+        return not self.edges
+
+    @cached_property
+    def cost_rate(self) -> np.ndarray:
+        """``cost_rate[t, m]``: cost per second of task ``t`` on machine ``m``."""
+        cores = np.array([t.cores for t in self.tasks], dtype=float)
+        per_core = np.array([m.cost_per_hour / 3600.0 / m.slots for m in self.machines])
+        return cores[:, None] * per_core[None, :]
+
+    def transfer_s(self, data_bytes: float, m_from: int, m_to: int) -> float:
+        """Seconds to send ``data_bytes`` from machine ``m_from`` to machine ``m_to``."""
+        if m_from == m_to:
+            return 0.0
+        latency, per_byte = self.network
+        a, b = self.machine_zone[m_from], self.machine_zone[m_to]
+        return float(latency[a, b] + data_bytes * per_byte[a, b])
+
+
+# -------------------------------------------------------------------------------------------
+# Solution
+
+
+@dataclass
+class DagSolution:
+    """``machine[t]`` and ``start_s[t]`` for every task (-1 / nan: not scheduled)."""
+
+    machine: np.ndarray
+    start_s: np.ndarray
+
+    @classmethod
+    def empty(cls, n_tasks: int) -> DagSolution:
+        """A solution with no task scheduled."""
+        return cls(np.full(n_tasks, -1, dtype=np.int64), np.full(n_tasks, np.nan))
+
+
+def end_times(instance: DagInstance, solution: DagSolution) -> np.ndarray:
+    """End of every task (start + running time on its machine)."""
+    idx = np.arange(len(instance.tasks))
+    m = np.clip(solution.machine, 0, max(len(instance.machines) - 1, 0))
+    return solution.start_s + instance.duration[idx, m]
+
+
+# -------------------------------------------------------------------------------------------
+# From and to the placement/v1 JSON form
+
+
+def _positive_or_default(msg: Any, name: str, default: Any) -> Any:
+    return getattr(msg, name) if msg.HasField(name) else default
+
+
+def instance_from_message(msg: Any, name: str = "", description: str = "") -> DagInstance:
+    """Build and validate a :class:`DagInstance` from a ``placement.v1.DagInstance`` message.
+
+    Raises :class:`InputError` listing every bad field with its path (``dag.tasks[3].work``).
+    """
+    v = ValidationCollector()
+    P = "dag"
+    machines: list[DagMachine] = []
+    machine_names: set[str] = set()
+    v.require(len(msg.machines) > 0, f"{P}.machines", [], "at least one machine")
+    for i, mc in enumerate(msg.machines):
+        path = f"{P}.machines[{i}]"
+        v.require(bool(mc.name), f"{path}.name", mc.name, "a non-empty machine name")
+        v.require(mc.name not in machine_names, f"{path}.name", mc.name, "a name used once")
+        machine_names.add(mc.name)
+        speed = _positive_or_default(mc, "speed", 1.0)
+        v.require(finite(speed) and speed > 0, f"{path}.speed", speed, "a speed factor > 0")
+        slots = _positive_or_default(mc, "slots", 1)
+        v.require(1 <= slots <= MAX_SLOTS, f"{path}.slots", slots, f"slots in [1, {MAX_SLOTS}]")
+        v.require(mc.memory_mib >= 0, f"{path}.memory_mib", mc.memory_mib, "MiB >= 0")
+        v.require(
+            finite(mc.cost_per_hour) and mc.cost_per_hour >= 0,
+            f"{path}.cost_per_hour",
+            mc.cost_per_hour,
+            "a price per hour >= 0",
+        )
+        machines.append(
+            DagMachine(
+                name=mc.name,
+                type=mc.type or "default",
+                speed=float(speed) if finite(speed) and speed > 0 else 1.0,
+                slots=int(slots) if slots >= 1 else 1,
+                memory_mib=int(mc.memory_mib),
+                cost_per_hour=float(mc.cost_per_hour),
+                zone=mc.zone or DEFAULT_ZONE,
+            )
+        )
+    zones = list(dict.fromkeys(m.zone for m in machines))
+    types = {m.type for m in machines}
+
+    links: list[DagLink] = []
+    pairs: set[frozenset[str]] = set()
+    for i, lk in enumerate(msg.links):
+        path = f"{P}.links[{i}]"
+        from_zone, to_zone = lk.from_zone or DEFAULT_ZONE, lk.to_zone or DEFAULT_ZONE
+        key = frozenset((from_zone, to_zone))
+        v.require(key not in pairs, f"{path}", [from_zone, to_zone], "one link per zone pair")
+        pairs.add(key)
+        ok_bw = v.require(
+            finite(lk.bandwidth_bytes_per_s) and lk.bandwidth_bytes_per_s > 0,
+            f"{path}.bandwidth_bytes_per_s",
+            lk.bandwidth_bytes_per_s,
+            "bytes per second > 0",
+        )
+        ok_lat = v.require(
+            finite(lk.latency_s) and lk.latency_s >= 0,
+            f"{path}.latency_s",
+            lk.latency_s,
+            "seconds >= 0",
+        )
+        if ok_bw and ok_lat:
+            links.append(
+                DagLink(from_zone, to_zone, float(lk.bandwidth_bytes_per_s), float(lk.latency_s))
+            )
+    for a in range(len(zones)):
+        for b in range(a + 1, len(zones)):
+            v.require(
+                frozenset((zones[a], zones[b])) in pairs,
+                f"{P}.links",
+                f"{zones[a]} <-> {zones[b]}",
+                "a link between every two zones that hold machines",
+            )
+
+    tasks: list[DagTask] = []
+    task_names: set[str] = set()
+    v.require(len(msg.tasks) > 0, f"{P}.tasks", [], "at least one task")
+    for i, tk in enumerate(msg.tasks):
+        path = f"{P}.tasks[{i}]"
+        v.require(bool(tk.name), f"{path}.name", tk.name, "a non-empty task name")
+        v.require(tk.name not in task_names, f"{path}.name", tk.name, "a name used once")
+        task_names.add(tk.name)
+        v.require(finite(tk.work) and tk.work >= 0, f"{path}.work", tk.work, "work >= 0")
+        times: dict[str, float] = {}
+        for j, entry in enumerate(tk.times):
+            type_name, seconds = entry.type, entry.seconds
+            tpath = f"{path}.times[{j}]"
+            v.require(type_name not in times, f"{tpath}.type", type_name, "each type once")
+            if not v.require(
+                type_name in types,
+                f"{tpath}.type",
+                type_name,
+                "a machine type of the instance: " + ", ".join(sorted(types)),
+            ):
+                continue
+            if v.require(
+                finite(seconds) and seconds >= 0, f"{tpath}.seconds", seconds, "seconds >= 0"
+            ):
+                times[type_name] = float(seconds)
+        cores = _positive_or_default(tk, "cores", 1)
+        v.require(1 <= cores <= MAX_SLOTS, f"{path}.cores", cores, f"cores in [1, {MAX_SLOTS}]")
+        v.require(tk.memory_mib >= 0, f"{path}.memory_mib", tk.memory_mib, "MiB >= 0")
+        v.require(
+            finite(tk.release_s) and tk.release_s >= 0,
+            f"{path}.release_s",
+            tk.release_s,
+            "seconds >= 0",
+        )
+        v.require(
+            finite(tk.deadline_s) and tk.deadline_s >= 0,
+            f"{path}.deadline_s",
+            tk.deadline_s,
+            "seconds >= 0 (0 = none)",
+        )
+        if tk.deadline_s > 0 and finite(tk.release_s) and finite(tk.deadline_s):
+            v.require(
+                tk.deadline_s >= tk.release_s,
+                f"{path}.deadline_s",
+                tk.deadline_s,
+                f"at least release_s = {tk.release_s}",
+            )
+        v.require(
+            not (tk.data_zone and tk.data_machine),
+            f"{path}.data_machine",
+            tk.data_machine,
+            "empty when data_zone is set (a dataset lives in one place)",
+        )
+        if tk.data_zone:
+            v.require(
+                tk.data_zone in zones,
+                f"{path}.data_zone",
+                tk.data_zone,
+                "a zone that holds machines: " + ", ".join(zones),
+            )
+        if tk.data_machine:
+            v.require(
+                tk.data_machine in machine_names,
+                f"{path}.data_machine",
+                tk.data_machine,
+                "the name of a machine of the instance",
+            )
+        v.require(
+            finite(tk.data_bytes) and tk.data_bytes >= 0,
+            f"{path}.data_bytes",
+            tk.data_bytes,
+            "bytes >= 0",
+        )
+        v.require(
+            not tk.data_pinned or bool(tk.data_zone or tk.data_machine),
+            f"{path}.data_pinned",
+            True,
+            "false unless data_zone or data_machine names where the dataset is",
+        )
+        tasks.append(
+            DagTask(
+                name=tk.name,
+                work=float(tk.work),
+                time_by_type_s=times,
+                memory_mib=int(tk.memory_mib),
+                cores=int(cores) if cores >= 1 else 1,
+                release_s=float(tk.release_s),
+                deadline_s=float(tk.deadline_s),
+                data_zone=tk.data_zone,
+                data_machine=tk.data_machine,
+                data_bytes=float(tk.data_bytes),
+                data_pinned=bool(tk.data_pinned),
+            )
+        )
+
+    edges: list[DagEdge] = []
+    seen_edges: set[tuple[str, str]] = set()
+    for i, ed in enumerate(msg.edges):
+        path = f"{P}.edges[{i}]"
+        ok = v.require(ed.parent in task_names, f"{path}.parent", ed.parent, "the name of a task")
+        ok &= v.require(ed.child in task_names, f"{path}.child", ed.child, "the name of a task")
+        ok &= v.require(
+            ed.parent != ed.child, f"{path}.child", ed.child, "a task other than the parent"
+        )
+        ok &= v.require(
+            (ed.parent, ed.child) not in seen_edges,
+            f"{path}",
+            [ed.parent, ed.child],
+            "each edge once",
+        )
+        ok &= v.require(
+            finite(ed.data_bytes) and ed.data_bytes >= 0,
+            f"{path}.data_bytes",
+            ed.data_bytes,
+            "bytes >= 0",
+        )
+        seen_edges.add((ed.parent, ed.child))
+        if ok:
+            edges.append(DagEdge(ed.parent, ed.child, float(ed.data_bytes)))
+
+    objective = msg.objective or "makespan"
+    v.require(
+        objective in OBJECTIVES, f"{P}.objective", msg.objective, "one of " + ", ".join(OBJECTIVES)
+    )
+    v.require(
+        finite(msg.makespan_limit_s) and msg.makespan_limit_s >= 0,
+        f"{P}.makespan_limit_s",
+        msg.makespan_limit_s,
+        "seconds >= 0 (0 = none)",
+    )
+    if objective == "cost":
+        v.require(
+            msg.makespan_limit_s > 0,
+            f"{P}.makespan_limit_s",
+            msg.makespan_limit_s,
+            "seconds > 0 (the cost objective minimises cost under a makespan limit)",
+        )
+    for attr in ("makespan_weight", "cost_weight"):
+        value = getattr(msg, attr)
+        v.require(finite(value) and value >= 0, f"{P}.{attr}", value, "a weight >= 0")
+    if objective == "weighted":
+        v.require(
+            msg.makespan_weight > 0 or msg.cost_weight > 0,
+            f"{P}.makespan_weight",
+            msg.makespan_weight,
+            "a weight > 0 (makespan_weight or cost_weight)",
+        )
+    v.raise_if_any()
+
+    instance = DagInstance(
+        machines=machines,
+        tasks=tasks,
+        edges=edges,
+        links=links,
+        objective=objective,
+        makespan_limit_s=float(msg.makespan_limit_s),
+        makespan_weight=float(msg.makespan_weight),
+        cost_weight=float(msg.cost_weight),
+        name=name,
+        description=description,
+    )
+    # Whole-instance rules: a cycle, and a task no machine can run.
+    if len(instance.topological_order) != len(tasks):
+        on_cycle = sorted(set(range(len(tasks))) - set(instance.topological_order), key=lambda t: t)
+        raise InputError.single(
+            f"{P}.edges",
+            [tasks[t].name for t in on_cycle[:5]],
+            "an acyclic graph (these tasks sit on or behind a cycle)",
+        )
+    runnable = np.isfinite(instance.duration).any(axis=1)
+    for t in np.flatnonzero(~runnable)[:1]:
+        raise InputError.single(
+            f"{P}.tasks[{t}]",
+            tasks[t].name,
+            "a task at least one machine can run (type, cores <= slots, memory, pinned data)",
+        )
+    instance.validated = True
+    return instance
+
+
+def instance_to_message(instance: DagInstance) -> Any:
+    """The ``placement.v1.DagInstance`` message of an instance."""
+    from placement.api.v1 import dag_pb2 as pb
+
+    msg = pb.DagInstance()
+    for m in instance.machines:
+        msg.machines.add(
+            name=m.name,
+            type=m.type,
+            speed=m.speed,
+            slots=m.slots,
+            memory_mib=m.memory_mib,
+            cost_per_hour=m.cost_per_hour,
+            zone=m.zone,
+        )
+    for lk in instance.links:
+        msg.links.add(
+            from_zone=lk.from_zone,
+            to_zone=lk.to_zone,
+            bandwidth_bytes_per_s=lk.bandwidth_bytes_per_s,
+            latency_s=lk.latency_s,
+        )
+    for t in instance.tasks:
+        msg.tasks.add(
+            name=t.name,
+            work=t.work,
+            times=[{"type": k, "seconds": s} for k, s in t.time_by_type_s.items()],
+            memory_mib=t.memory_mib,
+            cores=t.cores,
+            release_s=t.release_s,
+            deadline_s=t.deadline_s,
+            data_zone=t.data_zone,
+            data_machine=t.data_machine,
+            data_bytes=t.data_bytes,
+            data_pinned=t.data_pinned,
+        )
+    for e in instance.edges:
+        msg.edges.add(parent=e.parent, child=e.child, data_bytes=e.data_bytes)
+    msg.objective = instance.objective
+    msg.makespan_limit_s = instance.makespan_limit_s
+    msg.makespan_weight = instance.makespan_weight
+    msg.cost_weight = instance.cost_weight
+    return msg
+
+
+def solution_from_message(instance: DagInstance, msg: Any) -> DagSolution:
+    """A :class:`DagSolution` from a ``placement.v1.DagSolution`` message.
+
+    Names must exist in the instance (InputError otherwise); feasibility (missing tasks,
+    overlaps, precedence) is left for the checker to judge.
+    """
+    v = ValidationCollector()
+    solution = DagSolution.empty(len(instance.tasks))
+    seen: set[int] = set()
+    for i, run in enumerate(msg.runs):
+        path = f"dag.runs[{i}]"
+        t = instance.task_index.get(run.task)
+        m = instance.machine_index.get(run.machine)
+        ok = v.require(t is not None, f"{path}.task", run.task, "the name of a task")
+        ok &= v.require(m is not None, f"{path}.machine", run.machine, "the name of a machine")
+        ok &= v.require(finite(run.start_s), f"{path}.start_s", run.start_s, "a finite time")
+        if ok and t is not None:
+            ok = v.require(t not in seen, f"{path}.task", run.task, "each task run once")
+            seen.add(t)
+        if ok and t is not None and m is not None:
+            solution.machine[t] = m
+            solution.start_s[t] = float(run.start_s)
+    v.raise_if_any()
+    return solution
+
+
+def solution_to_message(instance: DagInstance, solution: DagSolution) -> Any:
+    """The ``placement.v1.DagSolution`` message of a solution (tasks in start order)."""
+    from placement.api.v1 import dag_pb2 as pb
+    from placement.models.dag.check import evaluate
+
+    msg = pb.DagSolution()
+    ends = end_times(instance, solution)
+    order = sorted(
+        (t for t in range(len(instance.tasks)) if solution.machine[t] >= 0),
+        key=lambda t: (solution.start_s[t], t),
+    )
+    for t in order:
+        msg.runs.add(
+            task=instance.tasks[t].name,
+            machine=instance.machines[int(solution.machine[t])].name,
+            start_s=float(solution.start_s[t]),
+            end_s=float(ends[t]),
+        )
+    makespan, cost = evaluate(instance, solution)
+    msg.makespan_s = makespan
+    msg.cost = cost
+    return msg
+
+
+def instance_to_dict(instance: DagInstance) -> dict[str, Any]:
+    """The JSON form of the ``dag`` section."""
+    return message_to_dict(instance_to_message(instance))
+
+
+def validate(instance: DagInstance) -> None:
+    """Validate an instance built in code with the rules applied to files (InputError)."""
+    if not isinstance(instance, DagInstance):
+        raise InputError.single("instance", type(instance).__name__, "a DagInstance")
+    try:
+        message = instance_to_message(instance)
+    except (TypeError, ValueError) as exc:
+        raise InputError.single("dag", str(exc), "fields of the documented types") from None
+    instance_from_message(message)
+    instance.validated = True

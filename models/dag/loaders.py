@@ -1,0 +1,388 @@
+"""Readers of the field's public formats, each returning a validated :class:`DagInstance`.
+
+- :func:`load_topcuoglu`: the HEFT paper's example (computation-cost CSV + edge-cost matrix);
+- :func:`load_stg`: Kasahara's Standard Task Graph files on ``m`` identical processors;
+- :func:`load_braun`: Braun et al.'s ETC files (independent tasks on heterogeneous machines);
+- :func:`load_wfcommons`: WfCommons workflow JSON (schema 1.4 and 1.5+) on a machine set.
+
+Every malformed input raises :class:`InputError` naming the file and the line or field.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+from placement.models.dag.instance import (
+    DagEdge,
+    DagInstance,
+    DagLink,
+    DagMachine,
+    DagTask,
+    instance_from_message,
+    instance_to_message,
+)
+from placement.solver.errors import InputError
+from placement.solver.schema import finite
+
+
+def _read_text(path: str | Path) -> str:
+    p = Path(path)
+    if not p.is_file():
+        raise InputError.single("", str(path), "an existing file", file=str(path))
+    try:
+        return p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError.single(
+            "", str(exc), "a readable UTF-8 text file", file=str(path)
+        ) from None
+
+
+def _number(text: str, file: str, where: str, expected: str = "a number >= 0") -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise InputError.single(where, text, expected, file=file) from None
+    if not finite(value) or value < 0:
+        raise InputError.single(where, text, expected, file=file)
+    return value
+
+
+def finish(instance: DagInstance, file: str = "") -> DagInstance:
+    """Validate a loaded instance with the rules of instance files (errors name ``file``)."""
+    try:
+        out = instance_from_message(
+            instance_to_message(instance), name=instance.name, description=instance.description
+        )
+    except InputError as exc:
+        raise exc.with_file(file) if file else exc from None
+    return out
+
+
+# -------------------------------------------------------------------------------------------
+# HEFT paper example
+
+
+def load_topcuoglu(exec_csv: str | Path, edges_csv: str | Path, name: str = "") -> DagInstance:
+    """The HEFT paper's example: ``exec_time.csv`` (task x processor costs, header row and
+    column) and ``edges_data.csv`` (parent x child communication costs, 0 = no edge).
+
+    Each processor is its own machine type (``P_0`` ...), in one zone whose self-link has
+    bandwidth 1 and no latency, so an edge's data volume equals its communication cost.
+    """
+    exec_file, edge_file = str(exec_csv), str(edges_csv)
+    rows = list(csv.reader(_read_text(exec_csv).splitlines()))
+    if len(rows) < 2 or len(rows[0]) < 2:
+        raise InputError.single("line 1", rows[:1], "a header: TP,P_0,P_1,...", file=exec_file)
+    procs = [p.strip() for p in rows[0][1:]]
+    tasks: list[DagTask] = []
+    for i, row in enumerate(rows[1:], start=2):
+        if not row:
+            continue
+        if len(row) != len(procs) + 1:
+            raise InputError.single(
+                f"line {i}", row, f"a task name and {len(procs)} costs", file=exec_file
+            )
+        times = {
+            p: _number(v, exec_file, f"line {i} column {j + 2}")
+            for j, (p, v) in enumerate(zip(procs, row[1:], strict=True))
+        }
+        tasks.append(DagTask(name=row[0].strip(), time_by_type_s=times))
+    edge_rows = list(csv.reader(_read_text(edges_csv).splitlines()))
+    if not edge_rows:
+        raise InputError.single("line 1", "", "a header: T,T0,T1,...", file=edge_file)
+    names = [t.strip() for t in edge_rows[0][1:]]
+    if len(names) != len(tasks):
+        raise InputError.single(
+            "line 1", len(names), f"{len(tasks)} task columns (one per task)", file=edge_file
+        )
+    # The two files name tasks differently (T_0 vs T0): match by position.
+    edges: list[DagEdge] = []
+    for i, row in enumerate(edge_rows[1:], start=2):
+        if not row:
+            continue
+        if len(row) != len(names) + 1 or i - 2 >= len(tasks):
+            raise InputError.single(
+                f"line {i}", row, f"a task name and {len(names)} costs", file=edge_file
+            )
+        for j, value in enumerate(row[1:]):
+            cost = _number(value, edge_file, f"line {i} column {j + 2}")
+            if cost > 0:
+                edges.append(DagEdge(tasks[i - 2].name, tasks[j].name, cost))
+    machines = [DagMachine(name=p, type=p) for p in procs]
+    instance = DagInstance(
+        machines=machines,
+        tasks=tasks,
+        edges=edges,
+        links=[DagLink("default", "default", 1.0, 0.0)],
+        name=name or "topcuoglu-2002",
+        description=(
+            "HEFT paper example (Topcuoglu, Hariri, Wu, IEEE TPDS 2002): HEFT 80, optimum 73. "
+            f"placement import topcuoglu {exec_file} {edge_file}"
+        ),
+    )
+    return finish(instance, exec_file)
+
+
+# -------------------------------------------------------------------------------------------
+# Standard Task Graph Set
+
+
+def load_stg(path: str | Path, processors: int, name: str = "") -> DagInstance:
+    """A Standard Task Graph file on ``processors`` identical processors, no communication.
+
+    Format: the task count n, then n + 2 lines ``id cost npred pred...`` (tasks 0 and n + 1
+    are zero-cost dummies, kept as tasks: they change no makespan); ``#`` lines are comments.
+    """
+    file = str(path)
+    if processors < 1:
+        raise InputError.single("processors", processors, "an integer >= 1", file=file)
+    lines = [
+        (i, line.split())
+        for i, line in enumerate(_read_text(path).splitlines(), start=1)
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+    if not lines:
+        raise InputError.single("line 1", "", "the task count", file=file)
+    first_line, first = lines[0]
+    try:
+        n = int(first[0])
+    except ValueError:
+        raise InputError.single(
+            f"line {first_line}", first[0], "the task count", file=file
+        ) from None
+    if n < 0 or len(lines) - 1 != n + 2:
+        raise InputError.single(
+            f"line {first_line}",
+            n,
+            f"{len(lines) - 1 - 2} tasks (n + 2 task lines follow)",
+            file=file,
+        )
+    tasks: list[DagTask] = []
+    edges: list[DagEdge] = []
+    for k, (lineno, parts) in enumerate(lines[1:]):
+        try:
+            ident, cost, npred = int(parts[0]), int(parts[1]), int(parts[2])
+            preds = [int(p) for p in parts[3:]]
+        except (ValueError, IndexError):
+            raise InputError.single(
+                f"line {lineno}", " ".join(parts), "integers: id cost npred pred...", file=file
+            ) from None
+        if ident != k or cost < 0 or npred != len(preds):
+            raise InputError.single(
+                f"line {lineno}",
+                " ".join(parts),
+                f"task id {k}, a cost >= 0 and {npred} predecessor ids",
+                file=file,
+            )
+        for p in preds:
+            if not 0 <= p < k:
+                raise InputError.single(
+                    f"line {lineno}", p, f"a predecessor id in [0, {k - 1}]", file=file
+                )
+            edges.append(DagEdge(f"t{p}", f"t{k}", 0.0))
+        tasks.append(DagTask(name=f"t{k}", work=float(cost)))
+    machines = [DagMachine(name=f"p{i}") for i in range(processors)]
+    instance = DagInstance(
+        machines=machines,
+        tasks=tasks,
+        edges=edges,
+        name=name or f"{Path(file).stem}-{processors}p",
+        description=f"STG graph on {processors} processors: placement import stg {file} "
+        f"--processors {processors}",
+    )
+    return finish(instance, file)
+
+
+# -------------------------------------------------------------------------------------------
+# Braun ETC
+
+
+def load_braun(path: str | Path, name: str = "") -> DagInstance:
+    """A Braun et al. ETC file: ``tasks machines 0`` then tasks x machines times, task-major.
+
+    Machine ``m`` becomes type ``m<m>`` so that each task's row is its ETC row.
+    """
+    file = str(path)
+    lines = _read_text(path).splitlines()
+    header = lines[0].split() if lines else []
+    try:
+        n, k = int(header[0]), int(header[1])
+    except (ValueError, IndexError):
+        raise InputError.single(
+            "line 1", " ".join(header), "a header: tasks machines [0]", file=file
+        ) from None
+    # Values with the line each sits on (one per line in the published files).
+    values = [(i, tok) for i, line in enumerate(lines[1:], start=2) for tok in line.split()]
+    if n < 1 or k < 1 or len(values) != n * k:
+        raise InputError.single(
+            "line 1",
+            " ".join(header),
+            f"tasks x machines = {max(n, 0) * max(k, 0)} values after the header "
+            f"({len(values)} found)",
+            file=file,
+        )
+    types = [f"m{m}" for m in range(k)]
+    tasks = []
+    for t in range(n):
+        row = values[t * k : (t + 1) * k]
+        times = {types[m]: _number(v, file, f"line {i}") for m, (i, v) in enumerate(row)}
+        tasks.append(DagTask(name=f"t{t}", time_by_type_s=times))
+    machines = [DagMachine(name=types[m], type=types[m]) for m in range(k)]
+    instance = DagInstance(
+        machines=machines,
+        tasks=tasks,
+        name=name or Path(file).name,
+        description=f"Braun ETC instance: placement import braun {file}",
+    )
+    return finish(instance, file)
+
+
+# -------------------------------------------------------------------------------------------
+# WfCommons
+
+
+def default_machine_set(seed: int = 0) -> tuple[list[DagMachine], list[DagLink]]:
+    """A heterogeneous machine set in two zones (three machine types).
+
+    Zone ``a``: two ``fast`` machines (speed 2, 4 slots) and two ``std`` (speed 1, 4 slots);
+    zone ``b``: four ``slow`` machines (speed 0.5, 8 slots). Links: 1.25 GB/s and 0.1 ms
+    inside a zone, 125 MB/s and 20 ms between zones.
+    """
+    del seed
+    machines = [
+        DagMachine("a-fast-0", "fast", 2.0, 4, 0, 4.0, "a"),
+        DagMachine("a-fast-1", "fast", 2.0, 4, 0, 4.0, "a"),
+        DagMachine("a-std-0", "std", 1.0, 4, 0, 1.5, "a"),
+        DagMachine("a-std-1", "std", 1.0, 4, 0, 1.5, "a"),
+        DagMachine("b-slow-0", "slow", 0.5, 8, 0, 0.8, "b"),
+        DagMachine("b-slow-1", "slow", 0.5, 8, 0, 0.8, "b"),
+        DagMachine("b-slow-2", "slow", 0.5, 8, 0, 0.8, "b"),
+        DagMachine("b-slow-3", "slow", 0.5, 8, 0, 0.8, "b"),
+    ]
+    links = [
+        DagLink("a", "a", 1.25e9, 1e-4),
+        DagLink("b", "b", 1.25e9, 1e-4),
+        DagLink("a", "b", 1.25e8, 0.02),
+    ]
+    return machines, links
+
+
+def _wf_field(obj: Any, key: str, file: str, path: str, kind: type | tuple[type, ...]) -> Any:
+    if not isinstance(obj, dict) or key not in obj:
+        raise InputError.single(f"{path}.{key}", None, f"a field {key!r}", file=file)
+    value = obj[key]
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise InputError.single(
+            f"{path}.{key}", value, f"a {getattr(kind, '__name__', kind)}", file=file
+        )
+    return value
+
+
+def load_wfcommons(
+    path: str | Path,
+    machines: list[DagMachine] | None = None,
+    links: list[DagLink] | None = None,
+    name: str = "",
+) -> DagInstance:
+    """A WfCommons workflow instance (schema 1.4, or 1.5+ with ``specification`` and
+    ``execution``) on a machine set (default: :func:`default_machine_set`).
+
+    A task's work is its recorded runtime (seconds at speed 1); an edge's data volume is the
+    size of the files the child reads that the parent writes (schema 1.4), or of the files
+    both name (1.5+).
+    """
+    file = str(path)
+    try:
+        data = json.loads(_read_text(path))
+    except json.JSONDecodeError as exc:
+        raise InputError.single(
+            f"line {exc.lineno} column {exc.colno}", exc.msg, "valid JSON", file=file
+        ) from None
+    workflow = _wf_field(data, "workflow", file, "", dict)
+    tasks: list[DagTask] = []
+    edges: list[DagEdge] = []
+    if "specification" in workflow:
+        spec = _wf_field(workflow, "specification", file, "workflow", dict)
+        execution = _wf_field(workflow, "execution", file, "workflow", dict)
+        files = {
+            f.get("id"): float(f.get("sizeInBytes", 0))
+            for f in spec.get("files", [])
+            if isinstance(f, dict)
+        }
+        runtimes = {
+            t.get("id"): t.get("runtimeInSeconds")
+            for t in _wf_field(execution, "tasks", file, "workflow.execution", list)
+            if isinstance(t, dict)
+        }
+        spec_tasks = _wf_field(spec, "tasks", file, "workflow.specification", list)
+        outputs: dict[str, set[str]] = {}
+        for i, t in enumerate(spec_tasks):
+            p = f"workflow.specification.tasks[{i}]"
+            ident = _wf_field(t, "id", file, p, str)
+            runtime = runtimes.get(ident)
+            if not isinstance(runtime, int | float) or isinstance(runtime, bool) or runtime < 0:
+                raise InputError.single(
+                    f"workflow.execution.tasks[id={ident}].runtimeInSeconds",
+                    runtime,
+                    "a runtime in seconds >= 0",
+                    file=file,
+                )
+            tasks.append(DagTask(name=ident, work=float(runtime)))
+            outputs[ident] = set(t.get("outputFiles", []))
+        for i, t in enumerate(spec_tasks):
+            for parent in t.get("parents", []):
+                if parent not in outputs:
+                    raise InputError.single(
+                        f"workflow.specification.tasks[{i}].parents",
+                        parent,
+                        "the id of a task",
+                        file=file,
+                    )
+                shared = outputs[parent] & set(t.get("inputFiles", []))
+                edges.append(DagEdge(parent, t["id"], sum(files.get(f, 0.0) for f in shared)))
+    else:
+        raw = _wf_field(workflow, "tasks", file, "workflow", list)
+        written: dict[str, dict[str, float]] = {}
+        reads: dict[str, dict[str, float]] = {}
+        for i, t in enumerate(raw):
+            p = f"workflow.tasks[{i}]"
+            task_name = _wf_field(t, "name", file, p, str)
+            runtime = _wf_field(t, "runtimeInSeconds", file, p, (int, float))
+            if runtime < 0:
+                raise InputError.single(f"{p}.runtimeInSeconds", runtime, "seconds >= 0", file=file)
+            tasks.append(DagTask(name=task_name, work=float(runtime)))
+            written[task_name], reads[task_name] = {}, {}
+            for j, f in enumerate(t.get("files", [])):
+                fp = f"{p}.files[{j}]"
+                link = _wf_field(f, "link", file, fp, str)
+                size = float(_wf_field(f, "sizeInBytes", file, fp, (int, float)))
+                (written if link == "output" else reads)[task_name][f.get("name", "")] = size
+        names = {t.name for t in tasks}
+        seen: set[tuple[str, str]] = set()
+        for i, t in enumerate(raw):
+            child = t["name"]
+            for parent in t.get("parents", []):
+                if parent not in names:
+                    raise InputError.single(
+                        f"workflow.tasks[{i}].parents", parent, "the name of a task", file=file
+                    )
+                if (parent, child) in seen:
+                    continue
+                seen.add((parent, child))
+                shared = set(written[parent]) & set(reads[child])
+                edges.append(DagEdge(parent, child, sum(reads[child][f] for f in shared)))
+    if machines is None:
+        machines, links = default_machine_set()
+    instance = DagInstance(
+        machines=list(machines),
+        tasks=tasks,
+        edges=edges,
+        links=list(links or []),
+        name=name or Path(file).stem,
+        description=f"WfCommons workflow on a generated machine set: placement import "
+        f"wfcommons {file}",
+    )
+    return finish(instance, file)
