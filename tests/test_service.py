@@ -213,6 +213,19 @@ def test_cancelling_a_stream_stops_the_worker(server: Server, client: Client) ->
     assert client.solve(TINY, time_limit_s=5).status == service_pb2.SOLUTION_STATUS_OPTIMAL
 
 
+def test_cancelling_a_unary_solve_stops_the_worker(server: Server, client: Client) -> None:
+    settle(server, 2)
+    req = service_pb2.SolveRequest(
+        instance=_message(MEDIUM), parameters=service_pb2.SolveParameters(time_limit_s=60)
+    )
+    call = client.stub.Solve.future(req)
+    pid = busy_worker(server)
+    call.cancel()
+    assert stops_computing(pid, 10) is not None
+    assert call.cancelled()
+    assert client.solve(TINY, time_limit_s=5).status == service_pb2.SOLUTION_STATUS_OPTIMAL
+
+
 def test_kill_9_of_a_worker_mid_solve(server: Server, client: Client) -> None:
     settle(server, 2)
     outcome: dict[str, Any] = {}
