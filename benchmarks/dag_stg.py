@@ -119,9 +119,9 @@ def main() -> int:
         f"# STG (Kasahara), sizes {args.sizes}, {args.procs} processors: {args.backend}, "
         f"{args.time_limit:g} s, {args.threads} thread(s)",
         "",
-        f"Reproduce: `{command}`. The machine (2 cores) was shared with other engineers' work; "
-        f"1-minute load average during the run: median {statistics.median(loads):.2f}, "
-        f"max {max(loads):.2f}.",
+        f"Reproduce: `{command}`. Machine: {os.cpu_count()} cores; 1-minute load average "
+        f"during the run: median {statistics.median(loads):.2f}, max {max(loads):.2f} (above "
+        "the thread count, other work competed for the cores).",
         "",
         "| cases | closed | optimum reached | optimum proven | median time (closed) | "
         "open | open: UB lowered | open: LB raised | open: new proofs |",
