@@ -328,19 +328,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     extensions.load()
     for gen in extensions.GENERATORS.values():
-        g = families.add_parser(
-            gen.family,
-            help=gen.help,
-            # The raw formatter keeps the exit-code table; wrap the paragraph by hand.
-            description=textwrap.fill(gen.description, 79),
-            epilog=EXIT_CODES,
-            formatter_class=fmt,
-        )
-        gen.add_arguments(g)
-        g.add_argument(
-            "--out", metavar="FILE", default="-", help="instance file to write (default: stdout)"
-        )
-        g.set_defaults(handler=cmd_generate)
+        _instance_writer(families, gen.family, gen.help, gen, cmd_generate)
 
     # serve
     p = commands.add_parser(
@@ -426,18 +414,7 @@ def build_parser() -> argparse.ArgumentParser:
         title="formats", dest="format", metavar="FORMAT", required=True, parser_class=_Parser
     )
     for imp in extensions.IMPORTERS.values():
-        g = formats.add_parser(
-            imp.format,
-            help=f"{imp.help} ({imp.family})",
-            description=textwrap.fill(imp.description, 79),
-            epilog=EXIT_CODES,
-            formatter_class=fmt,
-        )
-        imp.add_arguments(g)
-        g.add_argument(
-            "--out", metavar="FILE", default="-", help="instance file to write (default: stdout)"
-        )
-        g.set_defaults(handler=cmd_import)
+        _instance_writer(formats, imp.format, f"{imp.help} ({imp.family})", imp, cmd_import)
 
     # plot
     p = commands.add_parser(
@@ -456,6 +433,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="FILE.png", required=True, help="image file to write")
     p.set_defaults(handler=cmd_plot)
     return parser
+
+
+def _instance_writer(
+    subparsers: Any,
+    name: str,
+    help_line: str,
+    hook: extensions.Generator | extensions.Importer,
+    handler: Any,
+) -> None:
+    """One ``generate`` or ``import`` subcommand: the hook's own arguments, plus ``--out``."""
+    g = subparsers.add_parser(
+        name,
+        help=help_line,
+        # The raw formatter keeps the exit-code table; wrap the paragraph by hand.
+        description=textwrap.fill(hook.description, 79),
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    hook.add_arguments(g)
+    g.add_argument(
+        "--out", metavar="FILE", default="-", help="instance file to write (default: stdout)"
+    )
+    g.set_defaults(handler=handler)
 
 
 # --- solve ------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ __all__ = [
     "Generator",
     "Importer",
     "Plotter",
+    "lazy",
     "load",
     "register",
 ]
@@ -91,7 +92,8 @@ class Plotter:
     """How ``placement plot`` draws a solution of a family.
 
     ``draw(instance, solution, out_path)`` writes an image (the format from the suffix,
-    e.g. PNG) of a typed solution of the typed instance.
+    e.g. PNG) of a typed solution of the typed instance. Each family keeps it in
+    ``models/<family>/plot.py`` as ``draw`` and registers ``lazy(that module, "draw")``.
     """
 
     family: str
@@ -119,6 +121,18 @@ def register(hook: Generator | Importer | Plotter) -> Any:
     else:
         raise TypeError(f"not a command-line hook: {hook!r}")
     return hook
+
+
+def lazy(module: str, name: str) -> Callable[..., Any]:
+    """A function that imports ``module`` on its first call and calls its ``name`` (so that
+    ``placement --help`` does not import matplotlib or a solver)."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+
+    call.__name__ = name
+    call.__qualname__ = f"{module}.{name}"
+    return call
 
 
 def load() -> None:

@@ -7,7 +7,7 @@ import argparse
 from typing import Any
 
 from placement.api.argtypes import fraction, positive_int
-from placement.api.extensions import Generator, Importer, Plotter, register
+from placement.api.extensions import Generator, Importer, Plotter, lazy, register
 
 
 def _command(args: argparse.Namespace, words: list[str]) -> str:
@@ -185,10 +185,4 @@ for _format, _help, _description, _add, _build in (
     register(Importer(_format, "dag", _help, _description, _add, _build))
 
 
-def _draw(instance: Any, solution: Any, out_path: str) -> None:
-    from placement.models.dag.gantt import draw_gantt
-
-    draw_gantt(instance, solution, out_path)
-
-
-register(Plotter(family="dag", draw=_draw))
+register(Plotter("dag", lazy("placement.models.dag.plot", "draw")))

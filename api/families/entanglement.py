@@ -7,7 +7,7 @@ import argparse
 from typing import Any
 
 from placement.api.argtypes import fraction, non_negative_int, positive_int
-from placement.api.extensions import Generator, Importer, Plotter, register
+from placement.api.extensions import Generator, Importer, Plotter, lazy, register
 
 
 def _fidelity_range(text: str) -> tuple[float, float]:
@@ -195,47 +195,4 @@ register(
 )
 
 
-def _draw(instance: Any, solution: Any, out_path: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(8, 8))
-    xs = [n.x for n in instance.nodes]
-    ys = [n.y for n in instance.nodes]
-    for lk in instance.links:
-        ax.plot([xs[lk.a], xs[lk.b]], [ys[lk.a], ys[lk.b]], color="0.85", lw=0.8, zorder=1)
-    ax.scatter(xs, ys, s=10, color="0.4", zorder=2)
-    colours = plt.get_cmap("tab10")
-    for p in solution.paths:
-        c = colours(p.request % 10)
-        ax.plot(
-            [xs[v] for v in p.nodes],
-            [ys[v] for v in p.nodes],
-            color=c,
-            lw=0.8 + 0.6 * p.width,
-            alpha=0.7,
-            zorder=3,
-        )
-    for r, req in enumerate(instance.requests):
-        c = colours(r % 10)
-        ax.scatter(
-            [xs[req.source], xs[req.destination]],
-            [ys[req.source], ys[req.destination]],
-            s=60,
-            color=c,
-            marker="s",
-            zorder=4,
-        )
-        ax.annotate(req.name, (xs[req.source], ys[req.source]), fontsize=7)
-    ax.set_title(f"{instance.name}: {len(solution.paths)} paths (line width ~ channels)")
-    ax.set_aspect("equal", adjustable="datalim")
-    ax.set_xticks([])
-    ax.set_yticks([])
-    fig.tight_layout()
-    fig.savefig(out_path)
-    plt.close(fig)
-
-
-register(Plotter(family="entanglement", draw=_draw))
+register(Plotter("entanglement", lazy("placement.models.entanglement.plot", "draw")))

@@ -7,7 +7,7 @@ import argparse
 from typing import Any
 
 from placement.api.argtypes import name_list, positive_int
-from placement.api.extensions import Generator, Importer, Plotter, register
+from placement.api.extensions import Generator, Importer, Plotter, lazy, register
 
 _MODES = {"training": "TRAINING", "inference": "INFERENCE", "serving": "SERVING"}
 
@@ -131,13 +131,7 @@ register(
 )
 
 
-def _draw(instance: Any, solution: Any, out_path: str) -> None:
-    from placement.models.partition.plot import draw
-
-    draw(instance, solution, out_path)
-
-
-register(Plotter(family="partition", draw=_draw))
+register(Plotter("partition", lazy("placement.models.partition.plot", "draw")))
 
 
 def _device_count(text: str) -> tuple[str, int]:

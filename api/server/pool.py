@@ -246,9 +246,7 @@ class SolvePool:
     def _finished(self, ticket: Ticket, future: Any) -> None:
         # Let the incumbents the worker sent before returning arrive first (the result and
         # the events travel on different pipes).
-        if future.cancelled() or ticket.started is None:
-            pass
-        else:
+        if not future.cancelled() and ticket.started is not None:
             ticket._finished_events.wait(0.5)
         try:
             response = future.result()

@@ -72,11 +72,8 @@ def count_lists(message: Any) -> dict[str, int]:
         msg = stack.pop()
         for fd, value in msg.ListFields():
             if fd.label == fd.LABEL_REPEATED:
-                if fd.message_type is not None and fd.message_type.GetOptions().map_entry:
-                    counts[fd.name] = counts.get(fd.name, 0) + len(value)
-                    continue
                 counts[fd.name] = counts.get(fd.name, 0) + len(value)
-                if fd.message_type is not None:
+                if fd.message_type is not None and not fd.message_type.GetOptions().map_entry:
                     stack.extend(value)
             elif fd.message_type is not None:
                 stack.append(value)
@@ -307,9 +304,7 @@ class PlacementService(service_pb2_grpc.PlacementSolverServicer):
             parsed = self._parse(request, call)
             budget = self._time_limit(parsed, context)
             ticket = self._submit(request, call, budget)
-            outcome = ticket.wait(budget.wait_seconds())
-            if outcome is None:
-                outcome = Outcome("overrun", best=ticket.best, error="deadline")
+            outcome = ticket.wait(budget.wait_seconds()) or _at_deadline(ticket)
             resp = self._response(parsed, ticket, outcome, call)
             self._finish(call, resp, "OK")
             return resp
@@ -340,9 +335,7 @@ class PlacementService(service_pb2_grpc.PlacementSolverServicer):
             for inc in _drain(events):
                 yield service_pb2.SolveEvent(incumbent=inc)
             if outcome is None and left is not None and left <= 0.05:
-                outcome = ticket.wait(max(0.0, budget.wait_seconds() or 0.0)) or Outcome(
-                    "overrun", best=ticket.best, error="deadline"
-                )
+                outcome = _at_deadline(ticket)  # waited until the answer-by time above
         for inc in _drain(events):
             yield service_pb2.SolveEvent(incumbent=inc)
 
@@ -542,6 +535,12 @@ class PlacementService(service_pb2_grpc.PlacementSolverServicer):
         if outcome.kind == "overrun":
             error = "no solution was found before the time limit"
         return jobstates.FAILED, data, error
+
+
+def _at_deadline(ticket: Ticket) -> Outcome:
+    """The outcome of a call whose worker has not answered by the client's deadline: the
+    best incumbent so far (the worker finishes or is stopped on its own)."""
+    return Outcome("overrun", best=ticket.best, error="deadline")
 
 
 def _drain(q: queue.Queue[Any]) -> list[Any]:

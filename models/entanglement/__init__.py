@@ -10,7 +10,8 @@ heuristics and encodings), :mod:`.greedy` (Q-CAST's greedy, the fallback), :mod:
 (REPS-style LP relaxation and rounding), :mod:`.encoding`, :mod:`.milp` and :mod:`.cpsat`
 (candidate-path x width models), :mod:`.explain` (why a request is unserved),
 :mod:`.simulate` (Monte Carlo time slots, the ground truth), :mod:`.generate` (Q-CAST's
-synthetic setup) and :mod:`.topology` (GML / GraphML loaders).
+synthetic setup), :mod:`.topology` (GML / GraphML loaders) and :mod:`.plot` (a drawing of
+a routing).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ MAX_ARROWS = 400
 """Transfers drawn at most (the rest would hide the schedule)."""
 
 
-def draw_gantt(instance: DagInstance, solution: DagSolution, out_path: str) -> None:
+def draw(instance: DagInstance, solution: DagSolution, out_path: str) -> None:
     """Write a Gantt chart of ``solution`` to ``out_path`` (format from the suffix)."""
     import matplotlib
 
