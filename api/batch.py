@@ -1,23 +1,26 @@
-"""Solving many instance files in parallel worker processes.
+"""Solving many instance files in parallel worker processes, or as Ray tasks.
 
 Each file is solved in its own task by a ``spawn``-started worker process (no state is
-inherited from the parent, and a solver that misbehaves cannot corrupt it). A file that
-cannot be read, or whose solve fails, becomes a row with the error; it never stops the others.
-Ctrl-C in the parent stops the running solves (each keeps its best solution) and skips the
-files not started yet.
+inherited from the parent, and a solver that misbehaves cannot corrupt it), or by a Ray task
+(:mod:`placement.api.parallel`). A file that cannot be read, or whose solve fails, becomes a
+row with the error; it never stops the others. Ctrl-C in the parent stops the running solves
+(locally each keeps its best solution; a Ray task is interrupted and its row says so) and
+skips the files not started yet.
+
+On Ray the driver reads every file and sends its text with the task, and the task sends the
+solution document back, so the cluster's nodes need neither the input files nor a shared
+disk for the solutions.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import multiprocessing
 import os
 import signal
 import sys
 import threading
 from collections.abc import Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
@@ -56,13 +59,17 @@ _STOP: Any = None
 """In a worker: the parent's stop event (a multiprocessing Event)."""
 
 
-def _init_worker(stop_event: Any) -> None:
-    """Worker initialiser: remember the stop event; leave Ctrl-C to the parent."""
+def _init_worker(stop_event: Any = None) -> None:
+    """Worker initialiser: remember the stop event; leave Ctrl-C to the parent.
+
+    A Ray task calls it without the event (Ray interrupts its tasks itself)."""
     global _STOP
     _STOP = stop_event
-    # The terminal sends SIGINT to the whole process group; the parent decides what happens
-    # and tells the workers through the event, so workers print no KeyboardInterrupt noise.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if stop_event is not None:
+        # The terminal sends SIGINT to the whole process group; the parent decides what
+        # happens and tells the workers through the event, so workers print no
+        # KeyboardInterrupt noise.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     # A backend failure is logged as a warning and also lands in the row's message column;
     # logged from a worker it would only garble the parent's progress bar.
     logging.getLogger("placement").setLevel(logging.ERROR)
@@ -79,7 +86,10 @@ def _empty_row(path: str) -> dict[str, Any]:
 
 
 def solve_file(
-    path: str, settings: dict[str, Any], solution_file: str | None = None
+    path: str,
+    settings: dict[str, Any],
+    solution_file: str | None = None,
+    text: str | None = None,
 ) -> dict[str, Any]:
     """Read and solve one file; never raises. Runs in a worker process.
 
@@ -92,6 +102,10 @@ def solve_file(
         they cross the process boundary).
     solution_file:
         Where to write the solution file, or None.
+    text:
+        The file's content, read by the caller (a Ray task gets it this way). The solution
+        document then comes back in the row's ``_document`` key (not a CSV column) and the
+        caller writes it.
 
     Returns
     -------
@@ -105,7 +119,7 @@ def solve_file(
             row["status"] = "skipped"
             row["error"] = "not solved: the batch was interrupted"
             return row
-        loaded = read_instance(path)
+        loaded = read_instance(path, text)
         row["family"] = loaded.family_name
         row["instance"] = loaded.display_name
         token = CancellationToken()
@@ -120,7 +134,9 @@ def solve_file(
         if result.has_solution:
             doc = solution_document(loaded, result.solution, result.unplaced)
             section = doc[loaded.family_name]
-            if solution_file is not None:
+            if solution_file is not None and text is not None:
+                row["_document"] = doc
+            elif solution_file is not None:
                 write_json(solution_file, doc)
                 row["solution_file"] = solution_file
         row.update(
@@ -189,8 +205,9 @@ def run_batch(
     jobs: int,
     solution_dir: str | None = None,
     progress: bool = True,
+    ray: str | None = None,
 ) -> BatchOutcome:
-    """Solve ``files`` with ``jobs`` worker processes.
+    """Solve ``files`` with ``jobs`` worker processes, or as Ray tasks.
 
     Parameters
     ----------
@@ -199,23 +216,43 @@ def run_batch(
     settings:
         :class:`~placement.solver.SolveOptions` keyword arguments for every solve.
     jobs:
-        Worker processes (at most one per file).
+        Worker processes (at most one per file); for ``ray="auto"`` without a cluster, the
+        CPUs of the local Ray instance.
     solution_dir:
         Folder for one solution file per input, or None.
     progress:
         Show a tqdm progress bar on stderr, and a line for each file that fails as it fails.
+    ray:
+        None for the local pool, else the Ray address (``auto`` or ``HOST:PORT``).
 
     Returns
     -------
     BatchOutcome
         One row per file, in input order.
+
+    Raises
+    ------
+    RayUnavailable
+        ``ray`` is set and Ray is not installed or not reachable.
     """
+    import multiprocessing
+
     from tqdm import tqdm
+
+    from placement.api.parallel import connect_ray, run_tasks
 
     rows: list[dict[str, Any] | None] = [None] * len(files)
     targets = solution_paths(files, solution_dir) if solution_dir else [None] * len(files)
-    ctx = multiprocessing.get_context("spawn")
-    stop = ctx.Event()
+    if ray is not None:
+        connect_ray(ray, jobs)
+        # The cluster's nodes may not see our files: send each file's text with its task.
+        arglist = [(f, settings, t, _read_text(f)) for f, t in zip(files, targets, strict=True)]
+        stop: Any = threading.Event()
+        initargs: tuple[Any, ...] = ()
+    else:
+        arglist = [(f, settings, t) for f, t in zip(files, targets, strict=True)]
+        stop = multiprocessing.get_context("spawn").Event()
+        initargs = (stop,)
     interrupted = False
 
     def handler(signum: int, frame: Any) -> None:
@@ -236,36 +273,25 @@ def run_batch(
     bar = tqdm(total=len(files), file=sys.stderr, unit="file", disable=not progress)
     failed = 0
     try:
-        with ProcessPoolExecutor(
-            max_workers=max(1, min(jobs, len(files))),
-            mp_context=ctx,
+        for done in run_tasks(
+            solve_file,
+            arglist,
+            jobs=jobs,
+            ray=ray,
             initializer=_init_worker,
-            initargs=(stop,),
-        ) as pool:
-            futures: dict[Future[dict[str, Any]], int] = {
-                pool.submit(solve_file, f, settings, t): i
-                for i, (f, t) in enumerate(zip(files, targets, strict=True))
-            }
-            pending = set(futures)
-            while pending:
-                done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
-                if interrupted:
-                    # Files not started yet are skipped; running ones return their best.
-                    for fut in list(pending):
-                        if fut.cancel():
-                            pending.discard(fut)
-                            done.add(fut)
-                for fut in done:
-                    i = futures[fut]
-                    row = _collect(fut, files[i])
-                    rows[i] = row
-                    if row["status"] not in SOLVED:
-                        failed += 1
-                        if progress and row["status"] != "skipped":
-                            bar.write(f"placement: error: {_failure_line(row)}", file=sys.stderr)
-                    bar.update(1)
-                    if failed:
-                        bar.set_postfix(failed=failed)
+            initargs=initargs,
+            should_stop=stop.is_set,
+        ):
+            path = files[done.index]
+            row = _outcome_row(done, path, targets[done.index])
+            rows[done.index] = row
+            if row["status"] not in SOLVED:
+                failed += 1
+                if progress and row["status"] != "skipped":
+                    bar.write(f"placement: error: {_failure_line(row)}", file=sys.stderr)
+            bar.update(1)
+            if failed:
+                bar.set_postfix(failed=failed)
     finally:
         bar.close()
         if install:
@@ -273,21 +299,33 @@ def run_batch(
     return BatchOutcome([r for r in rows if r is not None], interrupted)
 
 
-def _collect(fut: Future[dict[str, Any]], path: str) -> dict[str, Any]:
-    """The row of a finished, failed or cancelled task."""
-    if fut.cancelled():
+def _read_text(path: str) -> str | None:
+    """A file's text for a Ray task, or None to let the task report why it cannot be read."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _outcome_row(done: Any, path: str, target: str | None) -> dict[str, Any]:
+    """The row of a finished, failed or cancelled task; writes a solution sent back by Ray."""
+    if done.cancelled:
         row = _empty_row(path)
         row["status"] = "skipped"
         row["error"] = "not solved: the batch was interrupted"
         return row
-    exc = fut.exception()
-    if exc is not None:
+    if done.error is not None:
         # The worker process died (killed, out of memory, a crash in native code).
         row = _empty_row(path)
         row["status"] = "error"
-        row["error"] = f"internal error: worker failed: {type(exc).__name__}: {exc}"
+        row["error"] = f"internal error: worker failed: {done.error}"
         return row
-    return fut.result()
+    row = dict(done.value)
+    document = row.pop("_document", None)
+    if document is not None and target is not None:
+        write_json(target, document)
+        row["solution_file"] = target
+    return row
 
 
 def _failure_line(row: dict[str, Any]) -> str:

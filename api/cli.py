@@ -1,4 +1,4 @@
-"""The ``placement`` command line: solve, check, batch, generate, import and plot.
+"""The ``placement`` command line: solve, check, batch, generate, import, plot, bench and serve.
 
 Every command reads and writes the proto3 JSON form of the placement/v1 schema. A user error
 (missing file, malformed JSON, a bad value, a bad option) is one line on stderr naming the
@@ -313,6 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--quiet", "-q", action="store_true", help="no progress bar or failure lines on stderr"
     )
+    _ray_argument(p)
     p.set_defaults(handler=cmd_batch)
 
     # generate
@@ -399,6 +400,54 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(handler=cmd_serve)
 
+    # bench
+    p = commands.add_parser(
+        "bench",
+        help="run a benchmark suite (placement bench --list)",
+        description=(
+            "Run a registered benchmark suite: its cases in parallel worker processes (or on\n"
+            "Ray), each solution re-checked by the family's independent checker. Writes\n"
+            "OUT/SUITE.csv as cases finish (an interrupted run keeps them), then OUT/SUITE.md\n"
+            "(the command that reproduces it, the machine, the count of invalid solutions,\n"
+            "the tables) and the suite's plots. 'all' runs every suite; a suite whose public\n"
+            "data is missing is then skipped with a message. Exit 0 if every case ran and\n"
+            "no solution was invalid, 1 otherwise."
+        ),
+        epilog=EXIT_CODES,
+        formatter_class=fmt,
+    )
+    p.add_argument("suites", nargs="*", metavar="SUITE", help="suite names, or 'all'")
+    p.add_argument("--list", action="store_true", help="list the suites and exit")
+    p.add_argument(
+        "--time-limit",
+        type=positive_seconds,
+        metavar="S",
+        help="time limit per solve in seconds (default: the suite's)",
+    )
+    p.add_argument(
+        "--quick", action="store_true", help="tiny sizes, for CI: every code path, no figures"
+    )
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        help="folder for the results (default: docs/benchmarks; with --quick: "
+        "build/bench-quick)",
+    )
+    p.add_argument(
+        "--jobs", "-j", type=positive_int, default=1, metavar="N", help="cases at once (default: 1)"
+    )
+    p.add_argument(
+        "--data",
+        metavar="DIR",
+        help="root of the public benchmark data (default: $PLACEMENT_BENCH_DATA, else "
+        "../shared/benchmarks)",
+    )
+    p.add_argument(
+        "--quiet", "-q", action="store_true", help="no progress bar; only the summary lines"
+    )
+    _ray_argument(p)
+    p.set_defaults(handler=cmd_bench)
+
     # import
     p = commands.add_parser(
         "import",
@@ -433,6 +482,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="FILE.png", required=True, help="image file to write")
     p.set_defaults(handler=cmd_plot)
     return parser
+
+
+def _ray_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="run the solves as Ray tasks: 'auto' (a local Ray instance, or the cluster of "
+        "$RAY_ADDRESS) or the cluster's HOST:PORT; needs the ray extra "
+        "(pip install 'placement-solver[ray]')",
+    )
 
 
 def _instance_writer(
@@ -719,6 +778,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
         jobs=jobs,
         solution_dir=args.solutions,
         progress=not args.quiet,
+        ray=args.ray,
     )
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(COLUMNS), lineterminator="\n")
@@ -740,6 +800,78 @@ def cmd_batch(args: argparse.Namespace) -> int:
     if outcome.interrupted:
         return EXIT_INTERRUPTED
     return EXIT_FAILED if outcome.failed else EXIT_OK
+
+
+# --- bench ------------------------------------------------------------------------------------
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """``placement bench``."""
+    from pathlib import Path
+
+    from placement.api.bench import BenchConfig, command_line, data_root, run_suite, suites
+
+    registered = suites()
+    if args.list or not args.suites:
+        width = max(len(n) for n in registered)
+        for name, suite in registered.items():
+            needs = f" [data: {suite.data}]" if suite.data else ""
+            print(f"{name:<{width}}  {suite.help}{needs}")
+        return EXIT_OK
+    names = list(registered) if args.suites == ["all"] else args.suites
+    for name in names:
+        if name not in registered:
+            raise InputError.single(
+                "SUITE", name, "a registered suite ('placement bench --list') or 'all'"
+            )
+    if args.ray:
+        from placement.api.parallel import connect_ray
+
+        connect_ray(args.ray, args.jobs)  # fail early and clearly, before any case runs
+    out = Path(args.out or ("build/bench-quick" if args.quick else "docs/benchmarks"))
+    root = data_root(args.data)
+    skip_missing = args.suites == ["all"]
+    code = EXIT_OK
+    for name in names:
+        suite = registered[name]
+        if skip_missing and suite.data and not (root / suite.data).is_dir():
+            _err(f"bench {name}: skipped: its public data is not at {root / suite.data}")
+            continue
+        argv = ["bench", name]
+        if args.time_limit is not None:
+            argv += ["--time-limit", f"{args.time_limit:g}"]
+        if args.quick:
+            argv.append("--quick")
+        if args.jobs != 1:
+            argv += ["--jobs", str(args.jobs)]
+        if args.ray:
+            argv += ["--ray", args.ray]
+        limit = args.time_limit
+        if limit is None:
+            limit = suite.quick_time_limit_s if args.quick else suite.time_limit_s
+        config = BenchConfig(
+            suite=name,
+            time_limit_s=limit,
+            quick=args.quick,
+            out=out,
+            data=root,
+            jobs=args.jobs,
+            ray=args.ray,
+            command=command_line(argv),
+        )
+        outcome = run_suite(suite, config, progress=not args.quiet)
+        state = "interrupted" if outcome.interrupted else "done"
+        _err(
+            f"bench {name}: {state}: {outcome.finished} of {outcome.cases} cases, "
+            f"{len(outcome.failed)} failed, {outcome.invalid} invalid solutions; "
+            f"{outcome.md_path} and {outcome.csv_path}"
+        )
+        _err(f"bench {name}: reproduce with: {config.command}")
+        if outcome.interrupted:
+            return EXIT_INTERRUPTED
+        if outcome.failed or outcome.invalid:
+            code = EXIT_FAILED
+    return code
 
 
 # --- generate ---------------------------------------------------------------------------------

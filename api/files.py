@@ -21,6 +21,7 @@ from placement.solver.schema import (
     family_key,
     instance_message,
     load_json,
+    parse_json_text,
     solution_message,
 )
 
@@ -103,11 +104,12 @@ def _family_for(key: str, file: str) -> Family:
 
 
 def _read_envelope(
-    path: str | os.PathLike[str], message_cls: Any, parse: Any
+    path: str | os.PathLike[str], message_cls: Any, parse: Any, text: str | None = None
 ) -> tuple[str, Any, str]:
-    """Read an envelope file: its name, the parsed message and its family key."""
+    """Read an envelope file (or its ``text``): its name, the parsed message and its family
+    key."""
     file = os.fspath(path)
-    data = load_json(file)
+    data = load_json(file) if text is None else parse_json_text(text, file=file)
     _check_envelope_keys(data, message_cls, file)
     try:
         msg = parse(data)
@@ -116,13 +118,16 @@ def _read_envelope(
         raise exc.with_file(file) from None
 
 
-def read_instance(path: str | os.PathLike[str]) -> LoadedInstance:
+def read_instance(path: str | os.PathLike[str], text: str | None = None) -> LoadedInstance:
     """Read and validate an instance file of any registered family.
 
     Parameters
     ----------
     path:
         The JSON file (proto3 JSON form of ``placement.v1.Instance``).
+    text:
+        The file's content, when it was read elsewhere (a batch on Ray reads the files on
+        the driver); ``path`` then only names it in errors.
 
     Returns
     -------
@@ -137,7 +142,7 @@ def read_instance(path: str | os.PathLike[str]) -> LoadedInstance:
     """
     from placement.api.v1 import placement_pb2 as pb
 
-    file, msg, key = _read_envelope(path, pb.Instance, instance_message)
+    file, msg, key = _read_envelope(path, pb.Instance, instance_message, text)
     family = _family_for(key, file)
     section = getattr(msg, key)
     try:

@@ -1,0 +1,291 @@
+"""``placement bench``: one command for every family's benchmark suites.
+
+A suite (:class:`~placement.api.extensions.Suite`) is a list of independent cases, a function
+that runs one case and returns CSV rows, and a function that turns the rows into Markdown
+tables and plots. :func:`run_suite` runs the cases in worker processes (or as Ray tasks),
+writes ``<out>/<suite>.csv`` after every finished case (so an interrupted run keeps what it
+measured), and at the end ``<out>/<suite>.md``: the command that reproduces it, the machine,
+the count of solutions the family's independent checker rejected (must be 0), and the suite's
+tables.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as _dt
+import io
+import os
+import platform
+import shlex
+import signal
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from placement.api import extensions
+from placement.api.extensions import Suite
+from placement.solver import InputError
+
+__all__ = [
+    "DEFAULT_DATA",
+    "BenchConfig",
+    "SuiteOutcome",
+    "data_root",
+    "load_average",
+    "recheck",
+    "run_suite",
+    "suites",
+]
+
+DEFAULT_DATA = Path("..") / "shared" / "benchmarks"
+"""Where the public benchmark data is looked for, relative to the current directory, when
+neither ``--data`` nor ``PLACEMENT_BENCH_DATA`` says otherwise."""
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """What a suite's functions are told about the run.
+
+    Attributes
+    ----------
+    suite:
+        The suite's name.
+    time_limit_s:
+        Time limit per solve (the suite's default unless ``--time-limit`` was given).
+    quick:
+        Tiny sizes, for CI: every code path runs, the figures mean nothing.
+    out:
+        Folder of the CSV, the Markdown and the plots.
+    data:
+        Root of the public benchmark data (the suite reads ``data / suite.data``).
+    jobs:
+        Cases run at once.
+    ray:
+        None, or the Ray address the cases run on.
+    command:
+        The command line that reproduces the run.
+    """
+
+    suite: str
+    time_limit_s: float
+    quick: bool
+    out: Path
+    data: Path
+    jobs: int = 1
+    ray: str | None = None
+    command: str = ""
+
+    def data_dir(self, sub: str) -> Path:
+        """``data / sub``."""
+        return self.data / sub
+
+
+@dataclass
+class SuiteOutcome:
+    """What a run produced."""
+
+    rows: list[dict[str, Any]]
+    cases: int
+    finished: int = 0
+    failed: list[str] = field(default_factory=list)
+    interrupted: bool = False
+    csv_path: Path | None = None
+    md_path: Path | None = None
+
+    @property
+    def invalid(self) -> int:
+        """Solutions the family's checker rejected, over every row."""
+        return sum(int(r.get("invalid") or 0) for r in self.rows)
+
+
+def suites() -> dict[str, Suite]:
+    """Every registered suite, by name."""
+    extensions.load()
+    return extensions.SUITES
+
+
+def data_root(explicit: str | None = None) -> Path:
+    """``--data``, else ``$PLACEMENT_BENCH_DATA``, else :data:`DEFAULT_DATA`."""
+    return Path(explicit or os.environ.get("PLACEMENT_BENCH_DATA") or DEFAULT_DATA)
+
+
+def load_average() -> str:
+    """The 1, 5 and 15 minute load averages (the machine may be shared)."""
+    try:
+        return ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "n/a"
+
+
+def recheck(family: str, instance: Any, solution: Any) -> tuple[Any, int]:
+    """The family's independent checker on a solution: ``(report, invalid)`` where
+    ``invalid`` is 1 when the checker rejects it (and 0 for ``None``: no solution)."""
+    if solution is None:
+        return None, 0
+    from placement.solver.family import get_family
+
+    report = get_family(family).check(instance, solution)
+    return report, 0 if report.feasible else 1
+
+
+def _init_worker(local: bool = False) -> None:
+    """In every worker: quiet logs (they would garble the progress bar); in a local worker
+    also ignore Ctrl-C, which the terminal sends to the whole process group: the parent
+    decides what it means (Ray delivers its own cancellation)."""
+    import logging
+
+    if local:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    logging.getLogger("placement").setLevel(logging.ERROR)
+
+
+def _run_case(suite_name: str, case: dict[str, Any], config: BenchConfig) -> list[dict[str, Any]]:
+    """Worker side: one case of a suite."""
+    suite = suites()[suite_name]
+    rows = suite.run(case, config)
+    for row in rows:
+        if "invalid" not in row:
+            raise ValueError(f"suite {suite_name}: a row has no 'invalid' column: {row}")
+    return rows
+
+
+def run_suite(suite: Suite, config: BenchConfig, *, progress: bool = True) -> SuiteOutcome:
+    """Run every case of ``suite``; write the CSV as cases finish and the Markdown at the end.
+
+    Raises
+    ------
+    InputError
+        The suite's public data is not where ``config.data`` points, or ``--out`` is not
+        a writable folder.
+    """
+    from tqdm import tqdm
+
+    from placement.api.parallel import run_tasks
+
+    if suite.data is not None and not config.data_dir(suite.data).is_dir():
+        raise InputError.single(
+            "--data",
+            str(config.data_dir(suite.data)),
+            f"the folder of the public benchmark data of {suite.name} ({suite.data} under "
+            "the data root: pass --data DIR or set PLACEMENT_BENCH_DATA)",
+        )
+    try:
+        config.out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError.single("--out", str(config.out), f"a writable folder ({exc})") from None
+    started = time.time()
+    load_before = load_average()
+    cases = suite.cases(config)
+    jobs = 1 if suite.exclusive else max(1, min(config.jobs, len(cases) or 1))
+    config = replace(config, jobs=jobs)
+    outcome = SuiteOutcome(rows=[], cases=len(cases))
+    outcome.csv_path = config.out / f"{suite.name}.csv"
+    by_case: dict[int, list[dict[str, Any]]] = {}
+    stop = threading.Event()
+
+    def handler(signum: int, frame: Any) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+        tqdm.write(
+            "placement: interrupted: stopping; the finished cases are kept (Ctrl-C again to "
+            "abort)",
+            file=sys.stderr,
+        )
+
+    install = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, handler) if install else None
+    bar = tqdm(total=len(cases), file=sys.stderr, unit="case", desc=suite.name, disable=not progress)
+    try:
+        for done in run_tasks(
+            _run_case,
+            [(suite.name, case, config) for case in cases],
+            jobs=jobs,
+            ray=config.ray,
+            initializer=_init_worker,
+            initargs=(True,),
+            should_stop=stop.is_set,
+            kill_running=True,
+        ):
+            label = _case_label(cases[done.index])
+            if done.ok:
+                by_case[done.index] = done.value
+                outcome.finished += 1
+                outcome.rows = [r for i in sorted(by_case) for r in by_case[i]]
+                _write_csv(outcome.csv_path, outcome.rows)
+            elif not done.cancelled:
+                outcome.failed.append(f"{label}: {done.error}")
+                bar.write(f"placement: bench {suite.name}: case {label} failed: {done.error}")
+            bar.update(1)
+            bar.set_postfix(invalid=outcome.invalid, failed=len(outcome.failed))
+    finally:
+        bar.close()
+        if install:
+            signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
+    outcome.interrupted = stop.is_set()
+    body = suite.report(outcome.rows, config) if outcome.rows else "No case finished.\n"
+    outcome.md_path = config.out / f"{suite.name}.md"
+    outcome.md_path.write_text(
+        _header(suite, config, outcome, load_before, time.time() - started) + body,
+        encoding="utf-8",
+    )
+    return outcome
+
+
+def _case_label(case: dict[str, Any]) -> str:
+    return str(case.get("case") or ", ".join(f"{k}={v}" for k, v in case.items()))
+
+
+def _write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+    """Write every row (the union of their columns, in first-seen order), atomically."""
+    columns: dict[str, None] = {}
+    for row in rows:
+        columns.update(dict.fromkeys(row))
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(columns), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    tmp = path.with_suffix(".csv.tmp")
+    tmp.write_text(buffer.getvalue(), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _header(
+    suite: Suite, config: BenchConfig, outcome: SuiteOutcome, load_before: str, wall_s: float
+) -> str:
+    lines = [
+        f"# `{suite.name}`: {suite.help}",
+        "",
+        "Generated by `placement bench`; do not edit by hand. Reproduce with:",
+        "",
+        f"    {config.command}",
+        "",
+        f"- Run: {_dt.datetime.now(_dt.UTC):%Y-%m-%d %H:%M} UTC, {wall_s:.0f} s wall, "
+        f"{config.jobs} case(s) at a time"
+        + (f" on Ray ({config.ray})" if config.ray else "")
+        + f", time limit {config.time_limit_s:g} s per solve"
+        + (" (**--quick**: tiny sizes, the figures mean nothing)" if config.quick else "")
+        + ".",
+        f"- Machine: {os.cpu_count()} cores, Python {platform.python_version()}, load average "
+        f"{load_before} before and {load_average()} after.",
+        f"- Solutions the family's independent checker rejected: **{outcome.invalid}** "
+        f"(over {len(outcome.rows)} rows of {outcome.finished} of {outcome.cases} cases).",
+    ]
+    if outcome.interrupted:
+        lines.append(
+            f"- **Partial**: interrupted after {outcome.finished} of {outcome.cases} cases."
+        )
+    if outcome.failed:
+        lines.append(f"- **{len(outcome.failed)} case(s) failed**:")
+        lines.extend(f"  - {f}" for f in outcome.failed)
+    lines += ["", ""]
+    return "\n".join(lines)
+
+
+def command_line(argv: Sequence[str]) -> str:
+    """``placement bench ...`` as typed (for the reproduce line)."""
+    return "placement " + " ".join(shlex.quote(a) for a in argv)
