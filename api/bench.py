@@ -21,7 +21,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -143,13 +143,16 @@ def _init_worker(local: bool = False) -> None:
     logging.getLogger("placement").setLevel(logging.ERROR)
 
 
-def _run_case(suite_name: str, case: dict[str, Any], config: BenchConfig) -> list[dict[str, Any]]:
-    """Worker side: one case of a suite."""
-    suite = suites()[suite_name]
-    rows = suite.run(case, config)
+def _run_case(
+    run: Callable[[dict[str, Any], BenchConfig], list[dict[str, Any]]],
+    case: dict[str, Any],
+    config: BenchConfig,
+) -> list[dict[str, Any]]:
+    """Worker side: one case of a suite (``run`` pickles by name)."""
+    rows = run(case, config)
     for row in rows:
         if "invalid" not in row:
-            raise ValueError(f"suite {suite_name}: a row has no 'invalid' column: {row}")
+            raise ValueError(f"suite {config.suite}: a row has no 'invalid' column: {row}")
     return rows
 
 
@@ -203,7 +206,7 @@ def run_suite(suite: Suite, config: BenchConfig, *, progress: bool = True) -> Su
     try:
         for done in run_tasks(
             _run_case,
-            [(suite.name, case, config) for case in cases],
+            [(suite.run, case, config) for case in cases],
             jobs=jobs,
             ray=config.ray,
             initializer=_init_worker,

@@ -7,7 +7,7 @@ import argparse
 from typing import Any
 
 from placement.api.argtypes import fraction, name_list, non_negative_int, positive_int
-from placement.api.extensions import Generator, Importer, register
+from placement.api.extensions import Generator, Importer, Suite, lazy, register
 
 
 def _gpu_arguments(parser: argparse.ArgumentParser) -> None:
@@ -124,5 +124,21 @@ register(
         ),
         add_arguments=_openb_arguments,
         build=_openb_build,
+    )
+)
+
+_BENCH = "placement.models.gpu.bench"
+
+register(
+    Suite(
+        name="gpu-synthetic",
+        family="gpu",
+        help="generated instances: greedy vs CP-SAT vs MILP-HiGHS vs MILP-CBC (objective, "
+        "bound, gap, time, peak memory)",
+        cases=lazy(_BENCH, "cases_synthetic"),
+        run=lazy(_BENCH, "run_synthetic"),
+        report=lazy(_BENCH, "report_synthetic"),
+        time_limit_s=5.0,
+        quick_time_limit_s=1.0,
     )
 )
