@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # One command that sets everything up: a virtual environment in .venv with placement
-# (editable) and its development tools. Usage: ./setup.sh   (then: source .venv/bin/activate)
+# (editable), its development tools and the optional Ray extra (the tests run batches on a
+# local Ray instance). Usage: ./setup.sh   (then: source .venv/bin/activate)
 set -euo pipefail
 cd "$(dirname "$0")"
 PYTHON="${PYTHON:-python3}"
 "$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "placement needs Python >= 3.11")'
 "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e ".[dev]"
+.venv/bin/python -m pip install --quiet -e ".[dev,ray]"
 .venv/bin/placement --help >/dev/null
 echo "placement is installed in .venv; activate it with: source .venv/bin/activate"

@@ -196,3 +196,35 @@ def test_bench_on_ray_gives_the_local_pool_results(tmp_path: Path) -> None:
     )
     assert on_ray.rows == local.rows and on_ray.finished == 3
     assert "on Ray (auto)" in (tmp_path / "r" / "ok.md").read_text()
+
+
+QUICK_HERE = [n for n, s in suites().items() if s.family in ("gpu", "service")]
+"""Suites run here; each family's own suites run in ``tests/test_bench_<family>.py``."""
+
+
+@pytest.mark.parametrize("name", QUICK_HERE)
+def test_quick_run_of_suite(name: str, tmp_path: Path) -> None:
+    suite = suites()[name]
+    data = REPO.parent / "shared" / "benchmarks"
+    if suite.data and not (data / suite.data).is_dir():
+        pytest.skip(f"public benchmark data not found at {data / suite.data}")
+    proc = placement("bench", name, "--quick", "--out", str(tmp_path), "--data", str(data))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = read_rows(tmp_path / f"{name}.csv")
+    assert rows and all(r["invalid"] == "0" for r in rows)
+    text = (tmp_path / f"{name}.md").read_text()
+    assert f"placement bench {name} --quick" in text and "rejected: **0**" in text
+    assert "|---" in text
+    assert f"reproduce with: placement bench {name} --quick" in proc.stderr
+
+
+def test_every_suite_has_a_quick_test() -> None:
+    sources = "".join(p.read_text() for p in (REPO / "tests").glob("test_bench*.py"))
+    untested = [
+        n
+        for n, s in suites().items()
+        if s.family not in ("gpu", "service") and f'"{n}"' not in sources
+    ]
+    assert not untested, (
+        f"suites without a --quick test in tests/test_bench_<family>.py: {untested}"
+    )
