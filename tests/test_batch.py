@@ -83,3 +83,48 @@ def test_a_solution_without_a_family_section_names_the_solution_file(tmp_path: P
         assert str(exc).startswith(f"{empty}: family: ")
     else:
         raise AssertionError("a solution without a family section was accepted")
+
+
+def test_text_given_by_the_driver_is_solved_and_the_document_comes_back(tmp_path: Path) -> None:
+    # How a Ray task runs: the driver read the file; the task sends the solution back.
+    row = solve_file("elsewhere/tiny.json", SETTINGS, "out/tiny.solution.json", json.dumps(tiny()))
+    assert row["status"] in SOLVED and row["solution_file"] == ""
+    assert "gpu" in row["_document"]
+    bad = solve_file("elsewhere/bad.json", SETTINGS, None, "{not json")
+    assert bad["status"] == "error" and bad["error"].startswith("elsewhere/bad.json: ")
+
+
+def test_ctrl_c_stops_running_solves_with_their_best_and_skips_the_rest(tmp_path: Path) -> None:
+    import csv
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import REPO
+
+    medium = str(REPO / "instances" / "gpu" / "medium.json")
+    out = tmp_path / "rows.csv"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "placement.api.cli", "batch", medium, medium, medium]
+        + ["--jobs", "1", "--time-limit", "120", "--out", str(out), "-q"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    from placement.api.server.probe import cpu_ticks, wait_until, worker_pids
+
+    # Wait until the worker has used 5 s of CPU: imports take about 1 s, so the first solve
+    # is then in its exact phase (which runs to its 120 s limit).
+    assert wait_until(
+        lambda: any(cpu_ticks(p) >= 500 for p in worker_pids(proc.pid)), timeout=120, step=0.2
+    )
+    started = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert time.monotonic() - started < 30
+    rows = list(csv.DictReader(out.open()))
+    assert [r["status"] for r in rows[1:]] == ["skipped", "skipped"]
+    assert rows[0]["status"] == "feasible" and rows[0]["stop_reason"] == "cancelled", rows[0]
