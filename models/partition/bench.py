@@ -333,7 +333,7 @@ def report_chain(rows: list[dict[str, Any]], config: Any) -> str:
     table = []
     for r in rows:
         proved = r["milp_proved_equal"] in (True, "True")
-        best = "None" if r["milp_best_ms"] in (None, "") else f"{float(r['milp_best_ms']):g}"
+        best = "None" if r["milp_best_ms"] in (None, "") else str(float(r["milp_best_ms"]))
         table.append(
             [
                 r["layers"],
