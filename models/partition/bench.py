@@ -250,6 +250,7 @@ def cases_chain(config: Any) -> list[dict[str, Any]]:
 def run_chain(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     """The DP with the bisection bound (median of 5), the DP without it, and the MILP on its
     own from the bisection split, on one generated chain."""
+    from placement.models.partition import check
     from placement.models.partition.dp import solve_dp
     from placement.models.partition.generate import generate
     from placement.models.partition.greedy import bisection
@@ -264,11 +265,7 @@ def run_chain(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
         t0 = time.perf_counter()
         tables = build_tables(inst)
         sol = bisection(inst, tables)
-        upper = (
-            None
-            if sol is None
-            else int(round(get_family("partition").check(inst, sol).objective * 1e6))
-        )
+        upper = None if sol is None else int(round(check(inst, sol).objective * 1e6))
         t1 = time.perf_counter()
         result = solve_dp(inst, upper, tables=tables)
         t2 = time.perf_counter()
