@@ -7,7 +7,7 @@ import argparse
 from typing import Any
 
 from placement.api.argtypes import fraction, non_negative_int, positive_int
-from placement.api.extensions import Generator, Importer, Plotter, lazy, register
+from placement.api.extensions import Generator, Importer, Plotter, Suite, lazy, register
 
 
 def _fidelity_range(text: str) -> tuple[float, float]:
@@ -196,3 +196,29 @@ register(
 
 
 register(Plotter("entanglement", lazy("placement.models.entanglement.plot", "draw")))
+
+
+_BENCH = "placement.models.entanglement.bench"
+register(
+    Suite(
+        name="entanglement-qcast",
+        family="entanglement",
+        help="Q-CAST's setting: our MILP vs Q-CAST's greedy and REPS-style rounding (default, sweeps over n and p, plot)",
+        cases=lazy(_BENCH, "cases_qcast"),
+        run=lazy(_BENCH, "run_qcast"),
+        report=lazy(_BENCH, "report_qcast"),
+        time_limit_s=10.0,
+    )
+)
+register(
+    Suite(
+        name="entanglement-topologies",
+        family="entanglement",
+        help="SURFnet and GEANT with fidelity thresholds: served requests, throughput, max-min fairness, reasons",
+        cases=lazy(_BENCH, "cases_topologies"),
+        run=lazy(_BENCH, "run_topologies"),
+        report=lazy(_BENCH, "report_topologies"),
+        data="quantum/topologies",
+        time_limit_s=10.0,
+    )
+)

@@ -1,0 +1,738 @@
+"""The partition family's benchmark suites (``placement bench``).
+
+* ``partition-tarnawski``: the 8 layer graphs of Tarnawski et al. (NeurIPS 2020); the DP's
+  optimum, proved again by CP-SAT and MILP (HiGHS) on their own, beside PipeDream's planner
+  and the greedies. One case per graph.
+* ``partition-llm``: two tables. *helix*: Llama-2-70B serving on a Helix-like heterogeneous
+  cluster (the DP, CP-SAT and MILP on their own, the greedies, separate pipelines per GPU
+  type; one case per method). *edge*: LLaMA-7B inference latency on memory-limited edge
+  devices (one case per device set).
+* ``partition-chain``: the DP's time on homogeneous chains (1,000 and 4,000 layers x 64
+  devices, seeds 1-3, memory fill 60 % and 5 %), its optimum checked against a MILP proof
+  where one finishes. One case per chain.
+
+Every solution a case produces (the DP's, each encoding's best, each greedy's) goes through
+the family's independent checker again (:func:`placement.api.bench.recheck`); a row's
+``invalid`` counts those it rejects plus the candidates an encoding reported that the
+portfolio's checker dropped (both must be 0).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+from placement.models.partition.instance import PartitionInstance, PartitionSolution
+from placement.solver import SolveOptions
+from placement.solver.family import ExactOutcome, get_family
+from placement.solver.portfolio import _Run
+
+DEVICES = Path(__file__).resolve().parents[2] / "instances" / "partition" / "devices"
+"""The bundled device specs (L4, T4, edge devices; a source checkout)."""
+TARNAWSKI_DATA = "partition/tarnawski-layergraphs"
+LLM_DATA = "partition/llm-configs"
+
+
+# --- shared -----------------------------------------------------------------------------------
+
+
+def load_1min() -> float:
+    """The 1-minute load average (the machine may be shared)."""
+    return round(os.getloadavg()[0], 2)
+
+
+def run_exact(
+    encoding: Any,
+    instance: PartitionInstance,
+    time_limit_s: float,
+    incumbent: PartitionSolution | None = None,
+    threads: int = 1,
+) -> tuple[ExactOutcome, float, _Run]:
+    """One exact encoding on its own (no DP unless the encoding uses it), with the portfolio's
+    context: every solution it reports goes through the checker. Returns the outcome, the wall
+    time and the context (its best checked solution, its bound, the candidates it dropped)."""
+    run = _Run(
+        get_family("partition"),
+        instance,
+        SolveOptions(time_limit_s=time_limit_s, threads=threads),
+        "bench",
+    )
+    if incumbent is not None:
+        run.report(incumbent, "incumbent")
+    started = time.perf_counter()
+    outcome = encoding.solve(instance, run)
+    if outcome.bound is not None:
+        run.update_bound(outcome.bound)
+    return outcome, time.perf_counter() - started, run
+
+
+class _Checked:
+    """Re-checks every solution of a case and counts them: ``checked`` and ``invalid``."""
+
+    def __init__(self) -> None:
+        self.checked = 0
+        self.invalid = 0
+
+    def __call__(self, instance: PartitionInstance, solution: Any) -> Any:
+        """The checker's report of ``solution`` (None for no solution)."""
+        from placement.api.bench import recheck
+
+        report, bad = recheck("partition", instance, solution)
+        self.checked += report is not None
+        self.invalid += bad
+        return report
+
+    def dropped(self, run: _Run) -> None:
+        """Count the candidates an encoding reported that the checker rejected (dropped)."""
+        self.checked += len(run.rejected)
+        self.invalid += len(run.rejected)
+
+    def columns(self) -> dict[str, int]:
+        return {"solutions_checked": self.checked, "invalid": self.invalid}
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return lines
+
+
+def _f(value: Any, digits: int = 3) -> str:
+    """A number with ``digits`` decimals, ``-`` for none."""
+    if value is None or value == "":
+        return "-"
+    return f"{float(value):.{digits}f}"
+
+
+def _yes(proved: Any, stop: Any) -> str:
+    return "yes" if proved in (True, "True") else f"no ({stop})"
+
+
+# --- partition-tarnawski ----------------------------------------------------------------------
+
+
+def cases_tarnawski(config: Any) -> list[dict[str, Any]]:
+    """One case per layer graph (``--quick``: the smallest one)."""
+    files = sorted(config.data_dir(TARNAWSKI_DATA).glob("*.json"))
+    if config.quick:
+        files = sorted(files, key=lambda p: p.stat().st_size)[:1]
+    return [{"case": p.stem, "path": str(p)} for p in files]
+
+
+def run_tarnawski(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
+    """The DP (median of 5), CP-SAT and MILP from the bisection split, MILP from scratch,
+    and the three greedies on one layer graph."""
+    from placement.models.partition.cpsat import CpSatEncoding
+    from placement.models.partition.dp import solve_dp
+    from placement.models.partition.greedy import bisection, petals, pipedream
+    from placement.models.partition.milp import MilpEncoding
+    from placement.models.partition.tarnawski import load_tarnawski
+
+    checked = _Checked()
+    inst = load_tarnawski(case["path"])
+    times = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        dp = solve_dp(inst)
+        times.append(time.perf_counter() - t0)
+    if not (dp.exact and dp.solution is not None):
+        raise RuntimeError(f"{case['case']}: the DP found no exact split")
+    optimum = checked(inst, dp.solution).objective
+    start = bisection(inst)
+    checked(inst, start)
+    row: dict[str, Any] = {
+        "workload": case["case"],
+        "layers": len(inst.layers),
+        "optimum_ms": optimum,
+        "dp_ms_median5": 1000 * statistics.median(times),
+    }
+    for key, encoding, incumbent in (
+        ("cpsat", CpSatEncoding(use_dp=False), start),
+        ("milp", MilpEncoding(use_dp=False), start),
+        ("milp_cold", MilpEncoding(use_dp=False), None),
+    ):
+        outcome, wall, ctx = run_exact(encoding, inst, config.time_limit_s, incumbent=incumbent)
+        checked.dropped(ctx)
+        report = checked(inst, ctx.best)
+        best = report.objective if report is not None else None
+        row[f"{key}_proved"] = (
+            outcome.proven_optimal and best is not None and abs(best - optimum) < 1e-9
+        )
+        row[f"{key}_stop"] = outcome.stop_reason.value
+        row[f"{key}_s"] = wall
+    for name, fn in (("pipedream", pipedream), ("bisection", bisection), ("petals", petals)):
+        report = checked(inst, fn(inst))
+        row[f"{name}_ms"] = report.objective if report is not None else None
+    row["load_1min"] = load_1min()
+    return [{**row, **checked.columns()}]
+
+
+def report_tarnawski(rows: list[dict[str, Any]], config: Any) -> str:
+    """One line per layer graph."""
+    header = [
+        "workload",
+        "layers (colour classes)",
+        "optimum max-load (ms)",
+        "DP (ms, median of 5)",
+        "CP-SAT proves it",
+        "CP-SAT (s)",
+        "MILP-HiGHS proves it",
+        "MILP-HiGHS (s)",
+        "MILP-HiGHS from scratch: proves it, s",
+        "PipeDream-style DP (ms)",
+        "bisection greedy (ms)",
+        "Petals-style greedy (ms)",
+        "load avg",
+        "invalid",
+    ]
+    table = [
+        [
+            r["workload"],
+            r["layers"],
+            _f(r["optimum_ms"]),
+            _f(r["dp_ms_median5"], 1),
+            _yes(r["cpsat_proved"], r["cpsat_stop"]),
+            _f(r["cpsat_s"], 2),
+            _yes(r["milp_proved"], r["milp_stop"]),
+            _f(r["milp_s"], 2),
+            f"{_yes(r['milp_cold_proved'], r['milp_cold_stop'])}, {_f(r['milp_cold_s'], 2)}",
+            _f(r["pipedream_ms"]),
+            _f(r["bisection_ms"]),
+            _f(r["petals_ms"]),
+            _f(r["load_1min"], 2),
+            r["invalid"],
+        ]
+        for r in rows
+    ]
+    notes = f"""\
+The layer graphs of Tarnawski et al. (NeurIPS 2020; {len(rows)} here), read from
+`{TARNAWSKI_DATA}` of the public data with `placement import tarnawski`:
+6 accelerators of 16 GiB, contiguous splits of the colour classes' topological order, the
+max-load objective (time per sample of the most loaded accelerator, its layers plus the
+transfers it sends or receives). The optimum is the DP's; "proves it" means the encoding,
+run on its own (no DP; the bisection greedy's split as incumbent, as the portfolio would
+give it; time limit {config.time_limit_s:g} s, 1 thread) returned a solver proof whose
+solution the checker scores at exactly the DP's value. "From scratch": the same without any
+incumbent (its first round finds a path, the next ones improve and prove). PipeDream-style:
+PipeDream's planner (transfers overlap compute), its split scored by our checker. Times are
+wall-clock; `load avg` is the 1-minute load when the row finished; `invalid` counts the
+solutions of the row (DP, encodings, greedies) the checker rejected.
+"""
+    return notes + "\n" + "\n".join(_table(header, table)) + "\n"
+
+
+# --- partition-chain --------------------------------------------------------------------------
+
+CHAIN_FULL = {"sizes": ((1000, 64), (4000, 64)), "seeds": (1, 2, 3), "fills": (0.6, 0.05)}
+CHAIN_QUICK = {"sizes": ((60, 4), (120, 8)), "seeds": (1,), "fills": (0.6, 0.05)}
+
+
+def cases_chain(config: Any) -> list[dict[str, Any]]:
+    """One case per (layers, devices, memory fill, seed), in the published table's order."""
+    grid = CHAIN_QUICK if config.quick else CHAIN_FULL
+    return [
+        {
+            "case": f"{n}x{d}, fill {fill}, seed {seed}",
+            "layers": n,
+            "devices": d,
+            "seed": seed,
+            "fill": fill,
+        }
+        for n, d in grid["sizes"]
+        for fill in grid["fills"]
+        for seed in grid["seeds"]
+    ]
+
+
+def run_chain(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
+    """The DP with the bisection bound (median of 5), the DP without it, and the MILP on its
+    own from the bisection split, on one generated chain."""
+    from placement.models.partition import check
+    from placement.models.partition.dp import solve_dp
+    from placement.models.partition.generate import generate
+    from placement.models.partition.greedy import bisection
+    from placement.models.partition.milp import MilpEncoding
+    from placement.models.partition.tables import build_tables
+
+    checked = _Checked()
+    n, d = case["layers"], case["devices"]
+    inst = generate(n, d, case["seed"], memory_fill=case["fill"])
+    dp_times, total_times = [], []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        tables = build_tables(inst)
+        sol = bisection(inst, tables)
+        upper = None if sol is None else int(round(check(inst, sol).objective * 1e6))
+        t1 = time.perf_counter()
+        result = solve_dp(inst, upper, tables=tables)
+        t2 = time.perf_counter()
+        dp_times.append(t2 - t1)
+        total_times.append(t2 - t0)
+    unpruned_ms: float | None = None
+    try:
+        t0 = time.perf_counter()
+        plain = solve_dp(inst)
+        unpruned_ms = (time.perf_counter() - t0) * 1000
+        if not (plain.exact and result.objective_ns == plain.objective_ns):
+            raise RuntimeError(f"{case['case']}: the DP with and without the bound disagree")
+        checked(inst, plain.solution)
+    except ValueError:
+        pass  # the band without the bound exceeds MAX_BAND_CELLS
+    if not (result.exact and result.solution is not None):
+        raise RuntimeError(f"{case['case']}: the DP found no exact split")
+    optimum = checked(inst, result.solution).objective
+    greedy_report = checked(inst, sol)
+    outcome, wall, ctx = run_exact(
+        MilpEncoding(use_dp=False), inst, config.time_limit_s, incumbent=sol
+    )
+    checked.dropped(ctx)
+    report = checked(inst, ctx.best)
+    best = report.objective if report is not None else None
+    row = {
+        "layers": n,
+        "devices": d,
+        "seed": case["seed"],
+        "memory_fill": case["fill"],
+        "optimum_ms": optimum,
+        "dp_ms_median5": 1000 * statistics.median(dp_times),
+        "tables_bound_dp_ms_median5": 1000 * statistics.median(total_times),
+        "dp_unbounded_ms": unpruned_ms,
+        "bisection_ms": greedy_report.objective if greedy_report is not None else None,
+        "milp_proved_equal": outcome.proven_optimal and best == optimum,
+        "milp_stop": outcome.stop_reason.value,
+        "milp_best_ms": best,
+        "milp_s": wall,
+        "load_1min": load_1min(),
+    }
+    return [{**row, **checked.columns()}]
+
+
+def report_chain(rows: list[dict[str, Any]], config: Any) -> str:
+    """One line per chain."""
+    header = [
+        "layers",
+        "devices",
+        "seed",
+        "memory fill",
+        "optimum step (ms)",
+        "DP (ms, median of 5)",
+        "tables + bisection bound + DP (ms)",
+        "DP without the bound (ms)",
+        "bisection greedy (ms)",
+        "MILP-HiGHS on its own",
+        "MILP (s)",
+        "load avg",
+        "invalid",
+    ]
+    table = []
+    for r in rows:
+        proved = r["milp_proved_equal"] in (True, "True")
+        best = "None" if r["milp_best_ms"] in (None, "") else str(float(r["milp_best_ms"]))
+        table.append(
+            [
+                r["layers"],
+                r["devices"],
+                r["seed"],
+                r["memory_fill"],
+                _f(r["optimum_ms"], 4),
+                _f(r["dp_ms_median5"], 1),
+                _f(r["tables_bound_dp_ms_median5"], 1),
+                "over the table limit"
+                if r["dp_unbounded_ms"] in (None, "")
+                else _f(r["dp_unbounded_ms"], 0),
+                _f(r["bisection_ms"], 4),
+                "proved equal" if proved else f"{r['milp_stop']}, best {best}",
+                _f(r["milp_s"], 1),
+                _f(r["load_1min"], 2),
+                r["invalid"],
+            ]
+        )
+    notes = f"""\
+Synthetic chains from `placement generate partition --layers N --devices D --seed S
+--memory-fill F` (training pipeline; one device type, A100-like; model memory 60 % or 5 % of
+the devices' memory: at 5 % memory hardly limits a stage, only the bound does; every device on
+its own node, so one link speed and the DP is exact). "DP" is `solve_dp` given the tables and
+the bisection greedy's objective as the pruning bound (median of 5 runs); the next column
+adds building the tables and running the greedy; "without the bound" is the DP alone with
+memory pruning only (one run; "over the table limit" where the band exceeds the DP's
+`MAX_BAND_CELLS` and the DP declines). The MILP column runs the stage-path encoding on its own
+(no DP; the bisection split as incumbent; 1 thread; time limit {config.time_limit_s:g} s) and
+says whether it proved the DP's optimum. Wall-clock; `load avg` is the 1-minute load.
+"""
+    return notes + "\n" + "\n".join(_table(header, table)) + "\n"
+
+
+# --- partition-llm ----------------------------------------------------------------------------
+
+BATCH = 8
+CONTEXT = 1024
+RESERVE = 0.1
+HELIX_LINK = 10e9 / 8  # 10 Gb/s between nodes, bytes/s
+EDGE_LINK = 1e9 / 8  # 1 Gb/s Ethernet
+
+HELIX_FULL = {
+    "model": "upstage_Llama-2-70b-instruct-v2.json",
+    "cluster": (("a100", 4), ("l4", 8), ("t4", 12)),
+}
+HELIX_QUICK = {
+    "model": "decapoda-research_llama-7b-hf.json",
+    "cluster": (("a100", 1), ("l4", 1), ("t4", 1)),
+}
+HELIX_METHODS = ("dp", "cpsat", "milp", "greedy", "separate")
+EDGE_MODEL = "decapoda-research_llama-7b-hf.json"
+EDGE_SETUPS = (
+    ("4 x 4 GB", (("4gb", 4),), CONTEXT),
+    ("4 x 4 GB, 4096-token context", (("4gb", 4),), 4096),
+    ("6 x 4 GB", (("4gb", 6),), CONTEXT),
+    ("8 x 4 GB", (("4gb", 8),), CONTEXT),
+    ("4 x 8 GB", (("8gb", 4),), CONTEXT),
+    ("2 x 16 GB + 2 x 4 GB", (("16gb", 2), ("4gb", 2)), CONTEXT),
+    ("1 x 16 GB + 4 x 4 GB", (("16gb", 1), ("4gb", 4)), CONTEXT),
+    ("1 x 8 GB + 3 x 4 GB", (("8gb", 1), ("4gb", 3)), CONTEXT),
+)
+EDGE_QUICK = (0, 1)
+"""``--quick``: the first two setups (one fits, one does not: both code paths)."""
+
+
+def cases_llm(config: Any) -> list[dict[str, Any]]:
+    """The helix table, one case per method; the edge table, one case per device set."""
+    helix = HELIX_QUICK if config.quick else HELIX_FULL
+    out: list[dict[str, Any]] = [
+        {"case": f"helix {m}", "table": "helix", "method": m, **helix} for m in HELIX_METHODS
+    ]
+    picks = EDGE_QUICK if config.quick else range(len(EDGE_SETUPS))
+    for i in picks:
+        label, devices, context = EDGE_SETUPS[i]
+        out.append(
+            {
+                "case": f"edge {label}",
+                "table": "edge",
+                "setup": label,
+                "devices": devices,
+                "context": context,
+            }
+        )
+    return out
+
+
+def _helix_spec(config: Any, gpu: str) -> Any:
+    """The A100 from llm-configs; the L4 and T4 bundled (llm-configs has neither)."""
+    from placement.models.partition.hf import device_spec
+
+    if gpu == "a100":
+        return device_spec(config.data_dir(LLM_DATA) / "gpus" / "a100-sxm-80gb.json")
+    return device_spec(DEVICES / {"l4": "l4-24gb.json", "t4": "t4-16gb.json"}[gpu])
+
+
+def _serving(shape: Any, devices: list[tuple[Any, int]]) -> PartitionInstance:
+    from placement.models.partition.hf import build_llm
+    from placement.models.partition.instance import Mode
+
+    return build_llm(
+        shape,
+        devices,
+        mode=Mode.SERVING,
+        batch_size=BATCH,
+        context_length=CONTEXT,
+        inter_node_bandwidth_bytes_per_s=HELIX_LINK,
+        memory_reserve=RESERVE,
+        in_flight_microbatches=sum(c for _, c in devices),
+    )
+
+
+def _stages(instance: PartitionInstance, solution: PartitionSolution | None) -> str:
+    if solution is None:
+        return "-"
+    counts: dict[str, int] = {}
+    for d, _, _ in solution.stages():
+        t = instance.devices[d].type
+        counts[t] = counts.get(t, 0) + 1
+    return ", ".join(f"{c} x {t}" for t, c in counts.items())
+
+
+def run_llm(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
+    """One method of the helix table or one device set of the edge table."""
+    return _run_helix(case, config) if case["table"] == "helix" else _run_edge(case, config)
+
+
+def _run_helix(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
+    from placement.models.partition.cpsat import CpSatEncoding
+    from placement.models.partition.dp import solve_dp
+    from placement.models.partition.greedy import bisection, petals
+    from placement.models.partition.hf import load_model_config
+    from placement.models.partition.milp import MilpEncoding
+
+    checked = _Checked()
+
+    def tokens(instance: PartitionInstance, solution: PartitionSolution | None) -> float | None:
+        report = checked(instance, solution)
+        return report.terms["tokens_per_s"] if report is not None and report.feasible else None
+
+    shape = load_model_config(config.data_dir(LLM_DATA) / "models" / case["model"])
+    cluster = [(_helix_spec(config, gpu), count) for gpu, count in case["cluster"]]
+    n_gpus = sum(c for _, c in cluster)
+    inst = _serving(shape, cluster)
+    rows: list[dict[str, Any]] = []
+
+    def row(
+        label: str,
+        tok: float | None,
+        status: str,
+        gap: float | None,
+        wall: float | None,
+        stages: str,
+    ) -> None:
+        rows.append(
+            {
+                "table": "helix",
+                "setup": label,
+                "tokens_per_s": tok,
+                "status": status,
+                "proven_gap": gap,
+                "time_s": wall,
+                "stages": stages,
+            }
+        )
+
+    method = case["method"]
+    if method == "dp":
+        t0 = time.perf_counter()
+        dp = solve_dp(inst)
+        dp_s = time.perf_counter() - t0
+        if not dp.exact:
+            raise RuntimeError("helix: the DP is not exact on this cluster")
+        row(
+            f"ours: exact DP (one pipeline over all {n_gpus} GPUs)",
+            tokens(inst, dp.solution),
+            "optimal (DP)",
+            0.0,
+            dp_s,
+            _stages(inst, dp.solution),
+        )
+    elif method in ("cpsat", "milp"):
+        label, encoding = {
+            "cpsat": ("ours: CP-SAT on its own", CpSatEncoding(use_dp=False)),
+            "milp": ("ours: MILP-HiGHS on its own", MilpEncoding(use_dp=False)),
+        }[method]
+        start = petals(inst)
+        outcome, wall, ctx = run_exact(encoding, inst, config.time_limit_s, incumbent=start)
+        checked.dropped(ctx)
+        best = ctx.best if ctx.best_report is not None else None
+        gap = None
+        if ctx.bound is not None and ctx.best_report is not None:
+            gap = (ctx.best_report.objective - ctx.bound) / ctx.best_report.objective
+        status = "optimal (proved)" if outcome.proven_optimal else outcome.stop_reason.value
+        row(label, tokens(inst, best), status, gap, wall, _stages(inst, best))
+    elif method == "greedy":
+        start = petals(inst)
+        row(
+            "Petals-style greedy",
+            tokens(inst, start),
+            "heuristic",
+            None,
+            None,
+            _stages(inst, start),
+        )
+        bis = bisection(inst)
+        row("bisection greedy", tokens(inst, bis), "heuristic", None, None, _stages(inst, bis))
+    elif method == "separate":
+        total = 0.0
+        parts = []
+        for spec, count in cluster:
+            sub = _serving(shape, [(spec, count)])
+            tok = tokens(sub, solve_dp(sub).solution)
+            parts.append(f"{spec.name}: {_f(tok, 1)}")
+            total += tok or 0.0
+        row(
+            "separate pipelines per GPU type (each by the exact DP)",
+            total,
+            "optimal per type",
+            None,
+            None,
+            "; ".join(parts),
+        )
+    else:
+        raise ValueError(f"unknown helix method {method!r}")
+    extra = {
+        "model": case["model"],
+        "model_params_b": shape.total_params() / 1e9,
+        "gpus": n_gpus,
+        "load_1min": load_1min(),
+    }
+    columns = checked.columns()
+    for i, r in enumerate(rows):
+        # The case's re-check counts go on its first row only (so that sums are right).
+        r.update(extra, **(columns if i == 0 else {"solutions_checked": 0, "invalid": 0}))
+    return rows
+
+
+def _run_edge(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
+    from placement.models.partition.dp import solve_dp
+    from placement.models.partition.explain import explain_infeasible
+    from placement.models.partition.greedy import petals
+    from placement.models.partition.hf import build_llm, device_spec, load_model_config
+    from placement.models.partition.instance import Mode
+
+    checked = _Checked()
+    shape = load_model_config(config.data_dir(LLM_DATA) / "models" / EDGE_MODEL)
+    inst = build_llm(
+        shape,
+        [(device_spec(DEVICES / f"edge-{k}.json"), c) for k, c in case["devices"]],
+        mode=Mode.INFERENCE,
+        batch_size=1,
+        context_length=case["context"],
+        inter_node_bandwidth_bytes_per_s=EDGE_LINK,
+        memory_reserve=RESERVE,
+    )
+    t0 = time.perf_counter()
+    dp = solve_dp(inst)
+    dp_ms = (time.perf_counter() - t0) * 1000
+    greedy = petals(inst)
+    row: dict[str, Any] = {
+        "table": "edge",
+        "setup": case["setup"],
+        "context_tokens": case["context"],
+        "dp_ms": dp_ms,
+        "model": EDGE_MODEL,
+        "model_params_b": shape.total_params() / 1e9,
+    }
+    if dp.solution is None:
+        shortfalls = explain_infeasible(inst)
+        checked(inst, greedy)
+        row.update(
+            optimum_ms=None,
+            petals_ms=None,
+            stages="-",
+            why_not="; ".join(s["reason"] for s in shortfalls) or "no split found",
+        )
+    else:
+        g = checked(inst, greedy)
+        row.update(
+            optimum_ms=checked(inst, dp.solution).objective,
+            petals_ms=g.objective if g is not None else None,
+            stages=_stages(inst, dp.solution),
+            why_not="",
+        )
+    row["load_1min"] = load_1min()
+    return [{**row, **checked.columns()}]
+
+
+def report_llm(rows: list[dict[str, Any]], config: Any) -> str:
+    """The helix table, then the edge table."""
+    helix = sorted(
+        (r for r in rows if r["table"] == "helix"), key=lambda r: _HELIX_ORDER.get(r["setup"], 0)
+    )
+    edge_order = {label: i for i, (label, _, _) in enumerate(EDGE_SETUPS)}
+    edge = sorted((r for r in rows if r["table"] == "edge"), key=lambda r: edge_order[r["setup"]])
+    out: list[str] = []
+    if helix:
+        first = helix[0]
+        gpus = int(first["gpus"])
+        cluster = HELIX_QUICK["cluster"] if config.quick else HELIX_FULL["cluster"]
+        names = {
+            "a100": "A100-80GB (`a100-sxm-80gb.json` of llm-configs)",
+            "l4": "L4-24GB",
+            "t4": "T4-16GB",
+        }
+        described = ", ".join(f"{c} x {names[g]}" for g, c in cluster)
+        out += [
+            f"## {first['model'].removesuffix('.json')} serving on a heterogeneous cluster",
+            "",
+            f"""\
+`{first["model"]}` ({float(first["model_params_b"]):.1f} B parameters, fp16) of llm-configs
+served on a Helix-like cluster: {described} (L4 and T4 from `instances/partition/devices/`,
+NVIDIA's datasheets), each GPU on its own node, 10 Gb/s between nodes. Decode steps of
+micro-batches of {BATCH} sequences with {CONTEXT} tokens of context; {RESERVE:.0%} of each
+GPU's memory kept free; a pipeline over n GPUs keeps n micro-batches in flight (so every
+configuration serves {BATCH} x {gpus} = {BATCH * gpus} sequences at once), and every stage
+holds the KV cache of all of them. Layer times are the roofline of `models/partition/hf.py`
+(50 % of the FP16 peak, 80 % of the memory bandwidth; decode is bandwidth-bound). Tokens/s =
+{BATCH} / the slowest stage's time (its layers plus the transfers it sends and receives).
+CP-SAT and MILP run on their own (no DP), starting from the Petals-style split, time limit
+{config.time_limit_s:g} s, 1 thread; `proven gap` is (objective - proven bound) / objective.
+Helix itself (Mei et al., ASPLOS 2025) plans a max-flow over several pipelines and is not
+reproduced here. Wall-clock; `load avg` is the 1-minute load when the method finished.
+""",
+        ]
+        header = [
+            "placement",
+            "tokens/s",
+            "status",
+            "proven gap",
+            "time (s)",
+            "stages",
+            "load avg",
+            "invalid",
+        ]
+        table = []
+        for r in helix:
+            gap = r["proven_gap"]
+            table.append(
+                [
+                    r["setup"],
+                    _f(r["tokens_per_s"], 1),
+                    r["status"],
+                    "-" if gap in (None, "") else f"{100 * float(gap):.2f} %",
+                    _f(r["time_s"], 2),
+                    r["stages"],
+                    _f(r["load_1min"], 2),
+                    r["invalid"],
+                ]
+            )
+        out += _table(header, table) + [""]
+    if edge:
+        first = edge[0]
+        out += [
+            "## LLaMA-7B on memory-limited edge devices",
+            "",
+            f"""\
+LLaMA-7B ({float(first["model_params_b"]):.2f} B parameters, fp16; `{EDGE_MODEL}` of
+llm-configs), inference latency of one decode step (batch 1) on edge devices linked by 1 Gb/s
+Ethernet, {RESERVE:.0%} of each device's memory kept free. The devices are illustrative
+Jetson-Orin-class specs (`instances/partition/devices/edge-*.json`: memory and bandwidth from
+NVIDIA's datasheets, FP16 peaks our assumption). Latency = every layer's roofline time on its
+device plus every transfer once; the optimum is the DP's (exact: one link speed). Where no
+split fits, the reason is `explain_infeasible`'s (the same text `placement solve` prints).
+Wall-clock.
+""",
+        ]
+        header = [
+            "devices",
+            "context (tokens)",
+            "optimal latency per token (ms)",
+            "Petals-style greedy (ms)",
+            "DP time (ms)",
+            "stages",
+            "why it does not fit",
+            "load avg",
+            "invalid",
+        ]
+        table = [
+            [
+                r["setup"],
+                r["context_tokens"],
+                "does not fit" if r["optimum_ms"] in (None, "") else _f(r["optimum_ms"], 1),
+                _f(r["petals_ms"], 1),
+                _f(r["dp_ms"], 1),
+                r["stages"],
+                r["why_not"],
+                _f(r["load_1min"], 2),
+                r["invalid"],
+            ]
+            for r in edge
+        ]
+        out += _table(header, table) + [""]
+    return "\n".join(out)
+
+
+_HELIX_ORDER = {
+    "ours: CP-SAT on its own": 1,
+    "ours: MILP-HiGHS on its own": 2,
+    "Petals-style greedy": 3,
+    "bisection greedy": 4,
+    "separate pipelines per GPU type (each by the exact DP)": 5,
+}
+"""Row order of the helix table (the DP's row, whose label names the GPU count, is 0)."""
