@@ -37,6 +37,8 @@ BROKEN = {
     "node twice": (hub, RoutedPath(0, (0, 2, 0, 2, 1), 1), "twice"),
     "not linked": (hub, RoutedPath(0, (0, 3, 2, 1), 1), "not linked"),
     "channels": (chain, RoutedPath(0, (0, 1, 2), 4), "channels used"),
+    # Regression: EXT of an absurd width once overflowed (binomial coefficients as floats).
+    "width 10**6": (chain, RoutedPath(0, (0, 1, 2), 10**6), "channels used"),
     "qubits": (hub, RoutedPath(1, (3, 2, 1), 2), "qubits used"),
     "fidelity": (fidelity_detour, RoutedPath(0, (0, 2), 1), "fidelity"),
 }
@@ -48,6 +50,18 @@ def test_each_kind_of_broken_routing_is_rejected(kind: str) -> None:
     report = check(make(), _solution(path))
     assert not report.feasible
     assert any(words in v for v in report.violations), report.violations
+
+
+def test_ext_of_wide_paths_is_finite_and_grows_with_width() -> None:
+    # Widths up to the schema's 10,000 channels: log-space binomials, no overflow.
+    probabilities, swaps = [0.6] * 10, [0.9] * 9
+    from placement.models.entanglement.check import _qcast_ext
+
+    values = [_qcast_ext(probabilities, swaps, w) for w in (1, 10, 100, 1000, 10_000)]
+    assert all(math.isfinite(v) for v in values)
+    assert values == sorted(values)
+    # The smallest of 10 hops' successes is a little below the mean of one.
+    assert 0.97 * 6_000 * 0.9**9 < values[-1] < 6_000 * 0.9**9
 
 
 def test_capacities_add_up_over_paths_and_requests() -> None:

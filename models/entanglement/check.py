@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from placement.models.entanglement.instance import (
+    MAX_CHANNELS,
     EntanglementInstance,
     EntanglementSolution,
     RoutedPath,
@@ -39,24 +42,41 @@ def _path_links(instance: EntanglementInstance, path: RoutedPath) -> list[int] |
     return out
 
 
+def _binomial(width: int, p: float) -> np.ndarray:
+    """P[i successes of ``width`` channels of success ``p``], i = 0..width, in log space (no
+    overflow for any width)."""
+    out = np.zeros(width + 1)
+    if p <= 0.0:
+        out[0] = 1.0
+    elif p >= 1.0:
+        out[width] = 1.0
+    else:
+        i = np.arange(width + 1)
+        log_comb = math.lgamma(width + 1) - np.array(
+            [math.lgamma(k + 1) + math.lgamma(width - k + 1) for k in range(width + 1)]
+        )
+        out = np.exp(log_comb + i * math.log(p) + (width - i) * math.log1p(-p))
+    return out
+
+
 def _qcast_ext(probabilities: list[float], swaps: list[float], width: int) -> float:
     """Q-CAST's EXT of one path of ``width`` channels per hop.
 
     ``Q[i]`` after hop k is the probability that the smallest number of successful channels
-    over hops 1..k is exactly i; each of those i chains then needs every swap to succeed.
+    over hops 1..k is exactly i: either the chain so far has exactly i and hop k at least i,
+    or hop k has exactly i and the chain so far more than i (suffix sums: linear per hop).
+    Each of those i chains then needs every swap to succeed.
     """
     if width < 1 or not probabilities:
         return 0.0
-
-    def hop(p: float) -> list[float]:
-        return [math.comb(width, i) * p**i * (1 - p) ** (width - i) for i in range(width + 1)]
-
-    q = hop(probabilities[0])
+    q = _binomial(width, probabilities[0])
     for p in probabilities[1:]:
-        pk = hop(p)
-        q = [q[i] * sum(pk[i:]) + pk[i] * sum(q[i + 1 :]) for i in range(width + 1)]
+        pk = _binomial(width, p)
+        pk_at_least = np.cumsum(pk[::-1])[::-1]
+        q_more = np.append(np.cumsum(q[::-1])[::-1][1:], 0.0)
+        q = q * pk_at_least + pk * q_more
     swap = math.prod(swaps)
-    return swap * sum(i * q[i] for i in range(1, width + 1))
+    return float(swap * np.dot(np.arange(1, width + 1), q[1:]))
 
 
 def path_fidelity(instance: EntanglementInstance, path: RoutedPath) -> float:
@@ -78,7 +98,10 @@ def path_expected_throughput(instance: EntanglementInstance, path: RoutedPath) -
     if not links:
         return 0.0
     swaps = [instance.nodes[v].swap_success for v in path.nodes[1:-1]]
-    return _qcast_ext([instance.links[i].success for i in links], swaps, path.width)
+    # No link has more than MAX_CHANNELS channels, so a wider path is infeasible (and
+    # rejected); it is evaluated at that width, which keeps the time and memory bounded.
+    width = min(path.width, MAX_CHANNELS)
+    return _qcast_ext([instance.links[i].success for i in links], swaps, width)
 
 
 def request_throughputs(
