@@ -267,5 +267,6 @@ def _finish(
         message="; ".join(messages),
         unplaced=unplaced,
         backend_errors=errors,
+        rejected_candidates=len(run.rejected),
         objective_senses=tuple(report.senses) if report else (),
     )

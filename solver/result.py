@@ -89,6 +89,9 @@ class Result:
     backend_errors: dict[str, str] = field(default_factory=dict)
     objective_senses: tuple[str, ...] = ()
     """``max`` or ``min`` for each entry of ``objective_terms``, in the same order."""
+    rejected_candidates: int = 0
+    """Candidate solutions a heuristic or backend reported that the checker rejected (they
+    were dropped; ``message`` says so). Nonzero means a bug in an encoding or heuristic."""
 
     @property
     def has_solution(self) -> bool:

@@ -29,7 +29,6 @@ from typing import Any
 
 TOPOLOGY_DATA = "quantum/topologies"
 
-_DROPPED = re.compile(r"(\d+) candidate solution\(s\) failed the checker and were dropped")
 
 
 class _Checked:
@@ -50,8 +49,7 @@ class _Checked:
 
     def result(self, instance: Any, result: Any) -> Any:
         """Re-check a solver result's solution, and count the candidates its checker dropped."""
-        match = _DROPPED.search(result.message or "")
-        dropped = int(match.group(1)) if match else 0
+        dropped = result.rejected_candidates
         self.checked += dropped
         self.invalid += dropped
         return self(instance, result.solution)
