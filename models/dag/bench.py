@@ -53,7 +53,9 @@ def _checked(instance: Any, solution: Any) -> tuple[float | None, int]:
     return (None if report is None else report.objective), invalid
 
 
-def _solve(instance: Any, time_limit_s: float, backend: str, threads: int, milp: str = "highs"):
+def _solve(
+    instance: Any, time_limit_s: float, backend: str, threads: int, milp: str = "highs"
+) -> tuple[Any, float, float]:
     """A portfolio solve; returns ``(result, wall_s, load_1min before)``."""
     from placement.solver import SolveOptions, solve
 
