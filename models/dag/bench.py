@@ -91,7 +91,7 @@ def _bar_plot(
 
     n = max(len(series), 1)
     width = 0.8 / n
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.6 * len(labels) * n + 2), 4.5))
+    fig, ax = plt.subplots(figsize=(min(14.0, max(6.0, 0.6 * len(labels) * n + 2)), 4.5))
     for i, (name, values) in enumerate(series.items()):
         xs = [x + (i - (n - 1) / 2) * width for x in range(len(labels))]
         ax.bar(xs, [math.nan if v is None else v for v in values], width, label=name)
@@ -748,7 +748,7 @@ def report_wfcommons(rows: list[dict[str, Any]], config: Any) -> str:
     _bar_plot(
         config.out / plot,
         "WfCommons workflows: makespan relative to HEFT",
-        [str(r["workflow"]).split("-chameleon")[0] for r in rows],
+        [str(r["workflow"]).replace("-chameleon", "").removesuffix("-001") for r in rows],
         {
             "PEFT": rel("peft_s"),
             "CPOP": rel("cpop_s"),
