@@ -1,5 +1,6 @@
 """Command-line hooks of the DAG family: ``placement generate dag``, ``placement import
-topcuoglu | stg | braun | wfcommons`` and the Gantt chart of ``placement plot``."""
+topcuoglu | stg | braun | wfcommons``, the Gantt chart of ``placement plot`` and the benchmark
+suites of ``placement bench`` (``models/dag/bench.py``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import argparse
 from typing import Any
 
 from placement.api.argtypes import fraction, positive_int
-from placement.api.extensions import Generator, Importer, Plotter, lazy, register
+from placement.api.extensions import Generator, Importer, Plotter, Suite, lazy, register
 
 
 def _command(args: argparse.Namespace, words: list[str]) -> str:
@@ -186,3 +187,78 @@ for _format, _help, _description, _add, _build in (
 
 
 register(Plotter("dag", lazy("placement.models.dag.plot", "draw")))
+
+_BENCH = "placement.models.dag.bench"
+register(
+    Suite(
+        name="dag-topcuoglu",
+        family="dag",
+        help="the HEFT paper's example: HEFT (80), our greedy, exact solves with their proofs",
+        cases=lazy(_BENCH, "cases_topcuoglu"),
+        run=lazy(_BENCH, "run_topcuoglu"),
+        report=lazy(_BENCH, "report_topcuoglu"),
+        data="dag/topcuoglu-2002",
+        time_limit_s=10.0,
+        quick_time_limit_s=10.0,
+    )
+)
+register(
+    Suite(
+        name="dag-stg",
+        family="dag",
+        help="STG (Kasahara) P|prec|Cmax vs the published optima and bounds (1,440 cases)",
+        cases=lazy(_BENCH, "cases_stg"),
+        run=lazy(_BENCH, "run_stg"),
+        report=lazy(_BENCH, "report_stg"),
+        data="dag/stg",
+        time_limit_s=10.0,
+    )
+)
+register(
+    Suite(
+        name="dag-stg-verify",
+        family="dag",
+        help="a second opinion on new STG proofs: the disjunctive MILP on HiGHS",
+        cases=lazy(_BENCH, "cases_stg_verify"),
+        run=lazy(_BENCH, "run_stg_verify"),
+        report=lazy(_BENCH, "report_stg_verify"),
+        data="dag/stg",
+        time_limit_s=150.0,
+    )
+)
+register(
+    Suite(
+        name="grid-braun",
+        family="dag",
+        help="Braun et al. 512 x 16 ETC instances (R||Cmax) vs the best known makespans",
+        cases=lazy(_BENCH, "cases_braun"),
+        run=lazy(_BENCH, "run_braun"),
+        report=lazy(_BENCH, "report_braun"),
+        data="grid/braun-512x16",
+        time_limit_s=60.0,
+    )
+)
+register(
+    Suite(
+        name="dag-wfcommons",
+        family="dag",
+        help="WfCommons workflows on 8 heterogeneous machines vs HEFT, PEFT and CPOP",
+        cases=lazy(_BENCH, "cases_wfcommons"),
+        run=lazy(_BENCH, "run_wfcommons"),
+        report=lazy(_BENCH, "report_wfcommons"),
+        data="dag/wfcommons",
+        time_limit_s=30.0,
+    )
+)
+register(
+    Suite(
+        name="dag-scale",
+        family="dag",
+        help="heuristic times and exact backends: DAG 1,000 x 32, grid 512 x 16 and 4,096 x 128",
+        cases=lazy(_BENCH, "cases_scale"),
+        run=lazy(_BENCH, "run_scale"),
+        report=lazy(_BENCH, "report_scale"),
+        time_limit_s=60.0,
+        exclusive=True,
+    )
+)
