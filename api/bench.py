@@ -33,6 +33,7 @@ from placement.solver import InputError
 __all__ = [
     "DEFAULT_DATA",
     "BenchConfig",
+    "Rechecker",
     "SuiteOutcome",
     "data_root",
     "load_average",
@@ -132,6 +133,43 @@ def recheck(family: str, instance: Any, solution: Any) -> tuple[Any, int]:
     return report, 0 if report.feasible else 1
 
 
+class Rechecker:
+    """Re-checks every solution a case produces with ``family``'s checker and counts them,
+    for the row's ``solutions_checked`` and ``invalid`` columns.
+
+    ``invalid`` also counts the candidates a solve's own checker dropped
+    (:attr:`~placement.solver.Result.rejected_candidates`): none left the solver, but each is
+    a bug in an encoding or a heuristic, which a benchmark should show.
+    """
+
+    def __init__(self, family: str) -> None:
+        self.family = family
+        self.checked = 0
+        self.invalid = 0
+
+    def __call__(self, instance: Any, solution: Any) -> Any:
+        """The checker's report of ``solution`` (None for no solution, which is not counted)."""
+        report, bad = recheck(self.family, instance, solution)
+        self.checked += report is not None
+        self.invalid += bad
+        return report
+
+    def result(self, instance: Any, result: Any) -> Any:
+        """Re-check a :class:`~placement.solver.Result`'s solution and count the candidates
+        its solve dropped; returns the checker's report."""
+        self.dropped(result.rejected_candidates)
+        return self(instance, result.solution)
+
+    def dropped(self, count: int) -> None:
+        """Count ``count`` candidates a solver's checker rejected and dropped."""
+        self.checked += count
+        self.invalid += count
+
+    def columns(self) -> dict[str, int]:
+        """``{"solutions_checked": ..., "invalid": ...}`` for the row."""
+        return {"solutions_checked": self.checked, "invalid": self.invalid}
+
+
 def _init_worker(local: bool = False) -> None:
     """In every worker: quiet logs (they would garble the progress bar); in a local worker
     also ignore Ctrl-C, which the terminal sends to the whole process group: the parent
@@ -195,14 +233,15 @@ def run_suite(suite: Suite, config: BenchConfig, *, progress: bool = True) -> Su
             raise KeyboardInterrupt
         stop.set()
         tqdm.write(
-            "placement: interrupted: stopping; the finished cases are kept (Ctrl-C again to "
-            "abort)",
+            "placement: interrupted: stopping; the finished cases are kept (Ctrl-C again to abort)",
             file=sys.stderr,
         )
 
     install = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, handler) if install else None
-    bar = tqdm(total=len(cases), file=sys.stderr, unit="case", desc=suite.name, disable=not progress)
+    bar = tqdm(
+        total=len(cases), file=sys.stderr, unit="case", desc=suite.name, disable=not progress
+    )
     try:
         for done in run_tasks(
             _run_case,

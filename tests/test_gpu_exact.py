@@ -583,8 +583,9 @@ def test_an_incumbent_at_the_proven_bound_skips_the_first_stage(
     assert skipped.bound == pytest.approx(bound)
     assert ctx.best_report.objective == pytest.approx(bound)
     if skipped.proven_optimal and searched.proven_optimal:
-        assert check(instance, skipped.proven_solution).score() == check(
-            instance, searched.proven_solution
-        ).score()
+        assert (
+            check(instance, skipped.proven_solution).score()
+            == check(instance, searched.proven_solution).score()
+        )
     if backend == "cpsat":
         assert skipped.proven_optimal

@@ -368,9 +368,7 @@ def test_server_crash_and_restart_loses_no_job(tmp_path: Path) -> None:
     try:
         with Client(first.target) as c:
             ids = [c.submit_job(MEDIUM, time_limit_s=2).job_id for _ in range(3)]
-            assert wait_until(
-                lambda: c.get_job(ids[0]).state == service_pb2.JOB_STATE_RUNNING, 30
-            )
+            assert wait_until(lambda: c.get_job(ids[0]).state == service_pb2.JOB_STATE_RUNNING, 30)
             assert c.get_job(ids[2]).state == service_pb2.JOB_STATE_QUEUED
     finally:
         first.kill()  # kill -9 of the server and its workers, mid-job
@@ -446,9 +444,10 @@ def test_to_result_round_trip_matches_a_local_solve(client: Client) -> None:
     assert remote.status == local.status == SolutionStatus.OPTIMAL
     assert remote.stop_reason == StopReason.PROVEN
     assert remote.objective_terms == pytest.approx(local.objective_terms)
-    assert get_family("gpu").check(instance, remote.solution).score() == family.check(
-        instance, local.solution
-    ).score()
+    assert (
+        get_family("gpu").check(instance, remote.solution).score()
+        == family.check(instance, local.solution).score()
+    )
 
 
 # --- security ------------------------------------------------------------------------------
@@ -531,9 +530,19 @@ def test_a_node_js_client_solves_through_the_server(server: Server, tmp_path: Pa
 
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
-        pytest.skip("Node.js (node and npm) is not installed: the cross-language client test needs it")
+        pytest.skip(
+            "Node.js (node and npm) is not installed: the cross-language client test needs it"
+        )
     install = subprocess.run(
-        [npm, "install", "--no-audit", "--no-fund", "--silent", "@grpc/grpc-js", "@grpc/proto-loader"],
+        [
+            npm,
+            "install",
+            "--no-audit",
+            "--no-fund",
+            "--silent",
+            "@grpc/grpc-js",
+            "@grpc/proto-loader",
+        ],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -543,7 +552,13 @@ def test_a_node_js_client_solves_through_the_server(server: Server, tmp_path: Pa
     script = tmp_path / "solve_client.js"
     shutil.copy(REPO / "tests" / "node" / "solve_client.js", script)
     proc = subprocess.run(
-        [node, str(script), str(REPO / "api" / "proto"), server.target, str(INSTANCES / "tiny.json")],
+        [
+            node,
+            str(script),
+            str(REPO / "api" / "proto"),
+            server.target,
+            str(INSTANCES / "tiny.json"),
+        ],
         cwd=tmp_path,
         capture_output=True,
         text=True,

@@ -27,35 +27,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from placement.api.bench import Rechecker
+
 TOPOLOGY_DATA = "quantum/topologies"
-
-
-
-class _Checked:
-    """Re-checks every routing of a case and counts them: ``checked`` and ``invalid``."""
-
-    def __init__(self) -> None:
-        self.checked = 0
-        self.invalid = 0
-
-    def __call__(self, instance: Any, solution: Any) -> Any:
-        """The checker's report of ``solution``."""
-        from placement.api.bench import recheck
-
-        report, bad = recheck("entanglement", instance, solution)
-        self.checked += report is not None
-        self.invalid += bad
-        return report
-
-    def result(self, instance: Any, result: Any) -> Any:
-        """Re-check a solver result's solution, and count the candidates its checker dropped."""
-        dropped = result.rejected_candidates
-        self.checked += dropped
-        self.invalid += dropped
-        return self(instance, result.solution)
-
-    def columns(self) -> dict[str, int]:
-        return {"solutions_checked": self.checked, "invalid": self.invalid}
 
 
 def _fmt(v: float) -> str:
@@ -144,7 +118,7 @@ def run_qcast(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     from placement.models.entanglement.simulate import simulate
     from placement.solver import SolveOptions, solve
 
-    checked = _Checked()
+    checked = Rechecker("entanglement")
     setting, seed, k, time_limit = case["setting"], case["seed"], case["k"], config.time_limit_s
     instance = generate(seed=seed, candidate_paths=k, **setting)
     options = SolveOptions(time_limit_s=time_limit, backend="milp", threads=1, seed=seed)
@@ -356,7 +330,7 @@ def run_topologies(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     from placement.models.entanglement.topology import load_topology
     from placement.solver import SolveOptions, solve
 
-    checked = _Checked()
+    checked = Rechecker("entanglement")
     threshold = case["min_fidelity"]
     instance = load_topology(
         case["file"],

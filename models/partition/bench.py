@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from placement.api.bench import Rechecker
 from placement.models.partition.instance import PartitionInstance, PartitionSolution
 from placement.solver import SolveOptions
 from placement.solver.family import ExactOutcome, get_family
@@ -69,31 +70,6 @@ def run_exact(
     return outcome, time.perf_counter() - started, run
 
 
-class _Checked:
-    """Re-checks every solution of a case and counts them: ``checked`` and ``invalid``."""
-
-    def __init__(self) -> None:
-        self.checked = 0
-        self.invalid = 0
-
-    def __call__(self, instance: PartitionInstance, solution: Any) -> Any:
-        """The checker's report of ``solution`` (None for no solution)."""
-        from placement.api.bench import recheck
-
-        report, bad = recheck("partition", instance, solution)
-        self.checked += report is not None
-        self.invalid += bad
-        return report
-
-    def dropped(self, run: _Run) -> None:
-        """Count the candidates an encoding reported that the checker rejected (dropped)."""
-        self.checked += len(run.rejected)
-        self.invalid += len(run.rejected)
-
-    def columns(self) -> dict[str, int]:
-        return {"solutions_checked": self.checked, "invalid": self.invalid}
-
-
 def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
@@ -131,7 +107,7 @@ def run_tarnawski(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     from placement.models.partition.milp import MilpEncoding
     from placement.models.partition.tarnawski import load_tarnawski
 
-    checked = _Checked()
+    checked = Rechecker("partition")
     inst = load_tarnawski(case["path"])
     times = []
     for _ in range(5):
@@ -155,7 +131,7 @@ def run_tarnawski(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
         ("milp_cold", MilpEncoding(use_dp=False), None),
     ):
         outcome, wall, ctx = run_exact(encoding, inst, config.time_limit_s, incumbent=incumbent)
-        checked.dropped(ctx)
+        checked.dropped(len(ctx.rejected))
         report = checked(inst, ctx.best)
         best = report.objective if report is not None else None
         row[f"{key}_proved"] = (
@@ -257,7 +233,7 @@ def run_chain(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     from placement.models.partition.milp import MilpEncoding
     from placement.models.partition.tables import build_tables
 
-    checked = _Checked()
+    checked = Rechecker("partition")
     n, d = case["layers"], case["devices"]
     inst = generate(n, d, case["seed"], memory_fill=case["fill"])
     dp_times, total_times = [], []
@@ -288,7 +264,7 @@ def run_chain(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     outcome, wall, ctx = run_exact(
         MilpEncoding(use_dp=False), inst, config.time_limit_s, incumbent=sol
     )
-    checked.dropped(ctx)
+    checked.dropped(len(ctx.rejected))
     report = checked(inst, ctx.best)
     best = report.objective if report is not None else None
     row = {
@@ -465,7 +441,7 @@ def _run_helix(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     from placement.models.partition.hf import load_model_config
     from placement.models.partition.milp import MilpEncoding
 
-    checked = _Checked()
+    checked = Rechecker("partition")
 
     def tokens(instance: PartitionInstance, solution: PartitionSolution | None) -> float | None:
         report = checked(instance, solution)
@@ -519,7 +495,7 @@ def _run_helix(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
         }[method]
         start = petals(inst)
         outcome, wall, ctx = run_exact(encoding, inst, config.time_limit_s, incumbent=start)
-        checked.dropped(ctx)
+        checked.dropped(len(ctx.rejected))
         best = ctx.best if ctx.best_report is not None else None
         gap = None
         if ctx.bound is not None and ctx.best_report is not None:
@@ -576,7 +552,7 @@ def _run_edge(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     from placement.models.partition.hf import build_llm, device_spec, load_model_config
     from placement.models.partition.instance import Mode
 
-    checked = _Checked()
+    checked = Rechecker("partition")
     shape = load_model_config(config.data_dir(LLM_DATA) / "models" / EDGE_MODEL)
     inst = build_llm(
         shape,
