@@ -232,6 +232,19 @@ class ClusterState:
         self.rank: np.ndarray | None = None
         """Tie-break order of the nodes (lowest first), None for a uniform draw."""
 
+    def copy(self) -> ClusterState:
+        """An independent copy (the static cluster is shared)."""
+        new = ClusterState.__new__(ClusterState)
+        new.cluster = self.cluster
+        new.exists = self.exists
+        new.gpu_left = self.gpu_left.copy()
+        new.cpu_left = self.cpu_left.copy()
+        new.mem_left = self.mem_left.copy()
+        new.affinity = self.affinity.copy()
+        new.used_milli = self.used_milli
+        new.rank = self.rank
+        return new
+
     @staticmethod
     def affinity_kind(num_gpu: int, milli: int) -> int:
         """-1 for CPU-only, 0 for a shared GPU, else the GPU count (capped)."""
