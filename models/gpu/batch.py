@@ -173,7 +173,6 @@ def solve_cycle(
     """The joint placement of ``items`` (pods that each fit alone) by CP-SAT (module doc)."""
     from ortools.sat.python import cp_model
 
-    cluster = state.cluster
     hint_of = {p: (node, gpus) for p, node, gpus in hint}
     model = cp_model.CpModel()
     # options[p] = [(node, gpus-var dict or None, placed-on-node var)]
@@ -276,8 +275,14 @@ class BatchCurve(Curve):
 
     def at_live(self, percent: int) -> float:
         live = Curve(
-            self.policy, self.seed, self.total_gpu_milli, self.order, self.node, self.gpus,
-            self.arrived, self.used_live,
+            self.policy,
+            self.seed,
+            self.total_gpu_milli,
+            self.order,
+            self.node,
+            self.gpus,
+            self.arrived,
+            self.used_live,
         )
         return live.at(percent)
 
@@ -349,8 +354,16 @@ def replay_batch(
                 hopeless.add(i)
         batch_pods = [int(order[i]) for i in live]
         result = _cycle(
-            state, pods, policy, batch_pods, rng, time_limit if solve else None,
-            top_k, workers, seed + c, always,
+            state,
+            pods,
+            policy,
+            batch_pods,
+            rng,
+            time_limit if solve else None,
+            top_k,
+            workers,
+            seed + c,
+            always,
         )
         statuses[result.status] = statuses.get(result.status, 0) + 1
         if result.status not in ("hint_optimal", "no_pods", "hint_only"):
@@ -429,6 +442,7 @@ def _cycle(
         if check_placement(state, pods, batch_pods, result.placement):
             invalid += 1
         else:
+
             def key(pl: Placement) -> tuple[int, int]:
                 return _demand(pods, batch_pods, pl), -_opened(state, pods, batch_pods, pl)
 

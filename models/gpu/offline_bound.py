@@ -120,7 +120,7 @@ class OfflineBound:
                 for j, c in zip(js, c_of, strict=True):
                     if m[c] == MILLI:
                         terms.append((j, float(r * k[c])))
-                    elif 0 < m[c] and m[c] * (r + 1) > MILLI:
+                    elif m[c] > 0 and m[c] * (r + 1) > MILLI:
                         terms.append((j, 1.0))
                 if terms:
                     rows.append(terms)
@@ -152,8 +152,9 @@ class OfflineBound:
     def at(self, arrived: Sequence[int] | np.ndarray) -> float:
         """The bound (milli-GPU) for the pods ``arrived`` (indices into the pod list; a pod
         may occur more than once)."""
-        counts = np.bincount(self.pod_class[np.asarray(arrived, dtype=np.int64)],
-                             minlength=self.n_classes)
+        counts = np.bincount(
+            self.pod_class[np.asarray(arrived, dtype=np.int64)], minlength=self.n_classes
+        )
         inf = float("inf")
         for c, row in self.count_row.items():
             self.highs.changeRowBounds(row, -inf, float(counts[c]))

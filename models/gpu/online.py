@@ -59,15 +59,11 @@ class FGDBestFitTiePolicy(FGDPolicy):
             tm = self.t_milli[None, :]
             fit = self.fit[nodes][rows] - (old >= tm) + (new_left >= tm)
             small = self.small[nodes][rows] - old * (old < tm) + new_left * (new_left < tm)
-            new = self._frag(
-                cpu_new[rows], total[rows] - m, fit, small, self.access[nodes][rows]
-            )
+            new = self._frag(cpu_new[rows], total[rows] - m, fit, small, self.access[nodes][rows])
             score = self._score(self.frag[nodes][rows] - new)
             after = new_left[:, 0]
-        if state.rank is not None:
-            tie = state.rank[nodes[rows]]
-        else:  # stock Kubernetes: a uniform draw among the remaining ties
-            tie = rng.permutation(len(rows))
+        # the run's node order, or (stock Kubernetes) a uniform draw among the remaining ties
+        tie = state.rank[nodes[rows]] if state.rank is not None else rng.permutation(len(rows))
         best = int(np.lexsort((tie, after, -score))[0])
         node = int(nodes[rows[best]])
         if cols is None:
