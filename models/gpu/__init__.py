@@ -66,9 +66,7 @@ class GpuFamily:
         """The JSON form of the ``gpu`` section of a solution."""
         return message_to_dict(solution_to_message(instance, solution, unplaced))
 
-    def greedy(
-        self, instance: GpuInstance, options: SolveOptions
-    ) -> Iterator[tuple[str, GpuSolution]]:
+    def greedy(self, instance: GpuInstance, options: SolveOptions) -> Iterator[tuple[str, GpuSolution]]:
         """Named heuristic solutions; the first (topology-aware best fit) is the fallback."""
         from placement.models.gpu.greedy import greedy_solutions
 
