@@ -168,20 +168,23 @@ class OfflineBound:
 
     def curve(self, order: np.ndarray, top: int = 130) -> np.ndarray:
         """Per level x = 0..``top`` % of the cluster's GPUs: the bound (% of the GPUs) for the
-        arrivals of ``order`` up to the last one whose cumulative demand is < x + 0.5 %.
-
-        :meth:`.replay.Curve.at` averages a policy's allocation over the arrivals whose
-        arrived demand rounds to x, all of them before that one, so (the bound growing with
-        the arrivals) this value bounds the policy's discretised curve at x."""
+        arrivals of ``order`` up to the last one that :meth:`.replay.Curve.at` averages over
+        at x (arrived demand rounding to x, else within x +- 1; if none, the last arrival at
+        or below x %). The bound grows with the arrivals, so this value bounds every
+        policy's discretised curve at x."""
         total = self.cluster.total_gpu_milli
         arrived = np.cumsum(self.pods.demand[order])
+        rounded = np.round(arrived / total * 100)
         out = np.full(top + 1, np.nan)
         for x in range(top + 1):
-            i = int(np.searchsorted(arrived, (x + 0.5) / 100 * total, side="left"))
-            if i == 0:
-                out[x] = 0.0
-                continue
-            if i == len(order) and arrived[-1] < (x - 1) / 100 * total:
-                break  # the workload ended before this level
-            out[x] = self.at(order[:i]) / total * 100
+            window = np.flatnonzero(rounded == x)
+            if not len(window):
+                window = np.flatnonzero((rounded >= x - 1) & (rounded <= x + 1))
+            if len(window):
+                i = int(window[-1]) + 1
+            else:
+                if len(arrived) and arrived[-1] < x / 100 * total:
+                    break  # the workload ended below this level
+                i = int(np.searchsorted(arrived, x / 100 * total, side="right"))
+            out[x] = self.at(order[:i]) / total * 100 if i else 0.0
         return out
