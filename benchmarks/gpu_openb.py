@@ -27,6 +27,7 @@ import argparse
 import csv
 import math
 import os
+import pickle
 import statistics
 import sys
 import time
@@ -586,6 +587,15 @@ def main(argv: list[str] | None = None) -> int:
         help="also FGD and BestFit with uniform tie-breaks and with resampling",
     )
     parser.add_argument(
+        "--save-rows", type=Path, help="also pickle the rows (with curves) to this file"
+    )
+    parser.add_argument(
+        "--load-rows",
+        type=Path,
+        help="re-render the report from rows pickled by --save-rows (nothing is replayed; "
+        "pass the same selection options so the printed command stays right)",
+    )
+    parser.add_argument(
         "--quick",
         action="store_true",
         help="seed 42; Random, BestFit, FGD and ours online, batch 64, the bound; default "
@@ -621,6 +631,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     load_before = _uptime()
     rows: list[dict] = []
+    ablation: list[dict] = []
+    if args.load_rows:
+        with open(args.load_rows, "rb") as fh:
+            rows, ablation, load = pickle.load(fh)
+        traces = []  # nothing to replay
     for trace in traces:
         if "online" in modes:
             rows += run(trace, policies, seeds, args.data)
@@ -643,12 +658,15 @@ def main(argv: list[str] | None = None) -> int:
             for seed in seeds:
                 rows.append(run_case(trace, "bound", seed, args.data, mode="bound"))
                 _progress(rows[-1])
-    ablation: list[dict] = []
-    if args.ablation:
+    if args.ablation and not args.load_rows:
         for policy in [p for p in ("BestFit", "FGD") if p in policies]:
             ablation += run("default", [policy], seeds, args.data, tie_break="uniform")
             ablation += run("default", [policy], seeds, args.data, protocol="resample")
-    load = f"{load_before} before, {_uptime()} after"
+    if not args.load_rows:
+        load = f"{load_before} before, {_uptime()} after"
+    if args.save_rows:
+        with open(args.save_rows, "wb") as fh:
+            pickle.dump((rows, ablation, load), fh)
     command = "python benchmarks/gpu_openb.py " + (
         "--quick"
         if args.quick
