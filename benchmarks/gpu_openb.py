@@ -309,6 +309,39 @@ def _modes_table(rows: list[dict], trace: str, fgd_published: float) -> list[str
     return lines
 
 
+def _paired(rows: list[dict], trace: str) -> list[str]:
+    """GPUs saved against FGD seed by seed (the same workload): mean, its standard error and
+    the seeds where ours allocates more."""
+    rows = [r for r in rows if r["trace"] == trace]
+    fgd = {r["seed"]: r["alloc_at_100"] for r in rows if r["policy"] == "FGD"}
+    lines = []
+    for policy in dict.fromkeys(r["policy"] for r in rows):
+        if policy == "FGD" or not (policy == OURS or policy.startswith(f"{OURS} batch")):
+            continue
+        saved = [
+            (r["alloc_at_100"] - fgd[r["seed"]]) / 100 * TOTAL_GPUS
+            for r in rows
+            if r["policy"] == policy and r["seed"] in fgd
+        ]
+        if len(saved) < 2:
+            continue
+        se = statistics.stdev(saved) / math.sqrt(len(saved))
+        wins = sum(x > 0 for x in saved)
+        lines.append(
+            f"| {policy} | {statistics.fmean(saved):+.1f} | {se:.1f} | {wins} of {len(saved)} |"
+        )
+    if not lines:
+        return []
+    return [
+        "",
+        "GPUs saved at 100 % against our FGD on the same seed (positive: fewer unallocated):",
+        "",
+        "| policy / mode | mean | standard error | seeds better |",
+        "|---|---|---|---|",
+        *lines,
+    ]
+
+
 def markdown(
     tables: dict[str, list[dict]],
     ablation: list[dict],
@@ -354,6 +387,7 @@ def markdown(
         for trace in dict.fromkeys(r["trace"] for r in rows or []):
             lines += [f"### `{TRACES[trace]}`", ""]
             lines += _modes_table(rows or [], trace, (fgd_published or {}).get(trace, math.nan))
+            lines += _paired(rows or [], trace)
             lines.append("")
     lines += [
         "## The peers: reproduction of the published figures",
