@@ -49,6 +49,7 @@ BATCH_SIZES = (8, 64, 512)
 TARGETS = {("online", None): 296, ("batch", 64): 200}
 """Unallocated GPUs at 100 % arrived demand on the default trace that the issue asks for."""
 TOTAL_GPUS = 6212
+"""The openb cluster's GPUs (rows carry their own cluster's count in ``total_gpus``)."""
 
 
 def _seeds(text: str) -> list[int]:
@@ -63,6 +64,8 @@ def published(data: Path, trace: str) -> dict[str, dict[int, np.ndarray]]:
     """``{policy: {seed: allocation % at 0..130 % arrived}}`` of the paper's artifact."""
     out: dict[str, dict[int, np.ndarray]] = {}
     workload = Path(TRACES[trace]).stem
+    if not (data / "fgd_published_allocation.csv").is_file():
+        return out
     with open(data / "fgd_published_allocation.csv", newline="") as fh:
         for row in csv.DictReader(fh):
             if row["workload"] != workload:
@@ -118,7 +121,9 @@ def run_case(
     from placement.models.gpu.replay import replay, workload
 
     cluster, pods = _trace(data, trace)
+    gpus = cluster.total_gpu_milli // 1000
     row: dict = {
+        "total_gpus": gpus,
         "trace": trace,
         "policy": policy,
         "mode": mode,
@@ -181,14 +186,14 @@ def run_case(
             seconds=round(time.perf_counter() - t0, 2),
             curve=values,
         )
-        row["unalloc_gpus_at_100"] = round((100 - row["alloc_at_100"]) / 100 * TOTAL_GPUS, 1)
+        row["unalloc_gpus_at_100"] = round((100 - row["alloc_at_100"]) / 100 * gpus, 1)
         return row
     else:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     row.update(
         alloc_at_100=curve.at(100),
         alloc_at_130=curve.at(130),
-        unalloc_gpus_at_100=round((100 - curve.at(100)) / 100 * TOTAL_GPUS, 1),
+        unalloc_gpus_at_100=round((100 - curve.at(100)) / 100 * gpus, 1),
         pods=len(curve.order),
         pods_unplaced=curve.unplaced,
         seconds=round(time.perf_counter() - t0, 2),
@@ -257,6 +262,7 @@ def summary(rows: list[dict], pub: dict[str, dict[int, np.ndarray]], total_gpus:
 def _modes_table(rows: list[dict], trace: str, fgd_published: float) -> list[str]:
     """Ours (online, batch) against FGD and the bound, one trace."""
     rows = [r for r in rows if r["trace"] == trace]
+    total = rows[0].get("total_gpus", TOTAL_GPUS) if rows else TOTAL_GPUS
     bound = [r for r in rows if r["mode"] == "bound"]
     bound_unalloc = statistics.fmean(r["unalloc_gpus_at_100"] for r in bound) if bound else math.nan
     lines = [
@@ -268,8 +274,8 @@ def _modes_table(rows: list[dict], trace: str, fgd_published: float) -> list[str
     if not math.isnan(fgd_published):
         lines.append(
             f"| FGD (published) | 10 | {fgd_published:.2f} % "
-            f"| {(100 - fgd_published) / 100 * TOTAL_GPUS:.0f} | | "
-            f"{(100 - fgd_published) / 100 * TOTAL_GPUS - bound_unalloc:.0f} | | | |"
+            f"| {(100 - fgd_published) / 100 * total:.0f} | | "
+            f"{(100 - fgd_published) / 100 * total - bound_unalloc:.0f} | | | |"
         )
     for policy in dict.fromkeys(r["policy"] for r in rows):
         mine = [r for r in rows if r["policy"] == policy]
@@ -277,7 +283,7 @@ def _modes_table(rows: list[dict], trace: str, fgd_published: float) -> list[str
         if mode == "online" and policy not in ("FGD", "BestFit", OURS):
             continue
         mean, sd = _mean_sd([r["alloc_at_100"] for r in mine])
-        unalloc = (100 - mean) / 100 * TOTAL_GPUS
+        unalloc = (100 - mean) / 100 * total
         key = (mode, mine[0]["batch"] or None) if policy != "FGD" else None
         target = TARGETS.get(key) if trace == "default" and policy != "BestFit" else None
         target_txt = (
@@ -326,7 +332,7 @@ def _paired(rows: list[dict], trace: str) -> list[str]:
         if policy == "FGD" or not (policy == OURS or policy.startswith(f"{OURS} batch")):
             continue
         saved = [
-            (r["alloc_at_100"] - fgd[r["seed"]]) / 100 * TOTAL_GPUS
+            (r["alloc_at_100"] - fgd[r["seed"]]) / 100 * r.get("total_gpus", TOTAL_GPUS)
             for r in rows
             if r["policy"] == policy and r["seed"] in fgd
         ]
@@ -578,7 +584,11 @@ def write_report(
     traces = list(dict.fromkeys(r["trace"] for r in rows))
     pubs = {t: published(data, t) for t in traces}
     online = {t: [r for r in rows if r["trace"] == t and r["mode"] == "online"] for t in traces}
-    tables = {t: summary(rs, pubs[t], TOTAL_GPUS) for t, rs in online.items() if rs}
+    tables = {
+        t: summary(rs, pubs[t], rs[0].get("total_gpus", TOTAL_GPUS))
+        for t, rs in online.items()
+        if rs
+    }
     fgd_pub = {
         t: statistics.fmean(float(c[100]) for c in pubs[t]["FGD"].values())
         for t in traces

@@ -219,3 +219,56 @@ def test_bad_batch_size_is_named() -> None:
         replay_batch(cluster, pods, make_any("FGD+BF-tie"), 0, batch=0)
     with pytest.raises(ValueError, match="unknown policy"):
         make_any("FGD++")
+
+
+def _driver():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "gpu_openb.py"
+    spec = importlib.util.spec_from_file_location("gpu_openb_driver", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_driver_runs_every_mode_on_a_small_trace_and_writes_the_report(tmp_path) -> None:
+    rng = np.random.default_rng(7)
+    nodes = ["sn,cpu_milli,memory_mib,gpu,model"] + [
+        f"n{i},{int(rng.choice([16, 32, 64])) * 1000},65536,{int(rng.choice([2, 4, 8]))},G2"
+        for i in range(8)
+    ]
+    header = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time"
+    pods = [header + ",deletion_time,scheduled_time"]
+    for j in range(60):
+        kind = j % 3
+        num, milli = (
+            (1, 1000) if kind == 0 else (1, int(rng.integers(1, 10)) * 100) if kind == 1 else (0, 0)
+        )
+        pods.append(
+            f"p{j:03d},{int(rng.integers(1, 8)) * 1000},2048,{num},{milli},,LS,Running,0,1,0"
+        )
+    data = tmp_path / "openb"
+    data.mkdir()
+    (data / "openb_node_list_gpu_node.csv").write_text("\n".join(nodes) + "\n")
+    (data / "openb_pod_list_default.csv").write_text("\n".join(pods) + "\n")
+    drv = _driver()
+    rows = [
+        drv.run_case("default", "FGD", 42, data),
+        drv.run_case("default", "FGD+BF-tie", 42, data),
+        drv.run_case("default", "FGD+BF-tie", 42, data, mode="batch", batch=4, time_limit=2.0),
+        drv.run_case("default", "bound", 42, data, mode="bound"),
+    ]
+    assert rows[2]["policy"] == "FGD+BF-tie batch 4" and rows[2]["invalid"] == 0
+    bound = rows[3]["curve"]
+    for r in rows[:3]:
+        curve = r["curve"]
+        assert (bound >= curve - 0.01)[~np.isnan(curve)].all(), r["policy"]
+    out = tmp_path / "out"
+    text = drv.write_report(rows, out, "python benchmarks/gpu_openb.py ...", "load n/a", data)
+    assert "FGD+BF-tie batch 4" in text and "offline LP bound" in text
+    for name in ("gpu-openb.csv", "gpu-openb.md", "gpu-openb-modes.png"):
+        assert (out / name).stat().st_size > 0
+    assert len((out / "gpu-openb.csv").read_text().splitlines()) == 1 + len(rows)
+    with pytest.raises(ValueError, match="mode must be one of"):
+        drv.run_case("default", "FGD", 42, data, mode="offline")
