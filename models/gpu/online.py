@@ -9,7 +9,7 @@ the pod leaves on the GPU it takes (smallest first: best fit inside FGD's best c
 shared pod closes a nearly full GPU instead of cutting into a fresh one that scored the
 same. For whole-GPU and CPU-only pods the key is 0 and the choice is FGD's.
 
-Why (the study, ``docs/benchmarks/gpu-openb.md``): at 100 % arrived demand FGD's losses are
+Why (the study, ``docs/benchmarks.md``, openb section): at 100 % arrived demand FGD's losses are
 almost all fragments -- of the ~300 GPUs free, ~275 sit as partial GPUs (< 1,000 milli left)
 and ~30 as whole GPUs on nodes whose CPU is exhausted -- while the pods that fail are mostly
 whole-GPU pods. Every partial GPU opened by a shared pod that could have gone to an already
