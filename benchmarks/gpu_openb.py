@@ -469,7 +469,9 @@ def markdown(
     return "\n".join(lines)
 
 
-def plot(all_rows: dict[str, list[dict]], pubs: dict[str, dict], path: Path) -> None:
+def plot(
+    all_rows: dict[str, list[dict]], pubs: dict[str, dict], path: Path, command: str = ""
+) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -500,40 +502,54 @@ def plot(all_rows: dict[str, list[dict]], pubs: dict[str, dict], path: Path) -> 
         ax.set_title(TRACES[trace])
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, ncol=2, loc="lower right")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    if command:
+        fig.text(0.005, 0.005, command, fontsize=6, color="grey")
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
 
-def plot_modes(rows: list[dict], path: Path) -> None:
-    """Allocation vs arrived demand: every policy, our online and batch modes, the bound."""
+def plot_modes(rows: list[dict], path: Path, command: str = "") -> None:
+    """Allocation vs arrived demand: every policy, our online and batch modes, the bound; the
+    lower row zooms in on the leaders."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     traces = list(dict.fromkeys(r["trace"] for r in rows))
-    fig, axes = plt.subplots(1, len(traces), figsize=(6.5 * len(traces), 5), squeeze=False)
+    fig, axes = plt.subplots(2, len(traces), figsize=(6.5 * len(traces), 9), squeeze=False)
     x = np.arange(131)
-    for ax, trace in zip(axes[0], traces, strict=True):
+    for col, trace in enumerate(traces):
         mine = [r for r in rows if r["trace"] == trace]
-        for i, policy in enumerate(dict.fromkeys(r["policy"] for r in mine)):
-            curves = [r["curve"] for r in mine if r["policy"] == policy]
-            mode = next(r["mode"] for r in mine if r["policy"] == policy)
-            style = {"online": "-", "batch": "-.", "bound": "--"}[mode]
-            color = "black" if mode == "bound" else f"C{i}"
-            width = 2.0 if policy == OURS or mode != "online" else 1.0
-            ax.plot(x, np.nanmean(curves, axis=0), style, color=color, lw=width, label=policy)
-        ax.plot(x, x, color="grey", linewidth=0.5)
-        ax.set_xlim(50, 130)
-        ax.set_ylim(70, 100)
-        ax.set_xlabel("arrived GPU demand (% of cluster GPUs)")
-        ax.set_ylabel("GPU allocation ratio (%)")
-        ax.set_title(f"{TRACES[trace]} (mean over seeds)")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, ncol=2, loc="lower right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
+        means = {}
+        for ax in axes[:, col]:
+            for i, policy in enumerate(dict.fromkeys(r["policy"] for r in mine)):
+                curves = [r["curve"] for r in mine if r["policy"] == policy]
+                mode = next(r["mode"] for r in mine if r["policy"] == policy)
+                style = {"online": "-", "batch": "-.", "bound": "--"}[mode]
+                color = "black" if mode == "bound" else f"C{i}"
+                width = 2.0 if policy == OURS or mode != "online" else 1.0
+                means[policy] = np.nanmean(curves, axis=0)
+                ax.plot(x, means[policy], style, color=color, lw=width, label=policy)
+            ax.plot(x, x, color="grey", linewidth=0.5)
+            ax.set_xlabel("arrived GPU demand (% of cluster GPUs)")
+            ax.set_ylabel("GPU allocation ratio (%)")
+            ax.grid(alpha=0.3)
+        top, zoom = axes[0, col], axes[1, col]
+        top.set_xlim(50, 130)
+        top.set_ylim(70, 100)
+        top.set_title(f"{TRACES[trace]} (mean over seeds)")
+        top.legend(fontsize=7, ncol=2, loc="lower right")
+        centre = means.get("FGD", means.get(OURS, np.full(131, 90.0)))[100]
+        if not np.isnan(centre):
+            zoom.set_xlim(95, 130)
+            zoom.set_ylim(centre - 0.8, centre + 0.8)
+        zoom.set_title("zoom on the leaders (the bound is above)")
+    fig.tight_layout(rect=(0, 0.02, 1, 1))
+    if command:
+        fig.text(0.005, 0.004, command, fontsize=6, color="grey")
+    fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
@@ -614,8 +630,8 @@ def write_report(
     (out / "gpu-openb.md").write_text(text)
     peers = {t: [r for r in online[t] if r["policy"] in pubs[t]] for t in traces}
     if any(peers.values()):
-        plot({t: rs for t, rs in peers.items() if rs}, pubs, out / "gpu-openb.png")
-    plot_modes(rows, out / "gpu-openb-modes.png")
+        plot({t: rs for t, rs in peers.items() if rs}, pubs, out / "gpu-openb.png", command)
+    plot_modes(rows, out / "gpu-openb-modes.png", command)
     return text
 
 
