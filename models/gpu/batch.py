@@ -154,8 +154,8 @@ def hint_placement(
 class CycleResult:
     placement: Placement
     status: str
-    """``hint_optimal`` (no solve), ``optimal`` / ``feasible`` (CP-SAT's status), ``hint_kept``
-    (the model found nothing better than the hint)."""
+    """``optimal`` / ``feasible`` (CP-SAT's status) or ``hint_kept`` (no solution in time:
+    the hint is returned)."""
     solve_seconds: float = 0.0
     variables: int = 0
 
@@ -173,9 +173,9 @@ def solve_cycle(
     """The joint placement of ``items`` (pods that each fit alone) by CP-SAT (module doc)."""
     from ortools.sat.python import cp_model
 
-    hint_of = {p: (node, gpus) for p, node, gpus in hint}
+    hint_of = {item: (node, gpus) for item, node, gpus in hint}
     model = cp_model.CpModel()
-    # options[p] = [(node, gpus-var dict or None, placed-on-node var)]
+    # choice[item, node] = (x: placed there, {gpu: y}: the GPUs it takes there)
     node_terms_cpu: dict[int, list] = {}
     node_terms_mem: dict[int, list] = {}
     gpu_terms: dict[tuple[int, int], list] = {}
@@ -261,7 +261,8 @@ def solve_cycle(
 
 @dataclass
 class BatchCurve(Curve):
-    """A batch replay: :class:`.replay.Curve` with ``used`` the settled allocation, plus."""
+    """A batch replay: a :class:`.replay.Curve` whose ``used`` is the settled allocation,
+    with the live allocation and the cycles' statistics."""
 
     batch: int = 0
     used_live: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
@@ -409,6 +410,9 @@ def replay_batch(
 class _Cycle:
     placement: Placement
     status: str
+    """``no_pods``, ``hint_optimal`` (the hint placed every pod that fits alone: no solve),
+    ``hint_only`` (``solve=False``), ``hint_kept`` (the model found nothing better), or
+    CP-SAT's ``optimal`` / ``feasible`` when its placement was applied."""
     solve_seconds: float = 0.0
     invalid: int = 0
 
