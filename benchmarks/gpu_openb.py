@@ -292,12 +292,15 @@ def _modes_table(rows: list[dict], trace: str, fgd_published: float) -> list[str
         if mode == "online":
             lat = (
                 f"{statistics.median(r['latency_p50_us'] for r in mine):.0f} / "
-                f"{statistics.median(r['latency_p99_us'] for r in mine):.0f} us "
-                f"(CPU {statistics.median(r['cpu_p50_us'] for r in mine):.0f} / "
-                f"{statistics.median(r['cpu_p99_us'] for r in mine):.0f}; "
-                f"{statistics.fmean(r['over_5ms'] / r['pods'] for r in mine) * 100:.2f} % "
-                "over 5 ms)"
+                f"{statistics.median(r['latency_p99_us'] for r in mine):.0f} us"
             )
+            if all("cpu_p50_us" in r for r in mine):  # rows of older runs lack CPU time
+                lat += (
+                    f" (CPU {statistics.median(r['cpu_p50_us'] for r in mine):.0f} / "
+                    f"{statistics.median(r['cpu_p99_us'] for r in mine):.0f}; "
+                    f"{statistics.fmean(r['over_5ms'] / r['pods'] for r in mine) * 100:.2f} % "
+                    "over 5 ms)"
+                )
             solve, invalid = "", ""
         elif mode == "batch":
             lat = (
