@@ -232,6 +232,19 @@ class ClusterState:
         self.rank: np.ndarray | None = None
         """Tie-break order of the nodes (lowest first), None for a uniform draw."""
 
+    def copy(self) -> ClusterState:
+        """An independent copy (the static cluster is shared)."""
+        new = ClusterState.__new__(ClusterState)
+        new.cluster = self.cluster
+        new.exists = self.exists
+        new.gpu_left = self.gpu_left.copy()
+        new.cpu_left = self.cpu_left.copy()
+        new.mem_left = self.mem_left.copy()
+        new.affinity = self.affinity.copy()
+        new.used_milli = self.used_milli
+        new.rank = self.rank
+        return new
+
     @staticmethod
     def affinity_kind(num_gpu: int, milli: int) -> int:
         """-1 for CPU-only, 0 for a shared GPU, else the GPU count (capped)."""
@@ -308,7 +321,10 @@ class Curve:
     arrived: np.ndarray
     used: np.ndarray
     latency_ns: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    """Per pod, the time of its decision (filter + scores + choice) in ns."""
+    """Per pod, the wall time of its decision (filter + scores + choice) in ns."""
+    cpu_ns: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    """Per pod, the CPU time of this thread during its decision in ns (wall time minus
+    preemption by other processes, on a shared machine)."""
 
     @property
     def arrived_pct(self) -> np.ndarray:
@@ -374,6 +390,8 @@ def replay(
     arrived = np.zeros(n, dtype=np.int64)
     used = np.zeros(n, dtype=np.int64)
     latency = np.zeros(n, dtype=np.int64)
+    cpu_time = np.zeros(n, dtype=np.int64)
+    cpu_clock = time.thread_time_ns
     demand = pods.demand
     total = 0
     clock = time.perf_counter_ns
@@ -381,17 +399,20 @@ def replay(
         p = int(p)
         total += int(demand[p])
         arrived[i] = total
+        c0 = cpu_clock()
         t0 = clock()
         nodes = state.feasible(pods, p)
         if len(nodes):
             node, gpus = policy.choose(state, pods, p, nodes, rng)
             latency[i] = clock() - t0
+            cpu_time[i] = cpu_clock() - c0
             state.place(pods, p, node, gpus)
             policy.placed(state, pods, p, node)
             node_of[i] = node
             gpus_of[i] = tuple(int(g) for g in gpus)
         else:
             latency[i] = clock() - t0
+            cpu_time[i] = cpu_clock() - c0
         used[i] = state.used_milli
     return Curve(
         policy=policy.name,
@@ -403,4 +424,5 @@ def replay(
         arrived=arrived,
         used=used,
         latency_ns=latency,
+        cpu_ns=cpu_time,
     )
