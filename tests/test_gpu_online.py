@@ -4,6 +4,8 @@ against what the policies achieve (real CP-SAT and HiGHS, no mocks)."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -221,17 +223,6 @@ def test_bad_batch_size_is_named() -> None:
         make_any("FGD++")
 
 
-def _driver():
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parent.parent / "benchmarks" / "gpu_openb.py"
-    spec = importlib.util.spec_from_file_location("gpu_openb_driver", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_driver_runs_every_mode_on_a_small_trace_and_writes_the_report(tmp_path) -> None:
     rng = np.random.default_rng(7)
     nodes = ["sn,cpu_milli,memory_mib,gpu,model"] + [
@@ -248,27 +239,31 @@ def test_driver_runs_every_mode_on_a_small_trace_and_writes_the_report(tmp_path)
         pods.append(
             f"p{j:03d},{int(rng.integers(1, 8)) * 1000},2048,{num},{milli},,LS,Running,0,1,0"
         )
-    data = tmp_path / "openb"
-    data.mkdir()
+    data = tmp_path / "gpu" / "openb"
+    data.mkdir(parents=True)
     (data / "openb_node_list_gpu_node.csv").write_text("\n".join(nodes) + "\n")
     (data / "openb_pod_list_default.csv").write_text("\n".join(pods) + "\n")
-    drv = _driver()
-    rows = [
-        drv.run_case("default", "FGD", 42, data),
-        drv.run_case("default", "FGD+BF-tie", 42, data),
-        drv.run_case("default", "FGD+BF-tie", 42, data, mode="batch", batch=4, time_limit=2.0),
-        drv.run_case("default", "bound", 42, data, mode="bound"),
-    ]
-    assert rows[2]["policy"] == "FGD+BF-tie batch 4" and rows[2]["invalid"] == 0
-    bound = rows[3]["curve"]
-    for r in rows[:3]:
-        curve = r["curve"]
-        assert (bound >= curve - 0.01)[~np.isnan(curve)].all(), r["policy"]
+    from placement.api.bench import BenchConfig
+    from placement.models.gpu import bench
+
     out = tmp_path / "out"
-    text = drv.write_report(rows, out, "python benchmarks/gpu_openb.py ...", "load n/a", data)
+    out.mkdir()
+    config = BenchConfig("gpu-openb", 2.0, True, out, tmp_path, command="placement bench ...")
+    cases = [
+        {"trace": "default", "policy": "FGD", "seed": 42},
+        {"trace": "default", "policy": "FGD+BF-tie", "seed": 42},
+        {"trace": "default", "policy": "FGD+BF-tie", "seed": 42, "mode": "batch", "batch": 4},
+        {"trace": "default", "policy": "bound", "seed": 42, "mode": "bound"},
+    ]
+    rows = [r for case in cases for r in bench.run_openb(case, config)]
+    assert rows[2]["policy"] == "FGD+BF-tie batch 4" and rows[2]["invalid"] == 0
+    # Every placement of the online and batch replays was re-checked from scratch.
+    assert all(r["placements_checked"] > 0 and r["invalid"] == 0 for r in rows[:3])
+    curves = [np.array([np.nan if v is None else v for v in json.loads(r["curve"])]) for r in rows]
+    for r, curve in zip(rows[:3], curves[:3], strict=True):
+        assert (curves[3] >= curve - 0.01)[~np.isnan(curve)].all(), r["policy"]
+    text = bench.report_openb(rows, config)
     assert "FGD+BF-tie batch 4" in text and "offline LP bound" in text
-    for name in ("gpu-openb.csv", "gpu-openb.md", "gpu-openb-modes.png"):
-        assert (out / name).stat().st_size > 0
-    assert len((out / "gpu-openb.csv").read_text().splitlines()) == 1 + len(rows)
+    assert (out / "gpu-openb-modes.png").stat().st_size > 0
     with pytest.raises(ValueError, match="mode must be one of"):
-        drv.run_case("default", "FGD", 42, data, mode="offline")
+        bench.run_case("default", "FGD", 42, data, mode="offline")

@@ -142,3 +142,17 @@ register(
         quick_time_limit_s=1.0,
     )
 )
+register(
+    Suite(
+        name="gpu-openb",
+        family="gpu",
+        help="the FGD paper's protocol on the Alibaba openb trace: six peers (reproduced), our "
+        "online and batch modes, the offline LP bound",
+        cases=lazy(_BENCH, "cases_openb"),
+        run=lazy(_BENCH, "run_openb"),
+        report=lazy(_BENCH, "report_openb"),
+        data="gpu/openb",
+        time_limit_s=1.0,
+        quick_time_limit_s=1.0,
+    )
+)

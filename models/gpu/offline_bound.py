@@ -37,6 +37,7 @@ import numpy as np
 
 from placement.models.gpu.instance import MILLI
 from placement.models.gpu.replay import Cluster, PodSet
+from placement.solver.backends.milp import new_highs
 
 PACKING_R = (1, 2, 3, 4)
 DFF_EPS = (50, 100, 150, 200, 250, 300, 350, 400, 450, 500)
@@ -135,8 +136,7 @@ class OfflineBound:
             if gang:
                 rows.append(gang)
                 upper.append(float(nq))
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
+        h = new_highs()
         inf = highspy.kHighsInf
         ncol = len(cols)
         h.addVars(ncol, np.zeros(ncol), np.full(ncol, inf))

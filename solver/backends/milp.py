@@ -44,6 +44,17 @@ def _quiet_stdout() -> Iterator[None]:
             os.close(devnull)
 
 
+def new_highs() -> Any:
+    """A ``highspy.Highs`` with its output off, and without the banner its constructor prints
+    on standard output even when quiet."""
+    import highspy
+
+    with _quiet_stdout():
+        highs = highspy.Highs()
+    highs.setOptionValue("output_flag", False)
+    return highs
+
+
 class HighsMilp:
     """HiGHS through highspy."""
 
@@ -125,9 +136,7 @@ class HighsMilp:
         lp.sense_ = highspy.ObjSense.kMaximize if maximize else highspy.ObjSense.kMinimize
         lp.offset_ = float(problem.objective.constant)
 
-        with _quiet_stdout():
-            highs = highspy.Highs()
-        highs.setOptionValue("output_flag", False)
+        highs = new_highs()
         highs.setOptionValue("time_limit", float(time_limit_s))
         highs.setOptionValue("mip_rel_gap", float(options.relative_gap))
         highs.setOptionValue("mip_abs_gap", 1e-9)
