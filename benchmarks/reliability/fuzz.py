@@ -80,8 +80,11 @@ class _Stats:
         self.flush()
 
     def flush(self) -> None:
-        data = dict(self.counts, crash_kinds=self.crash_kinds,
-                    seconds=round(time.monotonic() - self.started, 1))
+        data = dict(
+            self.counts,
+            crash_kinds=self.crash_kinds,
+            seconds=round(time.monotonic() - self.started, 1),
+        )
         tmp = self.path.with_suffix(".tmp")
         tmp.write_text(json.dumps(data))
         tmp.replace(self.path)
@@ -99,7 +102,6 @@ def child(args: argparse.Namespace) -> int:
         import atheris
 
         with atheris.instrument_imports(include=["placement", "benchmarks.reliability"]):
-            from benchmarks.reliability import targets
             import placement.api.files  # noqa: F401
             import placement.api.server.service  # noqa: F401
             import placement.models.dag.loaders  # noqa: F401
@@ -107,6 +109,7 @@ def child(args: argparse.Namespace) -> int:
             import placement.models.gpu.openb  # noqa: F401
             import placement.models.partition.hf  # noqa: F401
             import placement.models.partition.tarnawski  # noqa: F401
+            from benchmarks.reliability import targets
             from placement.solver.family import FAMILY_MODULES, get_family
 
             for fam in FAMILY_MODULES:
@@ -209,11 +212,26 @@ def run_target(name: str, args: argparse.Namespace, work: Path) -> dict:
     while total["inputs"] < args.runs and restarts <= args.max_restarts:
         stats_path.unlink(missing_ok=True)
         cmd = [
-            sys.executable, __file__, "--one", name, "--engine", args.engine,
-            "--runs", str(args.runs), "--done", str(total["inputs"]),
-            "--timeout", str(args.timeout), "--rss-mb", str(args.rss_mb),
-            "--seed", str(args.seed + restarts), "--stats", str(stats_path),
-            "--artifacts", str(args.artifacts),
+            sys.executable,
+            __file__,
+            "--one",
+            name,
+            "--engine",
+            args.engine,
+            "--runs",
+            str(args.runs),
+            "--done",
+            str(total["inputs"]),
+            "--timeout",
+            str(args.timeout),
+            "--rss-mb",
+            str(args.rss_mb),
+            "--seed",
+            str(args.seed + restarts),
+            "--stats",
+            str(stats_path),
+            "--artifacts",
+            str(args.artifacts),
         ]
         env = dict(os.environ, PYTHONPATH=f"{REPO}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
         log = work / f"{name}.log"
@@ -262,8 +280,11 @@ def _tail(text: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("targets", nargs="*", help="target names (default: all)")
-    ap.add_argument("--engine", choices=("atheris", "random"),
-                    default="atheris" if _have_atheris() else "random")
+    ap.add_argument(
+        "--engine",
+        choices=("atheris", "random"),
+        default="atheris" if _have_atheris() else "random",
+    )
     ap.add_argument("--runs", type=int, default=100_000, help="inputs per target")
     ap.add_argument("--timeout", type=int, default=10, help="seconds per input (hang cap)")
     ap.add_argument("--rss-mb", type=int, default=2048, help="memory cap per target process")
@@ -271,7 +292,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-restarts", type=int, default=5)
     ap.add_argument("--jobs", type=int, default=1, help="targets fuzzed at once")
     ap.add_argument("--out", default=str(HERE / "results" / "fuzz.json"))
-    ap.add_argument("--artifacts", default=str(Path(tempfile.gettempdir()) / "placement-fuzz-artifacts"))
+    ap.add_argument(
+        "--artifacts", default=str(Path(tempfile.gettempdir()) / "placement-fuzz-artifacts")
+    )
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--done", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--stats", help=argparse.SUPPRESS)

@@ -380,7 +380,8 @@ def validate_request_json(data: bytes) -> str:
 TARGETS: dict[str, Target] = {
     **{
         f"instance-{family}": Target(
-            f"instance-{family}", _file_target("instance.json", _instance_file),
+            f"instance-{family}",
+            _file_target("instance.json", _instance_file),
             _instance_seeds(family),
         )
         for family in ("gpu", "dag", "partition", "entanglement")
@@ -466,9 +467,34 @@ TARGETS: dict[str, Target] = {
 # --- a structural JSON mutator -------------------------------------------------------------
 
 _NASTY: list[Any] = [
-    None, True, False, 0, -1, 1, 2**31, 2**63, -(2**63) - 1, 10**400, 1e308, -1e308, 5e-324,
-    0.5, -0.0, "", "x", "NaN", "Infinity", "-1", "1e999", "\u0000", "\udcff"[:0] + "é", [], {},
-    [0], {"": 0}, "a" * 300,
+    None,
+    True,
+    False,
+    0,
+    -1,
+    1,
+    2**31,
+    2**63,
+    -(2**63) - 1,
+    10**400,
+    1e308,
+    -1e308,
+    5e-324,
+    0.5,
+    -0.0,
+    "",
+    "x",
+    "NaN",
+    "Infinity",
+    "-1",
+    "1e999",
+    "\u0000",
+    "\udcff"[:0] + "é",
+    [],
+    {},
+    [0],
+    {"": 0},
+    "a" * 300,
 ]
 
 
@@ -500,7 +526,7 @@ def _random_value(rnd: random.Random, depth: int = 0) -> Any:
     if r < 0.8 and depth < 3:
         return {rnd.choice(["name", "id", "x", "jobs", "nodes"]): _random_value(rnd, depth + 1)}
     if r < 0.9:
-        return "".join(rnd.choice("ab01-_. {}[]\"\\é") for _ in range(rnd.randint(0, 12)))
+        return "".join(rnd.choice('ab01-_. {}[]"\\é') for _ in range(rnd.randint(0, 12)))
     return rnd.choice([-rnd.random(), rnd.random() * 1e12, rnd.randint(0, 3)])
 
 
@@ -526,16 +552,16 @@ def mutate_doc(doc: Any, rnd: random.Random, steps: int = 1) -> Any:
         elif op < 0.9:
             value = parent[key]
             if isinstance(value, int | float) and not isinstance(value, bool):
-                parent[key] = rnd.choice([-value, value * 10**rnd.randint(1, 30), value + 1, 0])
+                parent[key] = rnd.choice([-value, value * 10 ** rnd.randint(1, 30), value + 1, 0])
             elif isinstance(value, str):
                 parent[key] = rnd.choice(["", value * 2, value + "x", value[:1]])
             else:
                 parent[key] = _random_value(rnd)
         else:
             if isinstance(parent, dict):
-                parent[rnd.choice(["extra", "Name", "jobs", key if isinstance(key, str) else "k"])] = (
-                    _random_value(rnd)
-                )
+                parent[
+                    rnd.choice(["extra", "Name", "jobs", key if isinstance(key, str) else "k"])
+                ] = _random_value(rnd)
     return doc
 
 
@@ -608,4 +634,3 @@ def cleanup() -> None:
     if _scratch is not None:
         shutil.rmtree(_scratch.dir, ignore_errors=True)
         _scratch = None
-
