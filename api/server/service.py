@@ -71,7 +71,7 @@ def count_lists(message: Any) -> dict[str, int]:
     while stack:
         msg = stack.pop()
         for fd, value in msg.ListFields():
-            if fd.label == fd.LABEL_REPEATED:
+            if fd.is_repeated:
                 counts[fd.name] = counts.get(fd.name, 0) + len(value)
                 if fd.message_type is not None and not fd.message_type.GetOptions().map_entry:
                     stack.extend(value)

@@ -233,7 +233,11 @@ def run_target(name: str, args: argparse.Namespace, work: Path) -> dict:
             "--artifacts",
             str(args.artifacts),
         ]
-        env = dict(os.environ, PYTHONPATH=f"{REPO}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+        env = dict(
+            os.environ,
+            PYTHONPATH=f"{REPO}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+            PLACEMENT_FUZZ_SCRATCH=str(work),
+        )
         log = work / f"{name}.log"
         with log.open("w") as fh:
             proc = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env, cwd=REPO)

@@ -13,9 +13,12 @@ small public files from ``../shared/benchmarks`` where present, and hand-written
 
 from __future__ import annotations
 
+import atexit
 import copy
 import json
+import os
 import random
+import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -54,8 +57,12 @@ class Scratch:
     """A private folder for the files the loaders read (one per process)."""
 
     def __init__(self) -> None:
-        shm = "/dev/shm" if Path("/dev/shm").is_dir() else None
-        self.dir = Path(tempfile.mkdtemp(prefix="placement-fuzz-", dir=shm))
+        # The campaign gives each process a folder it removes afterwards.
+        base = os.environ.get("PLACEMENT_FUZZ_SCRATCH")
+        if base is None and Path("/dev/shm").is_dir():
+            base = "/dev/shm"  # memory-backed: the loaders read a file per input
+        self.dir = Path(tempfile.mkdtemp(prefix="placement-fuzz-", dir=base))
+        atexit.register(shutil.rmtree, self.dir, True)
 
     def write(self, name: str, data: bytes) -> str:
         path = self.dir / name
@@ -628,8 +635,6 @@ def _mutate_request(data: bytes, rnd: random.Random) -> bytes:
 
 def cleanup() -> None:
     """Remove the scratch folder."""
-    import shutil
-
     global _scratch
     if _scratch is not None:
         shutil.rmtree(_scratch.dir, ignore_errors=True)
