@@ -101,8 +101,14 @@ def test_arbitrary_bytes_are_rejected_clearly(name: str, data: bytes) -> None:
 @settings(FUZZ, max_examples=10)
 @given(
     doc=st.recursive(
-        st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
-        lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids, max_size=4),
+        st.none()
+        | st.booleans()
+        | st.integers()
+        | st.floats(allow_nan=False)
+        | st.text(max_size=8),
+        lambda kids: (
+            st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids, max_size=4)
+        ),
         max_leaves=20,
     )
 )

@@ -143,7 +143,11 @@ def test_device_spec_figures_beyond_reason(tmp_path: Path, value: float) -> None
 
 
 def test_model_config_dimension_beyond_reason(tmp_path: Path) -> None:
-    doc = {"num_hidden_layers": 2, "hidden_size": 10**30, "num_attention_heads": 4,
-           "vocab_size": 100}
+    doc = {
+        "num_hidden_layers": 2,
+        "hidden_size": 10**30,
+        "num_attention_heads": 4,
+        "vocab_size": 100,
+    }
     path = _write(tmp_path, "c.json", json.dumps(doc))
     _error(lambda: load_model_config(path), "hidden_size", "an integer in [1, 1000000000]")
