@@ -178,11 +178,14 @@ def child(args: argparse.Namespace) -> int:
     rnd = random.Random(args.seed)
     pool = list(seeds)
     for i in range(args.done, runs):
+        # Mostly one mutation of a seed or of an accepted input (a crude feedback: accepted
+        # inputs reach the validation beyond the first bad field), sometimes a pile-up.
         data = rnd.choice(pool)
-        for _ in range(rnd.randint(1, 3)):
+        for _ in range(rnd.choice((1, 1, 1, 2, 3))):
             data = targets.mutate(target, data, rnd)
         signal.setitimer(signal.ITIMER_REAL, args.timeout)
         try:
+            before = stats.counts["accepted"]
             one(data)
         except Hang:
             stats.flush()
@@ -192,8 +195,11 @@ def child(args: argparse.Namespace) -> int:
             return 70
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
-        if i % 50 == 0 and len(pool) < 200:
-            pool.append(data)  # accepted or not, it is a new starting point
+        if stats.counts["accepted"] > before and len(data) < 4 * max(len(s) for s in seeds):
+            if len(pool) < 500:
+                pool.append(data)
+            else:
+                pool[rnd.randrange(len(seeds), len(pool))] = data
     stats.flush()
     return 0
 
