@@ -13,7 +13,7 @@ import queue
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import grpc
@@ -420,6 +420,12 @@ class PlacementService(service_pb2_grpc.PlacementSolverServicer):
         row = self.store.get(job_id)
         if row is None:
             raise Abort(grpc.StatusCode.NOT_FOUND, f"job_id: no job {job_id!r}")
+        pending = self.runner.unrecorded(job_id)
+        if pending is not None:
+            # Finished, but the store could not take the outcome yet (disk full): answer
+            # from memory; the runner writes it once the store accepts writes again.
+            state, result, error = pending
+            row = replace(row, state=state, result=result, error=error, finished_at=time.time())
         return row
 
     def GetJob(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
