@@ -151,3 +151,14 @@ def test_model_config_dimension_beyond_reason(tmp_path: Path) -> None:
     }
     path = _write(tmp_path, "c.json", json.dumps(doc))
     _error(lambda: load_model_config(path), "hidden_size", "an integer in [1, 1000000000]")
+
+
+def test_entanglement_negative_attenuation_is_reported_not_overflowed(tmp_path: Path) -> None:
+    # A negative attenuation with links of known length made exp(-alpha * length) overflow.
+    doc = json.loads((REPO / "instances/entanglement/tiny.json").read_text())
+    doc["entanglement"]["attenuation_per_km"] = -290070.5
+    for link in doc["entanglement"]["links"]:
+        link.pop("success", None)
+    path = _write(tmp_path, "e.json", json.dumps(doc))
+    err = _error(lambda: read_instance(path), "entanglement.attenuation_per_km")
+    assert [e.path for e in err.errors] == ["entanglement.attenuation_per_km"]
