@@ -162,3 +162,13 @@ def test_entanglement_negative_attenuation_is_reported_not_overflowed(tmp_path: 
     path = _write(tmp_path, "e.json", json.dumps(doc))
     err = _error(lambda: read_instance(path), "entanglement.attenuation_per_km")
     assert [e.path for e in err.errors] == ["entanglement.attenuation_per_km"]
+
+
+def test_gml_coordinate_beyond_a_double_is_no_coordinate(tmp_path: Path) -> None:
+    from placement.models.entanglement.topology import load_topology
+
+    text = T._GML.decode().replace("Latitude 52.1", "Latitude " + "9" * 400)
+    path = _write(tmp_path, "net.gml", text)
+    # The node has no usable coordinate: an error without a default length, else the default.
+    _error(lambda: load_topology(path, pairs=2), str(path))
+    assert load_topology(path, pairs=2, default_length_km=50.0).nodes
