@@ -80,6 +80,8 @@ class Ticket:
     kill_reason: str | None = None
     cancel_requested: float | None = None
     outcome: Outcome | None = None
+    args: tuple[Any, ...] = ()
+    """What the worker's ``solve`` gets (kept to schedule the ticket again)."""
     _finished_events: threading.Event = field(default_factory=threading.Event)
     _done: threading.Event = field(default_factory=threading.Event)
     _pool: SolvePool | None = None
@@ -163,7 +165,9 @@ class SolvePool:
         self._pool = self._make_pool()
         self.rebuilds = 0
         """Times the pebble pool broke and was replaced (see :meth:`_ensure_pool`)."""
-        self._lock = threading.Lock()
+        # Reentrant: a future that is already done runs its callback (which takes the lock)
+        # inside _schedule.
+        self._lock = threading.RLock()
         self._tickets: dict[str, Ticket] = {}
         self._closed = threading.Event()
         self._threads = [
@@ -241,13 +245,18 @@ class SolvePool:
                 deadline,
                 self.margin if margin is None else margin,
             )
-            try:
-                ticket.future = self._pool.schedule(worker.solve, args=args)
-            except RuntimeError:  # the pebble pool broke since the watchdog last looked
-                self._ensure_pool()
-                ticket.future = self._pool.schedule(worker.solve, args=args)
-        ticket.future.add_done_callback(lambda f, t=ticket: self._finished(t, f))
+            ticket.args = args
+            self._schedule(ticket)
         return ticket
+
+    def _schedule(self, ticket: Ticket) -> None:
+        """Give the ticket to the pebble pool (call with ``self._lock`` held)."""
+        try:
+            ticket.future = self._pool.schedule(worker.solve, args=ticket.args)
+        except RuntimeError:  # the pebble pool broke since the watchdog last looked
+            self._ensure_pool()
+            ticket.future = self._pool.schedule(worker.solve, args=ticket.args)
+        ticket.future.add_done_callback(lambda f, t=ticket: self._finished(t, f))
 
     def _finished(self, ticket: Ticket, future: Any) -> None:
         # Let the incumbents the worker sent before returning arrive first (the result and
@@ -272,7 +281,14 @@ class SolvePool:
             outcome = Outcome("crashed", best=ticket.best, error=f"worker died ({exc})")
             self._restarted("crash")
         except BrokenProcessPool as exc:
-            # pebble gave up on its pool (see _ensure_pool); the solve did not finish.
+            # pebble gave up on its pool (see _ensure_pool). A solve that had not started
+            # waits for the new pool's workers; one that had started crashed.
+            if ticket.started is None and ticket.kill_reason is None:
+                with self._lock:
+                    if not self._closed.is_set():
+                        self._ensure_pool()
+                        self._schedule(ticket)
+                        return
             outcome = Outcome("crashed", best=ticket.best, error=f"worker pool broke ({exc})")
         except Exception as exc:  # noqa: BLE001 - a bug in a solve must not stop the server
             outcome = Outcome("error", best=ticket.best, error=f"{type(exc).__name__}: {exc}")
