@@ -132,6 +132,11 @@ def test_partition_times_beyond_int64_nanoseconds_are_refused() -> None:
     with pytest.raises(Abort):
         validate_solve_request(req, DEFAULT_LIMITS)
     req = _seed_request("partition")
+    req.instance.partition.devices[0].memory_bytes = 2**63 - 1  # wrapped around in int64 sums
+    with pytest.raises(Abort) as info:
+        validate_solve_request(req, DEFAULT_LIMITS)
+    assert "instance.partition.devices[0].memory_bytes" in info.value.message
+    req = _seed_request("partition")
     req.instance.partition.workload.gradient_bytes_per_param_byte = 1e300
     with pytest.raises(Abort) as info:
         validate_solve_request(req, DEFAULT_LIMITS)

@@ -337,6 +337,9 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
         device_names.add(d.name)
         v.require(bool(d.type), f"{path}.type", d.type, "a device type name")
         mem = _non_negative_int(v, d.memory_bytes, f"{path}.memory_bytes", "bytes")
+        # The solvers add memory in int64: a capacity near 2**64 would wrap around.
+        v.require(mem <= MAX_TOTAL_BYTES, f"{path}.memory_bytes", mem, "bytes <= 2**62")
+        mem = min(mem, MAX_TOTAL_BYTES)
         flops = _non_negative_float(v, d.flops_per_s, f"{path}.flops_per_s", "FLOP/s")
         devices.append(Device(d.name, d.type, mem, flops, d.node))
 
