@@ -159,8 +159,10 @@ def scenario_workers(kills: int, tmp: Path) -> dict[str, Any]:
     t0 = time.monotonic()
     try:
         with Client(srv.target) as c:
-            threads = [threading.Thread(target=submitter, args=(c,)),
-                       threading.Thread(target=solver, args=(c,))]
+            threads = [
+                threading.Thread(target=submitter, args=(c,)),
+                threading.Thread(target=solver, args=(c,)),
+            ]
             for t in threads:
                 t.start()
             while done < kills:
@@ -265,9 +267,7 @@ def scenario_diskfull(tmp: Path, limit: int = 1024 * 1024) -> dict[str, Any]:
                     if codes[exc.code().name] >= 5:
                         break
             time.sleep(5)  # jobs run; their outcomes may not be writable
-            during = Counter(
-                STATE(c.get_job(i).state) for i in ids
-            )
+            during = Counter(STATE(c.get_job(i).state) for i in ids)
             solve_during = service_pb2.SolutionStatus.Name(c.solve(TINY, time_limit_s=2).status)
             healthy = c.health() == "SERVING"
     finally:
@@ -331,15 +331,33 @@ def scenario_corrupt(tmp: Path) -> dict[str, Any]:
     runs = []
     for path in (db, bad):
         proc = subprocess.Popen(
-            [sys.executable, "-m", "placement.api.cli", "serve", "--port", "0", "--workers",
-             "1", "--db", str(path)],
-            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, cwd=tmp,
+            [
+                sys.executable,
+                "-m",
+                "placement.api.cli",
+                "serve",
+                "--port",
+                "0",
+                "--workers",
+                "1",
+                "--db",
+                str(path),
+            ],
+            stderr=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            text=True,
+            cwd=tmp,
             start_new_session=True,
         )
         try:
             _, err = proc.communicate(timeout=120)
-            runs.append(dict(db=path.name, exit_code=proc.returncode,
-                             message=(err.strip().splitlines() or [""])[-1][:300]))
+            runs.append(
+                dict(
+                    db=path.name,
+                    exit_code=proc.returncode,
+                    message=(err.strip().splitlines() or [""])[-1][:300],
+                )
+            )
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
@@ -386,7 +404,8 @@ def main() -> int:
     out.write_text(json.dumps(results, indent=1) + "\n")
     lost = sum(
         r["jobs"]["lost"] + r["jobs"]["invalid_solutions"] + r["jobs"]["failed_without_reason"]
-        for r in results.values() if isinstance(r, dict) and "jobs" in r
+        for r in results.values()
+        if isinstance(r, dict) and "jobs" in r
     )
     return 1 if lost else 0
 

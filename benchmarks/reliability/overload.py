@@ -129,7 +129,11 @@ def overload(stub, req, rate: float, seconds: float, deadline_s: float, server) 
     latencies.sort()
 
     def q(p: float) -> float | None:
-        return round(latencies[min(len(latencies) - 1, int(p * len(latencies)))], 4) if latencies else None
+        return (
+            round(latencies[min(len(latencies) - 1, int(p * len(latencies)))], 4)
+            if latencies
+            else None
+        )
 
     third = max(1, len(memory) // 3)
     return dict(
