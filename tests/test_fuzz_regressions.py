@@ -172,3 +172,34 @@ def test_gml_coordinate_beyond_a_double_is_no_coordinate(tmp_path: Path) -> None
     # The node has no usable coordinate: an error without a default length, else the default.
     _error(lambda: load_topology(path, pairs=2), str(path))
     assert load_topology(path, pairs=2, default_length_km=50.0).nodes
+
+
+@pytest.mark.parametrize(
+    ("fmt", "name", "data"),
+    [
+        (
+            "wfcommons",
+            "w.json",
+            json.dumps(
+                {"workflow": {"tasks": [{"name": "a", "runtimeInSeconds": 1, "parents": 7}]}}
+            ),
+        ),
+        (
+            "tarnawski",
+            "t.json",
+            T._TARNAWSKI.decode().replace('"maxFPGAs": 2', '"maxFPGAs": 1e308'),
+        ),
+        ("stg", "g.stg", "1\n0 0 0\n1 " + "9" * 400 + " 1 0\n2 0 1 1\n"),
+    ],
+)
+def test_the_command_line_exits_2_with_one_line(
+    tmp_path: Path, fmt: str, name: str, data: str
+) -> None:
+    from tests.test_cli import assert_user_error, run
+
+    path = _write(tmp_path, name, data)
+    extra = ["--processors", "2"] if fmt == "stg" else []
+    proc = run(
+        "import", fmt, path, *extra, "--out", tmp_path / "out.json", cwd=tmp_path, timeout=120
+    )
+    assert_user_error(proc, str(path))
