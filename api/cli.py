@@ -367,6 +367,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="accepted bearer tokens, one per line; calls without one get UNAUTHENTICATED",
     )
     p.add_argument(
+        "--allow-client", action="append", default=[], metavar="NAME",
+        help="with --client-ca: only client certificates with this common name or DNS name "
+        "(repeatable); others get PERMISSION_DENIED",
+    )
+    p.add_argument(
         "--db", metavar="PATH",
         help="SQLite job store (default: $XDG_STATE_HOME/placement/jobs.sqlite3; "
         "':memory:' keeps nothing)",
@@ -928,6 +933,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         tls_cert=args.tls_cert,
         tls_key=args.tls_key,
         client_ca=args.client_ca,
+        allowed_clients=tuple(args.allow_client),
         tokens=tokens,
         metrics_port=args.metrics_port,
     )

@@ -105,11 +105,7 @@ def _scalar_problem(field: Any, value: Any) -> str | None:
             return f"an integer in [{lo}, {hi}]"
         return None
     if t in _FLOATS:
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-        ):
+        if isinstance(value, bool) or not finite(value):
             return "a finite number"
         return None
     if t == FieldDescriptor.TYPE_BOOL:
@@ -241,5 +237,10 @@ def family_key(message: Any, path: str = "") -> str:
 
 
 def finite(value: float) -> bool:
-    """True for a finite number."""
-    return isinstance(value, int | float) and math.isfinite(value)
+    """True for a finite number (an integer too large for a double is not)."""
+    if not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False

@@ -23,7 +23,8 @@ INSTANCES = REPO / "instances" / "gpu"
 
 
 def make_certificates(folder: Path) -> dict[str, Path]:
-    """A CA, a server certificate for localhost/127.0.0.1, a client certificate, and a
+    """A CA, a server certificate for localhost/127.0.0.1, a client certificate, a second
+    client certificate of the same CA named ``stranger`` (``stranger_client_cert``), and a
     second CA with its own client certificate (a client the server must refuse)."""
     import ipaddress
 
@@ -84,4 +85,8 @@ def make_certificates(folder: Path) -> dict[str, Path]:
             server = build(name("localhost"), server_key, ca.subject, ca_key, False, san)
             out["server_cert"] = write(folder / "server.pem", pem(server))
             out["server_key"] = write(folder / "server.key", pem_key(server_key))
+            stranger_key = key()
+            stranger = build(name("stranger"), stranger_key, ca.subject, ca_key, False)
+            out["stranger_client_cert"] = write(folder / "stranger.pem", pem(stranger))
+            out["stranger_client_key"] = write(folder / "stranger.key", pem_key(stranger_key))
     return out

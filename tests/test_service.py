@@ -579,3 +579,68 @@ def test_a_corrupt_job_database_is_a_clear_error(tmp_path: Path) -> None:
     db.write_bytes(b"this is not an SQLite database" * 100)
     proc = run("serve", "--port", "0", "--workers", "1", "--db", db, cwd=tmp_path, timeout=180)
     assert_user_error(proc, "--db", "job database")
+
+
+def test_unauthenticated_versus_permission_denied_and_no_secret_in_logs(tmp_path: Path) -> None:
+    """Who are you (a token: UNAUTHENTICATED without a valid one) comes before may you (the
+    client certificate's name: PERMISSION_DENIED when not allowed); a certificate from
+    another CA never gets past the TLS handshake. No token, right or wrong, and no key
+    appears in any line the server writes, errors included."""
+    from tests.service_harness import make_certificates
+
+    certs = make_certificates(tmp_path)
+    tokens = tmp_path / "tokens"
+    tokens.write_text("s3cret-token\n")
+    srv = start_server(
+        tmp_path,
+        "--host", "127.0.0.1",
+        "--tls-cert", str(certs["server_cert"]),
+        "--tls-key", str(certs["server_key"]),
+        "--client-ca", str(certs["ca"]),
+        "--allow-client", "client",
+        "--token-file", str(tokens),
+        workers=1,
+    )  # fmt: skip
+    good = dict(ca=certs["ca"], cert=certs["client_cert"], key=certs["client_key"])
+    stranger = dict(
+        ca=certs["ca"], cert=certs["stranger_client_cert"], key=certs["stranger_client_key"]
+    )
+    other_ca = dict(ca=certs["ca"], cert=certs["other_client_cert"], key=certs["other_client_key"])
+    wrong = "wr0ng-but-secret-looking-token"
+
+    def code(creds: dict[str, Any], token: str | None) -> grpc.StatusCode:
+        with Client(srv.target, token=token, **creds) as c:
+            try:
+                c.solve(TINY, time_limit_s=5, timeout=30)
+            except grpc.RpcError as exc:
+                return exc.code()
+            return grpc.StatusCode.OK
+
+    try:
+        assert "1 allowed client names" in "\n".join(srv.lines)
+        assert code(good, "s3cret-token") == grpc.StatusCode.OK
+        assert code(good, None) == grpc.StatusCode.UNAUTHENTICATED
+        assert code(good, wrong) == grpc.StatusCode.UNAUTHENTICATED
+        assert code(stranger, "s3cret-token") == grpc.StatusCode.PERMISSION_DENIED
+        assert code(stranger, None) == grpc.StatusCode.UNAUTHENTICATED
+        assert code(stranger, wrong) == grpc.StatusCode.UNAUTHENTICATED
+        assert code(other_ca, "s3cret-token") == grpc.StatusCode.UNAVAILABLE
+        with Client(srv.target, token="s3cret-token", **stranger) as c:
+            with pytest.raises(grpc.RpcError) as info:
+                c.get_job("x")
+            assert info.value.code() == grpc.StatusCode.PERMISSION_DENIED
+            assert "stranger" in (info.value.details() or "")
+            assert c.health() == "SERVING"  # probes need neither
+        with Client(srv.target, token=wrong, **good) as c:
+            with pytest.raises(grpc.RpcError) as info:
+                list(c.solve_stream(TINY, time_limit_s=5))
+            assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
+            assert wrong not in (info.value.details() or "")
+    finally:
+        srv.stop()
+    secrets = ["s3cret-token", wrong]
+    for name in ("server_key", "client_key", "stranger_client_key"):
+        pem = Path(certs[name]).read_text()
+        secrets.append(pem.splitlines()[1][:40])  # a line of the key material
+    leaked = [line for line in srv.lines for s in secrets if s in line]
+    assert not leaked, leaked

@@ -80,6 +80,63 @@ class TokenAuth(grpc.ServerInterceptor):
         return grpc.unary_unary_rpc_method_handler(deny)
 
 
+def _rebuild(handler: Any, wrap: Any) -> Any:
+    """The same RPC method handler with its behaviour wrapped by ``wrap``."""
+    kinds = (
+        ("unary_unary", grpc.unary_unary_rpc_method_handler),
+        ("unary_stream", grpc.unary_stream_rpc_method_handler),
+        ("stream_unary", grpc.stream_unary_rpc_method_handler),
+        ("stream_stream", grpc.stream_stream_rpc_method_handler),
+    )
+    for attr, make in kinds:
+        behaviour = getattr(handler, attr)
+        if behaviour is not None:
+            return make(
+                wrap(behaviour),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+    return handler
+
+
+class ClientAllowList(grpc.ServerInterceptor):
+    """Mutual TLS authorization: the client certificate (already verified against the CA
+    during the handshake) must name an allowed client in its common name or a DNS subject
+    alternative name; otherwise PERMISSION_DENIED (the caller is authenticated, not
+    authorized). The health service is exempt."""
+
+    def __init__(self, names: tuple[str, ...]):
+        self._names = set(names)
+
+    def _problem(self, context: grpc.ServicerContext) -> str | None:
+        auth = context.auth_context()
+        names = {
+            v.decode("utf-8", "replace")
+            for key in ("x509_common_name", "x509_subject_alternative_name")
+            for v in auth.get(key, ())
+        }
+        if names & self._names:
+            return None
+        shown = ", ".join(sorted(names)) or "none"
+        return f"client certificate ({shown}) is not among the allowed clients"
+
+    def intercept_service(self, continuation: Any, details: Any) -> Any:
+        handler = continuation(details)
+        if handler is None or details.method.startswith(HEALTH_PREFIX):
+            return handler
+
+        def wrap(behaviour: Any) -> Any:
+            def guarded(request: Any, context: grpc.ServicerContext) -> Any:
+                problem = self._problem(context)
+                if problem is not None:
+                    context.abort(grpc.StatusCode.PERMISSION_DENIED, problem)
+                return behaviour(request, context)
+
+            return guarded
+
+        return _rebuild(handler, wrap)
+
+
 def read_tokens(path: str) -> tuple[str, ...]:
     """Tokens from a file, one per line (blank lines and ``#`` comments ignored)."""
     lines = Path(path).read_text().splitlines()
@@ -138,7 +195,11 @@ def start(config: ServerConfig) -> Running:
         ("grpc.max_send_message_length", config.max_message_bytes),
         ("grpc.so_reuseport", 0),
     ]
-    interceptors = [TokenAuth(config.tokens)] if config.tokens else []
+    interceptors: list[grpc.ServerInterceptor] = []
+    if config.tokens:
+        interceptors.append(TokenAuth(config.tokens))  # who are you? (UNAUTHENTICATED)
+    if config.allowed_clients:
+        interceptors.append(ClientAllowList(config.allowed_clients))  # PERMISSION_DENIED
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=threads, thread_name_prefix="rpc"),
         options=options,
@@ -180,6 +241,8 @@ def serve(config: ServerConfig) -> int:
     running = start(config)
     mode = "mutual TLS" if config.client_ca else "TLS" if config.tls else "plaintext"
     auth = f", token auth ({len(config.tokens)} tokens)" if config.tokens else ""
+    if config.allowed_clients:
+        auth += f", {len(config.allowed_clients)} allowed client names"
     print(
         f"placement: serving on {config.bind_host}:{running.port} ({mode}{auth}, "
         f"{config.workers} workers, queue {config.max_queue}, jobs in {config.db_path}"

@@ -60,6 +60,10 @@ class ServerConfig:
     tls_cert, tls_key, client_ca:
         PEM files: the server certificate and key (TLS); a client CA makes it mutual TLS
         (clients must present a certificate it signed).
+    allowed_clients:
+        With mutual TLS: the client certificate names (common name or DNS subject
+        alternative name) allowed to call; a client with another certificate from the CA is
+        authenticated but gets PERMISSION_DENIED. Empty = every certificate the CA signed.
     tokens:
         Accepted bearer tokens (``authorization: Bearer <token>`` metadata); empty = no
         token auth. The health service answers without a token (for load balancer probes).
@@ -84,6 +88,7 @@ class ServerConfig:
     tls_key: str | None = None
     client_ca: str | None = None
     tokens: tuple[str, ...] = ()
+    allowed_clients: tuple[str, ...] = ()
     metrics_port: int | None = None
 
     @property
@@ -107,6 +112,8 @@ class ServerConfig:
             problems.append(f"port: got {self.port}, expected 0..65535")
         if (self.tls_cert is None) != (self.tls_key is None):
             problems.append("tls: --tls-cert and --tls-key go together")
+        if self.allowed_clients and not self.client_ca:
+            problems.append("allowed_clients: --allow-client needs mutual TLS (--client-ca)")
         if self.client_ca and not self.tls:
             problems.append("client_ca: mutual TLS needs --tls-cert and --tls-key too")
         for name in ("tls_cert", "tls_key", "client_ca"):

@@ -249,6 +249,8 @@ class JobRunner:
         self._listeners: dict[str, list[JobListener]] = {}
         self._wake = threading.Event()
         self._stop = threading.Event()
+        self._unrecorded: dict[str, tuple[int, bytes | None, str]] = {}
+        """Outcomes the store could not take (disk full, ...): written again every second."""
         self.recovered = store.recover()
         store.purge(retention_s)
         self._thread = threading.Thread(target=self._loop, name="job-runner", daemon=True)
@@ -307,6 +309,21 @@ class JobRunner:
                 time.sleep(0.01)
         return self.store.get(job_id)
 
+    def unrecorded(self, job_id: str) -> tuple[int, bytes | None, str] | None:
+        """The outcome of a finished job the store has not taken yet (None if none)."""
+        with self._lock:
+            return self._unrecorded.get(job_id)
+
+    def _record_unrecorded(self) -> None:
+        with self._lock:
+            items = list(self._unrecorded.items())
+        for job_id, (state, result, error) in items:
+            self.store.finish(job_id, state, result, error)  # JobStoreError: next round
+            with self._lock:
+                self._unrecorded.pop(job_id, None)
+            log.warning("job %s: outcome recorded after an earlier write failure", job_id)
+            self._notify(job_id, "job", self.store.get(job_id))
+
     # --- the loop -----------------------------------------------------------------------
     def _loop(self) -> None:
         last_purge = time.monotonic()
@@ -314,6 +331,7 @@ class JobRunner:
             self._wake.wait(0.5)
             self._wake.clear()
             try:
+                self._record_unrecorded()
                 while self._start_one():
                     pass
                 if time.monotonic() - last_purge > 60:
@@ -338,7 +356,12 @@ class JobRunner:
         ticket = self._run(row, on_event)
         if ticket is None:
             return False
-        if not self.store.mark_running(row.id):
+        try:
+            running = self.store.mark_running(row.id)
+        except JobStoreError:
+            ticket.cancel("cancelled", kill=True)  # not recorded as running: do not run it
+            raise
+        if not running:
             ticket.cancel("cancelled")
             return True
         with self._lock:
@@ -363,9 +386,14 @@ class JobRunner:
                     pass  # left RUNNING: the next server queues it again
                 else:
                     state, result, error = self._conclude(row, outcome)
-                    self.store.finish(job_id, state, result, error)
+                    try:
+                        self.store.finish(job_id, state, result, error)
+                    except JobStoreError:
+                        with self._lock:
+                            self._unrecorded[job_id] = (state, result, error)
+                        raise
         except JobStoreError as exc:
-            log.error("job %s: could not record the outcome: %s", job_id, exc)
+            log.error("job %s: could not record the outcome (kept, retried): %s", job_id, exc)
         with self._lock:
             self._tickets.pop(job_id, None)
         self._notify(job_id, "job", self.store.get(job_id))

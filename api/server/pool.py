@@ -29,6 +29,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import CancelledError
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,6 +80,8 @@ class Ticket:
     kill_reason: str | None = None
     cancel_requested: float | None = None
     outcome: Outcome | None = None
+    args: tuple[Any, ...] = ()
+    """What the worker's ``solve`` gets (kept to schedule the ticket again)."""
     _finished_events: threading.Event = field(default_factory=threading.Event)
     _done: threading.Event = field(default_factory=threading.Event)
     _pool: SolvePool | None = None
@@ -153,13 +156,18 @@ class SolvePool:
         # The cores are shared among the workers: a request that leaves the thread count to
         # the server gets its share, so parallel solves do not oversubscribe the machine.
         threads = max(1, (os.cpu_count() or 1) // workers)
-        self._pool = pebble.ProcessPool(
+        self._make_pool = lambda: pebble.ProcessPool(
             max_workers=workers,
             initializer=worker.init,
             initargs=(self._events, threads, self._board),
             context=ctx,
         )
-        self._lock = threading.Lock()
+        self._pool = self._make_pool()
+        self.rebuilds = 0
+        """Times the pebble pool broke and was replaced (see :meth:`_ensure_pool`)."""
+        # Reentrant: a future that is already done runs its callback (which takes the lock)
+        # inside _schedule.
+        self._lock = threading.RLock()
         self._tickets: dict[str, Ticket] = {}
         self._closed = threading.Event()
         self._threads = [
@@ -229,19 +237,26 @@ class SolvePool:
             if request_id in self._tickets:
                 raise ValueError(f"request id {request_id!r} is already in flight")
             self._tickets[request_id] = ticket
-            ticket.future = self._pool.schedule(
-                worker.solve,
-                args=(
-                    request_id,
-                    ticket.number,
-                    request,
-                    time_limit_s,
-                    deadline,
-                    self.margin if margin is None else margin,
-                ),
+            args = (
+                request_id,
+                ticket.number,
+                request,
+                time_limit_s,
+                deadline,
+                self.margin if margin is None else margin,
             )
-        ticket.future.add_done_callback(lambda f, t=ticket: self._finished(t, f))
+            ticket.args = args
+            self._schedule(ticket)
         return ticket
+
+    def _schedule(self, ticket: Ticket) -> None:
+        """Give the ticket to the pebble pool (call with ``self._lock`` held)."""
+        try:
+            ticket.future = self._pool.schedule(worker.solve, args=ticket.args)
+        except RuntimeError:  # the pebble pool broke since the watchdog last looked
+            self._ensure_pool()
+            ticket.future = self._pool.schedule(worker.solve, args=ticket.args)
+        ticket.future.add_done_callback(lambda f, t=ticket: self._finished(t, f))
 
     def _finished(self, ticket: Ticket, future: Any) -> None:
         # Let the incumbents the worker sent before returning arrive first (the result and
@@ -265,12 +280,39 @@ class SolvePool:
         except pebble.ProcessExpired as exc:
             outcome = Outcome("crashed", best=ticket.best, error=f"worker died ({exc})")
             self._restarted("crash")
+        except BrokenProcessPool as exc:
+            # pebble gave up on its pool (see _ensure_pool). A solve that had not started
+            # waits for the new pool's workers; one that had started crashed.
+            if ticket.started is None and ticket.kill_reason is None:
+                with self._lock:
+                    if not self._closed.is_set():
+                        self._ensure_pool()
+                        self._schedule(ticket)
+                        return
+            outcome = Outcome("crashed", best=ticket.best, error=f"worker pool broke ({exc})")
         except Exception as exc:  # noqa: BLE001 - a bug in a solve must not stop the server
             outcome = Outcome("error", best=ticket.best, error=f"{type(exc).__name__}: {exc}")
         ticket.outcome = outcome
         with self._lock:
             self._tickets.pop(ticket.request_id, None)
         ticket._done.set()
+
+    def _ensure_pool(self) -> None:
+        """Replace the pebble pool if it has broken.
+
+        pebble marks its whole pool broken ("All workers expired") when a worker dies while
+        no task is running (e.g. kill -9 of an idle or warming worker); every later
+        ``schedule`` then raises. A broken pool is replaced by a fresh one (its workers warm
+        up again); its running tasks have already failed with ``BrokenProcessPool``, which
+        their tickets report as crashes (jobs run again). Call with ``self._lock`` held or
+        from the watchdog."""
+        if self._closed.is_set() or self._pool.active:
+            return
+        old, self._pool = self._pool, self._make_pool()
+        self.rebuilds += 1
+        log.warning("the worker pool broke (a worker died while idle): replaced it")
+        self._restarted("pool")
+        threading.Thread(target=_stop_pool, args=(old,), name="pool-stop", daemon=True).start()
 
     def _post_cancel(self, number: int) -> None:
         """Put a ticket number on the cancel board the workers poll."""
@@ -317,6 +359,12 @@ class SolvePool:
 
     def _watchdog(self) -> None:
         while not self._closed.wait(0.05):
+            try:
+                if not self._pool.active:
+                    with self._lock:
+                        self._ensure_pool()
+            except Exception:  # noqa: BLE001 - the watchdog must go on
+                log.exception("replacing the worker pool failed")
             now, wall = time.monotonic(), time.time()
             with self._lock:
                 tickets = list(self._tickets.values())
@@ -348,3 +396,11 @@ class SolvePool:
                 elif t.deadline is not None and wall > t.deadline + self.grace:
                     t.cancel("deadline", kill=True)
 
+
+
+def _stop_pool(pool: Any) -> None:
+    try:
+        pool.stop()
+        pool.join(timeout=10)
+    except Exception:  # noqa: BLE001 - it is broken already
+        log.exception("stopping a broken worker pool failed")

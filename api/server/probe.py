@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,8 +60,15 @@ class Server:
         self.proc.wait(30)
 
 
-def start_server(tmp_path: Path, *args: str, db: Path | None = None, workers: int = 2) -> Server:
-    """Start ``placement serve --port 0`` and wait until it serves."""
+def start_server(
+    tmp_path: Path,
+    *args: str,
+    db: Path | None = None,
+    workers: int = 2,
+    preexec_fn: Callable[[], None] | None = None,
+) -> Server:
+    """Start ``placement serve --port 0`` and wait until it serves (``preexec_fn`` runs in
+    the child before exec, e.g. to set a resource limit)."""
     db = db or tmp_path / "jobs.sqlite3"
     cmd = [
         sys.executable,
@@ -82,6 +90,7 @@ def start_server(tmp_path: Path, *args: str, db: Path | None = None, workers: in
         text=True,
         cwd=tmp_path,
         start_new_session=True,
+        preexec_fn=preexec_fn,
     )
     lines: list[str] = []
     ready = threading.Event()

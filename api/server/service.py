@@ -13,7 +13,7 @@ import queue
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import grpc
@@ -71,13 +71,52 @@ def count_lists(message: Any) -> dict[str, int]:
     while stack:
         msg = stack.pop()
         for fd, value in msg.ListFields():
-            if fd.label == fd.LABEL_REPEATED:
+            if fd.is_repeated:
                 counts[fd.name] = counts.get(fd.name, 0) + len(value)
                 if fd.message_type is not None and not fd.message_type.GetOptions().map_entry:
                     stack.extend(value)
             elif fd.message_type is not None:
                 stack.append(value)
     return counts
+
+
+def check_sizes(
+    sizes: dict[str, int], limits: dict[str, int], only: tuple[str, ...] | None = None
+) -> None:
+    """Abort (INVALID_ARGUMENT) when a list is longer than its limit (``items`` for others)."""
+    errors = []
+    for name, n in sizes.items():
+        if only is not None and name not in only:
+            continue
+        cap = limits.get(name, limits.get("items"))
+        if cap is not None and n > cap:
+            errors.append(FieldError(f"instance.{name}", n, f"at most {cap} (server limit)"))
+    if errors:
+        raise invalid(errors)
+
+
+def validate_solve_request(
+    req: Any, limits: dict[str, int], fields: dict[str, Any] | None = None
+) -> messages.ParsedRequest:
+    """The server's validation of a ``SolveRequest``: size limits first (cheap, before any
+    typed object is built), then every field. Raises :class:`Abort` (INVALID_ARGUMENT naming
+    every bad field). ``fields`` receives the sizes and family for the access log."""
+    fields = {} if fields is None else fields
+    if req.HasField("instance"):
+        sizes = count_lists(req.instance)
+        fields["size"] = sizes
+        check_sizes(sizes, limits)
+    try:
+        parsed = messages.parse_request(req)
+    except InputError as exc:
+        raise invalid(exc.errors) from None
+    fields["family"] = parsed.family.name
+    extra = getattr(parsed.family, "size", None)
+    if extra is not None:
+        sizes = dict(extra(parsed.instance))
+        fields["size"] = sizes
+        check_sizes(sizes, limits, only=("gpus",))
+    return parsed
 
 
 @dataclass(frozen=True)
@@ -149,33 +188,7 @@ class PlacementService(service_pb2_grpc.PlacementSolverServicer):
 
     # --- shared steps -------------------------------------------------------------------
     def _parse(self, req: Any, call: Request) -> messages.ParsedRequest:
-        if req.HasField("instance"):
-            sizes = count_lists(req.instance)
-            call.fields["size"] = sizes
-            self._check_sizes(sizes)
-        try:
-            parsed = messages.parse_request(req)
-        except InputError as exc:
-            raise invalid(exc.errors) from None
-        call.fields["family"] = parsed.family.name
-        extra = getattr(parsed.family, "size", None)
-        if extra is not None:
-            sizes = dict(extra(parsed.instance))
-            call.fields["size"] = sizes
-            self._check_sizes(sizes, only=("gpus",))
-        return parsed
-
-    def _check_sizes(self, sizes: dict[str, int], only: tuple[str, ...] | None = None) -> None:
-        limits = self.config.limits
-        errors = []
-        for name, n in sizes.items():
-            if only is not None and name not in only:
-                continue
-            cap = limits.get(name, limits.get("items"))
-            if cap is not None and n > cap:
-                errors.append(FieldError(f"instance.{name}", n, f"at most {cap} (server limit)"))
-        if errors:
-            raise invalid(errors)
+        return validate_solve_request(req, self.config.limits, call.fields)
 
     def _time_limit(self, parsed: messages.ParsedRequest, context: grpc.ServicerContext) -> Budget:
         """The solver's time limit and the client's deadline."""
@@ -356,7 +369,7 @@ class PlacementService(service_pb2_grpc.PlacementSolverServicer):
                 raise invalid([FieldError("instance", None, "an Instance")])
             if not request.HasField("solution"):
                 raise invalid([FieldError("solution", None, "a Solution")])
-            self._check_sizes(count_lists(request.instance))
+            check_sizes(count_lists(request.instance), self.config.limits)
             try:
                 family, instance = messages.parse_instance(request.instance)
                 resp = messages.check_response(family, instance, request.solution)
@@ -407,6 +420,12 @@ class PlacementService(service_pb2_grpc.PlacementSolverServicer):
         row = self.store.get(job_id)
         if row is None:
             raise Abort(grpc.StatusCode.NOT_FOUND, f"job_id: no job {job_id!r}")
+        pending = self.runner.unrecorded(job_id)
+        if pending is not None:
+            # Finished, but the store could not take the outcome yet (disk full): answer
+            # from memory; the runner writes it once the store accepts writes again.
+            state, result, error = pending
+            row = replace(row, state=state, result=result, error=error, finished_at=time.time())
         return row
 
     def GetJob(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802

@@ -123,7 +123,7 @@ def load_topcuoglu(exec_csv: str | Path, edges_csv: str | Path, name: str = "") 
             f"placement import topcuoglu {exec_file} {edge_file}"
         ),
     )
-    return finish(instance, exec_file)
+    return finish(instance, f"{exec_file} + {edge_file}")
 
 
 # -------------------------------------------------------------------------------------------
@@ -170,7 +170,7 @@ def load_stg(path: str | Path, processors: int, name: str = "") -> DagInstance:
             raise InputError.single(
                 f"line {lineno}", " ".join(parts), "integers: id cost npred pred...", file=file
             ) from None
-        if ident != k or cost < 0 or npred != len(preds):
+        if ident != k or cost < 0 or not finite(cost) or npred != len(preds):
             raise InputError.single(
                 f"line {lineno}",
                 " ".join(parts),
@@ -281,6 +281,26 @@ def _wf_field(obj: Any, key: str, file: str, path: str, kind: type | tuple[type,
     return value
 
 
+def _wf_list(obj: dict[str, Any], key: str, file: str, path: str, kind: type) -> list[Any]:
+    """An optional list field whose items are all ``kind`` (empty when absent)."""
+    value = obj.get(key, [])
+    if not isinstance(value, list) or not all(
+        isinstance(v, kind) and not isinstance(v, bool) for v in value
+    ):
+        raise InputError.single(
+            f"{path}.{key}", value, f"a list of {getattr(kind, '__name__', kind)}", file=file
+        )
+    return value
+
+
+def _wf_size(f: dict[str, Any], file: str, path: str) -> float:
+    """A file's ``sizeInBytes`` (0 when absent): a finite number >= 0."""
+    size = f.get("sizeInBytes", 0)
+    if isinstance(size, bool) or not finite(size) or size < 0:
+        raise InputError.single(f"{path}.sizeInBytes", size, "bytes >= 0", file=file)
+    return float(size)
+
+
 def load_wfcommons(
     path: str | Path,
     machines: list[DagMachine] | None = None,
@@ -307,23 +327,23 @@ def load_wfcommons(
     if "specification" in workflow:
         spec = _wf_field(workflow, "specification", file, "workflow", dict)
         execution = _wf_field(workflow, "execution", file, "workflow", dict)
-        files = {
-            f.get("id"): float(f.get("sizeInBytes", 0))
-            for f in spec.get("files", [])
-            if isinstance(f, dict)
-        }
+        files: dict[str, float] = {}
+        for j, f in enumerate(_wf_list(spec, "files", file, "workflow.specification", dict)):
+            fp = f"workflow.specification.files[{j}]"
+            files[_wf_field(f, "id", file, fp, str)] = _wf_size(f, file, fp)
         runtimes = {
             t.get("id"): t.get("runtimeInSeconds")
             for t in _wf_field(execution, "tasks", file, "workflow.execution", list)
-            if isinstance(t, dict)
+            if isinstance(t, dict) and isinstance(t.get("id"), str)
         }
         spec_tasks = _wf_field(spec, "tasks", file, "workflow.specification", list)
         outputs: dict[str, set[str]] = {}
+        inputs: dict[str, set[str]] = {}
         for i, t in enumerate(spec_tasks):
             p = f"workflow.specification.tasks[{i}]"
             ident = _wf_field(t, "id", file, p, str)
             runtime = runtimes.get(ident)
-            if not isinstance(runtime, int | float) or isinstance(runtime, bool) or runtime < 0:
+            if isinstance(runtime, bool) or not finite(runtime) or runtime < 0:
                 raise InputError.single(
                     f"workflow.execution.tasks[id={ident}].runtimeInSeconds",
                     runtime,
@@ -331,17 +351,14 @@ def load_wfcommons(
                     file=file,
                 )
             tasks.append(DagTask(name=ident, work=float(runtime)))
-            outputs[ident] = set(t.get("outputFiles", []))
+            outputs[ident] = set(_wf_list(t, "outputFiles", file, p, str))
+            inputs[ident] = set(_wf_list(t, "inputFiles", file, p, str))
         for i, t in enumerate(spec_tasks):
-            for parent in t.get("parents", []):
+            p = f"workflow.specification.tasks[{i}]"
+            for parent in _wf_list(t, "parents", file, p, str):
                 if parent not in outputs:
-                    raise InputError.single(
-                        f"workflow.specification.tasks[{i}].parents",
-                        parent,
-                        "the id of a task",
-                        file=file,
-                    )
-                shared = outputs[parent] & set(t.get("inputFiles", []))
+                    raise InputError.single(f"{p}.parents", parent, "the id of a task", file=file)
+                shared = outputs[parent] & inputs[t["id"]]
                 edges.append(DagEdge(parent, t["id"], sum(files.get(f, 0.0) for f in shared)))
     else:
         raw = _wf_field(workflow, "tasks", file, "workflow", list)
@@ -351,20 +368,23 @@ def load_wfcommons(
             p = f"workflow.tasks[{i}]"
             task_name = _wf_field(t, "name", file, p, str)
             runtime = _wf_field(t, "runtimeInSeconds", file, p, (int, float))
-            if runtime < 0:
+            if not finite(runtime) or runtime < 0:
                 raise InputError.single(f"{p}.runtimeInSeconds", runtime, "seconds >= 0", file=file)
             tasks.append(DagTask(name=task_name, work=float(runtime)))
             written[task_name], reads[task_name] = {}, {}
-            for j, f in enumerate(t.get("files", [])):
+            for j, f in enumerate(_wf_list(t, "files", file, p, dict)):
                 fp = f"{p}.files[{j}]"
                 link = _wf_field(f, "link", file, fp, str)
-                size = float(_wf_field(f, "sizeInBytes", file, fp, (int, float)))
-                (written if link == "output" else reads)[task_name][f.get("name", "")] = size
+                size = _wf_size(f, file, fp)
+                fname = f.get("name", "")
+                if not isinstance(fname, str):
+                    raise InputError.single(f"{fp}.name", fname, "a file name", file=file)
+                (written if link == "output" else reads)[task_name][fname] = size
         names = {t.name for t in tasks}
         seen: set[tuple[str, str]] = set()
         for i, t in enumerate(raw):
             child = t["name"]
-            for parent in t.get("parents", []):
+            for parent in _wf_list(t, "parents", file, f"workflow.tasks[{i}]", str):
                 if parent not in names:
                     raise InputError.single(
                         f"workflow.tasks[{i}].parents", parent, "the name of a task", file=file

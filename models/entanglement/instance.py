@@ -209,8 +209,9 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> En
             v.require(
                 finite(p) and 0 < p <= 1, f"{path}.success", lk.success, "a probability in (0, 1]"
             )
-        else:
-            p = math.exp(-alpha * lk.length_km) if finite(alpha * lk.length_km) else 0.0
+        elif finite(alpha) and alpha >= 0 and finite(lk.length_km) and lk.length_km >= 0:
+            exponent = alpha * lk.length_km
+            p = math.exp(-exponent) if finite(exponent) else 0.0
             v.require(
                 p > 0,
                 f"{path}.length_km",
@@ -218,6 +219,8 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> En
                 "a length whose success exp(-attenuation_per_km * length_km) is > 0, "
                 "or an explicit success",
             )
+        else:
+            p = 0.0  # attenuation_per_km or length_km is bad: reported above
         f = lk.fidelity if lk.HasField("fidelity") else 1.0
         v.require(
             finite(f) and MIN_LINK_FIDELITY < f <= 1,

@@ -63,7 +63,7 @@ def _coordinate(data: dict[str, Any], key: str) -> float | None:
     value = data.get(key)
     try:
         out = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # an integer beyond a double: unusable
         return None
     return out if math.isfinite(out) else None
 

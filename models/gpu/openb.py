@@ -47,6 +47,8 @@ def _rows(path: str | Path, columns: tuple[str, ...]) -> list[tuple[int, dict[st
         raise InputError.single("", file, "an existing file", file=file) from None
     except UnicodeDecodeError:
         raise InputError.single("", file, "UTF-8 CSV text", file=file) from None
+    except csv.Error as exc:
+        raise InputError.single("", str(exc), "well-formed CSV", file=file) from None
 
 
 def _int(row: dict[str, str], column: str, line: int, file: str, low: int, high: int) -> int:
@@ -70,8 +72,8 @@ def read_openb_nodes(path: str | Path) -> list[GpuNode]:
         gpus = _int(row, "gpu", line, file, 0, 1024)
         nodes.append(
             GpuNode(
-                name=row["sn"].strip() or f"node-{line}",
-                gpu_type=row["model"].strip(),
+                name=(row.get("sn") or "").strip() or f"node-{line}",
+                gpu_type=(row.get("model") or "").strip(),
                 gpu_count=gpus,
                 gpu_memory_mib=0,  # not in the trace; no pod asks for GPU memory either
                 nvlink_domain_size=0,
@@ -93,7 +95,7 @@ def read_openb_pods(path: str | Path) -> list[GpuJob]:
         spec = (row.get("gpu_spec") or "").strip()
         jobs.append(
             GpuJob(
-                name=row["name"].strip() or f"pod-{line}",
+                name=(row.get("name") or "").strip() or f"pod-{line}",
                 workers=1,
                 gpus=0 if fractional else num_gpu,
                 gpu_milli=gpu_milli if fractional and num_gpu else 0,
@@ -120,5 +122,8 @@ def load_openb(node_csv: str | Path, pod_csv: str | Path, name: str = "openb") -
         name=name,
         description=f"Alibaba openb trace: nodes from {Path(node_csv).name}, pods from {Path(pod_csv).name}",
     )
-    validate(instance)
+    try:
+        validate(instance)
+    except InputError as exc:
+        raise exc.with_file(f"{node_csv} + {pod_csv}") from None
     return instance

@@ -43,7 +43,7 @@ from placement.models.partition.instance import (
     Workload,
 )
 from placement.solver.errors import InputError
-from placement.solver.schema import load_json
+from placement.solver.schema import finite, load_json
 
 GIB = 2**30
 
@@ -98,12 +98,18 @@ class ModelShape:
         return self.embed_params() + self.layers * self.block_params() + self.head_params()
 
 
+MAX_DIM = 10**9
+"""Largest model dimension (layers, hidden size, vocabulary, ...) a config may give."""
+MAX_SPEC = 1e9
+"""Largest device figure (GB, GB/s, TFLOPS) a device spec may give."""
+
+
 def _first(config: dict[str, Any], keys: tuple[str, ...], file: str, default: Any = None) -> Any:
     for key in keys:
         if key in config:
             value = config[key]
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise InputError.single(key, value, "a positive integer", file=file)
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_DIM:
+                raise InputError.single(key, value, f"an integer in [1, {MAX_DIM}]", file=file)
             return value
     if default is None:
         raise InputError.single(keys[0], None, f"one of the keys {', '.join(keys)}", file=file)
@@ -161,8 +167,8 @@ def device_spec(path: str | Path) -> DeviceSpec:
     values = {}
     for key in ("mem_per_GPU_in_GB", "hbm_bandwidth_in_GB_per_sec", "peak_fp16_TFLOPS"):
         v = data.get(key)
-        if isinstance(v, bool) or not isinstance(v, int | float) or not v > 0:
-            raise InputError.single(key, v, "a number > 0", file=file)
+        if isinstance(v, bool) or not finite(v) or not 0 < v <= MAX_SPEC:
+            raise InputError.single(key, v, f"a number in (0, {MAX_SPEC:g}]", file=file)
         values[key] = float(v)
     return DeviceSpec(
         name=str(data.get("name") or Path(file).stem),

@@ -22,6 +22,11 @@ from placement.solver.errors import InputError, ValidationCollector
 from placement.solver.schema import finite, message_to_dict
 
 NS_PER_S = 1_000_000_000
+MAX_TOTAL_SECONDS = 1e9
+"""Most seconds all layers and transfers of an instance may take together (~31 years): the
+solvers count nanoseconds in int64."""
+MAX_TOTAL_BYTES = 2**62
+"""Most bytes all layers of an instance may need together (int64 in the solvers)."""
 """Nanoseconds per second: the time resolution of the family."""
 MAX_LAYERS = 100_000
 MAX_DEVICES = 10_000
@@ -332,6 +337,9 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
         device_names.add(d.name)
         v.require(bool(d.type), f"{path}.type", d.type, "a device type name")
         mem = _non_negative_int(v, d.memory_bytes, f"{path}.memory_bytes", "bytes")
+        # The solvers add memory in int64: a capacity near 2**64 would wrap around.
+        v.require(mem <= MAX_TOTAL_BYTES, f"{path}.memory_bytes", mem, "bytes <= 2**62")
+        mem = min(mem, MAX_TOTAL_BYTES)
         flops = _non_negative_float(v, d.flops_per_s, f"{path}.flops_per_s", "FLOP/s")
         devices.append(Device(d.name, d.type, mem, flops, d.node))
 
@@ -440,7 +448,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
             "bytes/s > 0 (edges send bytes between devices)",
         )
     v.raise_if_any()
-    return PartitionInstance(
+    instance = PartitionInstance(
         layers=layers,
         devices=devices,
         links=Links(inter, intra),
@@ -450,6 +458,69 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
         description=description,
         validated=True,
     )
+    _check_magnitudes(instance, v)
+    v.raise_if_any()
+    return instance
+
+
+def _check_magnitudes(instance: PartitionInstance, v: ValidationCollector) -> None:
+    """Times and memory the solvers compute in int64 nanoseconds and bytes must fit: the sum
+    of every layer's time on the slowest device and every transfer on the slowest link at
+    most :data:`MAX_TOTAL_SECONDS`, the memory of all layers at most :data:`MAX_TOTAL_BYTES`.
+    Each value alone can be valid and still overflow (1e300 FLOPs, 1e-300 FLOP/s)."""
+    P = "partition"  # noqa: N806 - the JSON root, as in instance_from_message
+    speeds = [d.flops_per_s for d in instance.devices if d.flops_per_s > 0]
+    slowest = min(speeds) if speeds else 0.0
+    w = instance.workload
+    total_s = 0.0
+    total_bytes = 0
+    for i, lay in enumerate(instance.layers):
+        path = f"{P}.layers[{i}]"
+        training = w.mode is Mode.TRAINING
+        worst = max(
+            (t.forward_s + (t.backward_s if training else 0.0) for t in lay.times), default=0.0
+        )
+        flops = lay.forward_flops + (lay.backward_flops if training else 0.0)
+        if w.mode is Mode.SERVING:
+            flops *= w.batch_size
+        if flops > 0 and slowest > 0:
+            worst = max(worst, flops / slowest)
+        total_s += worst
+        if not finite(total_s) or total_s > MAX_TOTAL_SECONDS:
+            v.add(
+                path,
+                f"{worst:.3g} s on the slowest device",
+                f"layer and transfer times that add up to at most {MAX_TOTAL_SECONDS:g} s",
+            )
+            return
+        try:
+            mem = instance.layer_memory_bytes(i)
+        except OverflowError:
+            mem = MAX_TOTAL_BYTES + 1
+        total_bytes += mem
+        if total_bytes > MAX_TOTAL_BYTES:
+            v.add(path, f"{mem:.3g} bytes", "memory needs adding up to at most 2**62 bytes")
+            return
+    links = instance.links
+    bandwidths = [
+        b
+        for b in (links.inter_node_bandwidth_bytes_per_s, links.intra_node_bandwidth_bytes_per_s)
+        if b > 0
+    ]
+    slowest_link = min(bandwidths) if bandwidths else 0.0
+    for k, e in enumerate(instance.graph_edges):
+        t = e.transfer_s
+        if not t and e.bytes and slowest_link > 0:
+            t = e.bytes * w.comm_factor / slowest_link
+        total_s += t
+        if not finite(total_s) or total_s > MAX_TOTAL_SECONDS:
+            where = f"{P}.edges[{k}]" if instance.edges else f"{P}.layers[{e.src}].activation_bytes"
+            v.add(
+                where,
+                f"{t:.3g} s on the slowest link",
+                f"layer and transfer times that add up to at most {MAX_TOTAL_SECONDS:g} s",
+            )
+            return
 
 
 _MODE_VALUES = {Mode.TRAINING: 1, Mode.INFERENCE: 2, Mode.SERVING: 3}

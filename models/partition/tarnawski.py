@@ -29,6 +29,7 @@ from typing import Any
 import networkx as nx
 
 from placement.models.partition.instance import (
+    MAX_DEVICES,
     Device,
     Edge,
     Layer,
@@ -39,7 +40,7 @@ from placement.models.partition.instance import (
     Workload,
 )
 from placement.solver.errors import InputError
-from placement.solver.schema import load_json
+from placement.solver.schema import finite, load_json
 
 DEVICE_TYPE = "accelerator"
 MS = 1e-3
@@ -47,7 +48,7 @@ MS = 1e-3
 
 def _number(obj: dict[str, Any], key: str, path: str, file: str) -> float:
     value = obj.get(key)
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if isinstance(value, bool) or not finite(value):
         raise InputError.single(f"{path}.{key}", value, "a finite number", file=file)
     if value < 0:
         raise InputError.single(f"{path}.{key}", value, "a number >= 0", file=file)
@@ -69,8 +70,10 @@ def load_tarnawski(path: str | Path, name: str | None = None) -> PartitionInstan
             raise InputError.single(key, data.get(key), "a non-empty JSON list", file=file)
     max_size = _number(data, "maxSizePerFPGA", "", file)
     n_acc = _number(data, "maxFPGAs", "", file)
-    if n_acc < 1 or not float(n_acc).is_integer():
-        raise InputError.single("maxFPGAs", data["maxFPGAs"], "an integer >= 1", file=file)
+    if not 1 <= n_acc <= MAX_DEVICES or not float(n_acc).is_integer():
+        raise InputError.single(
+            "maxFPGAs", data["maxFPGAs"], f"an integer in [1, {MAX_DEVICES}]", file=file
+        )
 
     by_id: dict[int, dict[str, Any]] = {}
     for k, node in enumerate(data["nodes"]):
@@ -106,7 +109,7 @@ def load_tarnawski(path: str | Path, name: str | None = None) -> PartitionInstan
             raise InputError.single(p, e, "a JSON object", file=file)
         src, dst = e.get("sourceId"), e.get("destId")
         for key, v in (("sourceId", src), ("destId", dst)):
-            if v not in by_id:
+            if isinstance(v, bool) or not isinstance(v, int) or v not in by_id:
                 raise InputError.single(f"{p}.{key}", v, "the id of a node", file=file)
         edges_raw.append((src, dst, _number(e, "cost", p, file)))
 
@@ -132,6 +135,14 @@ def load_tarnawski(path: str | Path, name: str | None = None) -> PartitionInstan
     for n in by_id.values():
         (bwd if n["backward"] else fwd)[n["cls"]] += n["latency"]
         size[n["cls"]] += n["size"]
+    for c in classes:
+        if not (finite(fwd[c]) and finite(bwd[c]) and finite(size[c])):
+            raise InputError.single(
+                "nodes",
+                f"colour class {c}",
+                "latencies and sizes whose sums per colour class are finite",
+                file=file,
+            )
     layers = [
         Layer(
             name=f"class{c}",
@@ -146,6 +157,8 @@ def load_tarnawski(path: str | Path, name: str | None = None) -> PartitionInstan
         if a != b and cost > 0:
             key = (min(a, b), max(a, b))
             pair_cost[key] = pair_cost.get(key, 0.0) + cost
+    if not all(finite(c) for c in pair_cost.values()):
+        raise InputError.single("edges", "cost", "costs whose sums are finite", file=file)
     edges = [Edge(a, b, 0, cost * MS) for (a, b), cost in sorted(pair_cost.items())]
     devices = [Device(f"acc{k}", DEVICE_TYPE, int(max_size)) for k in range(int(n_acc))]
     stem = Path(file).stem
