@@ -247,14 +247,21 @@ def reoptimise(
     time_limit_s: float,
     seed: int,
     max_nodes: int | None = None,
+    cap: np.ndarray | None = None,
 ) -> MilpStep:
-    """Re-assign ``tasks`` among ``machines`` by a MILP minimising the largest load of
-    ``machines``; every other task stays where it is.
+    """Re-assign ``tasks`` among ``machines`` by a MILP; every other task stays where it is.
 
-    Each of ``tasks`` must sit on one of ``machines``. The current assignment is the MIP
-    start and the current largest load among ``machines`` the upper bound on the new one, so
-    the result is never worse; it is applied when it is no worse (a sideways step reshapes
-    the machines for the next one).
+    Without ``cap``: minimise the largest load of ``machines``. The current assignment is
+    the MIP start and the current largest load among ``machines`` the upper bound on the new
+    one, so the result is never worse; it is applied when it is no worse (a sideways step
+    reshapes the machines for the next one). ``improved``: the largest load fell.
+
+    With ``cap`` (one load limit per machine of ``machines``, each at least its current
+    load): minimise the total running time of ``tasks`` with every load within its cap. It
+    makes room on these machines for later steps without raising the makespan.
+    ``improved``: the total fell.
+
+    Each of ``tasks`` must sit on one of ``machines``.
     """
     import highspy
 
@@ -276,12 +283,22 @@ def reoptimise(
     lp = highspy.HighsLp()
     lp.num_col_ = ncols
     lp.num_row_ = n_t + n_m
-    lp.col_cost_ = np.concatenate([np.zeros(len(ti)), [1.0]])
-    lp.col_lower_ = np.concatenate([np.zeros(len(ti)), [float(fixed.max())]])
-    lp.col_upper_ = np.concatenate([np.ones(len(ti)), [old_max]])
-    # Rows: each task once; fixed[m] + sum_t d[t, m] x[t, m] - z <= 0 per machine.
+    old_work = float(s.own[tasks].sum())
+    if cap is None:
+        lp.col_cost_ = np.concatenate([np.zeros(len(ti)), [1.0]])
+        lp.col_lower_ = np.concatenate([np.zeros(len(ti)), [float(fixed.max())]])
+        lp.col_upper_ = np.concatenate([np.ones(len(ti)), [old_max]])
+        room = -fixed
+    else:
+        # z is pinned at 0; each load row gets its cap instead.
+        cap = np.maximum(np.asarray(cap, dtype=float), s.load[machines])
+        lp.col_cost_ = np.concatenate([d[ti, mi], [0.0]])
+        lp.col_lower_ = np.zeros(ncols)
+        lp.col_upper_ = np.concatenate([np.ones(len(ti)), [0.0]])
+        room = cap - fixed
+    # Rows: each task once; fixed[m] + sum_t d[t, m] x[t, m] - z <= 0 (or <= cap[m]).
     lp.row_lower_ = np.concatenate([np.ones(n_t), np.full(n_m, -highspy.kHighsInf)])
-    lp.row_upper_ = np.concatenate([np.ones(n_t), -fixed])
+    lp.row_upper_ = np.concatenate([np.ones(n_t), room])
     rows = np.concatenate([np.stack([ti, n_t + mi], axis=1).ravel(), n_t + np.arange(n_m)])
     vals = np.concatenate([np.stack([np.ones(len(ti)), d[ti, mi]], axis=1).ravel(), -np.ones(n_m)])
     lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
@@ -295,13 +312,13 @@ def reoptimise(
     h.setOptionValue("random_seed", int(seed) % 2_147_483_647)
     h.setOptionValue("time_limit", max(0.01, float(time_limit_s)))
     h.setOptionValue("mip_rel_gap", 0.0)
-    h.setOptionValue("mip_abs_gap", REL_EPS * max(1.0, old_max))
+    h.setOptionValue("mip_abs_gap", REL_EPS * max(1.0, old_max if cap is None else old_work))
     if max_nodes is not None:
         h.setOptionValue("mip_max_nodes", int(max_nodes))
     h.passModel(lp)
     start = np.zeros(ncols)
     start[np.flatnonzero(mi == current[ti])] = 1.0
-    start[-1] = old_max
+    start[-1] = old_max if cap is None else 0.0
     sol = highspy.HighsSolution()
     sol.col_value = list(start)
     sol.value_valid = True
@@ -318,14 +335,18 @@ def reoptimise(
     pick[ti[chosen]] = mi[chosen]
     if np.any(pick < 0):
         return MilpStep(False, nodes, proven)
-    new_max = float(
-        (fixed + np.bincount(pick, weights=d[np.arange(n_t), pick], minlength=n_m)).max()
-    )
+    new_load = fixed + np.bincount(pick, weights=d[np.arange(n_t), pick], minlength=n_m)
     tol = REL_EPS * max(1.0, old_max)
-    if new_max > old_max + tol:
+    if cap is None:
+        if new_load.max() > old_max + tol:
+            return MilpStep(False, nodes, proven)
+        s.assign(tasks, machines[pick])
+        return MilpStep(bool(new_load.max() < old_max - tol), nodes, proven)
+    new_work = float(d[np.arange(n_t), pick].sum())
+    if np.any(new_load > cap + tol) or new_work >= old_work - REL_EPS * max(1.0, old_work):
         return MilpStep(False, nodes, proven)
     s.assign(tasks, machines[pick])
-    return MilpStep(new_max < old_max - tol, nodes, proven)
+    return MilpStep(True, nodes, proven)
 
 
 def _assignment_lp(d: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray]:
@@ -424,11 +445,18 @@ class MachineLns:
         k = self.s.d.shape[1]
         top = int(np.argmax(self.s.load))
         others = np.delete(np.arange(k), top)
+        # Half the draws favour machines that run the top machine's tasks nearly as fast
+        # (where its work can go), half are uniform (diversity).
+        on_top = self.s.a == top
+        ratio = self.s.d[on_top][:, others] / self.s.own[on_top][:, None]
+        affinity = 1.0 + (ratio <= AFFINITY_RATIO).sum(axis=0)
+        affinity = affinity / affinity.sum()
         while True:
             need = self.size - 1
             total = math.comb(len(others), need)
-            for _ in range(min(4 * total, 64)):
-                pick = np.sort(self.rng.choice(others, need, replace=False))
+            for i in range(min(4 * total, 64)):
+                p = affinity if (AFFINITY_RATIO > 0 and i % 2 == 0) else None
+                pick = np.sort(self.rng.choice(others, need, replace=False, p=p))
                 subset = np.concatenate([[top], pick])
                 key = tuple(int(m) for m in subset)
                 loads = tuple(float(v) for v in self.s.load[subset])
@@ -452,10 +480,29 @@ class MachineLns:
         result = reoptimise(
             self.s, tasks, subset, limit, seed=self.steps, max_nodes=self.step_max_nodes
         )
+        proven = result.proven
+        if not result.improved and MAKE_ROOM:
+            # The largest load of the subset cannot fall: at least make room on it for
+            # later steps (less total work, no machine reaching the makespan).
+            cmax = self.s.makespan
+            eps = REL_EPS * max(1.0, cmax)
+            loads_now = self.s.load[subset]
+            cap = np.where(loads_now >= cmax - eps, loads_now, cmax - 2 * eps)
+            tasks = np.flatnonzero(np.isin(self.s.a, subset))
+            room = reoptimise(
+                self.s,
+                tasks,
+                subset,
+                limit,
+                seed=self.steps,
+                max_nodes=self.step_max_nodes,
+                cap=cap,
+            )
+            proven = proven and room.proven
         self.steps += 1
         descend(self.s, 10_000, machines=subset)
         loads = tuple(float(v) for v in self.s.load[subset])
-        if result.proven and not result.improved and loads == old:
+        if proven and not result.improved and loads == old:
             self.spent[tuple(int(m) for m in subset)] = loads
         improved = self.s.makespan < before - REL_EPS * max(1.0, before)
         if improved:
@@ -534,6 +581,20 @@ DETERMINISTIC_WALL_GUARD = 2.0
 
 FINISH_MARGIN_S = 0.2
 """Seconds kept before the deadline to stop the threads and hand back the result."""
+
+MAKE_ROOM = True
+"""After a subset step that cannot lower the subset's largest load, a second MILP lowers the
+subset's total work under per-machine caps (see :meth:`MachineLns.step`)."""
+
+LNS_MACHINES = 3
+"""Machines per subset step at first (the most loaded one and others drawn at random)."""
+
+AFFINITY_RATIO = 1.5
+"""A machine is a likely partner of the most loaded one for each of its tasks that runs there
+within this factor of its current time (0: uniform draws only)."""
+
+STEP_TIME_LIMIT_S = 0.5
+"""Wall-clock limit of each subset MILP (outside ``deterministic``)."""
 
 
 def applicable(instance: DagInstance) -> bool:
@@ -637,10 +698,11 @@ def solve_assignment(instance: DagInstance, ctx: Any, full_milp: bool = True) ->
     state = min(candidates, key=lambda c: c.makespan)
     report(state.a, "grid-search")
 
-    limit = 0.5
+    limit = STEP_TIME_LIMIT_S
     lns = MachineLns(
         state,
         options.seed,
+        size=LNS_MACHINES,
         step_time_limit_s=1e6 if deterministic else limit,
         step_max_nodes=DETERMINISTIC_STEP_NODES if deterministic else None,
     )
