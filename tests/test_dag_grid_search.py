@@ -28,7 +28,7 @@ from placement.models.dag.grid_search import (
     reoptimise,
     solve_assignment,
 )
-from placement.solver import SolveOptions, StopReason, solve
+from placement.solver import SolutionStatus, SolveOptions, StopReason, solve
 from placement.solver.cancel import CancellationToken
 from tests.dag_cases import build
 
@@ -228,3 +228,33 @@ def test_cancellation_stops_the_search() -> None:
     assert time.monotonic() - started < 30
     assert result.stop_reason == StopReason.CANCELLED
     assert check(instance, result.solution).feasible
+
+
+@pytest.mark.parametrize("backend", ["milp", "auto"])
+def test_small_instance_is_proved_optimal(backend: str) -> None:
+    instance = grid_instance(10, 3, seed=12, consistency="semi")
+    d = instance.duration
+    every = np.array(list(itertools.product(range(3), repeat=10)))
+    loads = np.stack([np.where(every == m, d[np.arange(10), m], 0.0).sum(axis=1) for m in range(3)])
+    optimum = float(loads.max(axis=0).min())
+    result = solve(instance, SolveOptions(time_limit_s=20, backend=backend, threads=2))
+    assert result.status == SolutionStatus.OPTIMAL, result.message
+    assert result.objective == pytest.approx(optimum)
+    assert result.bound == pytest.approx(optimum)
+
+
+def test_auto_routes_only_r_cmax_to_the_search() -> None:
+    instance = grid_instance(120, 6, seed=13)
+    auto = solve(instance, SolveOptions(time_limit_s=3, threads=2))
+    cpsat = solve(instance, SolveOptions(time_limit_s=3, backend="cpsat", threads=2))
+    searched = {"grid-search", "milp-highs"}
+    assert searched & {h.source for h in auto.history}
+    assert not searched & {h.source for h in cpsat.history}
+    dag = solve(_chain(), SolveOptions(time_limit_s=3, threads=1))
+    assert not searched & {h.source for h in dag.history}
+
+
+def _chain() -> DagInstance:
+    from tests.dag_cases import chain_with_transfer
+
+    return chain_with_transfer()

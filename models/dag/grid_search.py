@@ -53,6 +53,10 @@ from placement.models.dag.instance import DagInstance
 REL_EPS = 1e-9
 """Relative tolerance below which two loads count as equal (float sums of ETC values)."""
 
+FULL_SWAP_MAX_TASKS = 1024
+"""Above this many tasks the descent's swaps start only from the two most loaded machines
+(all pairs need several tasks x tasks matrices)."""
+
 
 class Loads:
     """An assignment of tasks to machines with its machine loads, updated in place.
@@ -217,7 +221,13 @@ def descend(
     while steps < max_steps:
         if should_stop is not None and steps % 64 == 0 and should_stop():
             break
-        tasks = None if machines is None else np.flatnonzero(np.isin(s.a, machines))
+        if machines is not None:
+            tasks = np.flatnonzero(np.isin(s.a, machines))
+        elif len(s.a) > FULL_SWAP_MAX_TASKS:
+            # All pairs would not fit in memory: swaps from the two most loaded machines.
+            tasks = np.flatnonzero(np.isin(s.a, np.argsort(-s.load, kind="stable")[:2]))
+        else:
+            tasks = None
         if _try_move(s) or _try_swap(s, tasks):
             steps += 1
             continue
@@ -611,12 +621,13 @@ def applicable(instance: DagInstance) -> bool:
 
 
 def lower_bound_from_lp(instance: DagInstance, lp_value: float) -> float:
-    """A safe makespan bound from the LP optimum: shaved by the LP tolerance, then rounded
-    up to the time grid when every running time lies on one."""
+    """A safe makespan bound from an LP (or MIP dual) value: shaved by a tolerance
+    (``REL_EPS`` relative, at least 1e-6) for the solver's float error, then rounded up to the
+    time grid when every running time lies on one."""
     from placement.models.dag.cpsat import integer_scale
 
     d = instance.duration
-    bound = lp_value * (1 - 1e-7)
+    bound = lp_value - max(REL_EPS * abs(lp_value), 1e-6)
     scale, exact = integer_scale(d[np.isfinite(d)])
     if exact:
         bound = math.ceil(bound * scale - 1e-6) / scale
@@ -753,7 +764,11 @@ def solve_assignment(instance: DagInstance, ctx: Any, full_milp: bool = True) ->
                     break
             step_limit = None if deterministic else max(0.01, min(limit, left()))
             improved = lns.step(step_limit)
-            if improved is None:
+            if improved is None and thread is not None and thread.is_alive():
+                # Nothing left for the search: leave HiGHS the time (its next solution
+                # gives the search a new start).
+                time.sleep(0.05)
+            elif improved is None:
                 exhausted = True
             elif improved:
                 report(state.a, "grid-search")
