@@ -422,10 +422,14 @@ class MachineLns:
     """Large-neighbourhood search over machine subsets, each step followed by a descent.
 
     A step takes the most loaded machine and ``size - 1`` others drawn from a seeded
-    generator, and re-assigns all their tasks by :func:`reoptimise`. A subset proved to have
-    nothing better is remembered with its loads and not tried again while they stay the
-    same; once every subset of the current size is spent, the size grows by one (up to
-    ``max_size``) and falls back when the makespan improves.
+    generator (every other draw weighted towards machines that run the top machine's tasks
+    within ``AFFINITY_RATIO`` of their current time) and re-assigns all their tasks by
+    :func:`reoptimise`, minimising the subset's largest load; when that cannot fall, a
+    second MILP lowers the subset's total work without any machine reaching the makespan
+    (room for later steps). A subset proved to have nothing better is remembered with its
+    loads and not tried again while they stay the same; once most subsets of the current
+    size are spent, the size grows by one (up to ``max_size``) and falls back when the
+    makespan improves.
     """
 
     def __init__(
@@ -458,7 +462,8 @@ class MachineLns:
         # Half the draws favour machines that run the top machine's tasks nearly as fast
         # (where its work can go), half are uniform (diversity).
         on_top = self.s.a == top
-        ratio = self.s.d[on_top][:, others] / self.s.own[on_top][:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):  # zero-length tasks
+            ratio = self.s.d[on_top][:, others] / self.s.own[on_top][:, None]
         affinity = 1.0 + (ratio <= AFFINITY_RATIO).sum(axis=0)
         affinity = affinity / affinity.sum()
         while True:
@@ -580,7 +585,7 @@ def improve(
 MAX_CELLS = 2_000_000
 """Tasks x machines above which the search is not run (the dense matrices of a step)."""
 
-DETERMINISTIC_STEPS_PER_S = 10
+DETERMINISTIC_STEPS_PER_S = 4
 """Large-neighbourhood steps per second of ``time_limit_s`` under ``deterministic``."""
 
 DETERMINISTIC_STEP_NODES = 200
