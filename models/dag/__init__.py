@@ -6,9 +6,10 @@ Independent tasks (no edges) are the grid-scheduling special case.
 
 Parts: :mod:`.instance` (typed instance and solution, JSON form, validation), :mod:`.check`
 (independent checker and objective), :mod:`.greedy` (HEFT, the fallback; PEFT, CPOP; MCT,
-Min-Min, Max-Min, Sufferage), :mod:`.cpsat` and :mod:`.milp` (exact encodings), :mod:`.bound`
-(cheap lower bounds), :mod:`.generate` (seeded random DAGs), :mod:`.loaders` (STG, Braun,
-WfCommons, the HEFT paper's example), :mod:`.plot` (Gantt chart).
+Min-Min, Max-Min, Sufferage), :mod:`.cpsat` and :mod:`.milp` (exact encodings),
+:mod:`.grid_search` (the R||Cmax search run beside HiGHS), :mod:`.bound` (cheap lower
+bounds), :mod:`.generate` (seeded random DAGs), :mod:`.loaders` (STG, Braun, WfCommons, the
+HEFT paper's example), :mod:`.plot` (Gantt chart).
 """
 
 from __future__ import annotations
@@ -79,11 +80,13 @@ class DagFamily:
         return check(instance, solution)
 
     def exact(self, backend: str) -> ExactEncoding:
-        """The CP-SAT (``cpsat``) or MILP (``milp``) encoding."""
+        """The CP-SAT (``cpsat``) or MILP (``milp``) encoding; under ``auto``, R||Cmax
+        instances go to the search of :mod:`.grid_search` instead of CP-SAT."""
         if backend == "cpsat":
             from placement.models.dag.cpsat import CpSatEncoding
+            from placement.models.dag.grid_search import AutoEncoding
 
-            return CpSatEncoding()
+            return AutoEncoding(CpSatEncoding())
         if backend == "milp":
             from placement.models.dag.milp import MilpEncoding
 

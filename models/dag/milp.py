@@ -80,6 +80,11 @@ class MilpEncoding:
         early = proof_by_bound(instance, incumbent)
         if early is not None:
             return early
+        from placement.models.dag import grid_search
+
+        if name == "highs" and grid_search.applicable(instance):
+            # R||Cmax: HiGHS on the assignment model beside a large-neighbourhood search.
+            return grid_search.solve_assignment(instance, ctx)
         horizon = schedule_horizon(instance, incumbent)
         prob = pulp.LpProblem("dag", pulp.LpMinimize)
         from placement.models.dag.bound import makespan_grid_bound

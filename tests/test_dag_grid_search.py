@@ -1,0 +1,260 @@
+"""The R||Cmax search of the dag family (models/dag/grid_search.py).
+
+Real HiGHS runs on small generated grid instances: the search never hands out an infeasible
+schedule, never ends worse than it started, reaches the optimum where brute force knows it,
+stops when asked to (deadline, cancellation, budget), gives the same schedule for the same
+seed, and beats Min-Min.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+
+import numpy as np
+import pytest
+
+from placement.models.dag import DagInstance, DagMachine, DagTask, check
+from placement.models.dag.generate import grid_instance
+from placement.models.dag.greedy import back_to_back, min_min
+from placement.models.dag.grid_search import (
+    Loads,
+    MachineLns,
+    applicable,
+    descend,
+    improve,
+    lower_bound_from_lp,
+    lp_rounding,
+    reoptimise,
+    solve_assignment,
+)
+from placement.solver import SolutionStatus, SolveOptions, StopReason, solve
+from placement.solver.cancel import CancellationToken
+from tests.dag_cases import build
+
+
+def _makespan(instance: DagInstance, machine: np.ndarray) -> float:
+    report = check(instance, back_to_back(instance, machine))
+    assert report.feasible, report.violations
+    return report.objective
+
+
+def _restricted(tasks: int, machines: int, seed: int) -> DagInstance:
+    """A generated grid instance where about a quarter of the (task, machine) pairs are
+    forbidden (the task has no time for that machine type), every task keeping one."""
+    base = grid_instance(tasks, machines, seed=seed)
+    rng = np.random.default_rng(seed + 1)
+    out = []
+    for task in base.tasks:
+        times = dict(task.time_by_type_s)
+        keep = rng.random(len(times)) > 0.25
+        keep[rng.integers(len(times))] = True
+        out.append(
+            DagTask(
+                name=task.name,
+                time_by_type_s={t: v for (t, v), k in zip(times.items(), keep, strict=True) if k},
+            )
+        )
+    return build(
+        DagInstance(
+            machines=[DagMachine(name=m.name, type=m.type) for m in base.machines],
+            tasks=out,
+            name=f"restricted-{seed}",
+        )
+    )
+
+
+class _Context:
+    """The portfolio's side of an exact phase: checks every report, keeps the best."""
+
+    def __init__(self, instance: DagInstance, options: SolveOptions, incumbent=None) -> None:
+        self.instance = instance
+        self.options = options
+        self.cancel = options.cancel or CancellationToken()
+        self.backend = "milp"
+        self.deadline = time.monotonic() + options.time_limit_s
+        self.best = incumbent
+        self.reported: list[tuple[str, float]] = []
+
+    def time_left(self) -> float:
+        return max(0.0, self.deadline - time.monotonic())
+
+    def incumbent(self):
+        return self.best
+
+    def proven_bound(self) -> None:
+        return None
+
+    def report(self, solution, source: str, bound: float | None = None) -> bool:
+        report = check(self.instance, solution)
+        assert report.feasible, (source, report.violations)
+        self.reported.append((source, report.objective))
+        if self.best is None or report.objective < check(self.instance, self.best).objective:
+            self.best = solution
+            return True
+        return False
+
+
+def test_applicable_only_to_pure_makespan_assignment() -> None:
+    assert applicable(grid_instance(20, 4, seed=0))
+    weighted = grid_instance(20, 4, seed=0)
+    weighted.objective = "cost"
+    assert not applicable(weighted)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_descent_and_steps_never_worsen_and_stay_feasible(seed: int) -> None:
+    instance = _restricted(60, 5, seed)
+    start = min_min(instance).machine
+    state = Loads(instance.duration, start)
+    before = state.makespan
+    descend(state, 10_000)
+    assert state.makespan <= before + 1e-9
+    assert _makespan(instance, state.a) == pytest.approx(state.makespan)
+    lns = MachineLns(state, seed, step_time_limit_s=2.0)
+    for _ in range(15):
+        previous = state.makespan
+        lns.step()
+        assert state.makespan <= previous + 1e-9
+        # Every task stays on a machine where it may run, and the loads are the real ones.
+        assert np.all(np.isfinite(instance.duration[np.arange(60), state.a]))
+        assert _makespan(instance, state.a) == pytest.approx(state.makespan)
+
+
+def test_reoptimise_reaches_the_brute_force_optimum() -> None:
+    instance = grid_instance(7, 3, seed=4)
+    d = instance.duration
+    optimum = min(
+        float(np.bincount(a, weights=d[np.arange(7), a], minlength=3).max())
+        for a in (np.array(p) for p in itertools.product(range(3), repeat=7))
+    )
+    state = Loads(d, min_min(instance).machine)
+    step = reoptimise(state, np.arange(7), np.arange(3), time_limit_s=10, seed=0)
+    assert step.proven
+    assert state.makespan == pytest.approx(optimum)
+    lp = lp_rounding(d, 10)
+    assert lp is not None
+    assert lower_bound_from_lp(instance, lp[1]) <= optimum + 1e-9
+
+
+def test_improve_beats_min_min_and_reports_only_improvements() -> None:
+    instance = grid_instance(128, 8, seed=7, consistency="semi")
+    start = min_min(instance).machine
+    seen: list[float] = []
+    best = improve(
+        instance.duration,
+        start,
+        seed=0,
+        max_steps=40,
+        on_improvement=lambda a: seen.append(_makespan(instance, a)),
+    )
+    assert _makespan(instance, best) < _makespan(instance, start)
+    assert seen == sorted(seen, reverse=True)
+    assert _makespan(instance, best) == pytest.approx(seen[-1])
+
+
+def test_improve_is_deterministic_with_a_seed() -> None:
+    instance = _restricted(96, 6, seed=3)
+    start = min_min(instance).machine
+    runs = [
+        improve(
+            instance.duration,
+            start,
+            seed=11,
+            max_steps=25,
+            step_time_limit_s=1e6,
+            step_max_nodes=50,
+        )
+        for _ in range(2)
+    ]
+    assert np.array_equal(runs[0], runs[1])
+
+
+def test_improve_stops_when_asked() -> None:
+    instance = grid_instance(96, 6, seed=5)
+    polls = []
+
+    def stop() -> bool:
+        polls.append(1)
+        return len(polls) > 3
+
+    best = improve(instance.duration, min_min(instance).machine, max_steps=10_000, should_stop=stop)
+    assert len(polls) <= 5
+    _makespan(instance, best)
+
+
+def test_search_only_exact_phase_is_deterministic() -> None:
+    instance = grid_instance(96, 6, seed=9, consistency="consistent")
+    schedules = []
+    for _ in range(2):
+        options = SolveOptions(time_limit_s=2, backend="milp", deterministic=True, seed=5)
+        ctx = _Context(instance, options, incumbent=min_min(instance))
+        outcome = solve_assignment(instance, ctx, full_milp=False)
+        assert outcome.bound is not None
+        assert outcome.bound <= check(instance, ctx.best).objective + 1e-9
+        schedules.append(ctx.best.machine.copy())
+    assert np.array_equal(schedules[0], schedules[1])
+
+
+def test_portfolio_beats_min_min_within_a_short_deadline() -> None:
+    instance = grid_instance(160, 8, seed=2)
+    limit = 3.0
+    started = time.monotonic()
+    result = solve(instance, SolveOptions(time_limit_s=limit, backend="milp", threads=2))
+    wall = time.monotonic() - started
+    # The deadline is a contract, not a speed figure: a generous allowance for the finish.
+    assert wall < limit + 3.0
+    assert check(instance, result.solution).feasible
+    assert result.objective < check(instance, min_min(instance)).objective
+    assert result.bound is not None and result.bound <= result.objective + 1e-9
+    assert any(h.source in ("grid-search", "milp-highs") for h in result.history)
+
+
+def test_cancellation_stops_the_search() -> None:
+    instance = grid_instance(200, 10, seed=6)
+    token = CancellationToken()
+
+    def on_incumbent(incumbent) -> None:
+        if incumbent.source in ("grid-search", "milp-highs"):
+            token.cancel()
+
+    started = time.monotonic()
+    result = solve(
+        instance,
+        SolveOptions(
+            time_limit_s=60, backend="milp", threads=2, cancel=token, on_incumbent=on_incumbent
+        ),
+    )
+    assert time.monotonic() - started < 30
+    assert result.stop_reason == StopReason.CANCELLED
+    assert check(instance, result.solution).feasible
+
+
+@pytest.mark.parametrize("backend", ["milp", "auto"])
+def test_small_instance_is_proved_optimal(backend: str) -> None:
+    instance = grid_instance(10, 3, seed=12, consistency="semi")
+    d = instance.duration
+    every = np.array(list(itertools.product(range(3), repeat=10)))
+    loads = np.stack([np.where(every == m, d[np.arange(10), m], 0.0).sum(axis=1) for m in range(3)])
+    optimum = float(loads.max(axis=0).min())
+    result = solve(instance, SolveOptions(time_limit_s=20, backend=backend, threads=2))
+    assert result.status == SolutionStatus.OPTIMAL, result.message
+    assert result.objective == pytest.approx(optimum)
+    assert result.bound == pytest.approx(optimum)
+
+
+def test_auto_routes_only_r_cmax_to_the_search() -> None:
+    instance = grid_instance(120, 6, seed=13)
+    auto = solve(instance, SolveOptions(time_limit_s=3, threads=2))
+    cpsat = solve(instance, SolveOptions(time_limit_s=3, backend="cpsat", threads=2))
+    searched = {"grid-search", "milp-highs"}
+    assert searched & {h.source for h in auto.history}
+    assert not searched & {h.source for h in cpsat.history}
+    dag = solve(_chain(), SolveOptions(time_limit_s=3, threads=1))
+    assert not searched & {h.source for h in dag.history}
+
+
+def _chain() -> DagInstance:
+    from tests.dag_cases import chain_with_transfer
+
+    return chain_with_transfer()
