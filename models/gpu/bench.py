@@ -561,7 +561,7 @@ def markdown(
         lines.append("")
     if ablation:
         lines += [
-            "## Ablation: what the reproduction depends on (`gpu-openb-ablation.csv`)",
+            "## Ablation: what the reproduction depends on (the `ablation` rows of `gpu-openb.csv`)",
             "",
             "Default trace, allocation at 100 % arrived, mean over the seeds. `rank` is the "
             "simulator's tie-break (smallest node name, names carrying a random rank), "
