@@ -31,8 +31,8 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from placement.api.client import Client, instance_message  # noqa: E402
-from placement.api.v1 import service_pb2  # noqa: E402
 from placement.api.server.probe import start_server, worker_pids  # noqa: E402
+from placement.api.v1 import service_pb2  # noqa: E402
 
 
 def rss_mib(pid: int) -> float:
