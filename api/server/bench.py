@@ -33,6 +33,7 @@ import grpc
 from placement.api.client import Client, instance_message
 from placement.api.server.probe import (
     busy_worker,
+    rss_mib,
     settle,
     start_server,
     stops_computing,
@@ -51,14 +52,6 @@ QUICK = {"latency": 50, "throughput": 100, "deadlines": 20, "memory": 200, "canc
 def cases(config: Any) -> list[dict[str, Any]]:
     """One case: every measurement shares one server."""
     return [{"case": "service", **(QUICK if config.quick else FULL)}]
-
-
-def rss_mib(pid: int) -> float:
-    """Resident set size of a process, MiB."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def pct(values: list[float], q: float) -> float:

@@ -20,6 +20,7 @@ __all__ = [
     "alive",
     "busy_worker",
     "cpu_ticks",
+    "rss_mib",
     "settle",
     "start_server",
     "stops_computing",
@@ -187,6 +188,17 @@ def stops_computing(pid: int, timeout: float) -> float | None:
             still_since = None
         last = now
     return None
+
+
+def rss_mib(pid: int) -> float:
+    """Resident set size of a process in MiB (0 if it is gone)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
 
 
 def alive(pid: int) -> bool:

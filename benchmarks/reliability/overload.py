@@ -31,18 +31,8 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from placement.api.client import Client, instance_message  # noqa: E402
-from placement.api.server.probe import start_server, worker_pids  # noqa: E402
+from placement.api.server.probe import rss_mib, start_server, worker_pids  # noqa: E402
 from placement.api.v1 import service_pb2  # noqa: E402
-
-
-def rss_mib(pid: int) -> float:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
 
 
 def request(doc: dict) -> service_pb2.SolveRequest:

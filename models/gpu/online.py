@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from placement.models.gpu.instance import MILLI
 from placement.models.gpu.policies import POLICIES, FGDPolicy, best_fit_gpus
 
 
@@ -36,32 +35,8 @@ class FGDBestFitTiePolicy(FGDPolicy):
     name = "FGD+BF-tie"
 
     def choose(self, state, pods, p, nodes, rng):  # noqa: D102
-        k, m, cpu = int(pods.num_gpu[p]), int(pods.milli[p]), int(pods.cpu_score[p])
-        cpu_new = state.cpu_left[nodes] - cpu
-        total = state.gpu_left[nodes].sum(axis=1)
-        if k == 0 or m == MILLI:
-            fit = self.fit[nodes]
-            if k:
-                fit = fit - k * self.t_gpu[None, :]
-            new = self._frag(cpu_new, total - k * m, fit, self.small[nodes], self.access[nodes])
-            score = self._score(self.frag[nodes] - new)
-            rows = np.arange(len(nodes))
-            cols = None
-            after = np.zeros(len(nodes), dtype=np.int64)
-        else:
-            left = state.gpu_left[nodes]
-            slots = left.shape[1]
-            earlier = np.tril(np.ones((slots, slots), dtype=bool), -1)
-            dup = ((left[:, :, None] == left[:, None, :]) & earlier[None, :, :]).any(axis=2)
-            rows, cols = np.nonzero((left >= m) & state.exists[nodes] & ~dup)
-            old = left[rows, cols][:, None]
-            new_left = old - m
-            tm = self.t_milli[None, :]
-            fit = self.fit[nodes][rows] - (old >= tm) + (new_left >= tm)
-            small = self.small[nodes][rows] - old * (old < tm) + new_left * (new_left < tm)
-            new = self._frag(cpu_new[rows], total[rows] - m, fit, small, self.access[nodes][rows])
-            score = self._score(self.frag[nodes][rows] - new)
-            after = new_left[:, 0]
+        k, m = int(pods.num_gpu[p]), int(pods.milli[p])
+        rows, cols, score, after = self._candidates(state, pods, p, nodes)
         # the run's node order, or (stock Kubernetes) a uniform draw among the remaining ties
         tie = state.rank[nodes[rows]] if state.rank is not None else rng.permutation(len(rows))
         best = int(np.lexsort((tie, after, -score))[0])

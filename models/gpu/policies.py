@@ -292,7 +292,12 @@ class FGDPolicy(_Base):
     def _score(delta: np.ndarray) -> np.ndarray:
         return np.floor(MAX_SCORE / (1.0 + np.exp(-delta / 1000.0)))
 
-    def choose(self, state, pods, p, nodes, rng):  # noqa: D102
+    def _candidates(self, state, pods, p, nodes):
+        """FGD's score of every candidate placement of pod ``p`` on ``nodes``:
+        ``(rows, cols, score, left)`` with ``rows`` indexing ``nodes``. A whole-GPU or
+        CPU-only pod has one candidate per node (``cols`` None, ``left`` 0); a shared pod one
+        per node and distinct free amount (``cols`` its GPU, ``left`` the milli-GPU it leaves
+        there)."""
         k, m, cpu = int(pods.num_gpu[p]), int(pods.milli[p]), int(pods.cpu_score[p])
         cpu_new = state.cpu_left[nodes] - cpu
         total = state.gpu_left[nodes].sum(axis=1)
@@ -301,8 +306,8 @@ class FGDPolicy(_Base):
             if k:  # k fully free GPUs drop to 0: each fitted every GPU typical pod
                 fit = fit - k * self.t_gpu[None, :]
             new = self._frag(cpu_new, total - k * m, fit, self.small[nodes], self.access[nodes])
-            node = _pick_best(self._score(self.frag[nodes] - new), nodes, state, rng)
-            return node, best_fit_gpus(state.gpu_left[node], k, m)
+            rows = np.arange(len(nodes))
+            return rows, None, self._score(self.frag[nodes] - new), np.zeros(len(nodes), np.int64)
         # A shared pod: one candidate per node and distinct free amount (equal GPUs of a
         # node give equal scores; the first of them is the one the simulator keeps).
         left = state.gpu_left[nodes]
@@ -316,7 +321,14 @@ class FGDPolicy(_Base):
         fit = self.fit[nodes][rows] - (old >= tm) + (new_left >= tm)
         small = self.small[nodes][rows] - old * (old < tm) + new_left * (new_left < tm)
         new = self._frag(cpu_new[rows], total[rows] - m, fit, small, self.access[nodes][rows])
-        score = self._score(self.frag[nodes][rows] - new)
+        return rows, cols, self._score(self.frag[nodes][rows] - new), new_left[:, 0]
+
+    def choose(self, state, pods, p, nodes, rng):  # noqa: D102
+        k, m = int(pods.num_gpu[p]), int(pods.milli[p])
+        rows, cols, score, _ = self._candidates(state, pods, p, nodes)
+        if cols is None:
+            node = _pick_best(score, nodes, state, rng)
+            return node, best_fit_gpus(state.gpu_left[node], k, m)
         node_best = np.full(len(nodes), -np.inf)
         np.maximum.at(node_best, rows, score)
         node = _pick_best(node_best, nodes, state, rng)
