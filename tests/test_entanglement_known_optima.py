@@ -86,11 +86,8 @@ def test_bundled_fidelity_instance_is_proved_optimal(repo) -> None:
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_bounds_are_at_least_the_optimum(case: str) -> None:
+def test_quick_bound_is_at_least_the_optimum(case: str) -> None:
     from placement.models.entanglement import FAMILY
-    from placement.models.entanglement.flow_lp import flow_bound
 
     instance, optimum = CASES[case]
     assert FAMILY.quick_bound(instance) >= optimum[0] - 1e-9
-    lp = flow_bound(instance, SolveOptions(threads=1), 10.0)
-    assert lp is not None and lp >= optimum[0] - 1e-9

@@ -13,10 +13,8 @@ import math
 from typing import Any
 
 from placement.models.entanglement.encoding import (
-    EXACT_SHARE,
     CandidateModel,
     nothing_to_route,
-    whole_instance_bound,
 )
 from placement.models.entanglement.paths import servable_requests
 from placement.solver.backends.base import RunStatus
@@ -54,7 +52,7 @@ class CpSatEncoding:
         """Build the integer candidate model, solve its stages, report improving routings."""
         from ortools.sat.python import cp_model
 
-        model = CandidateModel.build(instance, ctx.incumbent())
+        model = CandidateModel.for_exact_phase(instance, ctx)
         trivial = nothing_to_route(model, ctx)
         if trivial is not None:
             return trivial
@@ -93,11 +91,9 @@ class CpSatEncoding:
         def on_solution(callback: Any) -> None:
             ctx.report(model.decode([bool(callback.value(v)) for v in x]), "cpsat")
 
-        reserve = 1.0 if model.complete else EXACT_SHARE
-
         def run(share: float) -> Any:
             hint()
-            limit = max(0.0, ctx.time_left() * share * reserve)
+            limit = max(0.0, ctx.time_left() * share)
             result = CpSat.run(cpm, ctx.options, ctx.cancel, limit, on_solution)
             if result.has_solution:
                 solver = result.solver  # type: ignore[attr-defined]
@@ -112,7 +108,7 @@ class CpSatEncoding:
             cpm.maximize(z)
             result = run(0.5)
             if result.status != RunStatus.OPTIMAL:
-                return self._outcome(model, result, whole_instance_bound(model, ctx), stage=1)
+                return self._outcome(model, result, model.bound, stage=1)
             value_z = int(round(result.objective))
             bound = (value_z + max(groups, default=0) + 1) / SCALE
             cpm.add(z >= value_z)
@@ -125,7 +121,7 @@ class CpSatEncoding:
                 else None
             )
         if not model.complete:
-            bound = whole_instance_bound(model, ctx)
+            bound = model.bound
         return self._outcome(model, result, bound, stage)
 
     @staticmethod

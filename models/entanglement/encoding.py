@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from placement.models.entanglement.flow_lp import flow_bound
+from placement.models.entanglement.colgen import generate_columns
 from placement.models.entanglement.instance import (
     EntanglementInstance,
     EntanglementSolution,
@@ -56,24 +56,43 @@ class CandidateModel:
     """Every usable simple path of every request is a candidate: a proof covers the whole
     instance."""
 
+    bound: float | None = None
+    """A bound on the primary objective of the whole instance when the candidates do not
+    cover it: column generation's (:mod:`.colgen`), or None."""
+    generation: str = ""
+    """One line on what column generation did (empty when it did not run)."""
+
     @classmethod
     def build(
-        cls, instance: EntanglementInstance, incumbent: EntanglementSolution | None = None
+        cls,
+        instance: EntanglementInstance,
+        incumbent: EntanglementSolution | None = None,
+        generate_s: float = 0.0,
+        cancel: Any = None,
     ) -> CandidateModel:
-        """The model over the candidate paths and the incumbent's paths."""
+        """The model over the candidate paths and the incumbent's paths; when they are not
+        every usable path and ``generate_s`` > 0, also the paths column generation finds in
+        that time, and its bound on the whole instance."""
         model = cls(instance)
         graph = network_graph(instance)
-        extra: dict[int, list[tuple[int, ...]]] = {}
-        for p in incumbent.paths if incumbent else ():
-            extra.setdefault(p.request, []).append(p.nodes)
+        per_request: list[list[tuple[int, ...]]] = []
         for r in range(len(instance.requests)):
             paths, complete = candidate_paths(instance, r, graph)
             model.complete = model.complete and complete
-            seen = set(paths)
-            for nodes in extra.get(r, []):
-                if nodes not in seen:
-                    seen.add(nodes)
-                    paths.append(nodes)
+            per_request.append(paths)
+        for p in incumbent.paths if incumbent else ():
+            if p.nodes not in per_request[p.request]:
+                per_request[p.request].append(p.nodes)
+        if not model.complete and generate_s > 0:
+            run = generate_columns(instance, per_request, generate_s, cancel)
+            model.bound = run.bound
+            found = sum(len(g) for g in run.paths) - sum(len(g) for g in per_request)
+            model.generation = (
+                f"column generation: {found} paths added in {run.iterations} LP rounds, "
+                + ("converged" if run.converged else "stopped before convergence")
+            )
+            per_request = run.paths
+        for r, paths in enumerate(per_request):
             groups: list[int] = []
             for nodes in paths:
                 group = len(model.groups)
@@ -95,6 +114,12 @@ class CandidateModel:
                     groups.append(group)
             model.groups_of_request.append(groups)
         return model
+
+    @classmethod
+    def for_exact_phase(cls, instance: EntanglementInstance, ctx: Any) -> CandidateModel:
+        """The model an exact encoding solves: column generation gets
+        :data:`GENERATION_SHARE` of the time left."""
+        return cls.build(instance, ctx.incumbent(), GENERATION_SHARE * ctx.time_left(), ctx.cancel)
 
     def items_of_request(self, r: int) -> list[int]:
         """Every item of request ``r``."""
@@ -130,30 +155,13 @@ class CandidateModel:
     def describe(self) -> str:
         """One line: the model's size and whether it covers every path."""
         scope = "every usable path" if self.complete else "candidate paths only"
-        return f"{len(self.groups)} paths x widths = {len(self.items)} binaries ({scope})"
+        line = f"{len(self.groups)} paths x widths = {len(self.items)} binaries ({scope})"
+        return f"{line}; {self.generation}" if self.generation else line
 
 
-EXACT_SHARE = 0.8
-"""Share of the time left that the candidate model gets when its proof would not cover the
-whole instance; the rest goes to the flow-LP bound."""
-
-
-FLOW_LP_COLUMNS_PER_SECOND = 5000
-"""A cautious rate at which the flow LP is built and handed to HiGHS (measured: about
-12,000 columns per second on the shared 2-core machine)."""
-
-
-def whole_instance_bound(model: CandidateModel, ctx: Any) -> float | None:
-    """A bound on the primary objective of the whole instance when the candidate model does
-    not cover it: the expected-pair flow LP (:func:`.flow_lp.flow_bound`), in the time left."""
-    left = ctx.time_left()
-    instance = model.instance
-    columns = 2 * len(instance.links) * len(instance.requests)
-    if model.complete or ctx.cancel.cancelled or left < 0.2 + columns / FLOW_LP_COLUMNS_PER_SECOND:
-        # Building the LP (in PuLP) is not covered by the solver's time limit: skip it when
-        # it alone would run past the deadline.
-        return None
-    return flow_bound(model.instance, ctx.options, left, ctx.cancel)
+GENERATION_SHARE = 0.25
+"""Share of the exact phase's time that column generation (and its dive) may take when the
+candidate paths are not every usable path."""
 
 
 def nothing_to_route(model: CandidateModel, ctx: Any) -> Any:

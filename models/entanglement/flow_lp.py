@@ -1,19 +1,11 @@
-"""The expected-pair flow LP: REPS's provisioning relaxation, and a whole-instance bound.
+"""REPS's provisioning LP: the expected-pair multi-commodity flow that :mod:`.reps` rounds.
 
 Per request r and direction a of each link, f[r, a] >= 0 expected pairs. A link carries
 sum_r f / success channels (at most its channels); a node holds the f / success of every
-flow into or out of it (at most its qubits); t_r <= demand_r. Conservation at every node
-other than r's ends: with ``swaps=False`` (REPS) flow out = flow in, and t_r is the flow
-out of the source; with ``swaps=True`` flow out = swap_success x flow in, and t_r is the
-flow into the destination.
-
-With swaps, the LP is a relaxation of the whole problem (every simple path, any width): a
-path of width W and EXT E puts on its k-th link the flow (product of the swap probabilities
-of the nodes before it) x E[min successes] <= W x success_k, so its channel and qubit use
-in the LP is at most W per link and per end (2W in the middle), and E arrives at the
-destination. Fidelity thresholds are left out, which only loosens it. Its optimum is
-therefore an upper bound on the weighted throughput (or, with ``max_min``, on the smallest
-request throughput) of every routing.
+flow into or out of it (at most its qubits); flow is conserved at every node other than r's
+ends; t_r, the flow out of the source, is at most demand_r. Swap losses and fidelity are
+left out, as in REPS. (This LP with swaps was once our whole-instance bound; column
+generation's LP, :mod:`.colgen`, replaced it: about 2x tighter on Q-CAST's setting.)
 """
 
 from __future__ import annotations
@@ -24,9 +16,6 @@ from placement.models.entanglement.instance import EntanglementInstance
 from placement.solver.backends.milp import HighsMilp
 from placement.solver.cancel import CancellationToken
 from placement.solver.options import SolveOptions
-
-BOUND_MARGIN = 1e-6
-"""Relative margin added to the LP optimum against the LP solver's tolerances."""
 
 
 @dataclass
@@ -45,18 +34,12 @@ def solve_flow_lp(
     instance: EntanglementInstance,
     options: SolveOptions,
     time_limit_s: float,
-    swaps: bool,
-    objective: str = "throughput",
     cancel: CancellationToken | None = None,
     channel_penalty: float = 0.0,
 ) -> FlowLp:
-    """Build and solve the LP with HiGHS (through the backend wrapper).
-
-    ``objective``: ``throughput`` (max sum_r weight_r t_r) or ``max_min`` (max z <= t_r).
-    ``channel_penalty`` > 0 subtracts that much per channel the flows use: it removes
-    useless circulations and the degeneracy that makes the simplex slow, but then the
-    optimum is no longer a bound (the bound uses 0).
-    """
+    """Build and solve the LP (max sum_r weight_r t_r) with HiGHS (through the backend
+    wrapper). ``channel_penalty`` > 0 subtracts that much per channel the flows use: it
+    removes useless circulations and the degeneracy that makes the simplex slow."""
     import pulp
 
     requests = instance.requests
@@ -76,17 +59,13 @@ def solve_flow_lp(
         ins[v].append(k)
     inverse = [1.0 / links[link].success for _, _, link in arcs]
     for r, req in enumerate(requests):
-        for v, node in enumerate(instance.nodes):
+        for v in range(len(instance.nodes)):
             out = pulp.lpSum(f[r, k] for k in outs[v])
             into = pulp.lpSum(f[r, k] for k in ins[v])
             if v == req.source:
-                if not swaps:
-                    prob += out - into == t[r]
-            elif v == req.destination:
-                if swaps:
-                    prob += into - out == t[r]
-            else:
-                prob += out == (node.swap_success if swaps else 1.0) * into
+                prob += out - into == t[r]
+            elif v != req.destination:
+                prob += out == into
     n_links = len(links)
     for i, lk in enumerate(links):
         prob += (
@@ -98,18 +77,10 @@ def solve_flow_lp(
             pulp.lpSum(inverse[k] * f[r, k] for r in range(n_req) for k in outs[v] + ins[v])
             <= node.qubits
         )
-    if objective == "max_min":
-        from placement.models.entanglement.paths import servable_requests
-
-        z = pulp.LpVariable("z", 0)
-        for r in servable_requests(instance):
-            prob += z <= t[r]
-        prob.setObjective(z)
-    else:
-        gain = pulp.lpSum(req.weight * t[r] for r, req in enumerate(requests))
-        if channel_penalty > 0:
-            gain -= channel_penalty * pulp.lpSum(inverse[k] * var for (_, k), var in f.items())
-        prob.setObjective(gain)
+    gain = pulp.lpSum(req.weight * t[r] for r, req in enumerate(requests))
+    if channel_penalty > 0:
+        gain -= channel_penalty * pulp.lpSum(inverse[k] * var for (_, k), var in f.items())
+    prob.setObjective(gain)
     run = HighsMilp.run(prob, options, cancel or CancellationToken(), time_limit_s)
     if not run.has_solution or not run.values:
         return FlowLp(False, None, arcs, {})
@@ -119,17 +90,3 @@ def solve_flow_lp(
         if value > 0:
             flow[key] = value
     return FlowLp(run.stop_reason.value == "proven", run.objective, arcs, flow)
-
-
-def flow_bound(
-    instance: EntanglementInstance,
-    options: SolveOptions,
-    time_limit_s: float,
-    cancel: CancellationToken | None = None,
-) -> float | None:
-    """An upper bound on the primary objective of the whole instance, or None if the LP
-    did not solve to optimality in time."""
-    lp = solve_flow_lp(instance, options, time_limit_s, True, instance.objective, cancel)
-    if not lp.solved or lp.objective is None:
-        return None
-    return lp.objective * (1 + BOUND_MARGIN) + 1e-9

@@ -13,10 +13,8 @@ import time
 from typing import Any
 
 from placement.models.entanglement.encoding import (
-    EXACT_SHARE,
     CandidateModel,
     nothing_to_route,
-    whole_instance_bound,
 )
 from placement.models.entanglement.paths import servable_requests
 from placement.solver.backends.base import RunStatus
@@ -39,7 +37,7 @@ class MilpEncoding:
         name = str(getattr(ctx.options.milp_solver, "value", ctx.options.milp_solver))
         solver = MILP_SOLVERS[name]
         source = f"milp-{name}"
-        model = CandidateModel.build(instance, ctx.incumbent())
+        model = CandidateModel.for_exact_phase(instance, ctx)
         trivial = nothing_to_route(model, ctx)
         if trivial is not None:
             return trivial
@@ -76,11 +74,9 @@ class MilpEncoding:
             del objective
             ctx.report(model.decode([values.get(v, 0.0) > 0.5 for v in x]), source)
 
-        reserve = 1.0 if model.complete else EXACT_SHARE
-
         def run(share: float) -> Any:
             warm = start(ctx.incumbent())
-            limit = max(0.0, ctx.time_left() * share * reserve)
+            limit = max(0.0, ctx.time_left() * share)
             result = solver.run(prob, ctx.options, ctx.cancel, limit, warm, on_solution)
             if result.has_solution and result.values:
                 chosen = [result.values.get(v, 0.0) > 0.5 for v in x]
@@ -98,8 +94,7 @@ class MilpEncoding:
             prob.setObjective(z)
             result, final = run(0.5)
             if result.status != RunStatus.OPTIMAL or result.objective is None:
-                lp = whole_instance_bound(model, ctx)
-                return self._outcome(model, result, final, False, {}, 1, lp)
+                return self._outcome(model, result, final, False, {}, 1)
             bounds["min_throughput"] = float(
                 result.bound if result.bound is not None else result.objective
             )
@@ -111,8 +106,7 @@ class MilpEncoding:
         if result.bound is not None:
             bounds["weighted_throughput"] = float(result.bound)
         model_s = time.monotonic() - started
-        lp = whole_instance_bound(model, ctx)
-        return self._outcome(model, result, final, stages_proved, bounds, 2, lp, model_s)
+        return self._outcome(model, result, final, stages_proved, bounds, 2, model_s)
 
     @staticmethod
     def _outcome(
@@ -122,7 +116,6 @@ class MilpEncoding:
         proven: bool,
         bounds: dict[str, float],
         stage: int,
-        lp_bound: float | None,
         model_s: float = 0.0,
     ) -> ExactOutcome:
         primary = next(iter(bounds.values()), None)
@@ -130,12 +123,13 @@ class MilpEncoding:
         if proven and not model.complete:
             return ExactOutcome(
                 stop_reason=StopReason.PROVEN,
-                bound=lp_bound,
+                bound=model.bound,
                 proven_optimal=False,
                 proven_solution=final,
                 message=f"candidate-path model proved optimal in {model_s:.1f} s ({scope}); "
-                "other simple paths were not searched"
-                + ("; bound from the flow LP" if lp_bound is not None else ""),
+                "paths outside the model were priced by column generation, not searched "
+                "exhaustively"
+                + ("; the bound is column generation's LP" if model.bound is not None else ""),
             )
         if proven:
             return ExactOutcome(
@@ -154,6 +148,6 @@ class MilpEncoding:
         where = f" in stage {stage}" if stage == 1 else ""
         return ExactOutcome(
             stop_reason=stop,
-            bound=primary if model.complete else lp_bound,
+            bound=primary if model.complete else model.bound,
             message=f"{scope}; stopped{where} without a proof ({result.stop_reason.value})",
         )

@@ -78,7 +78,6 @@ def reps_rounding(
         instance,
         options,
         limit,
-        swaps=False,
         cancel=options.cancel,
         channel_penalty=CHANNEL_PENALTY,
     )
