@@ -142,6 +142,19 @@ def test_bound_is_at_least_the_known_optimum(case: str) -> None:
     assert run.bound is not None and run.bound >= optimum[0] - 1e-9
 
 
+def test_column_generation_runs_after_another_highs_solve_in_the_process() -> None:
+    # HiGHS keeps one thread scheduler per process: the master must not ask for a thread
+    # count other than the one an earlier solve (here REPS's LP through PuLP) started.
+    from placement.models.entanglement.reps import reps_rounding
+
+    instance = _small(1)
+    reps_rounding(instance, SolveOptions(time_limit_s=5, threads=2))
+    g = network_graph(instance)
+    initial = [candidate_paths(instance, r, g)[0][:1] for r in range(len(instance.requests))]
+    run = generate_columns(instance, initial, 10.0, dive=False)
+    assert run.converged and run.iterations >= 1
+
+
 def test_skip_cycles_returns_the_simple_path_of_a_walk() -> None:
     assert _skip_cycles((0, 1, 2, 1, 3)) == (0, 1, 3)
     assert _skip_cycles((0, 1, 2, 3, 1, 4, 0, 5)) == (0, 5)

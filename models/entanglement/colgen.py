@@ -84,8 +84,9 @@ class _Master:
         from placement.solver.backends.milp import new_highs
 
         self.instance = instance
+        # No "threads" option: HiGHS has one thread scheduler per process, and an LP or MILP
+        # solved earlier with another thread count would make this run fail.
         self.h = new_highs()
-        self.h.setOptionValue("threads", 1)
         inf = highspy.kHighsInf
         n_links, n_nodes, n_req = len(instance.links), len(instance.nodes), len(instance.requests)
         self.link_row = 0
@@ -230,10 +231,12 @@ class Pricer:
         link_price: np.ndarray,
         node_price: np.ndarray,
         floor: float,
+        deadline: float = math.inf,
     ) -> tuple[float, tuple[int, ...] | None, bool]:
         """(reduced cost, path, exact) of the best path of request ``r`` at ``width``, among
         those whose reduced cost exceeds ``floor`` (None when there is none); ``exact`` is
-        False when the label limit stopped the search."""
+        False when the label limit or the ``deadline`` (``time.monotonic()``) stopped the
+        search."""
         inst = self.instance
         req = inst.requests[r]
         s, d = req.source, req.destination
@@ -278,7 +281,9 @@ class Pricer:
             if u == d:
                 return -neg, _skip_cycles(walk), True
             settled += 1
-            if settled > PRICING_LABEL_LIMIT:
+            if settled > PRICING_LABEL_LIMIT or (
+                settled % 256 == 0 and time.monotonic() >= deadline
+            ):
                 return floor, None, False
             if u != s and inst.nodes[u].qubits < 2 * width:
                 continue
@@ -383,7 +388,13 @@ class _Generator:
                 if time.monotonic() >= deadline:
                     return False, slack, added
                 rc, nodes, ok = self.pricer.best(
-                    r, width, float(mu[r]), link_price, node_price, REDUCED_COST_TOLERANCE
+                    r,
+                    width,
+                    float(mu[r]),
+                    link_price,
+                    node_price,
+                    REDUCED_COST_TOLERANCE,
+                    deadline,
                 )
                 exact = exact and ok
                 if nodes is not None:
