@@ -82,6 +82,16 @@ def test_pricing_finds_the_best_reduced_cost_of_every_simple_path(
             own = _reduced_cost(instance, r, nodes, width, mu, link_price, node_price)
             assert own == pytest.approx(rc, abs=1e-9)
             assert req.source == nodes[0] and req.destination == nodes[-1]
+            # The enumeration lists exactly the simple paths above a floor below the best.
+            floor = truth - 0.3
+            above = {
+                p
+                for p in usable
+                if _reduced_cost(instance, r, p, width, mu, link_price, node_price) > floor
+            }
+            listed = pricer.every_path_above(r, width, mu, link_price, node_price, floor)
+            assert listed is not None and set(listed) == above
+            assert len(listed) == len(set(listed))
     assert checked > 0
 
 
@@ -122,7 +132,7 @@ def test_column_generation_reaches_the_lp_over_every_path(seed: int) -> None:
     g = network_graph(instance)
     # Start from one path per request: the rest must come from the pricing.
     initial = [candidate_paths(instance, r, g)[0][:1] for r in range(len(instance.requests))]
-    run = generate_columns(instance, initial, 30.0, dive=False)
+    run = generate_columns(instance, initial, 30.0)
     assert run.converged
     truth = _master_over_every_path(instance)
     assert run.lp_value == pytest.approx(truth, rel=1e-6)
@@ -151,8 +161,37 @@ def test_column_generation_runs_after_another_highs_solve_in_the_process() -> No
     reps_rounding(instance, SolveOptions(time_limit_s=5, threads=2))
     g = network_graph(instance)
     initial = [candidate_paths(instance, r, g)[0][:1] for r in range(len(instance.requests))]
-    run = generate_columns(instance, initial, 10.0, dive=False)
+    run = generate_columns(instance, initial, 10.0)
     assert run.converged and run.iterations >= 1
+
+
+def test_optimal_over_every_path_only_when_it_is() -> None:
+    # One candidate path per request: the MILP proves its small model, then the closure
+    # enumerates every path a better routing would need. Ground truth: the same instance
+    # with every simple path a candidate (a complete model, proved by the MILP).
+    from dataclasses import replace
+
+    from placement.solver import SolutionStatus
+
+    closed = 0
+    for seed in range(6):
+        instance = generate(10, seed=seed, pairs=3, degree=3.5, candidate_paths=1)
+        result = solve(instance, SolveOptions(time_limit_s=20, backend="milp", threads=1))
+        full = solve(
+            replace(instance, candidate_paths=1000, validated=False),
+            SolveOptions(time_limit_s=20, backend="milp", threads=1),
+        )
+        assert full.status == SolutionStatus.OPTIMAL
+        assert check(instance, result.solution).feasible
+        assert result.bound is not None and result.bound >= full.objective - 1e-9
+        if result.status == SolutionStatus.OPTIMAL:
+            closed += 1
+            assert "optimal over every simple path" in result.message
+            assert result.objective == pytest.approx(full.objective, abs=1e-9)
+        else:
+            assert result.objective <= full.objective + 1e-9
+    # The proof must have been exercised, not only its absence.
+    assert closed >= 1
 
 
 def test_skip_cycles_returns_the_simple_path_of_a_walk() -> None:

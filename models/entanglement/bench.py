@@ -187,9 +187,10 @@ def _qcast_tables(rows: list[dict[str, Any]]) -> list[str]:
     lines += ["", "Means per setting:", ""]
     lines.append(
         "| n | p | k | topologies | Q-CAST EXT | REPS EXT | ours EXT | mean gain vs Q-CAST "
-        "| min / max gain | ours sim | proved | max proof s | max ours s |"
+        "| min / max gain | ours sim | proved | max proof s | max ours s "
+        "| bound vs Q-CAST (mean) | ours vs bound (mean) |"
     )
-    lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for r in rows:
         groups.setdefault((r["nodes"], r["success"], r["candidate_paths"]), []).append(r)
@@ -203,9 +204,18 @@ def _qcast_tables(rows: list[dict[str, Any]]) -> list[str]:
             f"{100 * max(gains):+.1f}% | {_fmt(statistics.mean(r['ours_sim'] for r in rs))} | "
             f"{sum(bool(r['candidate_model_proved']) for r in rs)}/{len(rs)} | "
             f"{_fmt_s(max((r['candidate_proof_s'] or 0.0) for r in rs))} | "
-            f"{max(r['ours_s'] for r in rs):.1f} |"
+            f"{max(r['ours_s'] for r in rs):.1f} | {_bound_gap(rs, 'qcast_ext')} | "
+            f"{_bound_gap(rs, 'ours_ext')} |"
         )
     return lines
+
+
+def _bound_gap(rows: list[dict[str, Any]], key: str) -> str:
+    """Mean of bound / ``key`` - 1 over the rows (the most any routing could gain over it);
+    '-' when a row has no bound."""
+    if any(r["ours_bound"] is None or not r[key] for r in rows):
+        return "-"
+    return f"{100 * statistics.mean(r['ours_bound'] / r[key] - 1 for r in rows):+.1f}%"
 
 
 _TITLES = {

@@ -35,7 +35,7 @@ from __future__ import annotations
 import heapq
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -73,6 +73,8 @@ class ColumnGeneration:
     iterations: int = 0
     history: list[tuple[float, float, float | None]] = field(default_factory=list)
     """(seconds, LP value, Lagrangian bound of that iteration or None) per iteration."""
+    prices: np.ndarray | None = None
+    """The row prices at convergence (links, nodes, requests' EXT rows, ...)."""
 
 
 class _Master:
@@ -166,16 +168,11 @@ class _Master:
             return None
         # For a maximisation HiGHS reports the duals of binding <= rows as non-negative
         # prices: a column's reduced cost is its cost minus the priced use of the rows.
-        duals = np.maximum(0.0, np.asarray(self.h.getSolution().row_dual, dtype=float))
-        return float(self.h.getInfo().objective_function_value), duals
+        return float(self.h.getInfo().objective_function_value), self.prices()
 
-    def values(self) -> dict[int, float]:
-        """The path columns' values in the last LP solution."""
-        col = self.h.getSolution().col_value
-        return {j: float(col[j]) for j in self.index.values()}
-
-    def set_bounds(self, column: int, lower: float, upper: float) -> None:
-        self.h.changeColBounds(column, lower, upper)
+    def prices(self) -> np.ndarray:
+        """The row prices of the last LP solution (as :meth:`solve` returns them)."""
+        return np.maximum(0.0, np.asarray(self.h.getSolution().row_dual, dtype=float))
 
 
 def _dijkstra(graph: list[list[tuple[int, float]]], source: int, start: float) -> list[float]:
@@ -237,11 +234,57 @@ class Pricer:
         those whose reduced cost exceeds ``floor`` (None when there is none); ``exact`` is
         False when the label limit or the ``deadline`` (``time.monotonic()``) stopped the
         search."""
+        for value, path in self._search(
+            r, width, mu, link_price, node_price, floor, deadline, exhaustive=False
+        ):
+            if path is None:
+                return floor, None, False
+            return value, path, True
+        return floor, None, True
+
+    def every_path_above(
+        self,
+        r: int,
+        width: int,
+        mu: float,
+        link_price: np.ndarray,
+        node_price: np.ndarray,
+        floor: float,
+        deadline: float = math.inf,
+    ) -> list[tuple[int, ...]] | None:
+        """Every simple path of request ``r`` whose reduced cost at ``width`` exceeds
+        ``floor`` (no dominance: a dominated path may still be above the floor), or None when
+        the label limit or the deadline stopped the enumeration."""
+        out = []
+        for _, path in self._search(
+            r, width, mu, link_price, node_price, floor, deadline, exhaustive=True
+        ):
+            if path is None:
+                return None
+            out.append(path)
+        return out
+
+    def _search(
+        self,
+        r: int,
+        width: int,
+        mu: float,
+        link_price: np.ndarray,
+        node_price: np.ndarray,
+        floor: float,
+        deadline: float,
+        exhaustive: bool,
+    ) -> Iterator[tuple[float, tuple[int, ...] | None]]:
+        """Paths of request ``r`` at ``width`` with reduced cost above ``floor``, best first,
+        as (reduced cost, path); (floor, None) when a limit stopped the search.
+
+        Not ``exhaustive``: a search over walks with Pareto dominance (only its first path is
+        meant to be taken: the optimum). ``exhaustive``: over simple paths, no dominance."""
         inst = self.instance
         req = inst.requests[r]
         s, d = req.source, req.destination
         if inst.nodes[s].qubits < width or inst.nodes[d].qubits < width:
-            return floor, None, True
+            return
         gains = self._gains(d, width)
         # Remaining cost per unit width from u (as an intermediate node) to d.
         fwd: list[list[tuple[int, float]]] = [[] for _ in inst.nodes]
@@ -277,21 +320,23 @@ class Pricer:
         while heap:
             neg, _, u, amp, cost, wer, walk = heapq.heappop(heap)
             if -neg <= floor:
-                return floor, None, True
+                return
             if u == d:
-                return -neg, _skip_cycles(walk), True
+                yield -neg, _skip_cycles(walk)
+                continue
             settled += 1
             if settled > PRICING_LABEL_LIMIT or (
                 settled % 256 == 0 and time.monotonic() >= deadline
             ):
-                return floor, None, False
+                yield floor, None
+                return
             if u != s and inst.nodes[u].qubits < 2 * width:
                 continue
             q = 1.0 if u == s else inst.nodes[u].swap_success
             add_node = 0.0 if u == s else 2.0 * node_price[u]
             for v, link in inst.neighbours[u]:
                 tail = tails.get(link)
-                if tail is None or v == s:
+                if tail is None or v == s or (exhaustive and v in walk):
                     continue
                 wer2 = wer * werner_parameter(inst.links[link].fidelity)
                 if wer2 < need - 1e-12:
@@ -300,15 +345,15 @@ class Pricer:
                 cost2 = cost + add_node + link_price[link]
                 if v == d:
                     cost2 += node_price[d]
-                if _dominated(labels[v], amp2, cost2, wer2):
+                if not exhaustive and _dominated(labels[v], amp2, cost2, wer2):
                     continue
                 b = bound(v, amp2, cost2)
                 if b <= floor:
                     continue
-                labels[v].append((amp2, cost2, wer2))
+                if not exhaustive:
+                    labels[v].append((amp2, cost2, wer2))
                 tie += 1
                 heapq.heappush(heap, (-b, tie, v, amp2, cost2, wer2, (*walk, v)))
-        return floor, None, True
 
 
 def _dominated(
@@ -410,15 +455,8 @@ def generate_columns(
     time_limit_s: float,
     cancel: CancellationToken | None = None,
     max_iterations: int = 200,
-    dive: bool = True,
 ) -> ColumnGeneration:
-    """Column generation from the ``initial`` paths per request, within ``time_limit_s``.
-
-    After the LP has converged, ``dive`` spends the time left on a diving heuristic: fix the
-    column with the largest fractional value at the next integer, re-price, repeat until the
-    LP solution is integral. Its columns fit integer solutions better than the LP optimum's
-    alone; its fixings are undone at the end and give no bound.
-    """
+    """Column generation from the ``initial`` paths per request, within ``time_limit_s``."""
     started = time.monotonic()
     deadline = started + time_limit_s
     gen = _Generator(instance, initial)
@@ -441,34 +479,45 @@ def generate_columns(
         out.history.append((time.monotonic() - started, value, lagrange))
         if exact and added == 0:
             out.converged = True
+            out.prices = prices
             break
-    if dive and out.converged:
-        _dive(gen, deadline, stopped)
     return out
 
 
-DIVE_PRICING_ROUNDS = 3
-"""Pricing rounds after each fixing of the dive."""
+def paths_that_could_improve(
+    instance: EntanglementInstance,
+    run: ColumnGeneration,
+    value: float,
+    deadline: float,
+) -> list[list[tuple[int, ...]]] | None:
+    """Every simple path that a routing better than ``value`` could use, per request, or None
+    when it cannot be told (column generation did not converge, or the enumeration hit its
+    limits).
 
-
-def _dive(gen: _Generator, deadline: float, stopped: Callable[[], bool]) -> None:
-    """Fix the most fractional-valued column at its ceiling (at its floor when that makes the
-    LP infeasible), re-price, until the LP solution is integral or time runs out."""
-    master = gen.master
-    while not stopped():
-        if master.solve(deadline - time.monotonic()) is None:
-            break
-        values = master.values()
-        frac = [(v, j) for j, v in values.items() if 1e-6 < v - math.floor(v) < 1 - 1e-6]
-        if not frac:
-            break
-        v, j = max(frac)
-        master.set_bounds(j, float(math.ceil(v)), math.inf)
-        if master.solve(deadline - time.monotonic()) is None:
-            master.set_bounds(j, 0.0, float(math.floor(v)))
-        for _ in range(DIVE_PRICING_ROUNDS):
-            if stopped():
-                break
-            solved = master.solve(deadline - time.monotonic())
-            if solved is None or gen.price(solved[1], deadline)[2] == 0:
-                break
+    At the converged prices every column has a reduced cost <= 0, and any routing y has
+    objective <= bound + sum_j reduced_cost_j y_j (weak duality); so a routing above
+    ``value`` uses only columns whose reduced cost exceeds ``value - bound``. These are
+    enumerated per request and width (:meth:`Pricer.every_path_above`).
+    """
+    if not run.converged or run.prices is None or run.bound is None:
+        return None
+    n_links, n_nodes = len(instance.links), len(instance.nodes)
+    link_price = run.prices[:n_links]
+    node_price = run.prices[n_links : n_links + n_nodes]
+    mu = run.prices[n_links + n_nodes : n_links + n_nodes + len(instance.requests)]
+    floor = min(0.0, value - run.bound) - REDUCED_COST_TOLERANCE
+    pricer = Pricer(instance)
+    widest = max((lk.channels for lk in instance.links), default=0)
+    out: list[list[tuple[int, ...]]] = []
+    for r, req in enumerate(instance.requests):
+        cap = min(instance.nodes[req.source].qubits, instance.nodes[req.destination].qubits)
+        found: dict[tuple[int, ...], None] = {}
+        for width in range(1, min(cap, widest) + 1):
+            paths = pricer.every_path_above(
+                r, width, float(mu[r]), link_price, node_price, floor, deadline
+            )
+            if paths is None:
+                return None
+            found.update(dict.fromkeys(paths))
+        out.append(list(found))
+    return out

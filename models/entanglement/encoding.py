@@ -13,7 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from placement.models.entanglement.colgen import generate_columns
+from placement.models.entanglement.colgen import (
+    ColumnGeneration,
+    generate_columns,
+    paths_that_could_improve,
+)
 from placement.models.entanglement.instance import (
     EntanglementInstance,
     EntanglementSolution,
@@ -61,6 +65,8 @@ class CandidateModel:
     cover it: column generation's (:mod:`.colgen`), or None."""
     generation: str = ""
     """One line on what column generation did (empty when it did not run)."""
+    run: ColumnGeneration | None = None
+    """Column generation's run (its prices serve :meth:`closure`)."""
 
     @classmethod
     def build(
@@ -69,10 +75,11 @@ class CandidateModel:
         incumbent: EntanglementSolution | None = None,
         generate_s: float = 0.0,
         cancel: Any = None,
+        extra: list[list[tuple[int, ...]]] | None = None,
     ) -> CandidateModel:
-        """The model over the candidate paths and the incumbent's paths; when they are not
-        every usable path and ``generate_s`` > 0, also the paths column generation finds in
-        that time, and its bound on the whole instance."""
+        """The model over the candidate paths, the incumbent's paths and the ``extra`` paths
+        per request; when they are not every usable path and ``generate_s`` > 0, also the
+        paths column generation finds in that time, and its bound on the whole instance."""
         model = cls(instance)
         graph = network_graph(instance)
         per_request: list[list[tuple[int, ...]]] = []
@@ -80,11 +87,14 @@ class CandidateModel:
             paths, complete = candidate_paths(instance, r, graph)
             model.complete = model.complete and complete
             per_request.append(paths)
-        for p in incumbent.paths if incumbent else ():
-            if p.nodes not in per_request[p.request]:
-                per_request[p.request].append(p.nodes)
+        more = [(p.request, p.nodes) for p in incumbent.paths] if incumbent else []
+        more += [(r, nodes) for r, plist in enumerate(extra or []) for nodes in plist]
+        for r, nodes in more:
+            if nodes not in per_request[r]:
+                per_request[r].append(nodes)
         if not model.complete and generate_s > 0:
             run = generate_columns(instance, per_request, generate_s, cancel)
+            model.run = run
             model.bound = run.bound
             found = sum(len(g) for g in run.paths) - sum(len(g) for g in per_request)
             model.generation = (
@@ -120,6 +130,42 @@ class CandidateModel:
         """The model an exact encoding solves: column generation gets
         :data:`GENERATION_SHARE` of the time left."""
         return cls.build(instance, ctx.incumbent(), GENERATION_SHARE * ctx.time_left(), ctx.cancel)
+
+    def paths(self) -> list[list[tuple[int, ...]]]:
+        """The model's paths per request."""
+        return [
+            [self.items[self.groups[g][0]].nodes for g in groups]
+            for groups in self.groups_of_request
+        ]
+
+    def closure(
+        self, value: float, deadline: float, max_new: int = 1000
+    ) -> tuple[CandidateModel | None, int] | None:
+        """After the model was proved optimal at ``value``: whether a routing over other
+        paths could do better (:func:`.colgen.paths_that_could_improve`).
+
+        None: it cannot be told. ``(None, 0)``: no path outside the model can take part in a
+        better routing, so ``value`` is optimal for the whole instance. ``(model, n)``: the
+        model extended by the ``n`` paths that could, to be solved again (None as well when
+        there are more than ``max_new``: the extended model would be too large to prove)."""
+        if self.run is None or self.instance.objective != "throughput":
+            return None
+        could = paths_that_could_improve(self.instance, self.run, value, deadline)
+        if could is None:
+            return None
+        have = self.paths()
+        new = [[p for p in plist if p not in set(have[r])] for r, plist in enumerate(could)]
+        added = sum(map(len, new))
+        if added == 0:
+            return None, 0
+        if added > max_new:
+            return None
+        bigger = CandidateModel.build(
+            self.instance, extra=[h + n for h, n in zip(have, new, strict=True)]
+        )
+        bigger.run, bigger.bound = self.run, self.bound
+        bigger.generation = f"{self.generation}; {added} paths added that could do better"
+        return bigger, added
 
     def items_of_request(self, r: int) -> list[int]:
         """Every item of request ``r``."""
@@ -160,8 +206,8 @@ class CandidateModel:
 
 
 GENERATION_SHARE = 0.25
-"""Share of the exact phase's time that column generation (and its dive) may take when the
-candidate paths are not every usable path."""
+"""Share of the exact phase's time that column generation may take when the candidate paths
+are not every usable path (on Q-CAST's setting it converges in 0.3-0.9 s)."""
 
 
 def nothing_to_route(model: CandidateModel, ctx: Any) -> Any:

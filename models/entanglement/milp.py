@@ -22,6 +22,11 @@ from placement.solver.backends.milp import MILP_SOLVERS
 from placement.solver.family import ExactContext, ExactOutcome
 from placement.solver.result import StopReason
 
+CLOSURE_ROUNDS = 3
+"""Solves of the model at most: the first, then after each extension by the paths that
+could still do better (:meth:`.encoding.CandidateModel.closure`)."""
+CLOSURE_SHARE = 0.5
+"""Share of the time left that one enumeration of those paths may take."""
 FIX_TOLERANCE = 1e-9
 """Slack on the stage-1 value kept in stage 2 of ``max_min`` (absolute, pairs per slot)."""
 
@@ -30,17 +35,46 @@ class MilpEncoding:
     """The exact MILP encoding (``backend='milp'``); reports with source ``milp-<solver>``."""
 
     def solve(self, instance: Any, ctx: ExactContext) -> ExactOutcome:
-        """Build the candidate model, solve its stages, report every improving routing."""
-        import pulp
-
+        """Build the candidate model, solve its stages, report every improving routing; when
+        the model is proved but is not every path, try to prove the optimum over every path
+        (at most :data:`CLOSURE_ROUNDS` solves)."""
         started = time.monotonic()
-        name = str(getattr(ctx.options.milp_solver, "value", ctx.options.milp_solver))
-        solver = MILP_SOLVERS[name]
-        source = f"milp-{name}"
         model = CandidateModel.for_exact_phase(instance, ctx)
         trivial = nothing_to_route(model, ctx)
         if trivial is not None:
             return trivial
+        for _ in range(CLOSURE_ROUNDS):
+            outcome, value = self._solve_model(instance, model, ctx, started)
+            if outcome.stop_reason != StopReason.PROVEN or outcome.proven_optimal or value is None:
+                return outcome
+            closure = model.closure(value, time.monotonic() + CLOSURE_SHARE * ctx.time_left())
+            if closure is None:
+                return outcome
+            bigger, added = closure
+            if bigger is None:
+                return ExactOutcome(
+                    stop_reason=StopReason.PROVEN,
+                    bound=value,
+                    proven_optimal=True,
+                    proven_solution=outcome.proven_solution,
+                    message=f"{model.describe()}; optimal over every simple path: the model "
+                    "was proved, and every path a better routing could use (by column "
+                    "generation's reduced costs) was enumerated and is in it",
+                    tier_bounds={"weighted_throughput": value},
+                )
+            model = bigger
+        return outcome
+
+    def _solve_model(
+        self, instance: Any, model: CandidateModel, ctx: ExactContext, started: float
+    ) -> tuple[ExactOutcome, float | None]:
+        """Solve the stages on ``model``: the outcome, and the proved objective of the last
+        stage (None if it was not proved)."""
+        import pulp
+
+        name = str(getattr(ctx.options.milp_solver, "value", ctx.options.milp_solver))
+        solver = MILP_SOLVERS[name]
+        source = f"milp-{name}"
         requests = instance.requests
         prob = pulp.LpProblem("entanglement", pulp.LpMaximize)
         x = [pulp.LpVariable(f"x{i}", cat=pulp.LpBinary) for i in range(len(model.items))]
@@ -94,7 +128,7 @@ class MilpEncoding:
             prob.setObjective(z)
             result, final = run(0.5)
             if result.status != RunStatus.OPTIMAL or result.objective is None:
-                return self._outcome(model, result, final, False, {}, 1)
+                return self._outcome(model, result, final, False, {}, 1), None
             bounds["min_throughput"] = float(
                 result.bound if result.bound is not None else result.objective
             )
@@ -106,7 +140,8 @@ class MilpEncoding:
         if result.bound is not None:
             bounds["weighted_throughput"] = float(result.bound)
         model_s = time.monotonic() - started
-        return self._outcome(model, result, final, stages_proved, bounds, 2, model_s)
+        outcome = self._outcome(model, result, final, stages_proved, bounds, 2, model_s)
+        return outcome, (float(result.objective) if stages_proved else None)
 
     @staticmethod
     def _outcome(
