@@ -213,3 +213,50 @@ def test_generated_paths_beat_the_candidate_model_on_qcast_setting(backend: str)
     # The flow LP it replaced gave about 2.2 x the objective; this one is within 25 %.
     assert result.bound <= 1.25 * result.objective
     assert "column generation" in result.message
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_residual_instance_leaves_exactly_the_capacity_the_kept_paths_do_not_use(
+    seed: int,
+) -> None:
+    # The re-routing search combines the kept paths with a routing of the residual network;
+    # the combination must always pass the checker, whatever the residual routing is.
+    from placement.models.entanglement.encoding import residual_instance
+    from placement.models.entanglement.greedy import qcast_greedy
+    from placement.models.entanglement.instance import EntanglementSolution, RoutedPath
+
+    instance = generate(30, seed=seed, pairs=6)
+    routing = qcast_greedy(instance)
+    freed = sorted(random.Random(seed).sample(range(6), 3))
+    kept, sub, mine = residual_instance(instance, routing, freed)
+    assert [p for p in routing.paths if p.request not in freed] == kept
+    assert check(sub, mine).feasible
+    used = [0] * len(instance.links)
+    for p in kept:
+        for u, v in zip(p.nodes, p.nodes[1:], strict=False):
+            used[instance.link_between(u, v)] += p.width
+    assert [lk.channels for lk in sub.links] == [
+        lk.channels - u for lk, u in zip(instance.links, used, strict=True)
+    ]
+    again = qcast_greedy(sub)
+    combined = EntanglementSolution(
+        tuple(kept) + tuple(RoutedPath(freed[p.request], p.nodes, p.width) for p in again.paths)
+    )
+    report = check(instance, combined)
+    assert report.feasible, report.violations
+    assert report.objective == pytest.approx(
+        check(instance, EntanglementSolution(tuple(kept))).objective + check(sub, again).objective
+    )
+
+
+def test_rerouting_uses_the_time_left_and_only_reports_checked_routings() -> None:
+    instance = generate(100, seed=1, candidate_paths=8)
+    result = solve(instance, SolveOptions(time_limit_s=10, backend="milp", threads=1, seed=1))
+    assert "re-routings of 4 requests" in result.message
+    assert result.rejected_candidates == 0
+    assert check(instance, result.solution).feasible
+    sources = [h.source for h in result.history]
+    # The proved candidate model's routing comes first; a re-routing may only improve it.
+    objectives = [h.objective for h in result.history]
+    assert objectives == sorted(objectives)
+    assert sources[0].startswith("greedy")

@@ -53,6 +53,9 @@ from placement.solver.cancel import CancellationToken
 PRICING_LABEL_LIMIT = 50_000
 """Labels one pricing search (one request and width) may settle before it gives up; a search
 that gives up leaves that iteration without a bound (its columns still count)."""
+COLUMNS_PER_PRICING = 3
+"""Paths one pricing search (one request and width) may add: the best and the next ones it
+reaches (more columns per round give the integer model more to choose from)."""
 REDUCED_COST_TOLERANCE = 1e-7
 """A column enters the master only with a reduced cost above this (pairs per slot)."""
 BOUND_MARGIN = 1e-6
@@ -234,13 +237,36 @@ class Pricer:
         those whose reduced cost exceeds ``floor`` (None when there is none); ``exact`` is
         False when the label limit or the ``deadline`` (``time.monotonic()``) stopped the
         search."""
+        found, exact = self.improving(r, width, mu, link_price, node_price, floor, deadline, 1)
+        if not found:
+            return floor, None, exact
+        return found[0][0], found[0][1], exact
+
+    def improving(
+        self,
+        r: int,
+        width: int,
+        mu: float,
+        link_price: np.ndarray,
+        node_price: np.ndarray,
+        floor: float,
+        deadline: float = math.inf,
+        count: int = 1,
+    ) -> tuple[list[tuple[float, tuple[int, ...]]], bool]:
+        """Up to ``count`` distinct paths with reduced cost above ``floor``, the best first
+        (the first is the optimum; the others are the next ones the dominance search reaches,
+        not necessarily the next best), and whether the search was exact."""
+        found: list[tuple[float, tuple[int, ...]]] = []
         for value, path in self._search(
             r, width, mu, link_price, node_price, floor, deadline, exhaustive=False
         ):
             if path is None:
-                return floor, None, False
-            return value, path, True
-        return floor, None, True
+                return found, False
+            if all(path != p for _, p in found):
+                found.append((value, path))
+            if len(found) >= count:
+                break
+        return found, True
 
     def every_path_above(
         self,
@@ -432,7 +458,7 @@ class _Generator:
             for width in range(1, min(self.caps[r], self.widest) + 1):
                 if time.monotonic() >= deadline:
                     return False, slack, added
-                rc, nodes, ok = self.pricer.best(
+                found, ok = self.pricer.improving(
                     r,
                     width,
                     float(mu[r]),
@@ -440,10 +466,13 @@ class _Generator:
                     node_price,
                     REDUCED_COST_TOLERANCE,
                     deadline,
+                    COLUMNS_PER_PRICING,
                 )
-                exact = exact and ok
-                if nodes is not None:
-                    best_ratio = max(best_ratio, rc / width)
+                # A search cut short after its first path still found the optimum.
+                exact = exact and (ok or bool(found))
+                if found:
+                    best_ratio = max(best_ratio, found[0][0] / width)
+                for _, nodes in found:
                     added += self._add_path(r, nodes)
             slack += self.caps[r] * best_ratio
         return exact, slack, added

@@ -210,6 +210,39 @@ GENERATION_SHARE = 0.25
 are not every usable path (on Q-CAST's setting it converges in 0.3-0.9 s)."""
 
 
+def residual_instance(
+    instance: EntanglementInstance, routing: EntanglementSolution, freed: list[int]
+) -> tuple[list[RoutedPath], EntanglementInstance, EntanglementSolution]:
+    """The ``routing``'s paths of the other requests (kept), the network with the channels
+    and qubits they leave, holding only the ``freed`` requests (request i of the sub-instance
+    is ``freed[i]``), and the freed requests' paths in that sub-instance."""
+    from dataclasses import replace
+
+    kept = [p for p in routing.paths if p.request not in freed]
+    channels = [lk.channels for lk in instance.links]
+    qubits = [n.qubits for n in instance.nodes]
+    for p in kept:
+        for link in path_links(instance, p.nodes):
+            channels[link] -= p.width
+        for pos, v in enumerate(p.nodes):
+            qubits[v] -= p.width if pos in (0, len(p.nodes) - 1) else 2 * p.width
+    sub = EntanglementInstance(
+        [replace(n, qubits=q) for n, q in zip(instance.nodes, qubits, strict=True)],
+        [replace(lk, channels=c) for lk, c in zip(instance.links, channels, strict=True)],
+        [instance.requests[r] for r in freed],
+        candidate_paths=instance.candidate_paths,
+        name=f"{instance.name} (residual)",
+    )
+    mine = EntanglementSolution(
+        tuple(
+            RoutedPath(freed.index(p.request), p.nodes, p.width)
+            for p in routing.paths
+            if p.request in freed
+        )
+    )
+    return kept, sub, mine
+
+
 def nothing_to_route(model: CandidateModel, ctx: Any) -> Any:
     """The outcome when no request has a usable path at all: the empty routing, proved
     optimal (every objective tier is 0 for every routing). None when there is a choice."""

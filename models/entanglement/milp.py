@@ -9,19 +9,29 @@ path was a candidate; otherwise the proof is for the candidate model and said so
 
 from __future__ import annotations
 
+import dataclasses
+import random
 import time
 from typing import Any
 
 from placement.models.entanglement.encoding import (
     CandidateModel,
     nothing_to_route,
+    residual_instance,
 )
+from placement.models.entanglement.instance import EntanglementSolution, RoutedPath
 from placement.models.entanglement.paths import servable_requests
 from placement.solver.backends.base import RunStatus
 from placement.solver.backends.milp import MILP_SOLVERS
 from placement.solver.family import ExactContext, ExactOutcome
 from placement.solver.result import StopReason
 
+REROUTE_REQUESTS = 4
+"""Requests the re-routing search frees at a time."""
+REROUTE_SOLVE_S = 2.0
+"""Time limit of one re-routing (column generation and MILP on the residual network)."""
+REROUTE_MIN_S = 0.3
+"""The re-routing search stops with less time than this left."""
 CLOSURE_ROUNDS = 3
 """Solves of the model at most: the first, then after each extension by the paths that
 could still do better (:meth:`.encoding.CandidateModel.closure`)."""
@@ -29,6 +39,43 @@ CLOSURE_SHARE = 0.5
 """Share of the time left that one enumeration of those paths may take."""
 FIX_TOLERANCE = 1e-9
 """Slack on the stage-1 value kept in stage 2 of ``max_min`` (absolute, pairs per slot)."""
+
+
+def _problem(instance: Any, model: CandidateModel) -> tuple[Any, list, list, Any, Any]:
+    """The PuLP model of ``model``: (problem, x per item, t per request, the weighted
+    throughput, a function giving a routing's warm start)."""
+    import pulp
+
+    requests = instance.requests
+    prob = pulp.LpProblem("entanglement", pulp.LpMaximize)
+    x = [pulp.LpVariable(f"x{i}", cat=pulp.LpBinary) for i in range(len(model.items))]
+    t = [pulp.LpVariable(f"t{r}", 0, req.demand) for r, req in enumerate(requests)]
+    for g, members in enumerate(model.groups):
+        prob += pulp.lpSum(x[i] for i in members) <= 1, f"path{g}"
+    for link, row in model.link_rows.items():
+        prob += (
+            pulp.lpSum(w * x[i] for i, w in row) <= instance.links[link].channels,
+            f"l{link}",
+        )
+    for node, row in model.node_rows.items():
+        prob += pulp.lpSum(u * x[i] for i, u in row) <= instance.nodes[node].qubits, f"n{node}"
+    for r in range(len(requests)):
+        prob += (
+            t[r] <= pulp.lpSum(model.items[i].ext * x[i] for i in model.items_of_request(r)),
+            f"ext{r}",
+        )
+    weighted = pulp.lpSum(req.weight * t[r] for r, req in enumerate(requests))
+
+    def start(solution: Any) -> dict[Any, float] | None:
+        if solution is None:
+            return None
+        chosen = model.encode(solution)
+        warm: dict[Any, float] = {v: float(c) for v, c in zip(x, chosen, strict=True)}
+        for r in range(len(requests)):
+            warm[t[r]] = model.counted(chosen, r)
+        return warm
+
+    return prob, x, t, weighted, start
 
 
 class MilpEncoding:
@@ -49,6 +96,14 @@ class MilpEncoding:
                 return outcome
             closure = model.closure(value, time.monotonic() + CLOSURE_SHARE * ctx.time_left())
             if closure is None:
+                tries, kept = self._reroute(instance, ctx)
+                if tries:
+                    outcome = dataclasses.replace(
+                        outcome,
+                        message=f"{outcome.message}; then {tries} re-routings of "
+                        f"{min(REROUTE_REQUESTS, len(instance.requests))} requests in the "
+                        f"residual network, {kept} of them better",
+                    )
                 return outcome
             bigger, added = closure
             if bigger is None:
@@ -75,34 +130,7 @@ class MilpEncoding:
         name = str(getattr(ctx.options.milp_solver, "value", ctx.options.milp_solver))
         solver = MILP_SOLVERS[name]
         source = f"milp-{name}"
-        requests = instance.requests
-        prob = pulp.LpProblem("entanglement", pulp.LpMaximize)
-        x = [pulp.LpVariable(f"x{i}", cat=pulp.LpBinary) for i in range(len(model.items))]
-        t = [pulp.LpVariable(f"t{r}", 0, req.demand) for r, req in enumerate(requests)]
-        for g, members in enumerate(model.groups):
-            prob += pulp.lpSum(x[i] for i in members) <= 1, f"path{g}"
-        for link, row in model.link_rows.items():
-            prob += (
-                pulp.lpSum(w * x[i] for i, w in row) <= instance.links[link].channels,
-                f"l{link}",
-            )
-        for node, row in model.node_rows.items():
-            prob += pulp.lpSum(u * x[i] for i, u in row) <= instance.nodes[node].qubits, f"n{node}"
-        for r in range(len(requests)):
-            prob += (
-                t[r] <= pulp.lpSum(model.items[i].ext * x[i] for i in model.items_of_request(r)),
-                f"ext{r}",
-            )
-        weighted = pulp.lpSum(req.weight * t[r] for r, req in enumerate(requests))
-
-        def start(solution: Any) -> dict[Any, float] | None:
-            if solution is None:
-                return None
-            chosen = model.encode(solution)
-            warm: dict[Any, float] = {v: float(c) for v, c in zip(x, chosen, strict=True)}
-            for r in range(len(requests)):
-                warm[t[r]] = model.counted(chosen, r)
-            return warm
+        prob, x, t, weighted, start = _problem(instance, model)
 
         def on_solution(values: dict[Any, float], objective: float) -> None:
             del objective
@@ -142,6 +170,40 @@ class MilpEncoding:
         model_s = time.monotonic() - started
         outcome = self._outcome(model, result, final, stages_proved, bounds, 2, model_s)
         return outcome, (float(result.objective) if stages_proved else None)
+
+    @staticmethod
+    def _reroute(instance: Any, ctx: ExactContext) -> tuple[int, int]:
+        """Large-neighbourhood search in the time left, once the candidate model is proved
+        but the proof does not cover the whole instance (``throughput`` only): free
+        :data:`REROUTE_REQUESTS` requests at random, route them again in the residual
+        network (column generation and the MILP on that sub-instance, at most
+        :data:`REROUTE_SOLVE_S` each), and report the whole routing (the portfolio's checker
+        keeps it if it is better). Returns (re-routings tried, re-routings kept)."""
+        tries = kept_count = 0
+        if instance.objective != "throughput" or not instance.requests:
+            return tries, kept_count
+        name = str(getattr(ctx.options.milp_solver, "value", ctx.options.milp_solver))
+        solver = MILP_SOLVERS[name]
+        rng = random.Random(ctx.options.seed)
+        group = min(REROUTE_REQUESTS, len(instance.requests))
+        while ctx.time_left() > REROUTE_MIN_S and not ctx.cancel.cancelled:
+            best = ctx.incumbent()
+            if best is None:
+                break
+            tries += 1
+            freed = sorted(rng.sample(range(len(instance.requests)), group))
+            kept, sub, mine = residual_instance(instance, best, freed)
+            limit = min(REROUTE_SOLVE_S, ctx.time_left())
+            model = CandidateModel.build(sub, mine, limit / 3, ctx.cancel)
+            prob, x, _, weighted, start = _problem(sub, model)
+            prob.setObjective(weighted)
+            result = solver.run(prob, ctx.options, ctx.cancel, limit, start(mine))
+            if result.has_solution and result.values:
+                new = model.decode([result.values.get(v, 0.0) > 0.5 for v in x])
+                paths = kept + [RoutedPath(freed[p.request], p.nodes, p.width) for p in new.paths]
+                routing = EntanglementSolution(tuple(paths))
+                kept_count += ctx.report(routing, f"milp-{name}-reroute")
+        return tries, kept_count
 
     @staticmethod
     def _outcome(
