@@ -239,3 +239,18 @@ def test_too_long_for_the_dp_falls_back_to_heuristics() -> None:
     assert result.stop_reason == StopReason.SEARCH_EXHAUSTED
     assert "too many stages to model" in result.message
     assert result.bound is not None and result.bound <= result.objective
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_slowest_link_model_never_reports_its_own_bound(seed: int) -> None:
+    # Several link speeds: CP-SAT optimises over the slowest link, whose objective
+    # over-estimates the real one; a bound CP-SAT proves on that model is no bound on the
+    # instance. Small enough that CP-SAT proves its model, so a leaked bound would show.
+    inst = generate(
+        12, 4, seed=seed, dag=True, device_types=("A100", "T4"), devices_per_node=2
+    )
+    result = solve(inst, SolveOptions(time_limit_s=10, backend="cpsat", threads=2))
+    assert "slowest link" in result.message
+    assert result.bound is None or result.bound <= result.objective + 1e-9
+    for step in result.history:
+        assert step.bound is None or step.bound <= result.objective + 1e-9

@@ -88,8 +88,10 @@ class CpSatEncoding(StageEncoding):
             values = np.array(list(callback.response_proto.solution)[:n_vars], dtype=np.int64)
             from placement.models.partition.check import NS_PER_MS
 
-            bound = float(callback.best_objective_bound)
-            ctx.report(model.decode(values > 0), "cpsat", np.ceil(bound - 1e-6) / NS_PER_MS)
+            bound = None
+            if model.costs_exact:
+                bound = np.ceil(float(callback.best_objective_bound) - 1e-6) / NS_PER_MS
+            ctx.report(model.decode(values > 0), "cpsat", bound)
 
         # The time limit is taken after building: building counts against the deadline.
         with deadline_token(ctx) as token:

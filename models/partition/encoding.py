@@ -71,6 +71,10 @@ class StageModel:
     end: np.ndarray
     cost: np.ndarray
     counts: list[int]
+    costs_exact: bool = True
+    """The costs are the instance's own. False over the slowest link (several link speeds):
+    the model's objective then over-estimates the real one, so a solver's bound on the model
+    is no bound on the instance and must not be reported."""
 
     @property
     def size(self) -> int:
@@ -367,6 +371,8 @@ class StageEncoding:
     ) -> ExactOutcome:
         """Several link speeds: optimise over the slowest link; bound from the fastest."""
         model = stage_model(build_tables(instance), None)
+        if model is not None:
+            model.costs_exact = False
         bound_ns = None
         if dp_ok:
             optimistic = try_dp(instance, bandwidth=bandwidth_range(instance)[1])
