@@ -108,8 +108,8 @@ class Suite:
     """One ``placement bench <name>`` suite: a benchmark of a family, run by :mod:`.bench`.
 
     A suite is three functions; each family keeps them in ``models/<family>/bench.py`` and
-    registers them with :func:`lazy` (so that ``--list`` imports nothing heavy, and ``run``
-    pickles into worker processes and Ray tasks by name).
+    registers them with :func:`suite_functions` (:func:`lazy` references, so that ``--list``
+    imports nothing heavy, and ``run`` pickles into worker processes and Ray tasks by name).
 
     Attributes
     ----------
@@ -135,7 +135,8 @@ class Suite:
     time_limit_s, quick_time_limit_s:
         Default time limit per solve, for full and ``--quick`` runs.
     exclusive:
-        Timing is the measurement: run the cases one at a time whatever ``--jobs`` says.
+        Run the cases one at a time whatever ``--jobs`` says: timing is the measurement, or
+        each case uses every core.
     """
 
     name: str
@@ -148,6 +149,16 @@ class Suite:
     time_limit_s: float = 10.0
     quick_time_limit_s: float = 1.0
     exclusive: bool = False
+
+
+def suite_functions(module: str, stem: str = "") -> dict[str, Any]:
+    """A suite's ``cases``, ``run`` and ``report``: ``cases_<stem>``, ``run_<stem>`` and
+    ``report_<stem>`` of ``module`` (``cases``, ``run``, ``report`` without a stem), each
+    :func:`lazy`; pass them as ``Suite(..., **suite_functions(module, stem))``."""
+    return {
+        part: lazy(module, f"{part}_{stem}" if stem else part)
+        for part in ("cases", "run", "report")
+    }
 
 
 GENERATORS: dict[str, Generator] = {}

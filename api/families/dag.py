@@ -8,7 +8,15 @@ import argparse
 from typing import Any
 
 from placement.api.argtypes import fraction, positive_int
-from placement.api.extensions import Generator, Importer, Plotter, Suite, lazy, register
+from placement.api.extensions import (
+    Generator,
+    Importer,
+    Plotter,
+    Suite,
+    lazy,
+    register,
+    suite_functions,
+)
 
 
 def _command(args: argparse.Namespace, words: list[str]) -> str:
@@ -194,9 +202,7 @@ register(
         name="dag-topcuoglu",
         family="dag",
         help="the HEFT paper's example: HEFT (80), our greedy, exact solves with their proofs",
-        cases=lazy(_BENCH, "cases_topcuoglu"),
-        run=lazy(_BENCH, "run_topcuoglu"),
-        report=lazy(_BENCH, "report_topcuoglu"),
+        **suite_functions(_BENCH, "topcuoglu"),
         data="dag/topcuoglu-2002",
         time_limit_s=10.0,
         quick_time_limit_s=10.0,
@@ -207,11 +213,10 @@ register(
         name="dag-stg",
         family="dag",
         help="STG (Kasahara) P|prec|Cmax vs the published optima and bounds (1,440 cases)",
-        cases=lazy(_BENCH, "cases_stg"),
-        run=lazy(_BENCH, "run_stg"),
-        report=lazy(_BENCH, "report_stg"),
+        **suite_functions(_BENCH, "stg"),
         data="dag/stg",
         time_limit_s=10.0,
+        exclusive=True,
     )
 )
 register(
@@ -219,9 +224,7 @@ register(
         name="dag-stg-verify",
         family="dag",
         help="a second opinion on new STG proofs: the disjunctive MILP on HiGHS",
-        cases=lazy(_BENCH, "cases_stg_verify"),
-        run=lazy(_BENCH, "run_stg_verify"),
-        report=lazy(_BENCH, "report_stg_verify"),
+        **suite_functions(_BENCH, "stg_verify"),
         data="dag/stg",
         time_limit_s=150.0,
     )
@@ -231,9 +234,7 @@ register(
         name="grid-braun",
         family="dag",
         help="Braun et al. 512 x 16 ETC instances (R||Cmax) vs the best known makespans",
-        cases=lazy(_BENCH, "cases_braun"),
-        run=lazy(_BENCH, "run_braun"),
-        report=lazy(_BENCH, "report_braun"),
+        **suite_functions(_BENCH, "braun"),
         data="grid/braun-512x16",
         time_limit_s=60.0,
     )
@@ -243,9 +244,7 @@ register(
         name="dag-wfcommons",
         family="dag",
         help="WfCommons workflows on 8 heterogeneous machines vs HEFT, PEFT and CPOP",
-        cases=lazy(_BENCH, "cases_wfcommons"),
-        run=lazy(_BENCH, "run_wfcommons"),
-        report=lazy(_BENCH, "report_wfcommons"),
+        **suite_functions(_BENCH, "wfcommons"),
         data="dag/wfcommons",
         time_limit_s=30.0,
     )
@@ -255,9 +254,7 @@ register(
         name="dag-scale",
         family="dag",
         help="heuristic times and exact backends: DAG 1,000 x 32, grid 512 x 16 and 4,096 x 128",
-        cases=lazy(_BENCH, "cases_scale"),
-        run=lazy(_BENCH, "run_scale"),
-        report=lazy(_BENCH, "report_scale"),
+        **suite_functions(_BENCH, "scale"),
         time_limit_s=60.0,
         exclusive=True,
     )

@@ -7,7 +7,15 @@ import argparse
 from typing import Any
 
 from placement.api.argtypes import fraction, non_negative_int, positive_int
-from placement.api.extensions import Generator, Importer, Plotter, Suite, lazy, register
+from placement.api.extensions import (
+    Generator,
+    Importer,
+    Plotter,
+    Suite,
+    lazy,
+    register,
+    suite_functions,
+)
 
 
 def _fidelity_range(text: str) -> tuple[float, float]:
@@ -204,9 +212,7 @@ register(
         name="entanglement-qcast",
         family="entanglement",
         help="Q-CAST's setting: our MILP vs Q-CAST's greedy and REPS-style rounding (default, sweeps over n and p, plot)",
-        cases=lazy(_BENCH, "cases_qcast"),
-        run=lazy(_BENCH, "run_qcast"),
-        report=lazy(_BENCH, "report_qcast"),
+        **suite_functions(_BENCH, "qcast"),
         time_limit_s=10.0,
     )
 )
@@ -215,9 +221,7 @@ register(
         name="entanglement-topologies",
         family="entanglement",
         help="SURFnet and GEANT with fidelity thresholds: served requests, throughput, max-min fairness, reasons",
-        cases=lazy(_BENCH, "cases_topologies"),
-        run=lazy(_BENCH, "run_topologies"),
-        report=lazy(_BENCH, "report_topologies"),
+        **suite_functions(_BENCH, "topologies"),
         data="quantum/topologies",
         time_limit_s=10.0,
     )

@@ -7,7 +7,7 @@ import argparse
 from typing import Any
 
 from placement.api.argtypes import fraction, name_list, non_negative_int, positive_int
-from placement.api.extensions import Generator, Importer, Suite, lazy, register
+from placement.api.extensions import Generator, Importer, Suite, register, suite_functions
 
 
 def _gpu_arguments(parser: argparse.ArgumentParser) -> None:
@@ -135,9 +135,7 @@ register(
         family="gpu",
         help="generated instances: greedy vs CP-SAT vs MILP-HiGHS vs MILP-CBC (objective, "
         "bound, gap, time, peak memory)",
-        cases=lazy(_BENCH, "cases_synthetic"),
-        run=lazy(_BENCH, "run_synthetic"),
-        report=lazy(_BENCH, "report_synthetic"),
+        **suite_functions(_BENCH, "synthetic"),
         time_limit_s=5.0,
         quick_time_limit_s=1.0,
     )
@@ -148,9 +146,7 @@ register(
         family="gpu",
         help="the FGD paper's protocol on the Alibaba openb trace: six peers (reproduced), our "
         "online and batch modes, the offline LP bound",
-        cases=lazy(_BENCH, "cases_openb"),
-        run=lazy(_BENCH, "run_openb"),
-        report=lazy(_BENCH, "report_openb"),
+        **suite_functions(_BENCH, "openb"),
         data="gpu/openb",
         time_limit_s=1.0,
         quick_time_limit_s=1.0,

@@ -7,7 +7,15 @@ import argparse
 from typing import Any
 
 from placement.api.argtypes import name_list, positive_int
-from placement.api.extensions import Generator, Importer, Plotter, Suite, lazy, register
+from placement.api.extensions import (
+    Generator,
+    Importer,
+    Plotter,
+    Suite,
+    lazy,
+    register,
+    suite_functions,
+)
 
 _MODES = {"training": "TRAINING", "inference": "INFERENCE", "serving": "SERVING"}
 
@@ -279,9 +287,7 @@ register(
         name="partition-tarnawski",
         family="partition",
         help="Tarnawski et al. layer graphs: the DP's optimum proved by CP-SAT and MILP, beside PipeDream and the greedies",
-        cases=lazy(_BENCH, "cases_tarnawski"),
-        run=lazy(_BENCH, "run_tarnawski"),
-        report=lazy(_BENCH, "report_tarnawski"),
+        **suite_functions(_BENCH, "tarnawski"),
         data="partition/tarnawski-layergraphs",
         time_limit_s=10.0,
     )
@@ -291,9 +297,7 @@ register(
         name="partition-llm",
         family="partition",
         help="Llama-2-70B serving on a heterogeneous cluster (helix) and LLaMA-7B on edge devices (edge)",
-        cases=lazy(_BENCH, "cases_llm"),
-        run=lazy(_BENCH, "run_llm"),
-        report=lazy(_BENCH, "report_llm"),
+        **suite_functions(_BENCH, "llm"),
         data="partition/llm-configs",
         time_limit_s=60.0,
     )
@@ -303,9 +307,7 @@ register(
         name="partition-chain",
         family="partition",
         help="the DP on homogeneous chains up to 4,000 layers x 64 devices, checked against MILP proofs",
-        cases=lazy(_BENCH, "cases_chain"),
-        run=lazy(_BENCH, "run_chain"),
-        report=lazy(_BENCH, "report_chain"),
+        **suite_functions(_BENCH, "chain"),
         time_limit_s=30.0,
     )
 )

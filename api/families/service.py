@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from placement.api.extensions import Suite, lazy, register
+from placement.api.extensions import Suite, register, suite_functions
 
 _MODULE = "placement.api.server.bench"
 
@@ -11,9 +11,7 @@ register(
         name="service-latency",
         family="service",
         help="gRPC service: latency, throughput, deadline adherence, memory, cancellation",
-        cases=lazy(_MODULE, "cases"),
-        run=lazy(_MODULE, "run"),
-        report=lazy(_MODULE, "report"),
+        **suite_functions(_MODULE),
         time_limit_s=5.0,
         quick_time_limit_s=5.0,
         exclusive=True,

@@ -61,17 +61,9 @@ class Server:
         self.proc.wait(30)
 
 
-def start_server(
-    tmp_path: Path,
-    *args: str,
-    db: Path | None = None,
-    workers: int = 2,
-    preexec_fn: Callable[[], None] | None = None,
-) -> Server:
-    """Start ``placement serve --port 0`` and wait until it serves (``preexec_fn`` runs in
-    the child before exec, e.g. to set a resource limit)."""
-    db = db or tmp_path / "jobs.sqlite3"
-    cmd = [
+def serve_command(db: Path, workers: int, *args: str) -> list[str]:
+    """``placement serve`` on a free port (``--port 0``) with job database ``db``."""
+    return [
         sys.executable,
         "-m",
         "placement.api.cli",
@@ -84,8 +76,20 @@ def start_server(
         str(db),
         *args,
     ]
+
+
+def start_server(
+    tmp_path: Path,
+    *args: str,
+    db: Path | None = None,
+    workers: int = 2,
+    preexec_fn: Callable[[], None] | None = None,
+) -> Server:
+    """Start ``placement serve --port 0`` and wait until it serves (``preexec_fn`` runs in
+    the child before exec, e.g. to set a resource limit)."""
+    db = db or tmp_path / "jobs.sqlite3"
     proc = subprocess.Popen(
-        cmd,
+        serve_command(db, workers, *args),
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         text=True,

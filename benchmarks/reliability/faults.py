@@ -43,7 +43,7 @@ sys.path.insert(0, str(REPO))
 
 from placement.api.client import Client  # noqa: E402
 from placement.api.server.messages import parse_instance  # noqa: E402
-from placement.api.server.probe import start_server  # noqa: E402
+from placement.api.server.probe import serve_command, start_server  # noqa: E402
 from placement.api.v1 import service_pb2  # noqa: E402
 
 INSTANCES = REPO / "instances" / "gpu"
@@ -331,18 +331,7 @@ def scenario_corrupt(tmp: Path) -> dict[str, Any]:
     runs = []
     for path in (db, bad):
         proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "placement.api.cli",
-                "serve",
-                "--port",
-                "0",
-                "--workers",
-                "1",
-                "--db",
-                str(path),
-            ],
+            serve_command(path, 1),
             stderr=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             text=True,

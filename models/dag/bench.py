@@ -299,8 +299,8 @@ STG_PROCESSORS = (2, 4, 8, 16)
 STG_GRAPHS = range(0, 180)
 STG_BACKEND = "cpsat"
 STG_THREADS = 2
-"""CP-SAT workers per case: run the suite one case at a time (``--jobs 1``, the default) on a
-2-core machine. A single worker misses the optimum on 51 closed cases in 10 s where two
+"""CP-SAT workers per case (the suite is ``exclusive``: one case at a time, on a 2-core
+machine). A single worker misses the optimum on 51 closed cases in 10 s where two
 workers (two different search strategies) reach it, mostly in 1-3 s."""
 STG_QUICK = [
     ("50/rand0000.stg", 2),

@@ -32,7 +32,7 @@ from placement.models.dag.cpsat import (
 )
 from placement.models.dag.greedy import pure_assignment, semi_active
 from placement.models.dag.instance import DagInstance, DagSolution
-from placement.solver.backends.milp import MILP_SOLVERS
+from placement.solver.backends.milp import milp_solver
 from placement.solver.family import ExactContext, ExactOutcome
 from placement.solver.result import StopReason
 
@@ -70,8 +70,7 @@ class MilpEncoding:
         """Build, warm-start with the incumbent, solve, report every improving schedule."""
         import pulp
 
-        name = str(getattr(ctx.options.milp_solver, "value", ctx.options.milp_solver))
-        solver = MILP_SOLVERS[name]
+        name, solver = milp_solver(ctx.options)
         source = f"milp-{name}"
         n, k = len(instance.tasks), len(instance.machines)
         d = instance.duration

@@ -178,6 +178,16 @@ class _Master:
         return np.maximum(0.0, np.asarray(self.h.getSolution().row_dual, dtype=float))
 
 
+def _split(
+    instance: EntanglementInstance, prices: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The master's row prices as (per link, per node, per request's EXT row), in the order
+    :class:`_Master` adds the rows (the fairness rows of ``max_min`` come after)."""
+    n_links, n_nodes = len(instance.links), len(instance.nodes)
+    ext = n_links + n_nodes
+    return prices[:n_links], prices[n_links:ext], prices[ext : ext + len(instance.requests)]
+
+
 def _dijkstra(graph: list[list[tuple[int, float]]], source: int, start: float) -> list[float]:
     dist = [math.inf] * len(graph)
     dist[source] = start
@@ -446,10 +456,7 @@ class _Generator:
     def price(self, prices: np.ndarray, deadline: float) -> tuple[bool, float, int]:
         """One pricing round at the master's ``prices``: (exact, Lagrangian slack, columns
         added). The slack is sum_r cap_r max(0, best reduced cost / width)."""
-        n_links, n_nodes = len(self.instance.links), len(self.instance.nodes)
-        link_price = prices[:n_links]
-        node_price = prices[n_links : n_links + n_nodes]
-        mu = prices[n_links + n_nodes :]
+        link_price, node_price, mu = _split(self.instance, prices)
         exact, slack, added = True, 0.0, 0
         for r in range(len(self.instance.requests)):
             if mu[r] <= REDUCED_COST_TOLERANCE:
@@ -530,10 +537,7 @@ def paths_that_could_improve(
     """
     if not run.converged or run.prices is None or run.bound is None:
         return None
-    n_links, n_nodes = len(instance.links), len(instance.nodes)
-    link_price = run.prices[:n_links]
-    node_price = run.prices[n_links : n_links + n_nodes]
-    mu = run.prices[n_links + n_nodes : n_links + n_nodes + len(instance.requests)]
+    link_price, node_price, mu = _split(instance, run.prices)
     floor = min(0.0, value - run.bound) - REDUCED_COST_TOLERANCE
     pricer = Pricer(instance)
     widest = max((lk.channels for lk in instance.links), default=0)

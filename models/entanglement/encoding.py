@@ -75,11 +75,10 @@ class CandidateModel:
         incumbent: EntanglementSolution | None = None,
         generate_s: float = 0.0,
         cancel: Any = None,
-        extra: list[list[tuple[int, ...]]] | None = None,
     ) -> CandidateModel:
-        """The model over the candidate paths, the incumbent's paths and the ``extra`` paths
-        per request; when they are not every usable path and ``generate_s`` > 0, also the
-        paths column generation finds in that time, and its bound on the whole instance."""
+        """The model over the candidate paths and the incumbent's paths; when they are not
+        every usable path and ``generate_s`` > 0, also the paths column generation finds in
+        that time, and its bound on the whole instance."""
         model = cls(instance)
         graph = network_graph(instance)
         per_request: list[list[tuple[int, ...]]] = []
@@ -87,11 +86,9 @@ class CandidateModel:
             paths, complete = candidate_paths(instance, r, graph)
             model.complete = model.complete and complete
             per_request.append(paths)
-        more = [(p.request, p.nodes) for p in incumbent.paths] if incumbent else []
-        more += [(r, nodes) for r, plist in enumerate(extra or []) for nodes in plist]
-        for r, nodes in more:
-            if nodes not in per_request[r]:
-                per_request[r].append(nodes)
+        for p in incumbent.paths if incumbent else ():
+            if p.nodes not in per_request[p.request]:
+                per_request[p.request].append(p.nodes)
         if not model.complete and generate_s > 0:
             run = generate_columns(instance, per_request, generate_s, cancel)
             model.run = run
@@ -102,28 +99,33 @@ class CandidateModel:
                 + ("converged" if run.converged else "stopped before convergence")
             )
             per_request = run.paths
+        model._add_paths(per_request)
+        return model
+
+    def _add_paths(self, per_request: list[list[tuple[int, ...]]]) -> None:
+        """One group of items (one per width) per path, with their capacity rows."""
+        instance = self.instance
         for r, paths in enumerate(per_request):
             groups: list[int] = []
             for nodes in paths:
-                group = len(model.groups)
+                group = len(self.groups)
                 members: list[int] = []
                 links = path_links(instance, nodes)
                 for width in range(1, max_width(instance, nodes) + 1):
-                    i = len(model.items)
-                    model.items.append(
+                    i = len(self.items)
+                    self.items.append(
                         Item(r, group, nodes, width, path_ext(instance, nodes, width))
                     )
                     members.append(i)
                     for link in links:
-                        model.link_rows.setdefault(link, []).append((i, width))
+                        self.link_rows.setdefault(link, []).append((i, width))
                     for pos, v in enumerate(nodes):
                         use = width if pos in (0, len(nodes) - 1) else 2 * width
-                        model.node_rows.setdefault(v, []).append((i, use))
+                        self.node_rows.setdefault(v, []).append((i, use))
                 if members:
-                    model.groups.append(members)
+                    self.groups.append(members)
                     groups.append(group)
-            model.groups_of_request.append(groups)
-        return model
+            self.groups_of_request.append(groups)
 
     @classmethod
     def for_exact_phase(cls, instance: EntanglementInstance, ctx: Any) -> CandidateModel:
@@ -160,11 +162,14 @@ class CandidateModel:
             return None, 0
         if added > max_new:
             return None
-        bigger = CandidateModel.build(
-            self.instance, extra=[h + n for h, n in zip(have, new, strict=True)]
+        bigger = CandidateModel(
+            self.instance,
+            complete=False,
+            bound=self.bound,
+            generation=f"{self.generation}; {added} paths added that could do better",
+            run=self.run,
         )
-        bigger.run, bigger.bound = self.run, self.bound
-        bigger.generation = f"{self.generation}; {added} paths added that could do better"
+        bigger._add_paths([h + n for h, n in zip(have, new, strict=True)])
         return bigger, added
 
     def items_of_request(self, r: int) -> list[int]:

@@ -22,7 +22,7 @@ from placement.models.entanglement.encoding import (
 from placement.models.entanglement.instance import EntanglementSolution, RoutedPath
 from placement.models.entanglement.paths import servable_requests
 from placement.solver.backends.base import RunStatus
-from placement.solver.backends.milp import MILP_SOLVERS
+from placement.solver.backends.milp import milp_solver
 from placement.solver.family import ExactContext, ExactOutcome
 from placement.solver.result import StopReason
 
@@ -127,8 +127,7 @@ class MilpEncoding:
         stage (None if it was not proved)."""
         import pulp
 
-        name = str(getattr(ctx.options.milp_solver, "value", ctx.options.milp_solver))
-        solver = MILP_SOLVERS[name]
+        name, solver = milp_solver(ctx.options)
         source = f"milp-{name}"
         prob, x, t, weighted, start = _problem(instance, model)
 
@@ -182,8 +181,7 @@ class MilpEncoding:
         tries = kept_count = 0
         if instance.objective != "throughput" or not instance.requests:
             return tries, kept_count
-        name = str(getattr(ctx.options.milp_solver, "value", ctx.options.milp_solver))
-        solver = MILP_SOLVERS[name]
+        name, solver = milp_solver(ctx.options)
         rng = random.Random(ctx.options.seed)
         group = min(REROUTE_REQUESTS, len(instance.requests))
         while ctx.time_left() > REROUTE_MIN_S and not ctx.cancel.cancelled:

@@ -43,14 +43,13 @@ import numpy as np
 
 from placement.models.gpu.instance import MILLI
 from placement.models.gpu.replay import (
-    TIE_BREAKS,
     TUNE_RATIO,
     Cluster,
     ClusterState,
     Curve,
     PodSet,
     Policy,
-    workload,
+    start_replay,
 )
 
 Placement = list[tuple[int, int, tuple[int, ...]]]
@@ -306,26 +305,16 @@ def replay_batch(
 ) -> BatchCurve:
     """Replay the workload of ``seed`` in cycles of ``batch`` arrivals (module docstring).
 
-    The workload and the policy's random stream are drawn exactly as :func:`.replay.replay`
-    draws them, so online and batch runs of one seed see the same pods and node order.
+    The workload and the policy's random stream are drawn by :func:`.replay.start_replay`,
+    as for :func:`.replay.replay`, so online and batch runs of one seed see the same pods and
+    node order.
     ``solve=False`` applies the hint only (the ablation "batch, no model"); ``always=True``
     calls the model also when the hint places every pod (for the secondary objective).
     """
     if batch < 1:
         raise ValueError(f"batch must be a positive number of pods, not {batch!r}")
-    if tie_break not in TIE_BREAKS:
-        raise ValueError(f"tie_break must be one of {TIE_BREAKS}, not {tie_break!r}")
-    workload_ss, policy_ss = np.random.SeedSequence(seed).spawn(2)
-    if order is None:
-        order = workload(
-            pods, cluster.total_gpu_milli, np.random.default_rng(workload_ss), ratio, protocol
-        )
+    order, state, rng = start_replay(cluster, pods, policy, seed, ratio, protocol, order, tie_break)
     order = np.asarray(order, dtype=np.int64)
-    rng = np.random.default_rng(policy_ss)
-    state = ClusterState(cluster)
-    if tie_break == "rank":
-        state.rank = rng.permutation(cluster.n)
-    policy.reset(state, pods)
     n = len(order)
     demand = pods.demand
     arrived = np.cumsum(demand[order]) if n else np.zeros(0, dtype=np.int64)

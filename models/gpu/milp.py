@@ -18,7 +18,7 @@ from placement.models.gpu.encoding import (
     StagedEncoding,
 )
 from placement.solver.backends.base import BackendRun
-from placement.solver.backends.milp import MILP_SOLVERS
+from placement.solver.backends.milp import milp_solver
 from placement.solver.cancel import CancellationToken
 from placement.solver.family import ExactContext
 from placement.solver.options import SolveOptions
@@ -32,8 +32,7 @@ class _MilpStages:
 
     def __init__(self, ctx: ExactContext) -> None:
         self.ctx = ctx
-        name = str(getattr(ctx.options.milp_solver, "value", ctx.options.milp_solver))
-        self.solver = MILP_SOLVERS[name]
+        name, self.solver = milp_solver(ctx.options)
         self.source = f"milp-{name}"
         self.options: SolveOptions = ctx.options
         self.problem: Any = None

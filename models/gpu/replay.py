@@ -355,6 +355,37 @@ class Curve:
         return int((self.node < 0).sum())
 
 
+def start_replay(
+    cluster: Cluster,
+    pods: PodSet,
+    policy: Policy,
+    seed: int,
+    ratio: float,
+    protocol: str,
+    order: np.ndarray | None,
+    tie_break: str,
+) -> tuple[np.ndarray, ClusterState, np.random.Generator]:
+    """(arrival order, empty cluster state, the policy's random stream) of a replay of
+    ``seed``, with the policy reset: the workload depends on the seed only (the same for
+    every policy, as in the simulator, which draws it before scheduling); the policy's random
+    choices use a second stream spawned from the same seed (the tie-break order of the nodes,
+    Random's draws). ``order`` overrides the workload (tests). Online and batch replays both
+    start here, so one seed sees the same pods and node order in either."""
+    if tie_break not in TIE_BREAKS:
+        raise ValueError(f"tie_break must be one of {TIE_BREAKS}, not {tie_break!r}")
+    workload_ss, policy_ss = np.random.SeedSequence(seed).spawn(2)
+    if order is None:
+        order = workload(
+            pods, cluster.total_gpu_milli, np.random.default_rng(workload_ss), ratio, protocol
+        )
+    rng = np.random.default_rng(policy_ss)
+    state = ClusterState(cluster)
+    if tie_break == "rank":
+        state.rank = rng.permutation(cluster.n)
+    policy.reset(state, pods)
+    return order, state, rng
+
+
 def replay(
     cluster: Cluster,
     pods: PodSet,
@@ -366,24 +397,8 @@ def replay(
     tie_break: str = "rank",
 ) -> Curve:
     """Place the workload of ``seed`` one pod at a time with ``policy``; never remove a pod.
-
-    The workload depends on the seed only (the same for every policy, as in the simulator,
-    which draws it before scheduling); the policy's random choices use a second stream
-    spawned from the same seed (the tie-break order of the nodes, Random's draws).
-    ``order`` overrides the workload (tests).
-    """
-    workload_ss, policy_ss = np.random.SeedSequence(seed).spawn(2)
-    if order is None:
-        order = workload(
-            pods, cluster.total_gpu_milli, np.random.default_rng(workload_ss), ratio, protocol
-        )
-    if tie_break not in TIE_BREAKS:
-        raise ValueError(f"tie_break must be one of {TIE_BREAKS}, not {tie_break!r}")
-    rng = np.random.default_rng(policy_ss)
-    state = ClusterState(cluster)
-    if tie_break == "rank":
-        state.rank = rng.permutation(cluster.n)
-    policy.reset(state, pods)
+    The workload and the random stream are drawn by :func:`start_replay`."""
+    order, state, rng = start_replay(cluster, pods, policy, seed, ratio, protocol, order, tie_break)
     n = len(order)
     node_of = np.full(n, -1, dtype=np.int64)
     gpus_of: list[tuple[int, ...]] = [()] * n

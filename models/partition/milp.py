@@ -22,7 +22,7 @@ from placement.models.partition.encoding import (
     stop_reason,
 )
 from placement.solver.backends.base import RunStatus
-from placement.solver.backends.milp import MILP_SOLVERS
+from placement.solver.backends.milp import milp_solver
 from placement.solver.family import ExactContext
 from placement.solver.result import StopReason
 
@@ -101,7 +101,7 @@ class MilpEncoding(StageEncoding):
         hint: np.ndarray | None,
         count_only: bool,
     ) -> RunOutcome:
-        name = str(getattr(ctx.options.milp_solver, "value", ctx.options.milp_solver))
+        name, solver = milp_solver(ctx.options)
         self.source = f"milp-{name}"
         prob, z, top = build_milp(model, count_only)
         warm = None
@@ -118,7 +118,7 @@ class MilpEncoding(StageEncoding):
             ctx.report(model.decode(chosen), self.source, None)
 
         with deadline_token(ctx) as token:
-            run = MILP_SOLVERS[name].run(
+            run = solver.run(
                 prob,
                 ctx.options,
                 token,

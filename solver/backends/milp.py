@@ -351,3 +351,9 @@ class CbcMilp:
 
 MILP_SOLVERS = {"highs": HighsMilp, "cbc": CbcMilp}
 """MILP solver name -> wrapper class, in order of preference."""
+
+
+def milp_solver(options: SolveOptions) -> tuple[str, Any]:
+    """(name, wrapper class) of the MILP solver ``options.milp_solver`` asks for."""
+    name = str(getattr(options.milp_solver, "value", options.milp_solver))
+    return name, MILP_SOLVERS[name]
