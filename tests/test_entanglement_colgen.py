@@ -215,6 +215,29 @@ def test_generated_paths_beat_the_candidate_model_on_qcast_setting(backend: str)
     assert "column generation" in result.message
 
 
+def test_the_k_path_candidate_model_alone_is_proved_at_its_known_optimum() -> None:
+    # What the bench reports as "k-path model": Q-CAST's setting at n = 100 (topology 1), the
+    # k = 8 candidate paths and Q-CAST's, no column generation: HiGHS proves 20.071, and the
+    # routing passes the checker.
+    from placement.models.entanglement.encoding import CandidateModel
+    from placement.models.entanglement.greedy import qcast_greedy
+    from placement.models.entanglement.milp import solve_model
+    from placement.solver.backends.base import RunStatus
+    from placement.solver.cancel import CancellationToken
+
+    instance = generate(100, seed=1, candidate_paths=8)
+    qcast = qcast_greedy(instance)
+    model = CandidateModel.build(instance, qcast)
+    assert model.run is None and not model.complete
+    options = SolveOptions(time_limit_s=60, backend="milp", threads=1)
+    routing, run = solve_model(instance, model, options, CancellationToken(), 60, qcast)
+    assert run.status == RunStatus.OPTIMAL
+    report = check(instance, routing)
+    assert report.feasible, report.violations
+    assert report.objective == pytest.approx(20.071, abs=1e-3)
+    assert report.objective > check(instance, qcast).objective
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_residual_instance_leaves_exactly_the_capacity_the_kept_paths_do_not_use(
     seed: int,

@@ -78,6 +78,25 @@ def _problem(instance: Any, model: CandidateModel) -> tuple[Any, list, list, Any
     return prob, x, t, weighted, start
 
 
+def solve_model(
+    instance: Any,
+    model: CandidateModel,
+    options: Any,
+    cancel: Any,
+    limit_s: float,
+    warm: EntanglementSolution | None = None,
+) -> tuple[EntanglementSolution | None, Any]:
+    """One MILP solve of ``model`` for the weighted throughput, warm-started from ``warm``:
+    (the routing found or None, the backend's run result)."""
+    _, solver = milp_solver(options)
+    prob, x, _, weighted, start = _problem(instance, model)
+    prob.setObjective(weighted)
+    result = solver.run(prob, options, cancel, limit_s, start(warm))
+    if result.has_solution and result.values:
+        return model.decode([result.values.get(v, 0.0) > 0.5 for v in x]), result
+    return None, result
+
+
 class MilpEncoding:
     """The exact MILP encoding (``backend='milp'``); reports with source ``milp-<solver>``."""
 
@@ -181,7 +200,7 @@ class MilpEncoding:
         tries = kept_count = 0
         if instance.objective != "throughput" or not instance.requests:
             return tries, kept_count
-        name, solver = milp_solver(ctx.options)
+        name, _ = milp_solver(ctx.options)
         rng = random.Random(ctx.options.seed)
         group = min(REROUTE_REQUESTS, len(instance.requests))
         while ctx.time_left() > REROUTE_MIN_S and not ctx.cancel.cancelled:
@@ -193,11 +212,8 @@ class MilpEncoding:
             kept, sub, mine = residual_instance(instance, best, freed)
             limit = min(REROUTE_SOLVE_S, ctx.time_left())
             model = CandidateModel.build(sub, mine, limit / 3, ctx.cancel)
-            prob, x, _, weighted, start = _problem(sub, model)
-            prob.setObjective(weighted)
-            result = solver.run(prob, ctx.options, ctx.cancel, limit, start(mine))
-            if result.has_solution and result.values:
-                new = model.decode([result.values.get(v, 0.0) > 0.5 for v in x])
+            new, _ = solve_model(sub, model, ctx.options, ctx.cancel, limit, mine)
+            if new is not None:
                 paths = kept + [RoutedPath(freed[p.request], p.nodes, p.width) for p in new.paths]
                 routing = EntanglementSolution(tuple(paths))
                 kept_count += ctx.report(routing, f"milp-{name}-reroute")
