@@ -820,7 +820,14 @@ def solve_assignment(instance: DagInstance, ctx: Any, full_milp: bool = True) ->
         bound=bound,
         proven_optimal=proven,
         proven_solution=best[1] if proven else None,
-        message="" if proven or full_milp else "grid search only: no proof",
+        message="; ".join(
+            ([] if proven or full_milp else ["grid search only: no proof"])
+            + (
+                ["HiGHS did not stop at its time limit and was abandoned"]
+                if milp_result.get("abandoned")
+                else []
+            )
+        ),
     )
 
 
@@ -869,26 +876,36 @@ def _run_highs(
         share[ti, mi] = np.asarray(x[: len(ti)])
         return np.argmax(share, axis=1)
 
+    from placement.solver.backends.milp import BoundedRun
+
+    bounded = BoundedRun(h)
+
     def improving(event: Any) -> None:
+        if bounded.abandoned.is_set():
+            return
         machine = decode(event.data_out.mip_solution)
         with exchange.lock:
             exchange.from_milp.append(machine)
 
     def user_solution(event: Any) -> None:
+        if bounded.abandoned.is_set():
+            return
         with exchange.lock:
             machine, exchange.to_milp = exchange.to_milp, None
         if machine is not None:
             event.data_in.setSolution(columns(machine))
 
     def interrupt(event: Any) -> None:
-        if exchange.stop.is_set() or cancel.cancelled:
+        if exchange.stop.is_set() or cancel.cancelled or bounded.abandoned.is_set():
             event.interrupt()
 
     h.cbMipImprovingSolution.subscribe(improving)
     h.cbMipUserSolution.subscribe(user_solution)
     h.cbMipInterrupt.subscribe(interrupt)
     h.cbSimplexInterrupt.subscribe(interrupt)
-    h.run()
+    if not bounded.wait(time_limit_s):
+        out["abandoned"] = True
+        return
     info = h.getInfo()
     if math.isfinite(info.mip_dual_bound):
         out["bound"] = float(info.mip_dual_bound)

@@ -55,6 +55,52 @@ def new_highs() -> Any:
     return highs
 
 
+OVERRUN_GRACE_S = 5.0
+"""Seconds past its time limit that a HiGHS run is waited for before it is abandoned."""
+
+
+class BoundedRun:
+    """``highs.run()`` in a daemon thread, waited for at most its time limit plus
+    :data:`OVERRUN_GRACE_S`.
+
+    HiGHS does not check its time limit everywhere: on Braun's u_s_lolo.0 (HiGHS 1.16) a
+    run spent minutes in presolve's ``strengthenInequalities`` inside a RENS sub-MIP, past a
+    60 s limit, and answered neither the limit nor the interrupt callbacks. A solve must
+    not hang on it, so a run that overruns is abandoned: :meth:`wait` returns False, the
+    caller must not read the ``Highs`` object any more, and callbacks should test
+    :attr:`abandoned` and do nothing once it is set. The abandoned thread keeps its CPU
+    until HiGHS returns or the process exits (``cancelSolve`` is asked too, in case HiGHS
+    checks it first).
+    """
+
+    def __init__(self, highs: Any) -> None:
+        self.highs = highs
+        self.abandoned = threading.Event()
+        self._done = threading.Event()
+        self._error: BaseException | None = None
+
+    def _target(self) -> None:
+        try:
+            self.highs.run()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            self._error = exc
+        finally:
+            self._done.set()
+
+    def wait(self, time_limit_s: float) -> bool:
+        """Run and wait; whether HiGHS returned in time (re-raises what ``run`` raised)."""
+        thread = threading.Thread(target=self._target, name="highs-run", daemon=True)
+        thread.start()
+        if not self._done.wait(max(0.0, time_limit_s) + OVERRUN_GRACE_S):
+            self.abandoned.set()
+            with contextlib.suppress(Exception):
+                self.highs.cancelSolve()
+            return False
+        if self._error is not None:
+            raise self._error
+        return True
+
+
 class HighsMilp:
     """HiGHS through highspy."""
 
@@ -153,15 +199,17 @@ class HighsMilp:
             sol.value_valid = True
             highs.setSolution(sol)
 
+        bounded = BoundedRun(highs)
+
         def improving(event: Any) -> None:
-            if on_solution is None:
+            if on_solution is None or bounded.abandoned.is_set():
                 return
             x = event.data_out.mip_solution
             vals = {variables[i]: float(x[i]) for i in range(n)}
             on_solution(vals, float(event.data_out.objective_function_value))
 
         def interrupt(event: Any) -> None:
-            if cancel.cancelled:
+            if cancel.cancelled or bounded.abandoned.is_set():
                 event.interrupt()
 
         highs.cbMipImprovingSolution.subscribe(improving)
@@ -171,10 +219,18 @@ class HighsMilp:
         try:
             if cancel.cancelled:
                 return BackendRun(RunStatus.NO_SOLUTION, StopReason.CANCELLED)
-            highs.run()
+            returned = bounded.wait(time_limit_s)
         finally:
             remove()
         wall = time.monotonic() - started
+        if not returned:
+            return BackendRun(
+                RunStatus.NO_SOLUTION,
+                StopReason.CANCELLED if cancel.cancelled else StopReason.TIME_LIMIT,
+                wall_s=wall,
+                message=f"HiGHS did not stop within {OVERRUN_GRACE_S:g} s of its time limit "
+                "and was abandoned (its improving solutions were kept)",
+            )
         return _map_highs(highs, variables, cancel, wall, is_mip=bool(integrality.any()))
 
 
