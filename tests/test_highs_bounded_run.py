@@ -61,8 +61,12 @@ def test_an_overrunning_run_is_abandoned_and_its_thread_then_interrupted(
         h.addRow(float(d[i]), float(d[i]), n, np.arange(n, dtype=np.int32), a[i].astype(float))
     bounded = milp.BoundedRun(h)
     h.cbMipInterrupt.subscribe(lambda e: e.interrupt() if bounded.abandoned.is_set() else None)
+    delivered: list[int] = []
+    bounded.deliver(delivered.append, 1)  # while the run is waited for: handed over
     assert bounded.wait(0.3) is False
     assert bounded.abandoned.is_set()
+    bounded.deliver(delivered.append, 2)  # once abandoned: never
+    assert delivered == [1]
     # The callbacks see the flag, so this HiGHS run does stop soon after.
     assert bounded._done.wait(60)
 

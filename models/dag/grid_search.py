@@ -648,6 +648,11 @@ class _Exchange:
         self.to_milp: np.ndarray | None = None
         self.stop = threading.Event()
 
+    def from_milp_append(self, machine: np.ndarray) -> None:
+        """Hand an assignment HiGHS found to the search."""
+        with self.lock:
+            self.from_milp.append(machine)
+
 
 def solve_assignment(instance: DagInstance, ctx: Any, full_milp: bool = True) -> Any:
     """The exact phase for R||Cmax (an :class:`~placement.solver.family.ExactOutcome`).
@@ -881,11 +886,7 @@ def _run_highs(
     bounded = BoundedRun(h)
 
     def improving(event: Any) -> None:
-        if bounded.abandoned.is_set():
-            return
-        machine = decode(event.data_out.mip_solution)
-        with exchange.lock:
-            exchange.from_milp.append(machine)
+        bounded.deliver(exchange.from_milp_append, decode(event.data_out.mip_solution))
 
     def user_solution(event: Any) -> None:
         if bounded.abandoned.is_set():

@@ -67,8 +67,9 @@ class BoundedRun:
     run spent minutes in presolve's ``strengthenInequalities`` inside a RENS sub-MIP, past a
     60 s limit, and answered neither the limit nor the interrupt callbacks. A solve must
     not hang on it, so a run that overruns is abandoned: :meth:`wait` returns False, the
-    caller must not read the ``Highs`` object any more, and callbacks should test
-    :attr:`abandoned` and do nothing once it is set. The abandoned thread keeps its CPU
+    caller must not read the ``Highs`` object any more, and callbacks that hand results to
+    the caller go through :meth:`deliver`, which never runs them once the run is abandoned
+    (interrupt callbacks should test :attr:`abandoned`). The abandoned thread keeps its CPU
     until HiGHS returns or the process exits (``cancelSolve`` is asked too, in case HiGHS
     checks it first).
     """
@@ -78,6 +79,14 @@ class BoundedRun:
         self.abandoned = threading.Event()
         self._done = threading.Event()
         self._error: BaseException | None = None
+        self._lock = threading.Lock()
+
+    def deliver(self, fn: Callable[..., Any], *args: Any) -> None:
+        """``fn(*args)`` from a callback, unless the run was abandoned: abandoning waits for
+        a delivery under way, so none happens after :meth:`wait` has returned False."""
+        with self._lock:
+            if not self.abandoned.is_set():
+                fn(*args)
 
     def _target(self) -> None:
         try:
@@ -92,7 +101,8 @@ class BoundedRun:
         thread = threading.Thread(target=self._target, name="highs-run", daemon=True)
         thread.start()
         if not self._done.wait(max(0.0, time_limit_s) + OVERRUN_GRACE_S):
-            self.abandoned.set()
+            with self._lock:
+                self.abandoned.set()
             with contextlib.suppress(Exception):
                 self.highs.cancelSolve()
             return False
@@ -202,11 +212,11 @@ class HighsMilp:
         bounded = BoundedRun(highs)
 
         def improving(event: Any) -> None:
-            if on_solution is None or bounded.abandoned.is_set():
+            if on_solution is None:
                 return
             x = event.data_out.mip_solution
             vals = {variables[i]: float(x[i]) for i in range(n)}
-            on_solution(vals, float(event.data_out.objective_function_value))
+            bounded.deliver(on_solution, vals, float(event.data_out.objective_function_value))
 
         def interrupt(event: Any) -> None:
             if cancel.cancelled or bounded.abandoned.is_set():
