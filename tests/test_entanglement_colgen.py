@@ -221,7 +221,7 @@ def test_the_k_path_candidate_model_alone_is_proved_at_its_known_optimum() -> No
     # routing passes the checker.
     from placement.models.entanglement.encoding import CandidateModel
     from placement.models.entanglement.greedy import qcast_greedy
-    from placement.models.entanglement.milp import solve_model
+    from placement.models.entanglement.milp import solve_throughput
     from placement.solver.backends.base import RunStatus
     from placement.solver.cancel import CancellationToken
 
@@ -230,7 +230,7 @@ def test_the_k_path_candidate_model_alone_is_proved_at_its_known_optimum() -> No
     model = CandidateModel.build(instance, qcast)
     assert model.run is None and not model.complete
     options = SolveOptions(time_limit_s=60, backend="milp", threads=1)
-    routing, run = solve_model(instance, model, options, CancellationToken(), 60, qcast)
+    routing, run = solve_throughput(instance, model, options, CancellationToken(), 60, qcast)
     assert run.status == RunStatus.OPTIMAL
     report = check(instance, routing)
     assert report.feasible, report.violations

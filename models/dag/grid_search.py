@@ -852,6 +852,8 @@ def _run_highs(
     dual bound) and ``proven`` into ``out``."""
     import highspy
 
+    from placement.solver.backends.milp import BoundedRun
+
     if time_limit_s <= 0:
         return
     lp, ti, mi = _assignment_lp(d)
@@ -880,8 +882,6 @@ def _run_highs(
         share = np.zeros(d.shape)
         share[ti, mi] = np.asarray(x[: len(ti)])
         return np.argmax(share, axis=1)
-
-    from placement.solver.backends.milp import BoundedRun
 
     bounded = BoundedRun(h)
 

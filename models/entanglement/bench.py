@@ -176,13 +176,13 @@ def _kpath_model(instance: Any, qcast: Any, options: Any, checked: Any) -> dict[
     Q-CAST, the same time limit): its EXT (the checker's), whether it was proved, and the
     seconds."""
     from placement.models.entanglement.encoding import CandidateModel
-    from placement.models.entanglement.milp import solve_model
+    from placement.models.entanglement.milp import solve_throughput
     from placement.solver.backends.base import RunStatus
     from placement.solver.cancel import CancellationToken
 
     t0 = time.perf_counter()
     model = CandidateModel.build(instance, qcast)
-    routing, run = solve_model(
+    routing, run = solve_throughput(
         instance, model, options, CancellationToken(), options.time_limit_s, qcast
     )
     seconds = time.perf_counter() - t0

@@ -78,7 +78,7 @@ def _problem(instance: Any, model: CandidateModel) -> tuple[Any, list, list, Any
     return prob, x, t, weighted, start
 
 
-def solve_model(
+def solve_throughput(
     instance: Any,
     model: CandidateModel,
     options: Any,
@@ -212,7 +212,7 @@ class MilpEncoding:
             kept, sub, mine = residual_instance(instance, best, freed)
             limit = min(REROUTE_SOLVE_S, ctx.time_left())
             model = CandidateModel.build(sub, mine, limit / 3, ctx.cancel)
-            new, _ = solve_model(sub, model, ctx.options, ctx.cancel, limit, mine)
+            new, _ = solve_throughput(sub, model, ctx.options, ctx.cancel, limit, mine)
             if new is not None:
                 paths = kept + [RoutedPath(freed[p.request], p.nodes, p.width) for p in new.paths]
                 routing = EntanglementSolution(tuple(paths))
