@@ -2,7 +2,12 @@
 
 - path bound: the earliest any task can end when every transfer is free and every task runs
   on its fastest machine (communication is never negative);
-- area bound: the least core-seconds of all tasks over the total slots of the machines;
+- area bound: the work of all tasks over the machines' capacity, in two measures (slot-seconds
+  over the slots, and work at speed 1 over the slots times their speeds; each is valid alone);
+- head-area-tail bound: for every task ``j``, its ancestors must all run before it starts and
+  its descendants after it ends, so the makespan is at least
+  ``min_m max(release_jm, path_head_j, area(ancestors)) + d_jm`` plus
+  ``max(path_tail_j, area(descendants))`` (:func:`head_tail_bound`);
 - cost bound: every task on its cheapest machine.
 """
 
@@ -12,18 +17,79 @@ import numpy as np
 
 from placement.models.dag.instance import DagInstance
 
+HEAD_TAIL_MAX_TASKS = 5000
+"""Above this many tasks (with edges) the head-area-tail bound is skipped: it keeps an
+ancestor matrix of tasks x tasks booleans."""
+
+
+def _area_weights(instance: DagInstance) -> list[tuple[np.ndarray, float]]:
+    """(per-task weight, capacity) pairs: a set of tasks needs at least
+    ``weight[set].sum() / capacity`` seconds of the whole cluster, in either measure.
+
+    A task on machine ``m`` occupies ``cores * d[t, m]`` of its ``slots`` for ``d[t, m]``
+    seconds; weighting machine ``m`` by any ``s_m > 0``, the machines absorb at most
+    ``C * sum_m s_m slots_m`` weighted slot-seconds by time ``C``, and the task needs at least
+    ``cores * min_m s_m d[t, m]`` of them. ``s = 1`` and ``s = speed`` are used."""
+    d = instance.duration
+    cores = np.array([t.cores for t in instance.tasks], dtype=float)
+    slots = np.array([m.slots for m in instance.machines], dtype=float)
+    out = []
+    for s in (np.ones(len(slots)), np.array([m.speed for m in instance.machines], dtype=float)):
+        weighted = np.where(np.isfinite(d), d * s[None, :], np.inf)
+        out.append((cores * np.min(weighted, axis=1), float((slots * s).sum())))
+    return out
+
 
 def makespan_lower_bound(instance: DagInstance) -> float:
-    """max(path bound, area bound), in seconds."""
+    """max(path bound, area bound, head-area-tail bound), in seconds."""
     d, est = instance.duration, instance.earliest_start
     end = np.zeros(len(instance.tasks))
     for t in instance.topological_order:
         ready = max((end[p] for p, _ in instance.parents[t]), default=0.0)
         end[t] = float(np.min(np.maximum(est[t], ready) + d[t]))
     path = float(end.max()) if len(end) else 0.0
-    cores = np.array([t.cores for t in instance.tasks], dtype=float)
-    area = float((np.min(d, axis=1) * cores).sum()) / sum(m.slots for m in instance.machines)
-    return max(path, area)
+    area = max(float(w.sum()) / cap for w, cap in _area_weights(instance))
+    return max(path, area, head_tail_bound(instance))
+
+
+def head_tail_bound(instance: DagInstance) -> float:
+    """The head-area-tail bound (0 without edges, or above :data:`HEAD_TAIL_MAX_TASKS`).
+
+    For each task ``j``: it starts no earlier than its release (per machine), than the path
+    bound's end of every parent, and than the area of all its ancestors; after it ends, the
+    longest chain of descendants (fastest machines, free transfers) and the area of all its
+    descendants still have to run. Both areas use :func:`_area_weights`.
+    """
+    n = len(instance.tasks)
+    if not instance.edges or n > HEAD_TAIL_MAX_TASKS:
+        return 0.0
+    d, est = instance.duration, instance.earliest_start
+    order = instance.topological_order
+    parents = [[p for p, _ in instance.parents[t]] for t in range(n)]
+    ancestors = np.zeros((n, n), dtype=bool)
+    path_end = np.zeros(n)
+    for t in order:
+        ps = parents[t]
+        if ps:
+            ancestors[t] = ancestors[ps].any(axis=0)
+            ancestors[t, ps] = True
+        ready = max((path_end[p] for p in ps), default=0.0)
+        path_end[t] = float(np.min(np.maximum(est[t], ready) + d[t]))
+    shortest = np.min(d, axis=1)
+    tail = np.zeros(n)
+    for t in reversed(order):
+        tail[t] = max((shortest[c] + tail[c] for c, _ in instance.children[t]), default=0.0)
+    head_area = np.zeros(n)
+    tail_area = np.zeros(n)
+    for weight, capacity in _area_weights(instance):
+        head_area = np.maximum(head_area, ancestors @ weight / capacity)
+        tail_area = np.maximum(tail_area, ancestors.T @ weight / capacity)
+    best = 0.0
+    for t in range(n):
+        ready = max((path_end[p] for p in parents[t]), default=0.0)
+        start = np.maximum(est[t], max(ready, head_area[t]))
+        best = max(best, float(np.min(start + d[t])) + max(tail[t], tail_area[t]))
+    return best
 
 
 def cost_lower_bound(instance: DagInstance) -> float:
