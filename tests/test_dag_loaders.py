@@ -153,6 +153,57 @@ def test_wfcommons_malformed(tmp_path: Path) -> None:
     assert "line 1" in str(err.value)
 
 
+def test_generated_machine_sets_are_seeded_and_heterogeneous() -> None:
+    """Three types, two zones, the drawn speeds and slots in range, the same set for the same
+    seed and another for another seed."""
+    from placement.models.dag.generate import (
+        MACHINE_SET_SLOTS,
+        MACHINE_SET_SPEEDS,
+        machine_set,
+    )
+
+    for seed in range(20):
+        machines, links = machine_set(seed, 8)
+        assert len(machines) == 8 and len({m.name for m in machines}) == 8
+        assert {m.type for m in machines} == set(MACHINE_SET_SPEEDS)
+        assert {m.zone for m in machines} == {"a", "b"}
+        for m in machines:
+            low, high = MACHINE_SET_SPEEDS[m.type]
+            assert low - 1e-3 <= m.speed <= high + 1e-3 and m.slots in MACHINE_SET_SLOTS
+        assert {(lk.from_zone, lk.to_zone) for lk in links} == {("a", "a"), ("b", "b"), ("a", "b")}
+    assert machine_set(4) == machine_set(4) and machine_set(4) != machine_set(5)
+    assert len(machine_set(1, 3)[0]) == 3
+    with pytest.raises(InputError, match="machines: got 2, expected an integer >= 3"):
+        machine_set(1, 2)
+
+
+def test_wfcommons_on_a_generated_machine_set(tmp_path: Path) -> None:
+    """``placement import wfcommons --machine-seed`` (a real process) writes the generated set
+    and says how to reproduce it; a bad machine count is a one-line error."""
+    from placement.models.dag.generate import machine_set
+
+    path = _write(tmp_path, "w.json", json.dumps(WF_14))
+    out = tmp_path / "instance.json"
+    cmd = [sys.executable, "-m", "placement.api.cli", "import", "wfcommons", str(path)]
+    proc = subprocess.run(
+        [*cmd, "--machine-seed", "7", "--out", str(out)], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(out.read_text())
+    machines, _ = machine_set(7)
+    assert [m["name"] for m in data["dag"]["machines"]] == [m.name for m in machines]
+    assert [m["speed"] for m in data["dag"]["machines"]] == [m.speed for m in machines]
+    assert data["description"].endswith("--machine-seed 7 --machines 8")
+    proc = subprocess.run(
+        [*cmd, "--machine-seed", "7", "--machines", "2", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert "machines: got 2, expected an integer >= 3" in proc.stderr
+
+
 def test_braun_min_min_matches_the_published_reference(shared_benchmarks: Path) -> None:
     """Min-Min on u_i_hilo.0: 80,755.7 (the data README's independently computed value)."""
     instance = load_braun(shared_benchmarks / "grid" / "braun-512x16" / "u_i_hilo.0")

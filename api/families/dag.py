@@ -151,12 +151,31 @@ def _braun_build(args: argparse.Namespace) -> Any:
 
 def _wfcommons_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", metavar="WORKFLOW.json", help="a WfCommons instance (1.4, 1.5+)")
+    parser.add_argument(
+        "--machine-seed",
+        type=int,
+        default=None,
+        help="place it on a generated machine set with this seed (models.dag.generate."
+        "machine_set) instead of the default one",
+    )
+    parser.add_argument(
+        "--machines",
+        type=int,
+        default=8,
+        help="machines in the generated set (with --machine-seed; default 8, at least 3)",
+    )
 
 
 def _wfcommons_build(args: argparse.Namespace) -> Any:
+    from placement.models.dag.generate import machine_set
     from placement.models.dag.loaders import load_wfcommons
 
-    return load_wfcommons(args.path)
+    if args.machine_seed is None:
+        return load_wfcommons(args.path)
+    machines, links = machine_set(args.machine_seed, args.machines)
+    instance = load_wfcommons(args.path, machines, links)
+    instance.description += f" --machine-seed {args.machine_seed} --machines {args.machines}"
+    return instance
 
 
 for _format, _help, _description, _add, _build in (
@@ -186,7 +205,8 @@ for _format, _help, _description, _add, _build in (
         "wfcommons",
         "a WfCommons workflow JSON (schema 1.4 or 1.5+) on a generated machine set",
         "Read a WfCommons workflow (task runtimes, file sizes between tasks) onto eight "
-        "machines of three types in two zones (models.dag.loaders.default_machine_set).",
+        "machines of three types in two zones (models.dag.loaders.default_machine_set), or "
+        "onto a seeded generated machine set (--machine-seed).",
         _wfcommons_arguments,
         _wfcommons_build,
     ),

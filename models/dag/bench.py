@@ -679,22 +679,40 @@ def report_braun(rows: list[dict[str, Any]], config: Any) -> str:
 WFCOMMONS_BACKEND = "cpsat"
 WFCOMMONS_THREADS = 2
 WFCOMMONS_QUICK = ["srasearch-chameleon-10a-001"]
+WFCOMMONS_MACHINE_SETS: list[int | None] = [None, 1, 2]
+"""The machine sets: None is ``default_machine_set()``, an integer the seed of
+``generate.machine_set`` (--quick: the default one only)."""
+
+
+def _machine_set_name(seed: int | None) -> str:
+    return "default" if seed is None else f"seed {seed}"
 
 
 def cases_wfcommons(config: Any) -> list[dict[str, Any]]:
-    """Each workflow JSON in the data folder (the smallest in --quick)."""
+    """Each workflow JSON in the data folder (the smallest in --quick) on each machine set."""
     names = sorted(p.stem for p in config.data_dir("dag/wfcommons").glob("*.json"))
+    sets = WFCOMMONS_MACHINE_SETS
     if config.quick:
         names = [n for n in names if n in WFCOMMONS_QUICK]
-    return [{"case": name, "workflow": name} for name in names]
+        sets = sets[:1]
+    return [
+        {"case": f"{name}@{_machine_set_name(seed)}", "workflow": name, "machine_seed": seed}
+        for seed in sets
+        for name in names
+    ]
 
 
 def run_wfcommons(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
-    """HEFT, PEFT, CPOP, then a portfolio solve (CP-SAT, 2 threads) of one workflow."""
+    """HEFT, PEFT, CPOP, then a portfolio solve (CP-SAT, 2 threads) of one workflow on one
+    machine set."""
+    from placement.models.dag.generate import machine_set
     from placement.models.dag.greedy import cpop, heft, peft
     from placement.models.dag.loaders import load_wfcommons
 
-    instance = load_wfcommons(config.data_dir("dag/wfcommons") / f"{case['workflow']}.json")
+    seed = case.get("machine_seed")
+    machines, links = (None, None) if seed is None else machine_set(seed)
+    path = config.data_dir("dag/wfcommons") / f"{case['workflow']}.json"
+    instance = load_wfcommons(path, machines, links)
     h, h_invalid = _checked(instance, heft(instance))
     p, p_invalid = _checked(instance, peft(instance))
     c, c_invalid = _checked(instance, cpop(instance))
@@ -703,6 +721,7 @@ def run_wfcommons(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     return [
         {
             "workflow": case["workflow"],
+            "machines": _machine_set_name(seed),
             "tasks": len(instance.tasks),
             "edges": len(instance.edges),
             "heft_s": round(h, 2),
@@ -711,6 +730,9 @@ def run_wfcommons(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
             "ours_s": round(result.objective, 2),
             "vs_heft_pct": round(100 * (result.objective - h) / h, 2),
             "bound_s": _round(result.bound, 2),
+            "room_pct": _round(
+                None if result.bound is None else 100 * (result.bound - h) / h, 2
+            ),
             "status": result.status.value,
             "source": result.backend,
             "wall_s": round(wall, 2),
@@ -721,25 +743,64 @@ def run_wfcommons(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
 
 
 def report_wfcommons(rows: list[dict[str, Any]], config: Any) -> str:
-    """Per workflow: the three heuristics, ours, the change vs HEFT and the bound."""
+    """Per workflow and machine set: the three heuristics, ours, the change vs HEFT, the
+    bound and the most any schedule could gain over HEFT."""
+    from placement.models.dag.generate import machine_set
+
     lines = [
-        "Each workflow on `default_machine_set()`: eight machines of three types (speed "
-        "2 / 1 / 0.5) in two zones (1.25 GB/s inside a zone, 125 MB/s and 20 ms between). "
-        f"Portfolio solves: {WFCOMMONS_BACKEND}, {WFCOMMONS_THREADS} threads, "
-        f"{config.time_limit_s:g} s. Makespans in seconds; `load` is the 1-minute load "
-        "average before each solve.",
+        "Machine sets: `default` is `default_machine_set()`: eight machines of three types "
+        "(speed 2 / 1 / 0.5) in two zones (1.25 GB/s inside a zone, 125 MB/s and 20 ms "
+        "between); `seed N` is `generate.machine_set(N)` (`placement import wfcommons PATH "
+        "--machine-seed N`): eight machines, three types, two zones, speeds, slots and the "
+        "inter-zone link drawn. Portfolio solves: "
+        f"{WFCOMMONS_BACKEND}, {WFCOMMONS_THREADS} threads, {config.time_limit_s:g} s. "
+        "Makespans in seconds; `room` is (bound - HEFT) / HEFT, the most any schedule can "
+        "gain over HEFT by the solver's bound; `load` is the 1-minute load average before "
+        "each solve.",
+    ]
+    for seed in WFCOMMONS_MACHINE_SETS:
+        if seed is None or not any(r["machines"] == _machine_set_name(seed) for r in rows):
+            continue
+        machines, links = machine_set(seed)
+        kinds = sorted({(m.type, m.speed) for m in machines}, key=lambda k: -k[1])
+        lines.append(
+            ("\n" if lines[-1].endswith("solve.") else "") + f"- `seed {seed}`: "
+            + ", ".join(
+                f"{sum(m.type == k for m in machines)} {k} (speed {v:g}, slots "
+                f"{'/'.join(str(m.slots) for m in machines if m.type == k)})"
+                for k, v in kinds
+            )
+            + f"; zones a/b: {sum(m.zone == 'a' for m in machines)}/"
+            f"{sum(m.zone == 'b' for m in machines)} machines, "
+            f"{links[2].bandwidth_bytes_per_s / 1e6:g} MB/s and "
+            f"{links[2].latency_s * 1e3:g} ms between."
+        )
+    lines += [
         "",
-        "| workflow | tasks | edges | HEFT | PEFT | CPOP | ours | vs HEFT | bound | status | "
-        "source | wall | load |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| workflow | machines | tasks | edges | HEFT | PEFT | CPOP | ours | vs HEFT | bound | "
+        "room | status | source | wall | load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
+        room = "" if r.get("room_pct") in ("", None) else f"{float(r['room_pct']):+.2f} %"
         lines.append(
-            f"| {r['workflow']} | {r['tasks']} | {r['edges']} | {float(r['heft_s']):,} | "
+            f"| {r['workflow']} | {r.get('machines', 'default')} | {r['tasks']} | "
+            f"{r['edges']} | {float(r['heft_s']):,} | "
             f"{float(r['peft_s']):,} | {float(r['cpop_s']):,} | {float(r['ours_s']):,} | "
-            f"{float(r['vs_heft_pct']):+.2f} % | {r['bound_s']} | {r['status']} | "
+            f"{float(r['vs_heft_pct']):+.2f} % | {r['bound_s']} | {room} | {r['status']} | "
             f"{r['source']} | {r['wall_s']} s | {r['load_1min']} |"
         )
+    lines.append("")
+    for name in dict.fromkeys(str(r.get("machines", "default")) for r in rows):
+        mine = [r for r in rows if str(r.get("machines", "default")) == name]
+        ours = statistics.fmean(float(r["vs_heft_pct"]) for r in mine)
+        rooms = [float(r["room_pct"]) for r in mine if r.get("room_pct") not in ("", None)]
+        most = (
+            f"; the bounds allow at most {statistics.fmean(rooms):+.2f} %"
+            if len(rooms) == len(mine)
+            else ""
+        )
+        lines.append(f"- `{name}`: mean change vs HEFT {ours:+.2f} % over {len(mine)}{most}.")
     mean = statistics.fmean(float(r["vs_heft_pct"]) for r in rows)
     lines += ["", f"Mean change vs HEFT: {mean:+.2f} %."]
     plot = f"{config.suite}.png"
@@ -752,7 +813,11 @@ def report_wfcommons(rows: list[dict[str, Any]], config: Any) -> str:
     _bar_plot(
         config.out / plot,
         "WfCommons workflows: makespan relative to HEFT",
-        [str(r["workflow"]).replace("-chameleon", "").removesuffix("-001") for r in rows],
+        [
+            str(r["workflow"]).replace("-chameleon", "").removesuffix("-001")
+            + ("" if r.get("machines", "default") == "default" else f" ({r['machines']})")
+            for r in rows
+        ],
         {
             "PEFT": rel("peft_s"),
             "CPOP": rel("cpop_s"),

@@ -5,7 +5,9 @@
 - :func:`etl_dag`: extract -> transform fan-out -> join fan-in -> load, with datasets living
   in zones, on three machine types in two zones;
 - :func:`grid_instance`: independent tasks with a Braun-style ETC matrix (consistent,
-  semi-consistent or inconsistent).
+  semi-consistent or inconsistent);
+- :func:`machine_set`: a heterogeneous machine set (three types, two zones) for workflows
+  that bring only their tasks, such as WfCommons instances.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import numpy as np
 
 from placement.models.dag.instance import DagEdge, DagInstance, DagLink, DagMachine, DagTask
 from placement.models.dag.loaders import finish
+from placement.solver.errors import InputError
 
 
 def random_dag(
@@ -104,6 +107,50 @@ def etl_machines(machines: int) -> tuple[list[DagMachine], list[DagLink]]:
         DagLink("a", "a", 1e9, 0.0),
         DagLink("b", "b", 1e9, 0.0),
         DagLink("a", "b", 1e8, 0.01),
+    ]
+    return out, links
+
+
+MACHINE_SET_SPEEDS = {"fast": (1.5, 3.0), "std": (1.0, 1.0), "slow": (0.25, 0.75)}
+"""Speed range of each machine type in :func:`machine_set` (uniform)."""
+MACHINE_SET_SLOTS = (1, 2, 4, 8)
+"""Parallel slots a machine of :func:`machine_set` may have (uniform)."""
+MACHINE_SET_INTER_ZONE_BYTES_PER_S = (2.5e7, 2.5e8)
+"""Bandwidth range between the two zones (log-uniform); inside a zone 1.25 GB/s, 0.1 ms."""
+MACHINE_SET_INTER_ZONE_LATENCY_S = (0.005, 0.05)
+"""Latency range between the two zones (uniform)."""
+
+
+def machine_set(seed: int, machines: int = 8) -> tuple[list[DagMachine], list[DagLink]]:
+    """A seeded heterogeneous machine set: ``machines`` machines of three types in zones
+    ``a`` and ``b``.
+
+    Every type and every zone gets at least one machine; the other machines draw their type
+    and zone uniformly. Speeds per machine from :data:`MACHINE_SET_SPEEDS` (one speed per
+    type), slots from :data:`MACHINE_SET_SLOTS`, a cost per hour of ``speed ** 1.5``; the
+    zones are joined by a link drawn from :data:`MACHINE_SET_INTER_ZONE_BYTES_PER_S` and
+    :data:`MACHINE_SET_INTER_ZONE_LATENCY_S`.
+    """
+    if isinstance(machines, bool) or not isinstance(machines, int) or machines < 3:
+        raise InputError.single("machines", machines, "an integer >= 3 (three machine types)")
+    rng = np.random.default_rng(seed)
+    types = list(MACHINE_SET_SPEEDS)
+    speed = {k: float(rng.uniform(*MACHINE_SET_SPEEDS[k])) for k in types}
+    kinds = types + [types[int(i)] for i in rng.integers(0, len(types), machines - len(types))]
+    zones = ["a", "b"] + [str(z) for z in rng.choice(["a", "b"], machines - 2)]
+    zones = [zones[int(i)] for i in rng.permutation(machines)]
+    out = []
+    for m, (kind, zone) in enumerate(zip(sorted(kinds, key=types.index), zones, strict=True)):
+        slots = int(rng.choice(MACHINE_SET_SLOTS))
+        price = round(speed[kind] ** 1.5, 3)
+        out.append(DagMachine(f"{zone}-{kind}-{m}", kind, round(speed[kind], 3), slots, 0, price, zone))
+    low, high = MACHINE_SET_INTER_ZONE_BYTES_PER_S
+    bandwidth = float(math.exp(rng.uniform(math.log(low), math.log(high))))
+    latency = float(rng.uniform(*MACHINE_SET_INTER_ZONE_LATENCY_S))
+    links = [
+        DagLink("a", "a", 1.25e9, 1e-4),
+        DagLink("b", "b", 1.25e9, 1e-4),
+        DagLink("a", "b", round(bandwidth, -3), round(latency, 4)),
     ]
     return out, links
 
