@@ -60,7 +60,7 @@ class SolveOptions:
         deterministic time instead of wall time, with every time-dependent decision of an
         encoding taken on that budget. The same instance and options then give the same
         result; the price is that wall time may exceed ``time_limit_s`` (CP-SAT's wall-clock
-        guard is twice its budget). MILP solvers get the fixed seed but stop on wall time.
+        guard is four times its budget plus 5 s). MILP solvers get the fixed seed but stop on wall time.
     on_incumbent:
         Called with each improving, checked incumbent (:class:`~placement.solver.result.Incumbent`).
     cancel:

@@ -12,6 +12,10 @@ from placement.solver.cancel import CancellationToken
 from placement.solver.options import SolveOptions
 from placement.solver.result import StopReason
 
+DETERMINISTIC_WALL_GUARD = (4.0, 5.0)
+"""In deterministic mode CP-SAT stops by its deterministic time; the wall clock stops it only
+at ``factor * budget + extra`` seconds (a guard against a runaway search)."""
+
 
 class CpSat:
     """The CP-SAT backend."""
@@ -62,11 +66,14 @@ class CpSat:
             params.interleave_search = True
         if options.deterministic:
             # One worker and a deterministic-time budget: the search stops at the same point
-            # on every run. The wall-clock limit stays as a guard, at twice the budget, so
-            # that on a normal machine it is the deterministic budget that binds.
+            # on every run. The wall-clock limit stays as a guard against a runaway search,
+            # wide enough (DETERMINISTIC_WALL_GUARD) that the deterministic budget binds
+            # even on a machine loaded by other work (at twice the budget plus 1 s it did
+            # not always: a GPU test of a 2 s budget differed between runs at load 4-7).
             params.interleave_search = True
             params.max_deterministic_time = float(time_limit_s)
-            params.max_time_in_seconds = 2.0 * float(time_limit_s) + 1.0
+            factor, extra = DETERMINISTIC_WALL_GUARD
+            params.max_time_in_seconds = factor * float(time_limit_s) + extra
 
         class _Callback(cp_model.CpSolverSolutionCallback):
             def on_solution_callback(self) -> None:
