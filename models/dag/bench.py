@@ -758,13 +758,14 @@ def report_wfcommons(rows: list[dict[str, Any]], config: Any) -> str:
         "gain over HEFT by the solver's bound; `load` is the 1-minute load average before "
         "each solve.",
     ]
+    described = []
     for seed in WFCOMMONS_MACHINE_SETS:
         if seed is None or not any(r["machines"] == _machine_set_name(seed) for r in rows):
             continue
         machines, links = machine_set(seed)
         kinds = sorted({(m.type, m.speed) for m in machines}, key=lambda k: -k[1])
-        lines.append(
-            ("\n" if lines[-1].endswith("solve.") else "") + f"- `seed {seed}`: "
+        described.append(
+            f"- `seed {seed}`: "
             + ", ".join(
                 f"{sum(m.type == k for m in machines)} {k} (speed {v:g}, slots "
                 f"{'/'.join(str(m.slots) for m in machines if m.type == k)})"
@@ -775,6 +776,8 @@ def report_wfcommons(rows: list[dict[str, Any]], config: Any) -> str:
             f"{links[2].bandwidth_bytes_per_s / 1e6:g} MB/s and "
             f"{links[2].latency_s * 1e3:g} ms between."
         )
+    if described:
+        lines += ["", *described]
     lines += [
         "",
         "| workflow | machines | tasks | edges | HEFT | PEFT | CPOP | ours | vs HEFT | bound | "
@@ -784,15 +787,15 @@ def report_wfcommons(rows: list[dict[str, Any]], config: Any) -> str:
     for r in rows:
         room = "" if r.get("room_pct") in ("", None) else f"{float(r['room_pct']):+.2f} %"
         lines.append(
-            f"| {r['workflow']} | {r.get('machines', 'default')} | {r['tasks']} | "
+            f"| {r['workflow']} | {r['machines']} | {r['tasks']} | "
             f"{r['edges']} | {float(r['heft_s']):,} | "
             f"{float(r['peft_s']):,} | {float(r['cpop_s']):,} | {float(r['ours_s']):,} | "
             f"{float(r['vs_heft_pct']):+.2f} % | {r['bound_s']} | {room} | {r['status']} | "
             f"{r['source']} | {r['wall_s']} s | {r['load_1min']} |"
         )
     lines.append("")
-    for name in dict.fromkeys(str(r.get("machines", "default")) for r in rows):
-        mine = [r for r in rows if str(r.get("machines", "default")) == name]
+    for name in dict.fromkeys(str(r["machines"]) for r in rows):
+        mine = [r for r in rows if str(r["machines"]) == name]
         ours = statistics.fmean(float(r["vs_heft_pct"]) for r in mine)
         rooms = [float(r["room_pct"]) for r in mine if r.get("room_pct") not in ("", None)]
         most = (
@@ -815,7 +818,7 @@ def report_wfcommons(rows: list[dict[str, Any]], config: Any) -> str:
         "WfCommons workflows: makespan relative to HEFT",
         [
             str(r["workflow"]).replace("-chameleon", "").removesuffix("-001")
-            + ("" if r.get("machines", "default") == "default" else f" ({r['machines']})")
+            + ("" if r["machines"] == "default" else f" ({r['machines']})")
             for r in rows
         ],
         {

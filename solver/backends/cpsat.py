@@ -68,8 +68,9 @@ class CpSat:
             # One worker and a deterministic-time budget: the search stops at the same point
             # on every run. The wall-clock limit stays as a guard against a runaway search,
             # wide enough (DETERMINISTIC_WALL_GUARD) that the deterministic budget binds
-            # even on a machine loaded by other work (at twice the budget plus 1 s it did
-            # not always: a GPU test of a 2 s budget differed between runs at load 4-7).
+            # even on a machine loaded by other work (twice the budget plus 1 s left a 2 s
+            # budget 5 s of wall time; a GPU reproducibility test was flaky at load 4-7,
+            # which this guard is the likely cause of).
             params.interleave_search = True
             params.max_deterministic_time = float(time_limit_s)
             factor, extra = DETERMINISTIC_WALL_GUARD
