@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from placement.models.dag.instance import DagInstance
+from placement.solver.backends.cpsat import deterministic_wall_limit
 
 REL_EPS = 1e-9
 """Relative tolerance below which two loads count as equal (float sums of ETC values)."""
@@ -591,9 +592,6 @@ DETERMINISTIC_STEPS_PER_S = 4
 DETERMINISTIC_STEP_NODES = 200
 """MILP nodes per step under ``deterministic`` (instead of a time limit)."""
 
-DETERMINISTIC_WALL_GUARD = 2.0
-"""Under ``deterministic`` the search stops anyway after this many times its time."""
-
 FINISH_MARGIN_S = 0.2
 """Seconds kept before the deadline to stop the threads and hand back the result."""
 
@@ -685,8 +683,8 @@ def solve_assignment(instance: DagInstance, ctx: Any, full_milp: bool = True) ->
         if ctx.cancel.cancelled:
             return True
         if deterministic:
-            # A work budget, not the clock; the guard (as CP-SAT's) is twice the time given.
-            return time.monotonic() - started > DETERMINISTIC_WALL_GUARD * (deadline - started)
+            # A work budget, not the clock; the wall-clock guard is CP-SAT's.
+            return time.monotonic() - started > deterministic_wall_limit(deadline - started)
         return left() <= 0
 
     best: list[Any] = [math.inf, None]  # makespan, schedule

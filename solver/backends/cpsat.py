@@ -17,6 +17,18 @@ DETERMINISTIC_WALL_GUARD = (4.0, 5.0)
 at ``factor * budget + extra`` seconds (a guard against a runaway search)."""
 
 
+def deterministic_wall_limit(budget_s: float) -> float:
+    """Wall seconds after which a deterministic-mode search of ``budget_s`` is stopped anyway.
+
+    Every wall-clock guard around a deterministic search (CP-SAT's own limit, an encoding's
+    stage deadline) must use this one value: a tighter guard lets the wall clock, not the
+    deterministic budget, end the search on a loaded machine, and the result then depends on
+    the load.
+    """
+    factor, extra = DETERMINISTIC_WALL_GUARD
+    return factor * float(budget_s) + extra
+
+
 class CpSat:
     """The CP-SAT backend."""
 
@@ -67,14 +79,11 @@ class CpSat:
         if options.deterministic:
             # One worker and a deterministic-time budget: the search stops at the same point
             # on every run. The wall-clock limit stays as a guard against a runaway search,
-            # wide enough (DETERMINISTIC_WALL_GUARD) that the deterministic budget binds
-            # even on a machine loaded by other work (twice the budget plus 1 s left a 2 s
-            # budget 5 s of wall time; a GPU reproducibility test was flaky at load 4-7,
-            # which this guard is the likely cause of).
+            # wide enough (deterministic_wall_limit) that the deterministic budget binds
+            # even on a machine loaded by other work.
             params.interleave_search = True
             params.max_deterministic_time = float(time_limit_s)
-            factor, extra = DETERMINISTIC_WALL_GUARD
-            params.max_time_in_seconds = factor * float(time_limit_s) + extra
+            params.max_time_in_seconds = deterministic_wall_limit(time_limit_s)
 
         class _Callback(cp_model.CpSolverSolutionCallback):
             def on_solution_callback(self) -> None:
