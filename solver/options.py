@@ -37,6 +37,24 @@ class MilpSolver(StrEnum):
     """COIN-OR CBC, PuLP's bundled binary."""
 
 
+DETERMINISTIC_WALL_GUARD = (4.0, 5.0)
+"""In deterministic mode a search stops by its work budget (CP-SAT's deterministic time); the
+wall clock stops it only at ``factor * budget + extra`` seconds (a guard against a runaway
+search)."""
+
+
+def deterministic_wall_limit(budget_s: float) -> float:
+    """Wall seconds after which a deterministic-mode search of ``budget_s`` is stopped anyway.
+
+    Every wall-clock guard around a deterministic search (CP-SAT's own limit, the GPU
+    encoding's stage deadline, the R||Cmax search's guard) must use this one value: a tighter
+    guard lets the wall clock, not the work budget, end the search on a loaded machine, and
+    the result then depends on the load.
+    """
+    factor, extra = DETERMINISTIC_WALL_GUARD
+    return factor * float(budget_s) + extra
+
+
 @dataclass(frozen=True)
 class SolveOptions:
     """How to solve. Every field has a default; construct with keywords.
@@ -59,8 +77,9 @@ class SolveOptions:
         Reproducible search: fixed seed, one search worker, and CP-SAT stopped by
         deterministic time instead of wall time, with every time-dependent decision of an
         encoding taken on that budget. The same instance and options then give the same
-        result; the price is that wall time may exceed ``time_limit_s`` (CP-SAT's wall-clock
-        guard is four times its budget plus 5 s). MILP solvers get the fixed seed but stop on wall time.
+        result; the price is that wall time may exceed ``time_limit_s`` (the wall-clock guard
+        is :func:`deterministic_wall_limit`: four times the budget plus 5 s). MILP solvers get
+        the fixed seed but stop on wall time.
     on_incumbent:
         Called with each improving, checked incumbent (:class:`~placement.solver.result.Incumbent`).
     cancel:

@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 
 from placement.models.dag.instance import DagInstance
-from placement.solver.backends.cpsat import deterministic_wall_limit
+from placement.solver.options import deterministic_wall_limit
 
 REL_EPS = 1e-9
 """Relative tolerance below which two loads count as equal (float sums of ETC values)."""

@@ -30,9 +30,9 @@ import numpy as np
 
 from placement.models.gpu.instance import MILLI, GpuInstance, GpuJob, GpuSolution, WorkerPlacement
 from placement.solver.backends.base import BackendRun, RunStatus
-from placement.solver.backends.cpsat import deterministic_wall_limit
 from placement.solver.cancel import CancellationToken
 from placement.solver.family import ExactContext, ExactOutcome
+from placement.solver.options import deterministic_wall_limit
 from placement.solver.result import StopReason
 
 log = logging.getLogger(__name__)

@@ -9,24 +9,8 @@ from typing import Any
 
 from placement.solver.backends.base import BackendRun, RunStatus
 from placement.solver.cancel import CancellationToken
-from placement.solver.options import SolveOptions
+from placement.solver.options import SolveOptions, deterministic_wall_limit
 from placement.solver.result import StopReason
-
-DETERMINISTIC_WALL_GUARD = (4.0, 5.0)
-"""In deterministic mode CP-SAT stops by its deterministic time; the wall clock stops it only
-at ``factor * budget + extra`` seconds (a guard against a runaway search)."""
-
-
-def deterministic_wall_limit(budget_s: float) -> float:
-    """Wall seconds after which a deterministic-mode search of ``budget_s`` is stopped anyway.
-
-    Every wall-clock guard around a deterministic search (CP-SAT's own limit, an encoding's
-    stage deadline) must use this one value: a tighter guard lets the wall clock, not the
-    deterministic budget, end the search on a loaded machine, and the result then depends on
-    the load.
-    """
-    factor, extra = DETERMINISTIC_WALL_GUARD
-    return factor * float(budget_s) + extra
 
 
 class CpSat:
