@@ -21,5 +21,5 @@ for folder in FOLDERS:
 setup(
     packages=packages,
     package_dir=package_dir,
-    package_data={"placement.api": ["proto/placement/v1/*.proto"]},
+    package_data={"placement.solver.schema": ["proto/placement/v1/*.proto"]},
 )

@@ -27,10 +27,10 @@ from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
 from placement.api.server import messages
-from placement.api.v1 import placement_pb2, service_pb2, service_pb2_grpc
 from placement.solver import SolveOptions
 from placement.solver.family import Family, family_of
 from placement.solver.result import Incumbent, Result
+from placement.solver.schema.v1 import placement_pb2, service_pb2, service_pb2_grpc
 
 __all__ = ["Client", "bad_fields", "instance_message", "to_result"]
 

@@ -1,7 +1,7 @@
 """Instance and solution files: reading them into typed objects and writing them back.
 
 Files are the proto3 JSON form of ``placement.v1.Instance`` and ``placement.v1.Solution``
-(see ``api/proto/placement/v1/placement.proto``). The ``oneof family`` key (``"gpu"``, ...)
+(see ``solver/schema/proto/placement/v1/placement.proto``). The ``oneof family`` key (``"gpu"``, ...)
 says which registered family reads the section. Every problem with a file is an
 :class:`~placement.solver.errors.InputError` that names the file and the JSON path of the bad
 field, so the command line can print it as one line.
@@ -17,7 +17,7 @@ from typing import Any
 
 from placement.solver.errors import InputError
 from placement.solver.family import Family, family_names, get_family
-from placement.solver.schema import (
+from placement.solver.jsonform import (
     family_key,
     instance_message,
     load_json,
@@ -140,7 +140,7 @@ def read_instance(path: str | os.PathLike[str], text: str | None = None) -> Load
         For every problem with the file (missing, not JSON, unknown field, bad value, unknown
         or missing family); the error names the file and the JSON path of the field.
     """
-    from placement.api.v1 import placement_pb2 as pb
+    from placement.solver.schema.v1 import placement_pb2 as pb
 
     file, msg, key = _read_envelope(path, pb.Instance, instance_message, text)
     family = _family_for(key, file)
@@ -173,7 +173,7 @@ def read_solution(path: str | os.PathLike[str], loaded: LoadedInstance) -> tuple
         Naming the solution file and the JSON path, e.g. ``gpu.placements[3].job`` for a job
         the instance does not have, or the family section when it differs from the instance's.
     """
-    from placement.api.v1 import placement_pb2 as pb
+    from placement.solver.schema.v1 import placement_pb2 as pb
 
     file, msg, key = _read_envelope(path, pb.Solution, solution_message)
     if key != loaded.family_name:

@@ -22,10 +22,10 @@ from placement.api.client import Client, bad_fields, instance_message
 from placement.api.files import read_instance
 from placement.api.server.config import DEFAULT_LIMITS
 from placement.api.server.service import Abort, validate_solve_request
-from placement.api.v1 import service_pb2
 from placement.solver import SolveOptions, solve
 from placement.solver.errors import InputError
 from placement.solver.family import get_family
+from placement.solver.schema.v1 import service_pb2
 from tests.conftest import REPO
 from tests.service_harness import Server, start_server
 

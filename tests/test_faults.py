@@ -83,7 +83,7 @@ def test_kill_9_of_an_idle_worker_does_not_break_the_pool(tmp_path: Path) -> Non
     import signal
 
     from placement.api.client import Client
-    from placement.api.v1 import service_pb2
+    from placement.solver.schema.v1 import service_pb2
     from tests.service_harness import settle, start_server
 
     tiny = json.loads((faults.INSTANCES / "tiny.json").read_text())

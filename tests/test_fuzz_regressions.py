@@ -19,7 +19,7 @@ from placement.models.gpu.openb import load_openb
 from placement.models.partition.hf import device_spec, load_model_config
 from placement.models.partition.tarnawski import load_tarnawski
 from placement.solver.errors import InputError
-from placement.solver.schema import finite
+from placement.solver.jsonform import finite
 from tests.conftest import REPO
 
 

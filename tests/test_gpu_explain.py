@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from placement.api.v1 import gpu_pb2 as pb
 from placement.models.gpu import (
     GpuInstance,
     GpuJob,
@@ -21,6 +20,7 @@ from placement.models.gpu.explain import KINDS, explain_unplaced
 from placement.models.gpu.generate import generate
 from placement.models.gpu.greedy import best_fit, fgd
 from placement.models.gpu.instance import MILLI, solution_to_message
+from placement.solver.schema.v1 import gpu_pb2 as pb
 from tests.gpu_cases import LEVELS, gpu_node
 
 W = WorkerPlacement

@@ -53,7 +53,7 @@ def test_every_module_is_in_the_wheel(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     missing = sorted(_modules_in_tree() - names)
     assert not missing, f"modules missing from the wheel: {missing}"
-    assert "placement/api/proto/placement/v1/placement.proto" in names
+    assert "placement/solver/schema/proto/placement/v1/placement.proto" in names
 
 
 def test_no_top_level_models_or_api_module(wheel: Path) -> None:
@@ -70,7 +70,7 @@ def test_console_script_declared(wheel: Path) -> None:
 
 
 def test_generated_proto_modules_are_current() -> None:
-    from placement.api import protogen
+    from placement.solver.schema import protogen
 
     stale = protogen.stale(protogen.generate())
-    assert not stale, f"stale generated modules {stale}: run python -m placement.api.protogen"
+    assert not stale, f"stale generated modules {stale}: run python -m placement.solver.schema.protogen"

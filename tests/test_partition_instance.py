@@ -25,7 +25,7 @@ from placement.models.partition.generate import generate
 from placement.solver import SolutionStatus, SolveOptions, StopReason, solve
 from placement.solver.errors import InputError
 from placement.solver.family import get_family
-from placement.solver.schema import instance_message
+from placement.solver.jsonform import instance_message
 from tests.partition_cases import GB, memory_forces_split, two_way_split
 
 

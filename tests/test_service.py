@@ -20,9 +20,9 @@ import grpc
 import pytest
 
 from placement.api.client import Client, bad_fields, to_result
-from placement.api.v1 import service_pb2
 from placement.solver import SolutionStatus, SolveOptions, StopReason
 from placement.solver.family import get_family
+from placement.solver.schema.v1 import service_pb2
 from tests.service_harness import (
     INSTANCES,
     Server,

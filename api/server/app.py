@@ -22,7 +22,7 @@ from placement.api.server.jobs import JobStore
 from placement.api.server.metrics import Metrics
 from placement.api.server.pool import SolvePool
 from placement.api.server.service import PlacementService
-from placement.api.v1 import service_pb2, service_pb2_grpc
+from placement.solver.schema.v1 import service_pb2, service_pb2_grpc
 
 log = logging.getLogger("placement.server")
 

@@ -39,7 +39,7 @@ from placement.api.server.probe import (
     stops_computing,
     worker_pids,
 )
-from placement.api.v1 import service_pb2
+from placement.solver.schema.v1 import service_pb2
 
 INSTANCES = Path(__file__).resolve().parents[2] / "instances" / "gpu"
 """The bundled GPU instances (a source checkout; the wheel does not carry them)."""

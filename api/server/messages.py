@@ -15,8 +15,8 @@ from google.protobuf import json_format
 from placement.solver import InputError, SolveOptions
 from placement.solver.errors import FieldError
 from placement.solver.family import Family, get_family
+from placement.solver.jsonform import family_key
 from placement.solver.result import Incumbent, Result, SolutionStatus, StopReason
-from placement.solver.schema import family_key
 
 __all__ = [
     "ParsedRequest",
@@ -30,7 +30,7 @@ __all__ = [
 
 
 def _pb() -> Any:
-    from placement.api.v1 import service_pb2
+    from placement.solver.schema.v1 import service_pb2
 
     return service_pb2
 
@@ -149,7 +149,7 @@ def parse_request(req: Any) -> ParsedRequest:
 
 def solution_message(family: Family, instance: Any, solution: Any, unplaced: Any = None) -> Any:
     """The ``placement.v1.Solution`` envelope of a typed solution."""
-    from placement.api.v1 import placement_pb2
+    from placement.solver.schema.v1 import placement_pb2
 
     msg = placement_pb2.Solution(instance_name=getattr(instance, "name", "") or "")
     section = family.solution_to_dict(instance, solution, unplaced)

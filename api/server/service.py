@@ -27,10 +27,10 @@ from placement.api.server.config import ServerConfig
 from placement.api.server.jobs import JobRow, JobRunner, JobStore, JobStoreError
 from placement.api.server.metrics import Metrics
 from placement.api.server.pool import Outcome, SolvePool, Ticket
-from placement.api.v1 import placement_pb2, service_pb2, service_pb2_grpc
 from placement.solver import InputError
 from placement.solver.errors import FieldError
 from placement.solver.family import Family
+from placement.solver.schema.v1 import placement_pb2, service_pb2, service_pb2_grpc
 
 access_log = logging.getLogger("placement.access")
 log = logging.getLogger(__name__)

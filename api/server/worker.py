@@ -93,9 +93,9 @@ def solve(
     from dataclasses import replace
 
     from placement.api.server import messages
-    from placement.api.v1 import service_pb2
     from placement.solver import CancellationToken
     from placement.solver import solve as run
+    from placement.solver.schema.v1 import service_pb2
 
     req = service_pb2.SolveRequest.FromString(request)
     parsed = messages.parse_request(req)

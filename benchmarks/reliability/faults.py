@@ -44,7 +44,7 @@ sys.path.insert(0, str(REPO))
 from placement.api.client import Client  # noqa: E402
 from placement.api.server.messages import parse_instance  # noqa: E402
 from placement.api.server.probe import serve_command, start_server  # noqa: E402
-from placement.api.v1 import service_pb2  # noqa: E402
+from placement.solver.schema.v1 import service_pb2  # noqa: E402
 
 INSTANCES = REPO / "instances" / "gpu"
 TINY = json.loads((INSTANCES / "tiny.json").read_text())

@@ -32,7 +32,7 @@ sys.path.insert(0, str(REPO))
 
 from placement.api.client import Client, instance_message  # noqa: E402
 from placement.api.server.probe import rss_mib, start_server, worker_pids  # noqa: E402
-from placement.api.v1 import service_pb2  # noqa: E402
+from placement.solver.schema.v1 import service_pb2  # noqa: E402
 
 
 def request(doc: dict) -> service_pb2.SolveRequest:

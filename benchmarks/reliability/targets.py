@@ -311,7 +311,7 @@ stay fast; the limit logic is the same)."""
 
 def _request_seeds() -> list[bytes]:
     from placement.api.client import instance_message
-    from placement.api.v1 import service_pb2
+    from placement.solver.schema.v1 import service_pb2
 
     out = []
     for family in ("gpu", "dag", "partition", "entanglement"):
@@ -330,7 +330,7 @@ def validate_request_bytes(data: bytes) -> str:
     from google.protobuf.message import DecodeError
 
     from placement.api.server.service import Abort, validate_solve_request
-    from placement.api.v1 import service_pb2
+    from placement.solver.schema.v1 import service_pb2
 
     try:
         req = service_pb2.SolveRequest.FromString(data)
@@ -367,7 +367,7 @@ def validate_request_json(data: bytes) -> str:
     to the message and validated by the server."""
     from google.protobuf import json_format
 
-    from placement.api.v1 import service_pb2
+    from placement.solver.schema.v1 import service_pb2
 
     try:
         doc = json.loads(data)
@@ -618,7 +618,7 @@ def _mutate_request(data: bytes, rnd: random.Random) -> bytes:
     most of the time, so the validation beyond decoding is reached)."""
     from google.protobuf import json_format
 
-    from placement.api.v1 import service_pb2
+    from placement.solver.schema.v1 import service_pb2
 
     try:
         req = service_pb2.SolveRequest.FromString(data)

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from placement.solver.errors import InputError, ValidationCollector
-from placement.solver.schema import finite, message_to_dict
+from placement.solver.jsonform import finite, message_to_dict
 
 DEFAULT_ZONE = "default"
 OBJECTIVES = ("makespan", "cost", "weighted")
@@ -534,7 +534,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Da
 
 def instance_to_message(instance: DagInstance) -> Any:
     """The ``placement.v1.DagInstance`` message of an instance."""
-    from placement.api.v1 import dag_pb2 as pb
+    from placement.solver.schema.v1 import dag_pb2 as pb
 
     msg = pb.DagInstance()
     for m in instance.machines:
@@ -605,8 +605,8 @@ def solution_from_message(instance: DagInstance, msg: Any) -> DagSolution:
 
 def solution_to_message(instance: DagInstance, solution: DagSolution) -> Any:
     """The ``placement.v1.DagSolution`` message of a solution (tasks in start order)."""
-    from placement.api.v1 import dag_pb2 as pb
     from placement.models.dag.check import evaluate
+    from placement.solver.schema.v1 import dag_pb2 as pb
 
     msg = pb.DagSolution()
     ends = end_times(instance, solution)

@@ -25,7 +25,7 @@ from placement.models.dag.instance import (
     instance_to_message,
 )
 from placement.solver.errors import InputError
-from placement.solver.schema import finite
+from placement.solver.jsonform import finite
 
 
 def _read_text(path: str | Path) -> str:

@@ -33,8 +33,8 @@ from placement.models.entanglement.instance import (
     validate,
 )
 from placement.solver.family import CheckReport, ExactEncoding
+from placement.solver.jsonform import message_to_dict
 from placement.solver.options import SolveOptions
-from placement.solver.schema import message_to_dict
 
 
 class EntanglementFamily:

@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import Any
 
 from placement.solver.errors import InputError, ValidationCollector
-from placement.solver.schema import finite, message_to_dict
+from placement.solver.jsonform import finite, message_to_dict
 
 OBJECTIVES = ("throughput", "max_min")
 """``throughput``: weighted expected throughput; ``max_min``: the smallest request's
@@ -302,7 +302,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> En
 
 def instance_to_message(instance: EntanglementInstance) -> Any:
     """The ``placement.v1.EntanglementInstance`` message of an instance (success resolved)."""
-    from placement.api.v1 import entanglement_pb2 as pb
+    from placement.solver.schema.v1 import entanglement_pb2 as pb
 
     msg = pb.EntanglementInstance()
     names = [n.name for n in instance.nodes]
@@ -344,7 +344,7 @@ def instance_to_dict(instance: EntanglementInstance) -> dict[str, Any]:
 
 def instance_from_dict(data: dict[str, Any]) -> EntanglementInstance:
     """An instance from the JSON form of its ``entanglement`` section (validated)."""
-    from placement.solver.schema import instance_message
+    from placement.solver.jsonform import instance_message
 
     return instance_from_message(instance_message({"entanglement": data}).entanglement)
 
@@ -421,8 +421,8 @@ def solution_to_message(
 ) -> Any:
     """The ``placement.v1.EntanglementSolution`` message of a solution, with each path's
     expected throughput and fidelity as the checker computes them."""
-    from placement.api.v1 import entanglement_pb2 as pb
     from placement.models.entanglement.check import path_expected_throughput, path_fidelity
+    from placement.solver.schema.v1 import entanglement_pb2 as pb
 
     msg = pb.EntanglementSolution()
     for p in solution.paths:

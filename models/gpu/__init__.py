@@ -30,8 +30,8 @@ from placement.models.gpu.instance import (
     validate,
 )
 from placement.solver.family import CheckReport, ExactEncoding
+from placement.solver.jsonform import message_to_dict
 from placement.solver.options import SolveOptions
-from placement.solver.schema import message_to_dict
 
 
 class GpuFamily:

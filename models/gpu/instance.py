@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from placement.solver.errors import InputError, ValidationCollector
-from placement.solver.schema import finite, message_to_dict
+from placement.solver.jsonform import finite, message_to_dict
 
 MILLI = 1000
 """milli-GPU in one whole GPU."""
@@ -454,7 +454,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Gp
 
 def instance_to_message(instance: GpuInstance) -> Any:
     """The ``placement.v1.GpuInstance`` message of an instance."""
-    from placement.api.v1 import gpu_pb2 as pb
+    from placement.solver.schema.v1 import gpu_pb2 as pb
 
     msg = pb.GpuInstance()
     for lv in instance.levels:
@@ -537,7 +537,7 @@ def solution_to_message(
     instance: GpuInstance, solution: GpuSolution, unplaced: list[dict[str, Any]] | None = None
 ) -> Any:
     """The ``placement.v1.GpuSolution`` message of a solution."""
-    from placement.api.v1 import gpu_pb2 as pb
+    from placement.solver.schema.v1 import gpu_pb2 as pb
 
     msg = pb.GpuSolution()
     for j in solution.placed_jobs():
@@ -556,7 +556,7 @@ def instance_to_dict(instance: GpuInstance) -> dict[str, Any]:
 
 def instance_from_dict(data: dict[str, Any]) -> GpuInstance:
     """An instance from the JSON form of its ``gpu`` section (validated)."""
-    from placement.solver.schema import instance_message
+    from placement.solver.jsonform import instance_message
 
     return instance_from_message(instance_message({"gpu": data}).gpu)
 

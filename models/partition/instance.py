@@ -19,7 +19,7 @@ from functools import cached_property
 from typing import Any
 
 from placement.solver.errors import InputError, ValidationCollector
-from placement.solver.schema import finite, message_to_dict
+from placement.solver.jsonform import finite, message_to_dict
 
 NS_PER_S = 1_000_000_000
 MAX_TOTAL_SECONDS = 1e9
@@ -528,7 +528,7 @@ _MODE_VALUES = {Mode.TRAINING: 1, Mode.INFERENCE: 2, Mode.SERVING: 3}
 
 def instance_to_message(instance: PartitionInstance) -> Any:
     """The ``placement.v1.PartitionInstance`` message of an instance."""
-    from placement.api.v1 import partition_pb2 as pb
+    from placement.solver.schema.v1 import partition_pb2 as pb
 
     msg = pb.PartitionInstance()
     for lay in instance.layers:
@@ -618,7 +618,7 @@ def solution_to_message(
     shortfalls: list[dict[str, Any]] | None = None,
 ) -> Any:
     """The ``placement.v1.PartitionSolution`` message of a solution."""
-    from placement.api.v1 import partition_pb2 as pb
+    from placement.solver.schema.v1 import partition_pb2 as pb
 
     msg = pb.PartitionSolution()
     for layer, device in enumerate(solution.device_of):

@@ -40,7 +40,7 @@ from placement.models.partition.instance import (
     Workload,
 )
 from placement.solver.errors import InputError
-from placement.solver.schema import finite, load_json
+from placement.solver.jsonform import finite, load_json
 
 DEVICE_TYPE = "accelerator"
 MS = 1e-3

@@ -1,6 +1,6 @@
 """Reading and writing the placement/v1 JSON form (instance and solution files).
 
-The schema is the protobuf in ``api/proto/placement/v1/placement.proto``; files are its proto3
+The schema is the protobuf in ``solver/schema/proto/placement/v1/placement.proto``; files are its proto3
 JSON form. This module turns JSON text into a protobuf message with one-line, path-naming
 errors, and back. Families then build their typed objects from the message's dict form.
 """
@@ -26,7 +26,7 @@ _NO_FIELD = re.compile(r'has no field named "([^"]+)"')
 
 
 def _pb():
-    from placement.api.v1 import placement_pb2
+    from placement.solver.schema.v1 import placement_pb2
 
     return placement_pb2
 

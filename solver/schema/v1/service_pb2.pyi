@@ -1,4 +1,4 @@
-from placement.api.v1 import placement_pb2 as _placement_pb2
+from placement.solver.schema.v1 import placement_pb2 as _placement_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor

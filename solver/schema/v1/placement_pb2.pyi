@@ -1,7 +1,7 @@
-from placement.api.v1 import dag_pb2 as _dag_pb2
-from placement.api.v1 import entanglement_pb2 as _entanglement_pb2
-from placement.api.v1 import gpu_pb2 as _gpu_pb2
-from placement.api.v1 import partition_pb2 as _partition_pb2
+from placement.solver.schema.v1 import dag_pb2 as _dag_pb2
+from placement.solver.schema.v1 import entanglement_pb2 as _entanglement_pb2
+from placement.solver.schema.v1 import gpu_pb2 as _gpu_pb2
+from placement.solver.schema.v1 import partition_pb2 as _partition_pb2
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Mapping as _Mapping

@@ -1,11 +1,11 @@
-"""Generate the Python modules of the placement/v1 schema into ``api/v1``.
+"""Generate the Python modules of the placement/v1 schema into ``solver/schema/v1``.
 
-    python -m placement.api.protogen            # rewrite api/v1/*_pb2*.py(i)
-    python -m placement.api.protogen --check    # exit 1 if the committed modules are stale
+    python -m placement.solver.schema.protogen            # rewrite solver/schema/v1/*_pb2*.py(i)
+    python -m placement.solver.schema.protogen --check    # exit 1 if the committed modules are stale
 
-The ``.proto`` files live in ``api/proto/placement/v1`` (their proto package and directory
+The ``.proto`` files live in ``solver/schema/proto/placement/v1`` (their proto package and directory
 are ``placement.v1``, the public contract). protoc writes imports between them as
-``from placement.v1 import ...``; installed, the modules are ``placement.api.v1``, so the
+``from placement.v1 import ...``; installed, the modules are ``placement.solver.schema.v1``, so the
 imports are rewritten. protoc runs in a child process: in-process it can abort once stubs of
 the same files are already imported.
 """
@@ -19,10 +19,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-API_DIR = Path(__file__).resolve().parent
-PROTO_ROOT = API_DIR / "proto"
+SCHEMA_DIR = Path(__file__).resolve().parent
+PROTO_ROOT = SCHEMA_DIR / "proto"
 PROTO_DIR = PROTO_ROOT / "placement" / "v1"
-OUT_DIR = API_DIR / "v1"
+OUT_DIR = SCHEMA_DIR / "v1"
 
 _IMPORT = re.compile(r"^from placement\.v1 import ", re.MULTILINE)
 
@@ -54,12 +54,12 @@ def generate() -> dict[str, str]:
             # protoc writes a gRPC module for every file; keep those that define a service.
             if path.name.endswith("_pb2_grpc.py") and "class " not in text:
                 continue
-            out[path.name] = _IMPORT.sub("from placement.api.v1 import ", text)
+            out[path.name] = _IMPORT.sub("from placement.solver.schema.v1 import ", text)
         return out
 
 
 def stale(generated: dict[str, str]) -> list[str]:
-    """Names of the modules in ``api/v1`` that differ from ``generated`` or are missing or
+    """Names of the modules in ``solver/schema/v1`` that differ from ``generated`` or are missing or
     left over."""
     committed = {
         p.name: p.read_text()
@@ -71,14 +71,16 @@ def stale(generated: dict[str, str]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m placement.api.protogen", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m placement.solver.schema.protogen", description=__doc__
+    )
     parser.add_argument("--check", action="store_true", help="only report stale modules")
     args = parser.parse_args(argv)
     generated = generate()
     bad = stale(generated)
     if args.check:
         for name in bad:
-            print(f"stale: api/v1/{name}", file=sys.stderr)
+            print(f"stale: solver/schema/v1/{name}", file=sys.stderr)
         return 1 if bad else 0
     for name in bad:
         target = OUT_DIR / name
@@ -86,7 +88,11 @@ def main(argv: list[str] | None = None) -> int:
             target.write_text(generated[name])
         else:
             target.unlink()
-        print(f"wrote api/v1/{name}" if name in generated else f"removed api/v1/{name}")
+        print(
+            f"wrote solver/schema/v1/{name}"
+            if name in generated
+            else f"removed solver/schema/v1/{name}"
+        )
     return 0
 
 

@@ -3,7 +3,7 @@
 import grpc
 import warnings
 
-from placement.api.v1 import service_pb2 as placement_dot_v1_dot_service__pb2
+from placement.solver.schema.v1 import service_pb2 as placement_dot_v1_dot_service__pb2
 
 GRPC_GENERATED_VERSION = '1.81.1'
 GRPC_VERSION = grpc.__version__
