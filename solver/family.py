@@ -8,17 +8,15 @@ touches its own folder, one line in :data:`FAMILY_MODULES`, the proto, docs and 
 from __future__ import annotations
 
 import importlib
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from placement.solver.cancel import CancellationToken
+from placement.solver.errors import InputError
+from placement.solver.jsonform import message_to_dict
 from placement.solver.options import SolveOptions
 from placement.solver.result import StopReason
-
-TOLERANCE = 1e-6
-"""Two objective values closer than this (relative) are equal."""
 
 
 @dataclass(frozen=True)
@@ -107,62 +105,143 @@ class ExactEncoding(Protocol):
         ...
 
 
-class Family(Protocol):
-    """A problem family: parsing, heuristics, exact encodings and an independent checker."""
+class Family:
+    """The base of every problem family: subclass it once per family.
 
-    name: str
-    sense: str
-    """``max`` or ``min``: the direction of the primary objective."""
+    A family writes what is its own (the typed instance and its message, the heuristics, the
+    checker, the encodings) and inherits the shells written once here: :meth:`validate`,
+    the dict forms, :meth:`exact`. The optional members have defaults that mean "the family
+    has nothing to add".
+
+    Class attributes
+    ----------------
+    name:
+        The registry name; also the key of the family's section in files (``"gpu"``).
+    sense:
+        ``"max"`` or ``"min"``: the direction of the primary objective.
+    instance_type:
+        The typed instance class (:meth:`validate` refuses anything else).
+    encodings:
+        Exact backend name -> ``"module:Class"`` of its encoding, imported on first use
+        (the solver libraries load only when an exact phase runs).
+    generators, importers:
+        What ``placement generate`` and ``placement import`` offer for the family
+        (:class:`Generator`, :class:`Importer`).
+    """
+
+    name: ClassVar[str]
+    sense: ClassVar[str]
+    instance_type: ClassVar[type]
+    encodings: ClassVar[dict[str, str]] = {}
+    generators: ClassVar[tuple[Any, ...]] = ()
+    importers: ClassVar[tuple[Any, ...]] = ()
+
+    # -- what each family writes ------------------------------------------------------
 
     def instance_from_message(self, msg: Any, name: str = "", description: str = "") -> Any:
         """The validated typed instance from the family's ``placement.v1`` message; raises
         InputError naming every bad field."""
-        ...
+        raise NotImplementedError
 
-    def validate(self, instance: Any) -> None:
-        """Raise InputError if a typed instance (for example one built in code) is invalid."""
-        ...
-
-    def instance_to_dict(self, instance: Any) -> dict[str, Any]:
-        """The JSON form of an instance (the family's section)."""
-        ...
+    def instance_to_message(self, instance: Any) -> Any:
+        """The family's ``placement.v1`` message of a typed instance."""
+        raise NotImplementedError
 
     def solution_from_message(self, instance: Any, msg: Any) -> Any:
         """The typed solution from the family's ``placement.v1`` message; raises InputError
         on names the instance does not have (feasibility is the checker's business)."""
-        ...
+        raise NotImplementedError
 
-    def solution_to_dict(
+    def solution_to_message(
         self, instance: Any, solution: Any, unplaced: list[dict[str, Any]] | None = None
-    ) -> dict[str, Any]:
-        """The JSON form of a solution, with the reasons for unplaced work if given."""
-        ...
+    ) -> Any:
+        """The family's ``placement.v1`` solution message, with the reasons for unplaced
+        work if given."""
+        raise NotImplementedError
 
     def greedy(self, instance: Any, options: SolveOptions) -> Iterable[tuple[str, Any]]:
         """Named heuristic solutions; the first is the fallback. A generator is best: each
         solution is checked and reported as soon as it is yielded, and the later ones are
         skipped when the time is up."""
-        ...
+        raise NotImplementedError
 
     def check(self, instance: Any, solution: Any) -> CheckReport:
         """Independent feasibility check and objective evaluation."""
-        ...
+        raise NotImplementedError
 
-    # Optional: ``auto_backend`` ("cpsat" or "milp") is what ``--backend auto`` runs
-    # (default "cpsat"); ``size(instance)`` gives counts for the service's size limits;
-    # ``warm_up()`` runs a small solve in a fresh service worker.
+    # -- optional, with defaults ------------------------------------------------------
 
-    def exact(self, backend: str) -> ExactEncoding:
-        """The exact encoding for ``cpsat`` or ``milp``."""
-        ...
+    def validate_fields(self, instance: Any) -> None:
+        """Rules on a typed instance built in code that its message cannot express (for
+        example tuple lengths); raise InputError. Default: none."""
+        del instance
 
-    def explain_unplaced(self, instance: Any, solution: Any) -> list[dict[str, Any]]:
-        """A structured reason for every piece of work the solution does not serve."""
-        ...
+    def auto_backend(self, instance: Any) -> str:
+        """The encoding ``--backend auto`` runs on ``instance`` (a key of
+        :attr:`encodings`). Default: ``cpsat``."""
+        del instance
+        return "cpsat"
 
     def quick_bound(self, instance: Any) -> float | None:
-        """A cheap proven bound on the primary objective, or None."""
-        ...
+        """A cheap proven bound on the primary objective, or None (the default)."""
+        del instance
+        return None
+
+    def explain_unplaced(self, instance: Any, solution: Any) -> list[dict[str, Any]]:
+        """A structured reason (``name``, ``kind``, ``message`` and the family's details) for
+        every piece of work the solution does not serve. Default: none (every checked
+        solution of the family serves all its work)."""
+        del instance, solution
+        return []
+
+    def size(self, instance: Any) -> dict[str, int]:
+        """Counts that the service's size limits apply to (e.g. ``gpus``). Default: none."""
+        del instance
+        return {}
+
+    def warm_up(self) -> None:
+        """Run every code path of a solve once on a small instance (a fresh service worker
+        calls it, so its first request pays no first-call costs). Default: nothing."""
+
+    plot: ClassVar[Callable[[Any, Any, str], None] | None] = None
+    """``plot(instance, solution, out_path)`` draws a solution (``placement plot``), or None."""
+
+    # -- written once -----------------------------------------------------------------
+
+    def validate(self, instance: Any) -> None:
+        """Validate a typed instance built in code with the rules applied to files: the
+        family's own field rules, then a round trip through its message (raises InputError
+        naming every bad field; marks the instance validated)."""
+        if not isinstance(instance, self.instance_type):
+            article = "an" if self.instance_type.__name__[0] in "AEIOU" else "a"
+            raise InputError.single(
+                "instance", type(instance).__name__, f"{article} {self.instance_type.__name__}"
+            )
+        self.validate_fields(instance)
+        try:
+            message = self.instance_to_message(instance)
+        except (TypeError, ValueError, KeyError) as exc:
+            raise InputError.single(self.name, str(exc), "fields of the documented types") from None
+        self.instance_from_message(message)
+        instance.validated = True
+
+    def instance_to_dict(self, instance: Any) -> dict[str, Any]:
+        """The JSON form of the family's section of an instance file."""
+        return message_to_dict(self.instance_to_message(instance))
+
+    def solution_to_dict(
+        self, instance: Any, solution: Any, unplaced: list[dict[str, Any]] | None = None
+    ) -> dict[str, Any]:
+        """The JSON form of the family's section of a solution file."""
+        return message_to_dict(self.solution_to_message(instance, solution, unplaced))
+
+    def exact(self, backend: str) -> ExactEncoding:
+        """A fresh exact encoding called ``backend`` (a key of :attr:`encodings`)."""
+        if backend not in self.encodings:
+            known = ", ".join(self.encodings)
+            raise ValueError(f"no exact backend {backend!r} for the {self.name} family ({known})")
+        module, _, cls = self.encodings[backend].partition(":")
+        return getattr(importlib.import_module(module), cls)()
 
 
 FAMILY_MODULES: dict[str, str] = {
@@ -206,5 +285,7 @@ def family_of(instance: Any) -> Family:
     return get_family(instance.FAMILY)
 
 
-Clock = Callable[[], float]
-monotonic: Clock = time.monotonic
+def validate(instance: Any) -> None:
+    """Validate a typed instance of any registered family with the rules applied to files
+    (raises InputError naming every bad field); see :meth:`Family.validate`."""
+    family_of(instance).validate(instance)

@@ -135,9 +135,9 @@ def solve(instance: Any, options: SolveOptions | None = None) -> Result:
         family.validate(instance)
     backend = options.backend.value
     if options.backend == Backend.AUTO:
-        # The family's choice where it has one (e.g. a MILP that proves what CP-SAT's
-        # integer rounding cannot), else CP-SAT.
-        backend = getattr(family, "auto_backend", "cpsat")
+        # The family's choice for this instance (e.g. a MILP that proves what CP-SAT's
+        # integer rounding cannot).
+        backend = family.auto_backend(instance)
     run = _Run(family, instance, options, backend)
     phases: dict[str, float] = {}
     errors: dict[str, str] = {}

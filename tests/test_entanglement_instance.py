@@ -16,9 +16,9 @@ from placement.models.entanglement import QuantumLink, QuantumNode, Request
 from placement.models.entanglement.instance import (
     EntanglementInstance,
     instance_from_dict,
-    validate,
 )
 from placement.solver.errors import InputError
+from placement.solver.family import validate
 
 CLI = [sys.executable, "-m", "placement.api.cli"]
 

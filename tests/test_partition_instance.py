@@ -18,13 +18,12 @@ from placement.models.partition import (
     Mode,
     PartitionInstance,
     check,
-    validate,
 )
 from placement.models.partition.explain import explain_infeasible
 from placement.models.partition.generate import generate
 from placement.solver import SolutionStatus, SolveOptions, StopReason, solve
 from placement.solver.errors import InputError
-from placement.solver.family import get_family
+from placement.solver.family import get_family, validate
 from placement.solver.jsonform import instance_message
 from tests.partition_cases import GB, memory_forces_split, two_way_split
 

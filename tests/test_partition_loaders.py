@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from placement.models.partition import Mode, check, validate
+from placement.models.partition import Mode, check
 from placement.models.partition.dp import solve_dp
 from placement.models.partition.hf import (
     build_llm,
@@ -20,6 +20,7 @@ from placement.models.partition.hf import (
 from placement.models.partition.tarnawski import load_tarnawski
 from placement.solver import SolutionStatus, SolveOptions, solve
 from placement.solver.errors import InputError
+from placement.solver.family import validate
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -22,14 +22,13 @@ from placement.models.partition import (
     PartitionSolution,
     Workload,
     check,
-    validate,
 )
 from placement.models.partition.cpsat import CpSatEncoding
 from placement.models.partition.dp import solve_dp
 from placement.models.partition.milp import MilpEncoding
 from placement.models.partition.tables import bandwidth_range, comm_is_uniform
 from placement.solver import SolveOptions
-from placement.solver.family import get_family
+from placement.solver.family import get_family, validate
 from placement.solver.portfolio import _Run
 
 MB = 10**6

@@ -26,6 +26,7 @@ from placement.solver import (
     solve,
 )
 from placement.solver.backends import CpSat, RunStatus
+from placement.solver.family import Family
 
 
 @dataclass(eq=False)
@@ -79,9 +80,10 @@ class CpSatKnapsack:
         )
 
 
-class KnapsackFamily:
+class KnapsackFamily(Family):
     name = "test-knapsack"
     sense = "max"
+    instance_type = Knapsack
 
     def greedy(self, inst: Knapsack, options: SolveOptions) -> list[tuple[str, Any]]:
         order = sorted(range(len(inst.values)), key=lambda i: -inst.values[i] / inst.weights[i])

@@ -16,7 +16,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from placement.models.dag import instance as _instance
+from placement.models.dag.bound import lower_bound
 from placement.models.dag.check import check
+from placement.models.dag.greedy import greedy_solutions
+from placement.models.dag.grid_search import applicable as is_rcmax
 from placement.models.dag.instance import (
     DagEdge,
     DagInstance,
@@ -24,88 +28,43 @@ from placement.models.dag.instance import (
     DagMachine,
     DagSolution,
     DagTask,
-    instance_from_message,
-    instance_to_dict,
-    solution_from_message,
-    solution_to_message,
-    validate,
 )
-from placement.solver.family import CheckReport, ExactEncoding
-from placement.solver.jsonform import message_to_dict
-from placement.solver.options import SolveOptions
+from placement.solver.family import Family
 
 
-class DagFamily:
+class DagFamily(Family):
     """The DAG-scheduling family object registered as ``dag``."""
 
     name = "dag"
     sense = "min"
     instance_type = DagInstance
+    encodings = {
+        "cpsat": "placement.models.dag.cpsat:CpSatEncoding",
+        "milp": "placement.models.dag.milp:MilpEncoding",
+        "rcmax": "placement.models.dag.grid_search:RcmaxEncoding",
+    }
 
-    def instance_from_message(self, msg: Any, name: str = "", description: str = "") -> DagInstance:
-        """The validated instance from a ``placement.v1.DagInstance`` message."""
-        return instance_from_message(msg, name=name, description=description)
+    instance_from_message = staticmethod(_instance.instance_from_message)
+    instance_to_message = staticmethod(_instance.instance_to_message)
+    solution_from_message = staticmethod(_instance.solution_from_message)
 
-    def validate(self, instance: DagInstance) -> None:
-        """Validate an instance built in code (the same rules as for files)."""
-        validate(instance)
-
-    def instance_to_dict(self, instance: DagInstance) -> dict[str, Any]:
-        """The JSON form of the ``dag`` section."""
-        return instance_to_dict(instance)
-
-    def solution_from_message(self, instance: DagInstance, msg: Any) -> DagSolution:
-        """The typed solution from a ``placement.v1.DagSolution`` message."""
-        return solution_from_message(instance, msg)
-
-    def solution_to_dict(
-        self,
-        instance: DagInstance,
-        solution: DagSolution,
-        unplaced: list[dict[str, Any]] | None = None,
-    ) -> dict[str, Any]:
-        """The JSON form of the ``dag`` section of a solution (every task is scheduled, so
-        there are no reasons for unplaced work)."""
+    def solution_to_message(
+        self, instance: DagInstance, solution: DagSolution, unplaced: Any = None
+    ) -> Any:
+        """The ``placement.v1.DagSolution`` message (every task is scheduled, so there are
+        no reasons for unplaced work)."""
         del unplaced
-        return message_to_dict(solution_to_message(instance, solution))
+        return _instance.solution_to_message(instance, solution)
 
-    def greedy(self, instance: DagInstance, options: SolveOptions) -> list[tuple[str, DagSolution]]:
-        """Named heuristic solutions; the first (HEFT) is the fallback."""
-        from placement.models.dag.greedy import greedy_solutions
+    greedy = staticmethod(greedy_solutions)
+    check = staticmethod(check)
+    quick_bound = staticmethod(lower_bound)
+    """A cheap lower bound on the makespan: see :mod:`.bound`."""
 
-        return greedy_solutions(instance, options)
-
-    def check(self, instance: DagInstance, solution: DagSolution) -> CheckReport:
-        """The independent checker."""
-        return check(instance, solution)
-
-    def exact(self, backend: str) -> ExactEncoding:
-        """The CP-SAT (``cpsat``) or MILP (``milp``) encoding; under ``auto``, R||Cmax
-        instances go to the search of :mod:`.grid_search` instead of CP-SAT."""
-        if backend == "cpsat":
-            from placement.models.dag.cpsat import CpSatEncoding
-            from placement.models.dag.grid_search import AutoEncoding
-
-            return AutoEncoding(CpSatEncoding())
-        if backend == "milp":
-            from placement.models.dag.milp import MilpEncoding
-
-            return MilpEncoding()
-        raise ValueError(f"no exact backend {backend!r} for the dag family (cpsat, milp)")
-
-    def explain_unplaced(
-        self, instance: DagInstance, solution: DagSolution
-    ) -> list[dict[str, Any]]:
-        """Nothing: a schedule runs every task (an instance where some task cannot run at
-        all is refused when it is read)."""
-        del instance, solution
-        return []
-
-    def quick_bound(self, instance: DagInstance) -> float:
-        """A cheap lower bound on the objective: see :mod:`.bound`."""
-        from placement.models.dag.bound import lower_bound
-
-        return lower_bound(instance)
+    def auto_backend(self, instance: DagInstance) -> str:
+        """R||Cmax instances (independent tasks, makespan) go to the R||Cmax search beside
+        HiGHS, which beats CP-SAT there; everything else to CP-SAT."""
+        return "rcmax" if is_rcmax(instance) else "cpsat"
 
 
 FAMILY = DagFamily()

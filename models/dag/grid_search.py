@@ -936,3 +936,17 @@ class AutoEncoding:
         if early is not None:
             return early
         return solve_assignment(instance, ctx)
+
+
+class RcmaxEncoding:
+    """The dag family's ``rcmax`` exact phase (what ``auto`` runs on R||Cmax instances): a
+    proof by the bound when the incumbent already meets it, else :func:`solve_assignment`."""
+
+    def solve(self, instance: DagInstance, ctx: Any) -> Any:
+        """Search and prove; see the class docstring."""
+        from placement.models.dag.cpsat import proof_by_bound
+
+        early = proof_by_bound(instance, ctx.incumbent())
+        if early is not None:
+            return early
+        return solve_assignment(instance, ctx)

@@ -632,13 +632,3 @@ def instance_to_dict(instance: DagInstance) -> dict[str, Any]:
     return message_to_dict(instance_to_message(instance))
 
 
-def validate(instance: DagInstance) -> None:
-    """Validate an instance built in code with the rules applied to files (InputError)."""
-    if not isinstance(instance, DagInstance):
-        raise InputError.single("instance", type(instance).__name__, "a DagInstance")
-    try:
-        message = instance_to_message(instance)
-    except (TypeError, ValueError) as exc:
-        raise InputError.single("dag", str(exc), "fields of the documented types") from None
-    instance_from_message(message)
-    instance.validated = True

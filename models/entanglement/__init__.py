@@ -16,9 +16,10 @@ a routing).
 
 from __future__ import annotations
 
-from typing import Any
-
+from placement.models.entanglement import instance as _instance
 from placement.models.entanglement.check import check
+from placement.models.entanglement.explain import capacity_bound, explain_unserved
+from placement.models.entanglement.greedy import qcast_greedy
 from placement.models.entanglement.instance import (
     EntanglementInstance,
     EntanglementSolution,
@@ -26,55 +27,27 @@ from placement.models.entanglement.instance import (
     QuantumNode,
     Request,
     RoutedPath,
-    instance_from_message,
-    instance_to_dict,
-    solution_from_message,
-    solution_to_message,
-    validate,
 )
-from placement.solver.family import CheckReport, ExactEncoding
-from placement.solver.jsonform import message_to_dict
+from placement.solver.family import Family
 from placement.solver.options import SolveOptions
 
 
-class EntanglementFamily:
+class EntanglementFamily(Family):
     """The entanglement-routing family object registered as ``entanglement``."""
 
     name = "entanglement"
     sense = "max"
     instance_type = EntanglementInstance
-    auto_backend = "milp"
-    """``--backend auto`` runs the MILP: it proves the candidate-path model exactly, where
-    CP-SAT's integer rounding of EXT leaves slack in its bound."""
+    encodings = {
+        "cpsat": "placement.models.entanglement.cpsat:CpSatEncoding",
+        "milp": "placement.models.entanglement.milp:MilpEncoding",
+    }
 
-    def instance_from_message(
-        self, msg: Any, name: str = "", description: str = ""
-    ) -> EntanglementInstance:
-        """The validated instance from a ``placement.v1.EntanglementInstance`` message."""
-        return instance_from_message(msg, name=name, description=description)
-
-    def validate(self, instance: EntanglementInstance) -> None:
-        """Validate an instance built in code (the same rules as for files)."""
-        validate(instance)
-
-    def instance_to_dict(self, instance: EntanglementInstance) -> dict[str, Any]:
-        """The JSON form of the ``entanglement`` section."""
-        return instance_to_dict(instance)
-
-    def solution_from_message(
-        self, instance: EntanglementInstance, msg: Any
-    ) -> EntanglementSolution:
-        """The typed solution from a ``placement.v1.EntanglementSolution`` message."""
-        return solution_from_message(instance, msg)
-
-    def solution_to_dict(
-        self,
-        instance: EntanglementInstance,
-        solution: EntanglementSolution,
-        unplaced: list[dict[str, Any]] | None = None,
-    ) -> dict[str, Any]:
-        """The JSON form of the ``entanglement`` section of a solution."""
-        return message_to_dict(solution_to_message(instance, solution, unplaced))
+    instance_from_message = staticmethod(_instance.instance_from_message)
+    instance_to_message = staticmethod(_instance.instance_to_message)
+    solution_from_message = staticmethod(_instance.solution_from_message)
+    solution_to_message = staticmethod(_instance.solution_to_message)
+    validate_fields = staticmethod(_instance.validate_fields)
 
     def greedy(
         self, instance: EntanglementInstance, options: SolveOptions
@@ -82,40 +55,19 @@ class EntanglementFamily:
         """Q-CAST's greedy (the fallback). The REPS-style peer (:mod:`.reps`) is not run here:
         it solves an LP that costs the exact phase seconds and, on every benchmark so far,
         scores below Q-CAST's greedy; benchmarks and tests call it directly."""
-        from placement.models.entanglement.greedy import qcast_greedy
-
         del options
         return [("qcast", qcast_greedy(instance))]
 
-    def check(self, instance: EntanglementInstance, solution: EntanglementSolution) -> CheckReport:
-        """The independent checker."""
-        return check(instance, solution)
+    check = staticmethod(check)
+    explain_unplaced = staticmethod(explain_unserved)
+    quick_bound = staticmethod(capacity_bound)
+    """Cheap upper bound on the primary objective: see :func:`.explain.capacity_bound`."""
 
-    def exact(self, backend: str) -> ExactEncoding:
-        """The CP-SAT (``cpsat``) or MILP (``milp``) encoding."""
-        if backend == "cpsat":
-            from placement.models.entanglement.cpsat import CpSatEncoding
-
-            return CpSatEncoding()
-        if backend == "milp":
-            from placement.models.entanglement.milp import MilpEncoding
-
-            return MilpEncoding()
-        raise ValueError(f"no exact backend {backend!r} for the entanglement family (cpsat, milp)")
-
-    def explain_unplaced(
-        self, instance: EntanglementInstance, solution: EntanglementSolution
-    ) -> list[dict[str, Any]]:
-        """A structured reason for every unserved request."""
-        from placement.models.entanglement.explain import explain_unserved
-
-        return explain_unserved(instance, solution)
-
-    def quick_bound(self, instance: EntanglementInstance) -> float:
-        """Cheap upper bound on the primary objective: see :func:`.explain.capacity_bound`."""
-        from placement.models.entanglement.explain import capacity_bound
-
-        return capacity_bound(instance)
+    def auto_backend(self, instance: EntanglementInstance) -> str:
+        """The MILP: it proves the candidate-path model exactly, where CP-SAT's integer
+        rounding of EXT leaves slack in its bound."""
+        del instance
+        return "milp"
 
 
 FAMILY = EntanglementFamily()

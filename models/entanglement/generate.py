@@ -21,9 +21,9 @@ from placement.models.entanglement.instance import (
     QuantumLink,
     QuantumNode,
     Request,
-    validate,
 )
 from placement.solver.errors import InputError
+from placement.solver.family import validate
 
 AREA = 100.0
 WAXMAN_ALPHA = 0.4

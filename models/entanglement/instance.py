@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from placement.solver.errors import InputError, ValidationCollector
+from placement.solver.errors import ValidationCollector
 from placement.solver.jsonform import finite, message_to_dict
 
 OBJECTIVES = ("throughput", "max_min")
@@ -349,13 +349,9 @@ def instance_from_dict(data: dict[str, Any]) -> EntanglementInstance:
     return instance_from_message(instance_message({"entanglement": data}).entanglement)
 
 
-def validate(instance: EntanglementInstance) -> None:
-    """Validate an instance built in code with the rules applied to files.
-
-    Raises :class:`InputError` naming every bad field (paths as in the JSON form).
-    """
-    if not isinstance(instance, EntanglementInstance):
-        raise InputError.single("instance", type(instance).__name__, "an EntanglementInstance")
+def validate_fields(instance: EntanglementInstance) -> None:
+    """The rules of a typed instance built in code that its message cannot express: node
+    indices of links and requests in range (InputError naming every bad field)."""
     v = ValidationCollector()
     n = len(instance.nodes)
     for i, lk in enumerate(instance.links):
@@ -377,14 +373,6 @@ def validate(instance: EntanglementInstance) -> None:
                 f"a node index in [0, {n})",
             )
     v.raise_if_any()
-    try:
-        message = instance_to_message(instance)
-    except (TypeError, ValueError) as exc:
-        raise InputError.single(
-            "entanglement", str(exc), "fields of the documented types"
-        ) from None
-    instance_from_message(message)
-    instance.validated = True
 
 
 def solution_from_message(instance: EntanglementInstance, msg: Any) -> EntanglementSolution:

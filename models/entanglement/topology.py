@@ -22,9 +22,9 @@ from placement.models.entanglement.instance import (
     QuantumLink,
     QuantumNode,
     Request,
-    validate,
 )
 from placement.solver.errors import InputError
+from placement.solver.family import validate
 
 EARTH_RADIUS_KM = 6371.0088
 """Mean Earth radius (IUGG)."""

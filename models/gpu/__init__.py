@@ -11,10 +11,12 @@ and an FGD-style policy), :mod:`.cpsat` and :mod:`.milp` (exact encodings), :mod
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
-
+from placement.models.gpu import instance as _instance
+from placement.models.gpu.bound import capacity_bound
 from placement.models.gpu.check import check
+from placement.models.gpu.explain import explain_unplaced
+from placement.models.gpu.generate import generate
+from placement.models.gpu.greedy import greedy_solutions
 from placement.models.gpu.instance import (
     GpuInstance,
     GpuJob,
@@ -23,84 +25,34 @@ from placement.models.gpu.instance import (
     TopologyLevel,
     WorkerPlacement,
     WorkloadClass,
-    instance_from_message,
-    instance_to_dict,
-    solution_from_message,
-    solution_to_message,
-    validate,
 )
-from placement.solver.family import CheckReport, ExactEncoding
-from placement.solver.jsonform import message_to_dict
+from placement.solver.family import Family
 from placement.solver.options import SolveOptions
+from placement.solver.portfolio import solve
 
 
-class GpuFamily:
+class GpuFamily(Family):
     """The GPU-allocation family object registered as ``gpu``."""
 
     name = "gpu"
     sense = "max"
     instance_type = GpuInstance
+    encodings = {
+        "cpsat": "placement.models.gpu.cpsat:CpSatEncoding",
+        "milp": "placement.models.gpu.milp:MilpEncoding",
+    }
 
-    def instance_from_message(self, msg: Any, name: str = "", description: str = "") -> GpuInstance:
-        """The validated instance from a ``placement.v1.GpuInstance`` message."""
-        return instance_from_message(msg, name=name, description=description)
+    instance_from_message = staticmethod(_instance.instance_from_message)
+    instance_to_message = staticmethod(_instance.instance_to_message)
+    solution_from_message = staticmethod(_instance.solution_from_message)
+    solution_to_message = staticmethod(_instance.solution_to_message)
+    validate_fields = staticmethod(_instance.validate_fields)
 
-    def validate(self, instance: GpuInstance) -> None:
-        """Validate an instance built in code (the same rules as for files)."""
-        validate(instance)
-
-    def instance_to_dict(self, instance: GpuInstance) -> dict[str, Any]:
-        """The JSON form of the ``gpu`` section."""
-        return instance_to_dict(instance)
-
-    def solution_from_message(self, instance: GpuInstance, msg: Any) -> GpuSolution:
-        """The typed solution from a ``placement.v1.GpuSolution`` message."""
-        return solution_from_message(instance, msg)
-
-    def solution_to_dict(
-        self,
-        instance: GpuInstance,
-        solution: GpuSolution,
-        unplaced: list[dict[str, Any]] | None = None,
-    ) -> dict[str, Any]:
-        """The JSON form of the ``gpu`` section of a solution."""
-        return message_to_dict(solution_to_message(instance, solution, unplaced))
-
-    def greedy(self, instance: GpuInstance, options: SolveOptions) -> Iterator[tuple[str, GpuSolution]]:
-        """Named heuristic solutions; the first (topology-aware best fit) is the fallback."""
-        from placement.models.gpu.greedy import greedy_solutions
-
-        return greedy_solutions(instance, options)
-
-    def check(self, instance: GpuInstance, solution: GpuSolution) -> CheckReport:
-        """The independent checker."""
-        return check(instance, solution)
-
-    def exact(self, backend: str) -> ExactEncoding:
-        """The CP-SAT (``cpsat``) or MILP (``milp``) encoding."""
-        if backend == "cpsat":
-            from placement.models.gpu.cpsat import CpSatEncoding
-
-            return CpSatEncoding()
-        if backend == "milp":
-            from placement.models.gpu.milp import MilpEncoding
-
-            return MilpEncoding()
-        raise ValueError(f"no exact backend {backend!r} for the gpu family (cpsat, milp)")
-
-    def explain_unplaced(
-        self, instance: GpuInstance, solution: GpuSolution
-    ) -> list[dict[str, Any]]:
-        """A structured reason for every unplaced job."""
-        from placement.models.gpu.explain import explain_unplaced
-
-        return explain_unplaced(instance, solution)
-
-    def quick_bound(self, instance: GpuInstance) -> float:
-        """Cheap upper bound on the primary objective (GPUs): see :mod:`.bound`."""
-        from placement.models.gpu.bound import capacity_bound
-
-        return capacity_bound(instance)
+    greedy = staticmethod(greedy_solutions)
+    check = staticmethod(check)
+    explain_unplaced = staticmethod(explain_unplaced)
+    quick_bound = staticmethod(capacity_bound)
+    """Cheap upper bound on the primary objective (GPUs): see :mod:`.bound`."""
 
     def size(self, instance: GpuInstance) -> dict[str, int]:
         """What the service's size limits count: jobs, nodes and GPUs."""
@@ -111,13 +63,8 @@ class GpuFamily:
         }
 
     def warm_up(self) -> None:
-        """Run every code path of a solve once on a small generated instance (a service
-        worker does this at start, so its first request pays no first-call costs)."""
-        from placement.models.gpu.generate import generate
-        from placement.solver import SolveOptions, solve
-
-        instance = generate(64, 24, seed=0)
-        solve(instance, SolveOptions(time_limit_s=0.5, threads=1))
+        """Run every code path of a solve once on a small generated instance."""
+        solve(generate(64, 24, seed=0), SolveOptions(time_limit_s=0.5, threads=1))
 
 
 FAMILY = GpuFamily()

@@ -561,14 +561,9 @@ def instance_from_dict(data: dict[str, Any]) -> GpuInstance:
     return instance_from_message(instance_message({"gpu": data}).gpu)
 
 
-def validate(instance: GpuInstance) -> None:
-    """Validate an instance built in code with the rules applied to files.
-
-    Raises :class:`InputError` naming every bad field (paths as in the JSON form). Per-GPU
-    usage tuples of the wrong length are reported under ``gpu.cluster.nodes[i]``.
-    """
-    if not isinstance(instance, GpuInstance):
-        raise InputError.single("instance", type(instance).__name__, "a GpuInstance")
+def validate_fields(instance: GpuInstance) -> None:
+    """The rules of a typed instance built in code that its message cannot express: per-GPU
+    usage tuples of the wrong length, reported under ``gpu.cluster.nodes[i]``."""
     v = ValidationCollector()
     for i, node in enumerate(instance.nodes):
         for attr in ("gpu_milli_used", "gpu_memory_mib_used"):
@@ -579,12 +574,6 @@ def validate(instance: GpuInstance) -> None:
                     f"one value per GPU ({node.gpu_count})",
                 )
     v.raise_if_any()
-    try:
-        message = instance_to_message(instance)
-    except (TypeError, ValueError) as exc:
-        raise InputError.single("gpu", str(exc), "fields of the documented types") from None
-    instance_from_message(message)
-    instance.validated = True
 
 
 def require_instance(obj: Any) -> GpuInstance:

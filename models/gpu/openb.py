@@ -113,7 +113,7 @@ def load_openb(node_csv: str | Path, pod_csv: str | Path, name: str = "openb") -
     Raises :class:`InputError` naming the file, line and column of a bad value, or a rule
     of the instance schema the data breaks (validated like any instance file).
     """
-    from placement.models.gpu.instance import validate
+    from placement.solver.family import validate
 
     instance = GpuInstance(
         levels=list(LEVELS),

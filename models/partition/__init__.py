@@ -16,9 +16,10 @@ fallback where it applies; bisection fill, Petals-style spans, PipeDream's plann
 
 from __future__ import annotations
 
-from typing import Any
-
+from placement.models.partition import instance as _instance
 from placement.models.partition.check import NS_PER_MS, check
+from placement.models.partition.explain import quick_bound_ns
+from placement.models.partition.greedy import greedy_solutions
 from placement.models.partition.instance import (
     Device,
     Edge,
@@ -29,86 +30,31 @@ from placement.models.partition.instance import (
     PartitionInstance,
     PartitionSolution,
     Workload,
-    instance_from_message,
-    instance_to_dict,
-    solution_from_message,
-    solution_to_message,
-    validate,
 )
-from placement.solver.family import CheckReport, ExactEncoding
-from placement.solver.jsonform import message_to_dict
-from placement.solver.options import SolveOptions
+from placement.solver.family import Family
 
 
-class PartitionFamily:
+class PartitionFamily(Family):
     """The model-partitioning family object registered as ``partition``."""
 
     name = "partition"
     sense = "min"
     instance_type = PartitionInstance
+    encodings = {
+        "cpsat": "placement.models.partition.cpsat:CpSatEncoding",
+        "milp": "placement.models.partition.milp:MilpEncoding",
+    }
 
-    def instance_from_message(
-        self, msg: Any, name: str = "", description: str = ""
-    ) -> PartitionInstance:
-        """The validated instance from a ``placement.v1.PartitionInstance`` message."""
-        return instance_from_message(msg, name=name, description=description)
+    instance_from_message = staticmethod(_instance.instance_from_message)
+    instance_to_message = staticmethod(_instance.instance_to_message)
+    solution_from_message = staticmethod(_instance.solution_from_message)
+    solution_to_message = staticmethod(_instance.solution_to_message)
 
-    def validate(self, instance: PartitionInstance) -> None:
-        """Validate an instance built in code (the same rules as for files)."""
-        validate(instance)
-
-    def instance_to_dict(self, instance: PartitionInstance) -> dict[str, Any]:
-        """The JSON form of the ``partition`` section."""
-        return instance_to_dict(instance)
-
-    def solution_from_message(self, instance: PartitionInstance, msg: Any) -> PartitionSolution:
-        """The typed solution from a ``placement.v1.PartitionSolution`` message."""
-        return solution_from_message(instance, msg)
-
-    def solution_to_dict(
-        self,
-        instance: PartitionInstance,
-        solution: PartitionSolution,
-        unplaced: list[dict[str, Any]] | None = None,
-    ) -> dict[str, Any]:
-        """The JSON form of the ``partition`` section of a solution."""
-        return message_to_dict(solution_to_message(instance, solution, unplaced))
-
-    def greedy(
-        self, instance: PartitionInstance, options: SolveOptions
-    ) -> list[tuple[str, PartitionSolution]]:
-        """Named heuristic solutions; the first (the DP where it applies) is the fallback."""
-        from placement.models.partition.greedy import greedy_solutions
-
-        return greedy_solutions(instance, options)
-
-    def check(self, instance: PartitionInstance, solution: PartitionSolution) -> CheckReport:
-        """The independent checker."""
-        return check(instance, solution)
-
-    def exact(self, backend: str) -> ExactEncoding:
-        """The CP-SAT (``cpsat``) or MILP (``milp``) encoding, each with the DP fast path."""
-        if backend == "cpsat":
-            from placement.models.partition.cpsat import CpSatEncoding
-
-            return CpSatEncoding()
-        if backend == "milp":
-            from placement.models.partition.milp import MilpEncoding
-
-            return MilpEncoding()
-        raise ValueError(f"no exact backend {backend!r} for the partition family (cpsat, milp)")
-
-    def explain_unplaced(
-        self, instance: PartitionInstance, solution: PartitionSolution
-    ) -> list[dict[str, Any]]:
-        """Every layer of a checked solution is placed: nothing to explain."""
-        del instance, solution
-        return []
+    greedy = staticmethod(greedy_solutions)
+    check = staticmethod(check)
 
     def quick_bound(self, instance: PartitionInstance) -> float:
         """Cheap lower bound on the objective (ms): see :func:`.explain.quick_bound_ns`."""
-        from placement.models.partition.explain import quick_bound_ns
-
         return quick_bound_ns(instance) / NS_PER_MS
 
 

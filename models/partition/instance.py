@@ -18,7 +18,7 @@ from enum import StrEnum
 from functools import cached_property
 from typing import Any
 
-from placement.solver.errors import InputError, ValidationCollector
+from placement.solver.errors import ValidationCollector
 from placement.solver.jsonform import finite, message_to_dict
 
 NS_PER_S = 1_000_000_000
@@ -575,18 +575,6 @@ def instance_to_message(instance: PartitionInstance) -> Any:
 def instance_to_dict(instance: PartitionInstance) -> dict[str, Any]:
     """The JSON form of the ``partition`` section."""
     return message_to_dict(instance_to_message(instance))
-
-
-def validate(instance: PartitionInstance) -> None:
-    """Validate an instance built in code with the rules applied to files (InputError)."""
-    if not isinstance(instance, PartitionInstance):
-        raise InputError.single("instance", type(instance).__name__, "a PartitionInstance")
-    try:
-        message = instance_to_message(instance)
-    except (TypeError, ValueError, KeyError) as exc:
-        raise InputError.single("partition", str(exc), "fields of the documented types") from None
-    instance_from_message(message)
-    instance.validated = True
 
 
 def solution_from_message(instance: PartitionInstance, msg: Any) -> PartitionSolution:
