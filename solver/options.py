@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -124,7 +124,3 @@ class SolveOptions:
         if self.deterministic:
             return 1
         return self.threads or (os.cpu_count() or 1)
-
-    def with_changes(self, **changes: Any) -> SolveOptions:
-        """A copy with some fields changed."""
-        return replace(self, **changes)

@@ -30,7 +30,6 @@ with the real links) and the bound comes from the DP over the fastest link.
 from __future__ import annotations
 
 import contextlib
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -142,13 +141,11 @@ def deadline_token(ctx: ExactContext) -> Iterator[CancellationToken]:
     """
     token = CancellationToken()
     unhook = ctx.cancel.add_callback(token.cancel)
-    timer = threading.Timer(max(0.0, ctx.time_left()), token.cancel)
-    timer.daemon = True
-    timer.start()
+    disarm = token.cancel_after(max(0.0, ctx.time_left()))
     try:
         yield token
     finally:
-        timer.cancel()
+        disarm()
         unhook()
 
 

@@ -166,11 +166,6 @@ class PartitionInstance:
         """Device name -> index."""
         return {d.name: i for i, d in enumerate(self.devices)}
 
-    @property
-    def is_chain(self) -> bool:
-        """True when the model has no explicit edges (layer i feeds layer i + 1)."""
-        return not self.edges
-
     @cached_property
     def graph_edges(self) -> list[Edge]:
         """The edges of the model: the explicit ones, or the chain's (i -> i + 1)."""

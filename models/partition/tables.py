@@ -98,10 +98,6 @@ class Tables:
             return t + self.cross[i] + self.cross[j] - 2 * b
         return t + self.cross[i] - b
 
-    def stage_mem(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
-        """Memory of stage ``[i, j)``."""
-        return self.prefix_mem[j] - self.prefix_mem[i]
-
 
 def device_classes(instance: PartitionInstance) -> list[DeviceClass]:
     """Devices grouped by (type, memory, speed), classes in order of first device."""

@@ -296,7 +296,6 @@ def _map_highs(
 
 
 _CBC_BOUND = re.compile(r"(?:Lower|Upper) bound:\s*(-?[0-9.eE+-]+)")
-_CBC_OBJECTIVE = re.compile(r"Objective value:\s*(-?[0-9.eE+-]+)")
 
 
 class CbcMilp:

@@ -1,0 +1,134 @@
+"""The ladder of layers, read from the code: every import of every module, with ast.
+
+    schema (placement.solver.schema)  <  solver  <  models  <  api, benchmarks
+
+An import may only go down the ladder (or stay on its rung). On the top rung, benchmarks may
+import api, and api reaches benchmarks only inside a function (the ``bench`` command loads
+the suites when it runs). Module-level imports among our modules form no circle.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+from tests.conftest import REPO
+
+FOLDERS = {"solver": "placement.solver", "models": "placement.models", "api": "placement.api"}
+FOLDERS["benchmarks"] = "placement.benchmarks"
+
+
+def layer(module: str) -> tuple[int, str]:
+    """(rung, package) of one of our modules."""
+    if module == "placement.solver.schema" or module.startswith("placement.solver.schema."):
+        return 0, "schema"
+    for rung, package in ((1, "solver"), (2, "models"), (3, "api"), (3, "benchmarks")):
+        root = f"placement.{package}"
+        if module == root or module.startswith(root + "."):
+            return rung, package
+    raise ValueError(module)
+
+
+def module_files() -> dict[str, Path]:
+    """Module name -> file, for every module of the four code folders."""
+    out: dict[str, Path] = {}
+    for folder, package in FOLDERS.items():
+        for path in sorted((REPO / folder).rglob("*.py")):
+            if "__pycache__" in path.parts:
+                continue
+            parts = path.relative_to(REPO / folder).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            out[".".join((package, *parts))] = path
+    return out
+
+
+MODULES = module_files()
+
+
+def _imports(module: str, path: Path) -> list[tuple[str, int, bool]]:
+    """(imported module, line, at module level) for each import of one of our modules."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    is_package = path.name == "__init__.py"
+    out: list[tuple[str, int, bool]] = []
+
+    def visit(node: ast.AST, top: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = top and not isinstance(
+                child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+            )
+            if isinstance(child, ast.Import):
+                out.extend((a.name, child.lineno, top) for a in child.names)
+            elif isinstance(child, ast.ImportFrom):
+                base = child.module or ""
+                if child.level:
+                    anchor = module.split(".")
+                    anchor = anchor[: len(anchor) - child.level + (1 if is_package else 0)]
+                    base = ".".join([*anchor, base] if base else anchor)
+                for a in child.names:
+                    candidate = f"{base}.{a.name}"
+                    out.append((candidate if candidate in MODULES else base, child.lineno, top))
+            visit(child, inner)
+
+    visit(tree, True)
+    return [(name, line, top) for name, line, top in out if name.startswith("placement.")]
+
+
+IMPORTS = {module: _imports(module, path) for module, path in MODULES.items()}
+
+
+def test_the_tree_is_read() -> None:
+    assert "placement.solver.portfolio" in MODULES
+    assert "placement.solver.schema.v1.placement_pb2" in MODULES
+    assert any(m.startswith("placement.models.gpu.") for m in MODULES)
+    assert sum(len(v) for v in IMPORTS.values()) > 100
+
+
+def test_no_import_climbs_the_ladder() -> None:
+    bad = []
+    for module, imports in IMPORTS.items():
+        rung, package = layer(module)
+        for target, line, top in imports:
+            target_rung, target_package = layer(target)
+            where = f"{MODULES[module].relative_to(REPO)}:{line} imports {target}"
+            if target_rung > rung:
+                bad.append(where)
+            elif package == "api" and target_package == "benchmarks" and top:
+                bad.append(where + " at module level (only the bench command, inside it)")
+    assert not bad, "imports that climb the ladder:\n" + "\n".join(bad)
+
+
+def test_no_circle_among_module_level_imports() -> None:
+    graph = nx.DiGraph()
+    for module, imports in IMPORTS.items():
+        for target, _, top in imports:
+            if top and target != module and target in MODULES:
+                graph.add_edge(module, target)
+    circles = [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1]
+    assert not circles, f"import circles: {circles}"
+
+
+@pytest.mark.parametrize(
+    ("module", "expected"),
+    [
+        ("placement.solver.schema.v1.gpu_pb2", (0, "schema")),
+        ("placement.solver.family", (1, "solver")),
+        ("placement.models.dag.check", (2, "models")),
+        ("placement.api.server.service", (3, "api")),
+    ],
+)
+def test_layer_names_the_rung(module: str, expected: tuple[int, str]) -> None:
+    assert layer(module) == expected
+
+
+def test_the_ladder_test_catches_a_climbing_import(tmp_path: Path) -> None:
+    """The reader sees a function-local import of api from solver (a test that can fail)."""
+    source = tmp_path / "probe.py"
+    source.write_text("def f():\n    from placement.api import cli\n    return cli\n")
+    ((target, _, top),) = _imports("placement.solver.probe", source)
+    assert target == "placement.api.cli" or target == "placement.api"
+    assert not top
+    assert layer(target)[0] > layer("placement.solver.probe")[0]
