@@ -281,8 +281,8 @@ def family_names() -> list[str]:
 
 
 def family_of(instance: Any) -> Family:
-    """The family whose instance type ``instance`` is (each instance names its family)."""
-    return get_family(instance.FAMILY)
+    """The family of ``instance`` (each instance type names its family in ``family_name``)."""
+    return get_family(instance.family_name)
 
 
 def validate(instance: Any) -> None:

@@ -31,7 +31,7 @@ from placement.solver.family import Family
 
 @dataclass(eq=False)
 class Knapsack:
-    FAMILY = "test-knapsack"
+    family_name = "test-knapsack"
     values: list[int]
     weights: list[int]
     capacity: int

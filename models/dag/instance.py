@@ -77,7 +77,7 @@ class DagEdge:
 class DagInstance:
     """A workflow DAG (or a bag of independent tasks) and heterogeneous machines in zones."""
 
-    FAMILY = "dag"
+    family_name = "dag"
 
     machines: list[DagMachine]
     tasks: list[DagTask]

@@ -74,7 +74,7 @@ class Request:
 class EntanglementInstance:
     """A network and its requests for one time slot."""
 
-    FAMILY = "entanglement"
+    family_name = "entanglement"
 
     nodes: list[QuantumNode]
     links: list[QuantumLink]

@@ -140,7 +140,7 @@ class WorkloadClass:
 class GpuInstance:
     """A topology-aware GPU allocation instance."""
 
-    FAMILY = "gpu"
+    family_name = "gpu"
 
     levels: list[TopologyLevel]
     nodes: list[GpuNode]

@@ -144,7 +144,7 @@ class Workload:
 class PartitionInstance:
     """A model (chain or DAG of layers), devices, links and a workload."""
 
-    FAMILY = "partition"
+    family_name = "partition"
 
     layers: list[Layer]
     devices: list[Device]
