@@ -163,7 +163,7 @@ def test_solve_writes_a_solution_that_check_accepts(tmp_path: Path, instance: Pa
     document = json.loads(out.read_text())
     assert document["instance_name"] == "tiny"
     assert {p["job"] for p in document["gpu"]["placements"]} == {"train", "infer", "etl"}
-    assert [u["job"] for u in document["gpu"]["unplaced"]] == ["big"]
+    assert [u["name"] for u in document["gpu"]["unplaced"]] == ["big"]
 
     check = run("check", instance, out, cwd=tmp_path)
     assert check.returncode == 0, check.stdout + check.stderr

@@ -31,7 +31,7 @@ node = partial(gpu_node, domain=2, gpu_memory_mib=40_000)
 
 
 def reasons(instance: GpuInstance, solution: GpuSolution) -> dict[str, dict]:
-    return {r["job"]: r for r in explain_unplaced(instance, solution)}
+    return {r["name"]: r for r in explain_unplaced(instance, solution)}
 
 
 def residual(
@@ -79,7 +79,7 @@ def test_fields_are_exactly_those_of_the_proto_and_serialise() -> None:
     instance = GpuInstance(LEVELS, [node("n0")], [GpuJob("huge", gpus=8), GpuJob("ok", gpus=1)])
     solution = GpuSolution({1: (W(0, (0,)),)})
     out = explain_unplaced(instance, solution)
-    assert [r["job"] for r in out] == ["huge"]
+    assert [r["name"] for r in out] == ["huge"]
     assert set(out[0]) == {f.name for f in pb.UnplacedJob.DESCRIPTOR.fields}
     msg = solution_to_message(instance, solution, out)
     assert msg.unplaced[0].kind == "infeasible_alone"
@@ -252,7 +252,7 @@ def test_reasons_agree_with_placing_the_job_alone(
     for solution in (best_fit(instance), fgd(instance)):
         out = explain_unplaced(instance, solution)
         unplaced = [j for j in range(len(instance.jobs)) if j not in solution.placements]
-        assert [r["job"] for r in out] == [instance.jobs[j].name for j in unplaced]
+        assert [r["name"] for r in out] == [instance.jobs[j].name for j in unplaced]
         placed_names = {instance.jobs[j].name: j for j in solution.placements}
         for j, reason in zip(unplaced, out, strict=True):
             job = instance.jobs[j]

@@ -40,7 +40,7 @@ def test_pod_kinds_map_to_jobs(tmp_path: Path) -> None:
     placed = {inst.jobs[j].name for j in result.solution.placed_jobs()}
     assert placed == {"p-frac", "p-whole", "p-cpu"}  # no A10 or T4 node for p-typed
     (reason,) = result.unplaced
-    assert reason["job"] == "p-typed" and reason["kind"] == "infeasible_alone"
+    assert reason["name"] == "p-typed" and reason["kind"] == "infeasible_alone"
 
 
 def test_bad_value_names_file_line_and_column(tmp_path: Path) -> None:

@@ -159,7 +159,7 @@ def test_explains_fragmentation_of_contiguous_stages() -> None:
     ]
     inst = PartitionInstance(layers, [Device("d0", "g", GB), Device("d1", "g", GB)])
     (short,) = explain_infeasible(inst)
-    assert short["kind"] == "contiguous_split" and short["what"] == "l2..l2"
+    assert short["kind"] == "contiguous_split" and short["name"] == "l2..l2"
     result = solve(inst, SolveOptions(time_limit_s=5, backend="milp", threads=1))
     assert result.status == SolutionStatus.INFEASIBLE
     assert "layers l2..l2" in result.message

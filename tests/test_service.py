@@ -129,7 +129,7 @@ def test_solve_returns_the_checked_optimum(client: Client) -> None:
     family, instance = _typed(TINY)
     result = to_result(resp, family, instance)
     assert family.check(instance, result.solution).feasible
-    assert [u["job"] for u in result.unplaced] == ["big"]
+    assert [u["name"] for u in result.unplaced] == ["big"]
     check = client.check(TINY, resp.solution)
     assert check.feasible and not check.violations
     assert check.objective == pytest.approx(10.3)

@@ -103,7 +103,7 @@ def report(result: Result) -> None:
     gap = "-" if result.gap is None else f"{result.gap:.2%}"
     print(f"bound: {bound}, gap: {gap}, produced by: {result.backend}")
     for item in result.unplaced:
-        print(f"unplaced: {item['job']} ({item['kind']}): {item['message']}")
+        print(f"unplaced: {item['name']} ({item['kind']}): {item['message']}")
 
 
 def main() -> None:

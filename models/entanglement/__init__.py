@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from placement.models.entanglement import instance as _instance
 from placement.models.entanglement.check import check
-from placement.models.entanglement.explain import capacity_bound, explain_unserved
+from placement.models.entanglement.explain import capacity_bound, explain_unplaced
 from placement.models.entanglement.greedy import qcast_greedy
 from placement.models.entanglement.instance import (
     EntanglementInstance,
@@ -59,7 +59,7 @@ class EntanglementFamily(Family):
         return [("qcast", qcast_greedy(instance))]
 
     check = staticmethod(check)
-    explain_unplaced = staticmethod(explain_unserved)
+    explain_unplaced = staticmethod(explain_unplaced)
     quick_bound = staticmethod(capacity_bound)
     """Cheap upper bound on the primary objective: see :func:`.explain.capacity_bound`."""
 

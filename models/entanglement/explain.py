@@ -12,7 +12,7 @@ SERVED = 1e-12
 """A request with less throughput than this counts as unserved."""
 
 
-def explain_unserved(
+def explain_unplaced(
     instance: EntanglementInstance, solution: EntanglementSolution
 ) -> list[dict[str, Any]]:
     """One reason (the fields of ``placement.v1.UnservedRequest``) per unserved request."""

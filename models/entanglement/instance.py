@@ -422,5 +422,5 @@ def solution_to_message(
             fidelity=path_fidelity(instance, p),
         )
     for reason in unserved or []:
-        msg.unserved.add(**reason)
+        msg.unplaced.add(**reason)
     return msg

@@ -163,7 +163,7 @@ class _Explainer:
                     f"the placed jobs; removing {shown}{more} from {where} would make room"
                 )
         return {
-            "job": job.name,
+            "name": job.name,
             "kind": kind,
             "message": message,
             "needed": needed,

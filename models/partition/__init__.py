@@ -16,6 +16,8 @@ fallback where it applies; bisection fill, Petals-style spans, PipeDream's plann
 
 from __future__ import annotations
 
+from typing import Any
+
 from placement.models.partition import instance as _instance
 from placement.models.partition.check import NS_PER_MS, check
 from placement.models.partition.explain import quick_bound_ns
@@ -48,7 +50,14 @@ class PartitionFamily(Family):
     instance_from_message = staticmethod(_instance.instance_from_message)
     instance_to_message = staticmethod(_instance.instance_to_message)
     solution_from_message = staticmethod(_instance.solution_from_message)
-    solution_to_message = staticmethod(_instance.solution_to_message)
+
+    def solution_to_message(
+        self, instance: PartitionInstance, solution: PartitionSolution, unplaced: Any = None
+    ) -> Any:
+        """The ``placement.v1.PartitionSolution`` message (a solution places every layer, so
+        there are no reasons for unplaced work)."""
+        del unplaced
+        return _instance.solution_to_message(instance, solution)
 
     greedy = staticmethod(greedy_solutions)
     check = staticmethod(check)

@@ -417,7 +417,7 @@ class StageEncoding:
         self, instance: PartitionInstance, proven: bool, bound_ns: float | None
     ) -> ExactOutcome:
         shortfalls = explain_infeasible(instance)
-        text = "; ".join(s["reason"] for s in shortfalls[:5]) or "no contiguous split fits"
+        text = "; ".join(s["message"] for s in shortfalls[:5]) or "no contiguous split fits"
         if proven:
             return ExactOutcome(
                 StopReason.PROVEN, proven_infeasible=True, message=f"no split fits: {text}"

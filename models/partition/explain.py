@@ -1,10 +1,11 @@
 """Why a model does not fit, and a cheap lower bound on the objective.
 
-:func:`explain_infeasible` lists shortfalls (``PartitionShortfall`` in partition.proto), most
-specific first: a layer larger than every device; a colocation group (with, for contiguous
-splits, every layer between its members) larger than every device; the whole model larger
-than all devices together; and otherwise the longest prefix of layers a contiguous split can
-hold, and what is left over.
+:func:`explain_infeasible` lists shortfalls (with ``name``, ``kind`` and ``message`` like every
+family's unplaced work, plus the bytes needed, available and missing), most specific first: a
+layer larger than every device; a colocation group (with, for contiguous splits, every layer
+between its members) larger than every device; the whole model larger than all devices
+together; and otherwise the longest prefix of layers a contiguous split can hold, and what is
+left over.
 """
 
 from __future__ import annotations
@@ -34,11 +35,11 @@ def explain_infeasible(instance: PartitionInstance) -> list[dict[str, Any]]:
             out.append(
                 dict(
                     kind="layer",
-                    what=layers[i].name,
+                    name=layers[i].name,
                     needed_bytes=m,
                     available_bytes=biggest,
                     missing_bytes=m - biggest,
-                    reason=f"layer {layers[i].name!r} needs {_gib(m)}, the largest device "
+                    message=f"layer {layers[i].name!r} needs {_gib(m)}, the largest device "
                     f"({biggest_name}) has {_gib(biggest)}: {_gib(m - biggest)} missing",
                 )
             )
@@ -53,11 +54,11 @@ def explain_infeasible(instance: PartitionInstance) -> list[dict[str, Any]]:
             out.append(
                 dict(
                     kind="colocation_group",
-                    what=name,
+                    name=name,
                     needed_bytes=need,
                     available_bytes=biggest,
                     missing_bytes=need - biggest,
-                    reason=f"colocation group {name!r} (layers {layers[span[0]].name}.."
+                    message=f"colocation group {name!r} (layers {layers[span[0]].name}.."
                     f"{layers[span[-1]].name}) needs {_gib(need)} on one device, the largest "
                     f"has {_gib(biggest)}",
                 )
@@ -67,11 +68,11 @@ def explain_infeasible(instance: PartitionInstance) -> list[dict[str, Any]]:
         out.append(
             dict(
                 kind="model",
-                what=f"{layers[0].name}..{layers[-1].name}",
+                name=f"{layers[0].name}..{layers[-1].name}",
                 needed_bytes=need_all,
                 available_bytes=total_capacity,
                 missing_bytes=need_all - total_capacity,
-                reason=f"the model needs {_gib(need_all)} under this workload, the "
+                message=f"the model needs {_gib(need_all)} under this workload, the "
                 f"{len(instance.devices)} devices have {_gib(total_capacity)} together: "
                 f"{_gib(need_all - total_capacity)} missing",
             )
@@ -87,11 +88,11 @@ def explain_infeasible(instance: PartitionInstance) -> list[dict[str, Any]]:
             out.append(
                 dict(
                     kind="stages",
-                    what=f"{layers[0].name}..{layers[-1].name}",
+                    name=f"{layers[0].name}..{layers[-1].name}",
                     needed_bytes=need_all,
                     available_bytes=0,
                     missing_bytes=0,
-                    reason=f"the model needs at least {result.min_stages} stages (devices), "
+                    message=f"the model needs at least {result.min_stages} stages (devices), "
                     f"in_flight_microbatches = {limit} allows {limit}: a serving pipeline "
                     "needs a micro-batch in flight per stage",
                 )
@@ -103,11 +104,11 @@ def explain_infeasible(instance: PartitionInstance) -> list[dict[str, Any]]:
             out.append(
                 dict(
                     kind="contiguous_split",
-                    what=f"{layers[p].name}..{layers[-1].name}",
+                    name=f"{layers[p].name}..{layers[-1].name}",
                     needed_bytes=rest,
                     available_bytes=max(0, left),
                     missing_bytes=max(0, rest - left),
-                    reason=f"contiguous stages hold at most layers {layers[0].name}.."
+                    message=f"contiguous stages hold at most layers {layers[0].name}.."
                     f"{layers[p - 1].name if p else '(none)'}; layers {layers[p].name}.."
                     f"{layers[-1].name} ({_gib(rest)}) are left over: the devices' memory "
                     "is fragmented by the layer sizes",

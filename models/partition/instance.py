@@ -598,7 +598,6 @@ def solution_from_message(instance: PartitionInstance, msg: Any) -> PartitionSol
 def solution_to_message(
     instance: PartitionInstance,
     solution: PartitionSolution,
-    shortfalls: list[dict[str, Any]] | None = None,
 ) -> Any:
     """The ``placement.v1.PartitionSolution`` message of a solution."""
     from placement.solver.schema.v1 import partition_pb2 as pb
@@ -609,6 +608,4 @@ def solution_to_message(
             msg.assignments.add(
                 layer=instance.layers[layer].name, device=instance.devices[device].name
             )
-    for s in shortfalls or []:
-        msg.shortfalls.add(**s)
     return msg

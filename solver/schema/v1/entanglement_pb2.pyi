@@ -82,7 +82,7 @@ class RoutedPath(_message.Message):
     fidelity: float
     def __init__(self, request: _Optional[str] = ..., nodes: _Optional[_Iterable[str]] = ..., width: _Optional[int] = ..., expected_throughput: _Optional[float] = ..., fidelity: _Optional[float] = ...) -> None: ...
 
-class UnservedRequest(_message.Message):
+class UnplacedRequest(_message.Message):
     __slots__ = ("name", "kind", "message", "best_fidelity", "min_fidelity")
     NAME_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
@@ -97,9 +97,9 @@ class UnservedRequest(_message.Message):
     def __init__(self, name: _Optional[str] = ..., kind: _Optional[str] = ..., message: _Optional[str] = ..., best_fidelity: _Optional[float] = ..., min_fidelity: _Optional[float] = ...) -> None: ...
 
 class EntanglementSolution(_message.Message):
-    __slots__ = ("paths", "unserved")
+    __slots__ = ("paths", "unplaced")
     PATHS_FIELD_NUMBER: _ClassVar[int]
-    UNSERVED_FIELD_NUMBER: _ClassVar[int]
+    UNPLACED_FIELD_NUMBER: _ClassVar[int]
     paths: _containers.RepeatedCompositeFieldContainer[RoutedPath]
-    unserved: _containers.RepeatedCompositeFieldContainer[UnservedRequest]
-    def __init__(self, paths: _Optional[_Iterable[_Union[RoutedPath, _Mapping]]] = ..., unserved: _Optional[_Iterable[_Union[UnservedRequest, _Mapping]]] = ...) -> None: ...
+    unplaced: _containers.RepeatedCompositeFieldContainer[UnplacedRequest]
+    def __init__(self, paths: _Optional[_Iterable[_Union[RoutedPath, _Mapping]]] = ..., unplaced: _Optional[_Iterable[_Union[UnplacedRequest, _Mapping]]] = ...) -> None: ...

@@ -125,22 +125,22 @@ class JobPlacement(_message.Message):
     def __init__(self, job: _Optional[str] = ..., workers: _Optional[_Iterable[_Union[WorkerPlacement, _Mapping]]] = ...) -> None: ...
 
 class UnplacedJob(_message.Message):
-    __slots__ = ("job", "kind", "message", "needed", "largest_free", "largest_free_node", "blocking_jobs")
-    JOB_FIELD_NUMBER: _ClassVar[int]
+    __slots__ = ("name", "kind", "message", "needed", "largest_free", "largest_free_node", "blocking_jobs")
+    NAME_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     NEEDED_FIELD_NUMBER: _ClassVar[int]
     LARGEST_FREE_FIELD_NUMBER: _ClassVar[int]
     LARGEST_FREE_NODE_FIELD_NUMBER: _ClassVar[int]
     BLOCKING_JOBS_FIELD_NUMBER: _ClassVar[int]
-    job: str
+    name: str
     kind: str
     message: str
     needed: str
     largest_free: int
     largest_free_node: str
     blocking_jobs: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, job: _Optional[str] = ..., kind: _Optional[str] = ..., message: _Optional[str] = ..., needed: _Optional[str] = ..., largest_free: _Optional[int] = ..., largest_free_node: _Optional[str] = ..., blocking_jobs: _Optional[_Iterable[str]] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., kind: _Optional[str] = ..., message: _Optional[str] = ..., needed: _Optional[str] = ..., largest_free: _Optional[int] = ..., largest_free_node: _Optional[str] = ..., blocking_jobs: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class GpuSolution(_message.Message):
     __slots__ = ("placements", "unplaced")

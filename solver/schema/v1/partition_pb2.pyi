@@ -124,26 +124,8 @@ class PartitionAssignment(_message.Message):
     device: str
     def __init__(self, layer: _Optional[str] = ..., device: _Optional[str] = ...) -> None: ...
 
-class PartitionShortfall(_message.Message):
-    __slots__ = ("kind", "what", "needed_bytes", "available_bytes", "missing_bytes", "reason")
-    KIND_FIELD_NUMBER: _ClassVar[int]
-    WHAT_FIELD_NUMBER: _ClassVar[int]
-    NEEDED_BYTES_FIELD_NUMBER: _ClassVar[int]
-    AVAILABLE_BYTES_FIELD_NUMBER: _ClassVar[int]
-    MISSING_BYTES_FIELD_NUMBER: _ClassVar[int]
-    REASON_FIELD_NUMBER: _ClassVar[int]
-    kind: str
-    what: str
-    needed_bytes: int
-    available_bytes: int
-    missing_bytes: int
-    reason: str
-    def __init__(self, kind: _Optional[str] = ..., what: _Optional[str] = ..., needed_bytes: _Optional[int] = ..., available_bytes: _Optional[int] = ..., missing_bytes: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
-
 class PartitionSolution(_message.Message):
-    __slots__ = ("assignments", "shortfalls")
+    __slots__ = ("assignments",)
     ASSIGNMENTS_FIELD_NUMBER: _ClassVar[int]
-    SHORTFALLS_FIELD_NUMBER: _ClassVar[int]
     assignments: _containers.RepeatedCompositeFieldContainer[PartitionAssignment]
-    shortfalls: _containers.RepeatedCompositeFieldContainer[PartitionShortfall]
-    def __init__(self, assignments: _Optional[_Iterable[_Union[PartitionAssignment, _Mapping]]] = ..., shortfalls: _Optional[_Iterable[_Union[PartitionShortfall, _Mapping]]] = ...) -> None: ...
+    def __init__(self, assignments: _Optional[_Iterable[_Union[PartitionAssignment, _Mapping]]] = ...) -> None: ...
