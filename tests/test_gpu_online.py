@@ -9,12 +9,14 @@ import json
 import numpy as np
 import pytest
 
-from placement.models.gpu.batch import check_placement, replay_batch, solve_cycle
 from placement.models.gpu.instance import GpuJob, GpuNode
-from placement.models.gpu.offline_bound import OfflineBound, dff
-from placement.models.gpu.online import FGDBestFitTiePolicy, make_any
-from placement.models.gpu.policies import make
-from placement.models.gpu.replay import Cluster, ClusterState, PodSet, replay
+from placement.models.gpu.openb.batch import check_placement, replay_batch, solve_cycle
+from placement.models.gpu.openb.offline_bound import OfflineBound, dff
+from placement.models.gpu.openb.online import FGDBestFitTiePolicy, make_any
+from placement.models.gpu.openb.policies import make
+from placement.models.gpu.openb.replay import PodSet, replay
+from placement.models.gpu.openb.replay import TraceCluster as Cluster
+from placement.models.gpu.openb.replay import TraceState as ClusterState
 
 
 def node(name: str, gpus: int, cpu: int = 32_000, mem: int = 65_536, t: str = "G2") -> GpuNode:

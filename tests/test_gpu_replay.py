@@ -11,15 +11,15 @@ import numpy as np
 import pytest
 
 from placement.models.gpu.instance import GpuJob, GpuNode
-from placement.models.gpu.policies import POLICIES, FGDPolicy, make, typical_pods
-from placement.models.gpu.replay import (
-    Cluster,
-    ClusterState,
+from placement.models.gpu.openb.policies import POLICIES, FGDPolicy, make, typical_pods
+from placement.models.gpu.openb.replay import (
     Curve,
     PodSet,
     replay,
     workload,
 )
+from placement.models.gpu.openb.replay import TraceCluster as Cluster
+from placement.models.gpu.openb.replay import TraceState as ClusterState
 
 
 def node(name: str, gpus: int, cpu: int = 96_000, mem: int = 393_216, t: str = "G2") -> GpuNode:
@@ -332,7 +332,7 @@ def test_the_workload_is_the_same_for_every_policy_and_seeded() -> None:
 
 
 def test_real_trace_reproduces_the_published_allocation(shared_benchmarks: Path) -> None:
-    from placement.models.gpu.replay import load_trace
+    from placement.models.gpu.openb.replay import load_trace
 
     folder = shared_benchmarks / "gpu" / "openb"
     cluster, pods = load_trace(

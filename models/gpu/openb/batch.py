@@ -42,13 +42,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from placement.models.gpu.instance import MILLI
-from placement.models.gpu.replay import (
+from placement.models.gpu.openb.replay import (
     TUNE_RATIO,
-    Cluster,
-    ClusterState,
     Curve,
     PodSet,
     Policy,
+    TraceCluster,
+    TraceState,
     start_replay,
 )
 
@@ -58,12 +58,12 @@ trace may arrive twice, so items, not pod indices, identify what is placed)."""
 
 
 def check_placement(
-    state: ClusterState, pods: PodSet, items: list[int], placement: Placement
+    state: TraceState, pods: PodSet, items: list[int], placement: Placement
 ) -> list[str]:
     """Everything wrong with applying ``placement`` of the pods ``items`` to ``state`` at
     once ([] if valid).
 
-    Independent of :meth:`ClusterState.place` and of the model: recomputes the load of every
+    Independent of :meth:`TraceState.place` and of the model: recomputes the load of every
     touched node and GPU from scratch.
     """
     errors: list[str] = []
@@ -109,7 +109,7 @@ def check_placement(
     return errors
 
 
-def _opened(state: ClusterState, pods: PodSet, items: list[int], placement: Placement) -> int:
+def _opened(state: TraceState, pods: PodSet, items: list[int], placement: Placement) -> int:
     """GPUs fully free in ``state`` that shared pods of ``placement`` take a part of."""
     touched = {
         (node, g)
@@ -125,7 +125,7 @@ def _demand(pods: PodSet, items: list[int], placement: Placement) -> int:
 
 
 def hint_placement(
-    state: ClusterState,
+    state: TraceState,
     pods: PodSet,
     policy: Policy,
     items: list[int],
@@ -160,7 +160,7 @@ class CycleResult:
 
 
 def solve_cycle(
-    state: ClusterState,
+    state: TraceState,
     pods: PodSet,
     items: list[int],
     hint: Placement,
@@ -288,7 +288,7 @@ class BatchCurve(Curve):
 
 
 def replay_batch(
-    cluster: Cluster,
+    cluster: TraceCluster,
     pods: PodSet,
     policy: Policy,
     seed: int,
@@ -407,7 +407,7 @@ class _Cycle:
 
 
 def _cycle(
-    state: ClusterState,
+    state: TraceState,
     pods: PodSet,
     policy: Policy,
     batch_pods: list[int],

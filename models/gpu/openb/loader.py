@@ -23,6 +23,7 @@ from placement.models.gpu.instance import (
     GpuJob,
     GpuNode,
     TopologyLevel,
+    validate,
 )
 from placement.solver.errors import InputError
 
@@ -113,8 +114,6 @@ def load_openb(node_csv: str | Path, pod_csv: str | Path, name: str = "openb") -
     Raises :class:`InputError` naming the file, line and column of a bad value, or a rule
     of the instance schema the data breaks (validated like any instance file).
     """
-    from placement.models.gpu.instance import validate
-
     instance = GpuInstance(
         levels=list(LEVELS),
         nodes=read_openb_nodes(node_csv),
