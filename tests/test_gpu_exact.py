@@ -23,11 +23,13 @@ from placement.models.gpu import (
     WorkloadClass,
     check,
 )
+from placement.models.gpu.bound import relaxation_bound
 from placement.models.gpu.cpsat import CpSatEncoding
-from placement.models.gpu.encoding import Cluster, GpuModel, relaxation_bound
+from placement.models.gpu.eligibility import Cluster
 from placement.models.gpu.generate import generate
 from placement.models.gpu.greedy import best_fit, greedy_solutions
 from placement.models.gpu.milp import MilpEncoding
+from placement.models.gpu.model import GpuModel
 from placement.solver import (
     CancellationToken,
     CheckReport,

@@ -1,6 +1,6 @@
 """CP-SAT encoding of topology-aware GPU allocation.
 
-The model is :class:`placement.models.gpu.encoding.GpuModel` (shared with the MILP
+The model is :class:`placement.models.gpu.model.GpuModel` (shared with the MILP
 encoding); this module only translates it into a ``cp_model.CpModel`` and drives the
 lexicographic stages through :class:`placement.solver.backends.CpSat`. Communication costs
 are scaled by 10^6 and rounded, because CP-SAT takes integer objective coefficients only.
@@ -11,20 +11,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from placement.models.gpu.encoding import (
-    CPSAT_VARS_PER_SECOND,
-    LinearModel,
-    StagedEncoding,
-)
+from placement.models.gpu.tiers import StagedEncoding
 from placement.solver.backends.base import BackendRun
 from placement.solver.backends.cpsat import CpSat
 from placement.solver.cancel import CancellationToken
 from placement.solver.family import ExactContext
+from placement.solver.linear import LinearModel
 from placement.solver.options import SolveOptions
+
+CPSAT_VARS_PER_SECOND = 1_000
+"""Measured with 2 search workers: CP-SAT's presolve takes 0.1-0.2 ms per variable of this
+model (more on larger ones) and its search needs several times that; larger models stall in
+presolve."""
 
 
 class _CpSatStages:
-    """The :class:`~placement.models.gpu.encoding.StageBackend` over CP-SAT."""
+    """The :class:`~placement.models.gpu.tiers.StageBackend` over CP-SAT."""
 
     source = "cpsat"
     integer_objective = True

@@ -1,6 +1,6 @@
 """MILP encoding of topology-aware GPU allocation (HiGHS or CBC through PuLP).
 
-The model is :class:`placement.models.gpu.encoding.GpuModel` (shared with the CP-SAT
+The model is :class:`placement.models.gpu.model.GpuModel` (shared with the CP-SAT
 encoding); this module only writes it as a ``pulp.LpProblem`` and drives the lexicographic
 stages through the wrapper chosen by ``SolveOptions.milp_solver`` in
 :data:`placement.solver.backends.milp.MILP_SOLVERS`. Communication costs stay exact
@@ -12,20 +12,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from placement.models.gpu.encoding import (
-    MILP_VARS_PER_SECOND,
-    LinearModel,
-    StagedEncoding,
-)
+from placement.models.gpu.tiers import StagedEncoding
 from placement.solver.backends.base import BackendRun
 from placement.solver.backends.milp import milp_solver
 from placement.solver.cancel import CancellationToken
 from placement.solver.family import ExactContext
+from placement.solver.linear import LinearModel
 from placement.solver.options import SolveOptions
+
+MILP_VARS_PER_SECOND = 1_000
+"""HiGHS presolves faster than CP-SAT but its search slows down on the same sizes."""
 
 
 class _MilpStages:
-    """The :class:`~placement.models.gpu.encoding.StageBackend` over a PuLP MILP solver."""
+    """The :class:`~placement.models.gpu.tiers.StageBackend` over a PuLP MILP solver."""
 
     integer_objective = False
     vars_per_second = MILP_VARS_PER_SECOND
