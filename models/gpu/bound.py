@@ -66,7 +66,7 @@ def relaxation_bound(
 ) -> int | None:
     """A proven upper bound on the primary objective (milli-GPU, weighted), whole instance.
 
-    A relaxation of stage 1 over every eligible (job, place) pair, where a place is a node
+    A relaxation of tier 1 over every eligible (job, place) pair, where a place is a node
     or, when there are more than ``node_level_limit`` pairs, a class of nodes of equal GPU
     type and GPU memory: ``0 <= x_j <= 1`` and ``w[j, p] >= 0`` (continuous, at most what
     ``p`` can host) with ``sum_p w[j, p] = workers_j x_j``. Each place offers its fully free

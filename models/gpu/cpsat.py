@@ -2,7 +2,7 @@
 
 The model is :class:`placement.models.gpu.model.GpuModel` (shared with the MILP
 encoding); this module only translates it into a ``cp_model.CpModel`` and drives the
-lexicographic stages through :class:`placement.solver.backends.CpSat`. Communication costs
+lexicographic tiers through :class:`placement.solver.backends.CpSat`. Communication costs
 are scaled by 10^6 and rounded, because CP-SAT takes integer objective coefficients only.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from placement.models.gpu.tiers import StagedEncoding
+from placement.models.gpu.tiers import TieredEncoding
 from placement.solver.backends.base import BackendRun
 from placement.solver.backends.cpsat import CpSat
 from placement.solver.cancel import CancellationToken
@@ -25,8 +25,8 @@ model (more on larger ones) and its search needs several times that; larger mode
 presolve."""
 
 
-class _CpSatStages:
-    """The :class:`~placement.models.gpu.tiers.StageBackend` over CP-SAT."""
+class _CpSatTiers:
+    """The :class:`~placement.models.gpu.tiers.TierBackend` over CP-SAT."""
 
     source = "cpsat"
     integer_objective = True
@@ -108,7 +108,7 @@ class _CpSatStages:
         return run, final or None
 
 
-class CpSatEncoding(StagedEncoding):
+class CpSatEncoding(TieredEncoding):
     """The exact CP-SAT encoding of the GPU family (``backend='cpsat'``)."""
 
-    stage_backend = _CpSatStages
+    tier_backend = _CpSatTiers

@@ -2,9 +2,10 @@
 
 The model is :class:`placement.models.gpu.model.GpuModel` (shared with the CP-SAT
 encoding); this module only writes it as a ``pulp.LpProblem`` and drives the lexicographic
-stages through the wrapper chosen by ``SolveOptions.milp_solver`` in
+tiers through the wrapper chosen by ``SolveOptions.milp_solver`` in
 :data:`placement.solver.backends.milp.MILP_SOLVERS`. Communication costs stay exact
-floating-point coefficients; the tier-2 row of stage 3 carries a 1e-6 tolerance.
+floating-point coefficients; the row fixing the communication tier (while fragmentation
+is optimised) carries a 1e-6 tolerance.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from placement.models.gpu.tiers import StagedEncoding
+from placement.models.gpu.tiers import TieredEncoding
 from placement.solver.backends.base import BackendRun
 from placement.solver.backends.milp import milp_solver
 from placement.solver.cancel import CancellationToken
@@ -24,8 +25,8 @@ MILP_VARS_PER_SECOND = 1_000
 """HiGHS presolves faster than CP-SAT but its search slows down on the same sizes."""
 
 
-class _MilpStages:
-    """The :class:`~placement.models.gpu.tiers.StageBackend` over a PuLP MILP solver."""
+class _MilpTiers:
+    """The :class:`~placement.models.gpu.tiers.TierBackend` over a PuLP MILP solver."""
 
     integer_objective = False
     vars_per_second = MILP_VARS_PER_SECOND
@@ -105,11 +106,11 @@ class _MilpStages:
         return run, final
 
 
-class MilpEncoding(StagedEncoding):
+class MilpEncoding(TieredEncoding):
     """The exact MILP encoding of the GPU family (``backend='milp'``).
 
     The solver is ``ctx.options.milp_solver`` (``highs`` by default, or ``cbc``); solutions
     are reported with source ``milp-highs`` / ``milp-cbc``.
     """
 
-    stage_backend = _MilpStages
+    tier_backend = _MilpTiers

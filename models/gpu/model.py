@@ -236,7 +236,7 @@ class GpuModel:
                 frac_cls[c.gpu_milli] = frac_cls.get(c.gpu_milli, 0) + c.weight
         self.whole_classes = sorted(whole_cls.items())
         self.frac_classes = sorted(frac_cls.items())
-        # Which later tiers depend on the decisions (else their stage is skipped). Costs are
+        # Which later tiers depend on the decisions (else their tier is skipped). Costs are
         # non-decreasing in the span, so all are 0 when the widest span costs nothing.
         self.comm_active = any(
             self.span_cost(inst.jobs[j], self._possible_spans(inst.jobs[j])[-1]) > 0 for j in plans
@@ -247,9 +247,9 @@ class GpuModel:
     def ensure_layer(self, tier: str) -> bool:
         """Add the variables and rows tier ``tier`` needs (once); True if anything was added.
 
-        Stage 1 needs only placement and capacity (and the span indicators of required
+        Tier 1 needs only placement and capacity (and the span indicators of required
         localities); the span indicators of the communication cost and the fragmentation
-        terms are added just before the stage that optimises them, so the first stages work
+        terms are added just before the tier that optimises them, so the first tiers work
         on a much smaller model.
         """
         if tier in self.layers:
@@ -667,7 +667,7 @@ class GpuModel:
     def values_from_solution(self, solution: GpuSolution | None) -> list[int] | None:
         """A complete assignment of every model variable describing ``solution``.
 
-        Used as the CP-SAT hint / MILP warm start and to normalise a stage's best solution.
+        Used as the CP-SAT hint / MILP warm start and to normalise a tier's best solution.
         Auxiliary variables get their exact values (maximal span indicators, exact
         fragmentation terms), so the model's objectives equal the checker's. Returns None
         when the solution cannot be expressed (a node outside a job's candidates, ...).

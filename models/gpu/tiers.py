@@ -3,7 +3,7 @@
 The checker ranks solutions by three objective tiers in order (:data:`TIERS`); the driver
 optimises them one after the other on one :class:`~placement.models.gpu.model.GpuModel`,
 fixing each tier at the best value found before the next, through the small
-:class:`StageBackend` protocol that :mod:`placement.models.gpu.cpsat` and
+:class:`TierBackend` protocol that :mod:`placement.models.gpu.cpsat` and
 :mod:`placement.models.gpu.milp` implement. When the full model is too large for the time
 left, it runs pass after pass on restricted models (:mod:`placement.models.gpu.candidates`)
 with the bound of :func:`placement.models.gpu.bound.relaxation_bound`.
@@ -41,7 +41,7 @@ MAX_PLACEMENT_VARS = 50_000
 """Above this many placement variables (job x node pairs, plus job x GPU pairs for
 fractional jobs, plus job x NVLink-domain pairs on multi-domain nodes), each job is
 restricted to a candidate set of nodes and optimality is no longer claimed. The limit also
-shrinks with the time left (``StageBackend.vars_per_second``)."""
+shrinks with the time left (``TierBackend.vars_per_second``)."""
 
 CPSAT_COMM_SCALE = 1_000_000
 """CP-SAT needs integer objective coefficients: communication costs are multiplied by this
@@ -51,8 +51,8 @@ MIN_EXACT_SECONDS = 0.05
 """Below this many seconds left, the exact model is not built (nor the LP bound solved)."""
 
 
-class StageBackend(Protocol):
-    """What :func:`solve_staged` needs from a solver (CP-SAT or a MILP solver)."""
+class TierBackend(Protocol):
+    """What :func:`solve_tiers` needs from a solver (CP-SAT or a MILP solver)."""
 
     source: str
     integer_objective: bool
@@ -67,7 +67,7 @@ class StageBackend(Protocol):
         ...
 
     def add_row(self, terms: dict[int, float], lo: float | None, hi: float | None) -> None:
-        """Add a stage row ``lo <= sum(coef * var) <= hi``."""
+        """Add a row that fixes a tier: ``lo <= sum(coef * var) <= hi``."""
         ...
 
     def run(
@@ -87,7 +87,7 @@ class StageBackend(Protocol):
 
 
 @dataclass
-class _Stage:
+class _Tier:
     name: str
     sense: str
     active: bool
@@ -95,7 +95,7 @@ class _Stage:
 
 @dataclass
 class _Pass:
-    """What one pass of the stages (full model, or one window of the restricted one) did."""
+    """What one pass over the tiers (full model, or one window of the restricted one) did."""
 
     proven: dict[str, bool]
     bound1: int | None = None
@@ -110,9 +110,9 @@ class _Clock:
     """Time left for the exact search.
 
     Normally the portfolio's wall clock. In deterministic mode it is virtual: the time limit
-    less the stage budgets already handed out, so that every decision that depends on time
-    (full or restricted model, windows, stage budgets) is the same on every run; CP-SAT then
-    stops each stage by deterministic time, and the wall clock is only a guard.
+    less the tier budgets already handed out, so that every decision that depends on time
+    (full or restricted model, windows, tier budgets) is the same on every run; CP-SAT then
+    stops each tier by deterministic time, and the wall clock is only a guard.
     """
 
     def __init__(self, ctx: ExactContext) -> None:
@@ -131,28 +131,28 @@ class _Clock:
         return self.spent if self.deterministic else time.monotonic()
 
     def charge(self, seconds: float) -> None:
-        """Count a stage budget as spent (deterministic mode)."""
+        """Count a tier budget as spent (deterministic mode)."""
         self.spent += seconds
 
 
-def solve_staged(
+def solve_tiers(
     instance: GpuInstance,
     ctx: ExactContext,
-    make_backend: Callable[[], StageBackend],
+    make_backend: Callable[[], TierBackend],
     *,
     max_placement_vars: int = MAX_PLACEMENT_VARS,
     stats: dict[str, Any] | None = None,
 ) -> ExactOutcome:
-    """Solve the three tiers lexicographically, by sequential stages.
+    """Solve the three tiers lexicographically, one after the other.
 
-    Stage 1 maximises the weighted placed GPU demand; stage 2 fixes it at no less than the
-    best value found and minimises the communication cost; stage 3 also fixes that and
-    minimises fragmentation. Each stage is hinted with the best solution so far (first the
+    Tier 1 maximises the weighted placed GPU demand; tier 2 fixes it at no less than the
+    best value found and minimises the communication cost; tier 3 also fixes that and
+    minimises fragmentation. Each tier is hinted with the best solution so far (first the
     portfolio's incumbent), gets half of the time left (the last one all of it), and every
-    decoded improving solution goes to ``ctx.report``. Constant stages are skipped.
+    decoded improving solution goes to ``ctx.report``. Constant tiers are skipped.
 
     When the full model is too large for the time left (``max_placement_vars``, scaled by
-    the backend's ``vars_per_second``), the stages run on restricted models instead, one
+    the backend's ``vars_per_second``), the tiers run on restricted models instead, one
     window of racks after another (:func:`select_candidates`), each starting from the best
     solution so far, until the time is up; optimality is then not claimed and the bound is
     :func:`relaxation_bound`, valid for the whole instance.
@@ -164,11 +164,11 @@ def solve_staged(
     ctx:
         The portfolio's :class:`~placement.solver.family.ExactContext`.
     make_backend:
-        Makes a fresh :class:`StageBackend` (one per model).
+        Makes a fresh :class:`TierBackend` (one per model).
     max_placement_vars:
         Upper limit on the full model's size (see :data:`MAX_PLACEMENT_VARS`).
     stats:
-        If given, filled with what happened (model sizes, stage statuses, objectives).
+        If given, filled with what happened (model sizes, tier statuses, objectives).
 
     Returns
     -------
@@ -222,7 +222,7 @@ def solve_staged(
         best_model = None
         while not cancel.cancelled:
             left = clock.left()
-            # Several windows when there is time; each gets enough for all of its stages.
+            # Several windows when there is time; each gets enough for all of its tiers.
             if passes and left < 2.0:
                 break
             pass_time = left if left < 6.0 else max(3.0, 0.3 * left)
@@ -295,13 +295,13 @@ def _run_pass(
     instance: GpuInstance,
     ctx: ExactContext,
     clock: _Clock,
-    backend: StageBackend,
+    backend: TierBackend,
     model: GpuModel,
     lp_bound: int | None,
     deadline: float | None,
     stats: dict[str, Any],
 ) -> _Pass:
-    """Run the active stages on ``model`` until ``deadline`` (or the portfolio's deadline)."""
+    """Run the active tiers on ``model`` until ``deadline`` (or the portfolio's deadline)."""
     cancel = ctx.cancel
     pass_stats: dict[str, Any] = {"stages": {}, "restricted": model.restricted}
     stats["passes"].append(pass_stats)
@@ -334,83 +334,83 @@ def _run_pass(
         best = None
     pass_stats["hinted"] = best is not None
     if best is None:
-        # Placing nothing is always feasible: a valid start and a floor for every stage.
+        # Placing nothing is always feasible: a valid start and a floor for every tier.
         best = model.values_from_solution(GpuSolution())
     assert best is not None
 
-    stages = [
-        _Stage("placed_gpu_weighted", "max", not model.tier1.is_constant),
-        _Stage("comm_cost", "min", model.comm_active),
-        _Stage("fragmentation", "min", model.frag_active),
+    tiers = [
+        _Tier("placed_gpu_weighted", "max", not model.tier1.is_constant),
+        _Tier("comm_cost", "min", model.comm_active),
+        _Tier("fragmentation", "min", model.frag_active),
     ]
     objectives = {"placed_gpu_weighted": model.tier1, "comm_cost": model.comm}
-    active = [st for st in stages if st.active]
-    result = _Pass(proven={st.name: not st.active for st in stages})
+    active = [st for st in tiers if st.active]
+    result = _Pass(proven={st.name: not st.active for st in tiers})
     if model.tier1.is_constant and not model.restricted:
         result.bound1 = 0  # no job with a positive weight can be placed
     lock = threading.Lock()
     post_s = 0.0
 
-    for pos, stage in enumerate(active):
+    for pos, tier in enumerate(active):
         if cancel.cancelled:
             result.stop = StopReason.CANCELLED
             break
-        if model.ensure_layer(stage.name):
+        if model.ensure_layer(tier.name):
             backend.load(model.lm)
             best = normalise(best) or model.values_from_solution(GpuSolution())
             assert best is not None
-        objective = objectives.get(stage.name, model.frag)
+        objective = objectives.get(tier.name, model.frag)
         if objective.is_constant:
             # Only known once the layer exists (e.g. a mix of 1-GPU classes only): nothing to
             # optimise, and every solution is optimal for this tier.
-            result.proven[stage.name] = True
+            result.proven[tier.name] = True
             continue
-        if backend.integer_objective and stage.name == "comm_cost":
+        if backend.integer_objective and tier.name == "comm_cost":
             # CP-SAT takes integer coefficients: costs at 1e-6 resolution.
             coefs = {i: round(c * CPSAT_COMM_SCALE) for i, c in objective.terms.items()}
             const = round(objective.constant * CPSAT_COMM_SCALE)
         else:
             coefs, const = dict(objective.terms), objective.constant
-        if stage.name == "placed_gpu_weighted" and not model.restricted:
+        if tier.name == "placed_gpu_weighted" and not model.restricted:
             # The incumbent already meets a proven bound (e.g. the portfolio's capacity
             # bound when every job fits): the tier is optimal without a search.
             known = ctx.proven_bound()
             best1 = round(model.tier1.value(best))
             if known is not None and best1 >= _floor_bound(known * MILLI):
-                result.proven[stage.name] = True
+                result.proven[tier.name] = True
                 result.bound1 = best1
-                pass_stats["stages"][stage.name] = {"status": "proved by the bound"}
+                pass_stats["stages"][tier.name] = {"status": "proved by the bound"}
                 if pos < len(active) - 1:
                     backend.add_row(coefs, sum(c * best[i] for i, c in coefs.items()), None)
                 continue
         left = time_left()
-        # Keep time for the work after each remaining stage (decoding, normalising and
-        # checking candidates): measured on the previous stage, estimated from size before.
+        # Keep time for the work after each remaining tier (decoding, normalising and
+        # checking candidates): measured on the previous tier, estimated from size before.
         size_now = model.lm.num_vars + len(model.lm.rows)
         # (Deterministic mode: from size only, so that budgets do not depend on timing.)
         measured = 0.0 if clock.deterministic else post_s
         post = max(measured, 2e-6 * size_now * (1 + len(active) - pos))
         reserve = 0.05 + 0.03 * left + post * (len(active) - pos)
-        # The primary tier first: 60% of the time left for stage 1, half of the rest for
-        # stage 2, everything after for the last stage.
+        # The primary tier first: 60% of the time left for tier 1, half of the rest for
+        # tier 2, everything after for the last tier.
         share = 1.0 if pos == len(active) - 1 else (0.6 if pos == 0 else 0.5)
         budget = share * (left - reserve)
         if budget < 0.05:
             result.stop = StopReason.TIME_LIMIT
-            result.messages.append(f"no time left for stage {stage.name}")
+            result.messages.append(f"no time left for tier {tier.name}")
             break
         clock.charge(budget + reserve / max(1, len(active) - pos))
         latest: list[list[float] | None] = [None]
         last_report = [0.0]
         throttle = 0.0 if model.lm.num_vars < 20_000 else 0.25
-        in_stage1 = stage.name == "placed_gpu_weighted"
+        in_tier1 = tier.name == "placed_gpu_weighted"
 
         def on_values(
             values: list[float],
             bound: float | None,
             latest: list[list[float] | None] = latest,
             last_report: list[float] = last_report,
-            in_stage1: bool = in_stage1,
+            in_tier1: bool = in_tier1,
             throttle: float = throttle,
             const_now: float = const if not model.restricted else 0.0,
         ) -> None:
@@ -421,37 +421,37 @@ def _run_pass(
                     return
                 last_report[0] = now
             valid = None
-            if in_stage1:
+            if in_tier1:
                 # A solver bound is a bound on the instance only for the full model.
                 valid = lp_bound if model.restricted else bound
                 valid = None if valid is None else _floor_bound(valid + const_now) / MILLI
             ctx.report(model.decode(values), backend.source, valid)
 
-        # The stage's own cancellation: the portfolio's, or the stage deadline (some solvers
+        # The tier's own cancellation: the portfolio's, or the tier deadline (some solvers
         # overrun their time limit on large models; their interrupt hooks still work).
-        stage_cancel = CancellationToken()
-        unhook = cancel.add_callback(stage_cancel.cancel)
-        # (Deterministic mode: the deterministic budget must end the search, so the stage
+        tier_cancel = CancellationToken()
+        unhook = cancel.add_callback(tier_cancel.cancel)
+        # (Deterministic mode: the deterministic budget must end the search, so the tier
         # deadline is no tighter than CP-SAT's own wall-clock guard. At twice the budget it
-        # cut a 1.1 s stage on a loaded CI machine and two identical solves differed.)
+        # cut a 1.1 s tier on a loaded CI machine and two identical solves differed.)
         guard = deterministic_wall_limit(budget) if clock.deterministic else budget
-        disarm = stage_cancel.cancel_after(guard * 1.05 + 0.1)
+        disarm = tier_cancel.cancel_after(guard * 1.05 + 0.1)
         try:
             # Objectives go to the solver without their constant (CBC's logged bound omits
             # it); run.objective and run.bound are shifted back below.
-            run, final = backend.run(stage.sense, coefs, 0.0, best, budget, stage_cancel, on_values)
+            run, final = backend.run(tier.sense, coefs, 0.0, best, budget, tier_cancel, on_values)
         finally:
             disarm()
             unhook()
         if run.stop_reason == StopReason.CANCELLED and not cancel.cancelled:
-            run.stop_reason = StopReason.TIME_LIMIT  # our stage deadline, not the caller
+            run.stop_reason = StopReason.TIME_LIMIT  # our tier deadline, not the caller
         if run.objective is not None:
             run.objective += const
         if run.bound is not None:
             run.bound += const
         post_started = time.monotonic()
         proved = run.status == RunStatus.OPTIMAL and run.stop_reason == StopReason.PROVEN
-        stage_stats: dict[str, Any] = {
+        tier_stats: dict[str, Any] = {
             "status": run.status.value,
             "stop": run.stop_reason.value,
             "objective": run.objective,
@@ -461,56 +461,56 @@ def _run_pass(
             "variables": model.lm.num_vars,
             "rows": len(model.lm.rows),
         }
-        pass_stats["stages"][stage.name] = stage_stats
+        pass_stats["stages"][tier.name] = tier_stats
         if run.status == RunStatus.ERROR:
             result.stop, result.error = StopReason.ERROR, True
-            result.messages.append(f"{backend.source} stage {stage.name} failed: {run.message}")
+            result.messages.append(f"{backend.source} tier {tier.name} failed: {run.message}")
             break
         if run.status == RunStatus.INFEASIBLE:
-            # x = 0 is always feasible and every stage row holds for the hint: a model bug.
+            # x = 0 is always feasible and every tier-fixing row holds for the hint: a model bug.
             result.stop, result.error = StopReason.ERROR, True
-            result.messages.append(f"{backend.source} reported stage {stage.name} infeasible")
+            result.messages.append(f"{backend.source} reported tier {tier.name} infeasible")
             break
         final_exact = normalise(final)
         found = [v for v in (final_exact, normalise(latest[0]), best) if v is not None]
         # The lexicographically best candidate over all three tiers, as the checker ranks
         # them (the layers of later tiers may not exist yet, so the model cannot rank ties).
-        # Every candidate satisfies the earlier stages' rows; when those stages were proved
+        # Every candidate satisfies the earlier tiers' rows; when those tiers were proved
         # the candidates tie there, and the best ties or beats the solver's final solution in
-        # this stage's objective, so a proof of this stage covers it too.
+        # this tier's objective, so a proof of this tier covers it too.
         best = max(found, key=lambda v: _lex_key(instance, model, v))
         ctx.report(model.decode(best), backend.source, None)
-        result.proven[stage.name] = proved and final_exact is not None
-        earlier_proven = all(result.proven[st.name] for st in stages[: stages.index(stage)])
-        if in_stage1 and not model.restricted:
+        result.proven[tier.name] = proved and final_exact is not None
+        earlier_proven = all(result.proven[st.name] for st in tiers[: tiers.index(tier)])
+        if in_tier1 and not model.restricted:
             best1 = round(model.tier1.value(best))
-            if result.proven[stage.name]:
+            if result.proven[tier.name]:
                 result.bound1 = best1
             elif run.bound is not None:
                 result.bound1 = max(best1, _floor_bound(run.bound))
         elif earlier_proven and not model.restricted and run.bound is not None:
-            if stage.name == "comm_cost" and backend.integer_objective:
+            if tier.name == "comm_cost" and backend.integer_objective:
                 # Each rounded cost coefficient is off by at most 0.5e-6.
                 slack = 0.5 * len(coefs) / CPSAT_COMM_SCALE
                 result.tier_bounds["comm_cost"] = max(0.0, run.bound / CPSAT_COMM_SCALE - slack)
-            elif stage.name == "comm_cost":
+            elif tier.name == "comm_cost":
                 result.tier_bounds["comm_cost"] = max(0.0, run.bound - 1e-6)
             else:
                 result.tier_bounds["fragmentation"] = run.bound / model.frag_divisor
-        # Fix this tier for the next stages at the best value found (exactly in integers; with
+        # Fix this tier for the next tiers at the best value found (exactly in integers; with
         # a 1e-6 tolerance for a floating-point communication cost).
         if pos < len(active) - 1:
             value = sum(c * best[i] for i, c in coefs.items())
-            if stage.sense == "max":
+            if tier.sense == "max":
                 backend.add_row(coefs, value, None)
             elif backend.integer_objective:
                 backend.add_row(coefs, None, value)
             else:
                 backend.add_row(coefs, None, value + 1e-6 * max(1.0, abs(value)))
-        if not result.proven[stage.name] and result.stop is None:
+        if not result.proven[tier.name] and result.stop is None:
             result.stop = run.stop_reason
         post_s = max(post_s, time.monotonic() - post_started)
-        stage_stats["post_s"] = time.monotonic() - post_started
+        tier_stats["post_s"] = time.monotonic() - post_started
 
     result.best = best
     terms = model.terms(best)
@@ -534,10 +534,10 @@ def _floor_bound(bound: float) -> int:
     return int(math.floor(bound + 1e-4 + 1e-9 * abs(bound)))
 
 
-class StagedEncoding:
-    """An exact encoding of the GPU family: :func:`solve_staged` over one backend.
+class TieredEncoding:
+    """An exact encoding of the GPU family: :func:`solve_tiers` over one backend.
 
-    Subclasses name their :class:`StageBackend` factory in ``stage_backend``.
+    Subclasses name their :class:`TierBackend` factory in ``tier_backend``.
 
     Parameters
     ----------
@@ -546,7 +546,7 @@ class StagedEncoding:
         :data:`MAX_PLACEMENT_VARS`).
     """
 
-    stage_backend: Callable[[ExactContext], StageBackend]
+    tier_backend: Callable[[ExactContext], TierBackend]
 
     def __init__(self, max_placement_vars: int = MAX_PLACEMENT_VARS) -> None:
         self.max_placement_vars = max_placement_vars
@@ -565,12 +565,12 @@ class StagedEncoding:
         Returns
         -------
         ExactOutcome
-            See :func:`solve_staged`; ``last_stats`` keeps the stage statuses, model size and
+            See :func:`solve_tiers`; ``last_stats`` keeps the tier statuses, model size and
             the model's objective values.
         """
         self.last_stats = {}
-        factory = type(self).stage_backend
-        return solve_staged(
+        factory = type(self).tier_backend
+        return solve_tiers(
             instance,
             ctx,
             lambda: factory(ctx),
