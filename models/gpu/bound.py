@@ -77,7 +77,7 @@ def relaxation_bound(
     the LP optimum (HiGHS, through the backend wrapper, within ``time_limit_s``) bounds the
     instance. None when it is not proved.
     """
-    import pulp  # not at the top: 0.26 s of start-up for every process that imports the family
+    import pulp  # deferred: 0.26 s to import, paid only by a restricted search
 
     n_nodes = len(instance.nodes)
     caps = [cluster.node_caps(job) for job in instance.jobs]

@@ -23,6 +23,7 @@ from placement.solver.family import CheckReport
 
 SENSES = ("max", "min", "min")
 SPAN_SAME_GPU = -1
+"""The span level of a job whose workers all share one GPU (inside the innermost level, 0)."""
 
 
 def span_level(

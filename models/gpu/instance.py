@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 
 from placement.solver.errors import InputError, ValidationCollector
-from placement.solver.jsonform import finite, message_to_dict
+from placement.solver.jsonform import finite, instance_message, message_to_dict
+from placement.solver.schema.v1 import gpu_pb2 as pb
 
 MILLI = 1000
 """milli-GPU in one whole GPU."""
@@ -454,8 +455,6 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Gp
 
 def instance_to_message(instance: GpuInstance) -> Any:
     """The ``placement.v1.GpuInstance`` message of an instance."""
-    from placement.solver.schema.v1 import gpu_pb2 as pb
-
     msg = pb.GpuInstance()
     for lv in instance.levels:
         msg.cluster.levels.add(name=lv.name, bandwidth_gbps=lv.bandwidth_gbps)
@@ -537,8 +536,6 @@ def solution_to_message(
     instance: GpuInstance, solution: GpuSolution, unplaced: list[dict[str, Any]] | None = None
 ) -> Any:
     """The ``placement.v1.GpuSolution`` message of a solution."""
-    from placement.solver.schema.v1 import gpu_pb2 as pb
-
     msg = pb.GpuSolution()
     for j in solution.placed_jobs():
         jp = msg.placements.add(job=instance.jobs[j].name)
@@ -556,8 +553,6 @@ def instance_to_dict(instance: GpuInstance) -> dict[str, Any]:
 
 def instance_from_dict(data: dict[str, Any]) -> GpuInstance:
     """An instance from the JSON form of its ``gpu`` section (validated)."""
-    from placement.solver.jsonform import instance_message
-
     return instance_from_message(instance_message({"gpu": data}).gpu)
 
 
@@ -585,10 +580,3 @@ def validate(instance: GpuInstance) -> None:
         raise InputError.single("gpu", str(exc), "fields of the documented types") from None
     instance_from_message(message)
     instance.validated = True
-
-
-def require_instance(obj: Any) -> GpuInstance:
-    """``obj`` if it is a GpuInstance, else an InputError."""
-    if not isinstance(obj, GpuInstance):
-        raise InputError.single("instance", type(obj).__name__, "a GpuInstance")
-    return obj

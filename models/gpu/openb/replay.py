@@ -136,10 +136,6 @@ class PodSet:
         """Total milli-GPU of each pod."""
         return self.num_gpu * self.milli
 
-    @property
-    def shared(self) -> np.ndarray:
-        return (self.num_gpu == 1) & (self.milli < MILLI)
-
     @classmethod
     def from_jobs(cls, jobs: Sequence[GpuJob], cluster: TraceCluster) -> PodSet:
         order = sorted(range(len(jobs)), key=lambda i: jobs[i].name)
