@@ -25,7 +25,7 @@ from placement.models.gpu import (
 )
 from placement.models.gpu.bound import relaxation_bound
 from placement.models.gpu.cpsat import CpSatEncoding
-from placement.models.gpu.eligibility import Cluster
+from placement.models.gpu.eligibility import FreeCapacity as Cluster
 from placement.models.gpu.generate import generate
 from placement.models.gpu.greedy import best_fit, greedy_solutions
 from placement.models.gpu.milp import MilpEncoding

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from placement.models.gpu.eligibility import Cluster
+from placement.models.gpu.eligibility import FreeCapacity
 from placement.models.gpu.explain import fits_alone_now
 from placement.models.gpu.instance import MILLI, GpuInstance, GpuJob
 from placement.solver.backends.base import RunStatus
@@ -58,7 +58,7 @@ of identical nodes."""
 
 def relaxation_bound(
     instance: GpuInstance,
-    cluster: Cluster,
+    cluster: FreeCapacity,
     options: Any,
     cancel: Any,
     time_limit_s: float,
@@ -154,7 +154,7 @@ def relaxation_bound(
 
 
 def _holding_nodes(
-    instance: GpuInstance, cluster: Cluster, job: GpuJob, caps: np.ndarray
+    instance: GpuInstance, cluster: FreeCapacity, job: GpuJob, caps: np.ndarray
 ) -> np.ndarray:
     """For a job with a required locality: its caps on nodes of groups that can hold all of
     it, 0 elsewhere (an NVLink-domain locality asks for a node with a domain of enough fully

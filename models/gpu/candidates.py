@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from placement.models.gpu.eligibility import Cluster, multi_domain_counts
+from placement.models.gpu.eligibility import FreeCapacity, multi_domain_counts
 from placement.models.gpu.instance import GpuInstance, GpuJob, GpuSolution, WorkerPlacement
 
 
@@ -32,7 +32,7 @@ def window_count(instance: GpuInstance) -> int:
 
 def select_candidates(
     instance: GpuInstance,
-    cluster: Cluster,
+    cluster: FreeCapacity,
     incumbent: GpuSolution | None,
     *,
     target_vars: int,
@@ -142,7 +142,7 @@ def select_candidates(
     return out, window, GpuSolution(fixed)
 
 
-def _leftover(job: GpuJob, state: Cluster, nodes: np.ndarray, take: np.ndarray) -> np.ndarray:
+def _leftover(job: GpuJob, state: FreeCapacity, nodes: np.ndarray, take: np.ndarray) -> np.ndarray:
     """Capacity a node would have left after taking ``take`` workers (best-fit score)."""
     if job.kind == "whole":
         return state.ff_count[nodes] - job.gpus * take

@@ -1,9 +1,9 @@
 """What an instance's cluster leaves free, and which nodes can host which job's workers.
 
-:class:`Cluster` holds the free capacity of every node and GPU as numpy arrays (from the
-instance, or with :meth:`Cluster.residual` from what a solution leaves free) and answers the
-eligibility questions of the exact model: per node (or GPU), how many workers of a job it
-can host on its own. :func:`placement_var_count` is the size of the full model.
+:class:`FreeCapacity` holds the free capacity of every node and GPU as numpy arrays (from
+the instance, or with :meth:`FreeCapacity.residual` from what a solution leaves free) and
+answers the eligibility questions of the exact model: per node (or GPU), how many workers
+of a job it can host on its own. :func:`placement_var_count` is the size of the full model.
 """
 
 from __future__ import annotations
@@ -13,11 +13,13 @@ import numpy as np
 from placement.models.gpu.instance import MILLI, GpuInstance, GpuJob, GpuSolution
 
 
-class Cluster:
+class FreeCapacity:
     """Free capacity of every node and GPU as numpy arrays, for fast eligibility tests.
 
     Built from an instance (the initial state) or, with :meth:`residual`, from what a
-    solution leaves free.
+    solution leaves free. A snapshot for building the exact model; the greedy heuristics
+    place and undo workers one at a time on :class:`placement.models.gpu.greedy.ClusterState`
+    instead.
     """
 
     def __init__(self, instance: GpuInstance) -> None:
@@ -49,9 +51,9 @@ class Cluster:
         self.type_code = {t: i for i, t in enumerate(types)}
         self.node_type = np.array([self.type_code[nd.gpu_type] for nd in nodes], dtype=np.int64)
 
-    def residual(self, solution: GpuSolution | None) -> Cluster:
+    def residual(self, solution: GpuSolution | None) -> FreeCapacity:
         """A copy of this state minus what ``solution`` uses (for the candidate choice)."""
-        out = object.__new__(Cluster)
+        out = object.__new__(FreeCapacity)
         out.__dict__.update(self.__dict__)
         out.free0 = self.free0.copy()
         out.memfree = self.memfree.copy()
@@ -133,7 +135,7 @@ def _per_gpu(values: tuple[int, ...], count: int) -> np.ndarray:
     return np.zeros(count, dtype=np.int64)
 
 
-def placement_var_count(instance: GpuInstance, cluster: Cluster) -> int:
+def placement_var_count(instance: GpuInstance, cluster: FreeCapacity) -> int:
     """Number of placement variables the full model would have (the size test)."""
     multi_dom = multi_domain_counts(instance, cluster)
     total = 0
@@ -149,7 +151,7 @@ def placement_var_count(instance: GpuInstance, cluster: Cluster) -> int:
     return total
 
 
-def multi_domain_counts(instance: GpuInstance, cluster: Cluster) -> np.ndarray:
+def multi_domain_counts(instance: GpuInstance, cluster: FreeCapacity) -> np.ndarray:
     """Per node, the number of NVLink domains holding fully free GPUs if more than one."""
     out = np.zeros(len(instance.nodes), dtype=np.int64)
     for n, node in enumerate(instance.nodes):

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from placement.models.gpu.check import SPAN_SAME_GPU, span_level
-from placement.models.gpu.eligibility import Cluster
+from placement.models.gpu.eligibility import FreeCapacity
 from placement.models.gpu.instance import MILLI, GpuInstance, GpuJob, GpuSolution, WorkerPlacement
 from placement.solver.linear import LinearModel, Objective, Values
 
@@ -49,25 +49,25 @@ class GpuModel:
     instance:
         The instance.
     cluster:
-        Its :class:`Cluster`.
+        Its :class:`FreeCapacity`.
     candidates:
         Per job, the nodes it may use; None for the full model (every eligible node).
     fixed:
         Jobs kept exactly where this solution places them (a restricted model's jobs outside
         its window). They get no variables: ``cluster`` must be the state they leave
-        (:meth:`Cluster.residual`); their objective terms are constants and :meth:`decode`
+        (:meth:`FreeCapacity.residual`); their objective terms are constants and :meth:`decode`
         adds them back.
     """
 
     def __init__(
         self,
         instance: GpuInstance,
-        cluster: Cluster | None = None,
+        cluster: FreeCapacity | None = None,
         candidates: list[list[int]] | None = None,
         fixed: GpuSolution | None = None,
     ) -> None:
         self.instance = instance
-        self.cluster = cluster or Cluster(instance)
+        self.cluster = cluster or FreeCapacity(instance)
         self.restricted = candidates is not None or fixed is not None
         self.fixed: dict[int, tuple[WorkerPlacement, ...]] = dict(fixed.placements) if fixed else {}
         self.lm = LinearModel()

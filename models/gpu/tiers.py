@@ -22,7 +22,7 @@ from typing import Any, Protocol
 from placement.models.gpu.bound import relaxation_bound
 from placement.models.gpu.candidates import select_candidates, window_count
 from placement.models.gpu.check import check
-from placement.models.gpu.eligibility import Cluster, placement_var_count
+from placement.models.gpu.eligibility import FreeCapacity, placement_var_count
 from placement.models.gpu.instance import MILLI, GpuInstance, GpuSolution
 from placement.models.gpu.model import GpuModel
 from placement.solver.backends.base import BackendRun, RunStatus
@@ -186,7 +186,7 @@ def solve_tiers(
             StopReason.TIME_LIMIT,
             message=f"the exact model did not run: {clock.left() * 1e3:.0f} ms left",
         )
-    cluster = Cluster(instance)
+    cluster = FreeCapacity(instance)
     backend = make_backend()
     size = placement_var_count(instance, cluster)
     # CP-SAT's presolve alone grows quickly with the model: the full model is used only
