@@ -18,12 +18,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from placement.models.gpu.instance import MILLI, GpuInstance, GpuSolution
+from placement.models.gpu.instance import MILLI, SPAN_SAME_GPU, GpuInstance, GpuSolution
 from placement.solver.family import CheckReport
 
 SENSES = ("max", "min", "min")
-SPAN_SAME_GPU = -1
-"""The span level of a job whose workers all share one GPU (inside the innermost level, 0)."""
 
 
 def span_level(

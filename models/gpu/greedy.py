@@ -29,9 +29,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from placement.models.gpu.check import SPAN_SAME_GPU
 from placement.models.gpu.instance import (
     MILLI,
+    SPAN_SAME_GPU,
     GpuInstance,
     GpuJob,
     GpuSolution,

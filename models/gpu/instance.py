@@ -21,6 +21,9 @@ MILLI = 1000
 """milli-GPU in one whole GPU."""
 MAX_GPUS_PER_NODE = 1024
 MAX_WORKERS = 1_000_000
+SPAN_SAME_GPU = -1
+"""The span level of a job whose workers all share one GPU (inside the innermost level, 0:
+one NVLink domain; 1 is the node, and so on up the topology)."""
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,16 @@ from typing import Any
 
 import numpy as np
 
-from placement.models.gpu.check import SPAN_SAME_GPU, span_level
+from placement.models.gpu.check import span_level
 from placement.models.gpu.eligibility import FreeCapacity
-from placement.models.gpu.instance import MILLI, GpuInstance, GpuJob, GpuSolution, WorkerPlacement
+from placement.models.gpu.instance import (
+    MILLI,
+    SPAN_SAME_GPU,
+    GpuInstance,
+    GpuJob,
+    GpuSolution,
+    WorkerPlacement,
+)
 from placement.solver.linear import LinearModel, Objective, Values
 
 
