@@ -34,7 +34,7 @@ class LinearModel:
         return len(self.lb)
 
     def var(self, lb: int, ub: int, kind: str) -> int:
-        """A new integer variable in ``[lb, ub]``; ``kind`` names its family (x, w, y, ...)."""
+        """A new integer variable in ``[lb, ub]``; ``kind`` names its group (x, w, y, ...)."""
         self.lb.append(int(lb))
         self.ub.append(int(ub))
         self.kind.append(kind)
