@@ -47,7 +47,7 @@ def deterministic_wall_limit(budget_s: float) -> float:
     """Wall seconds after which a deterministic-mode search of ``budget_s`` is stopped anyway.
 
     Every wall-clock guard around a deterministic search (CP-SAT's own limit, the GPU
-    encoding's stage deadline, the R||Cmax search's guard) must use this one value: a tighter
+    encoding's tier deadline, the R||Cmax search's guard) must use this one value: a tighter
     guard lets the wall clock, not the work budget, end the search on a loaded machine, and
     the result then depends on the load.
     """

@@ -15,7 +15,7 @@ import pytest
 from benchmarks.reliability import targets as T
 from placement.api.files import read_instance
 from placement.models.dag.loaders import load_stg, load_topcuoglu, load_wfcommons
-from placement.models.gpu.openb import load_openb
+from placement.models.gpu.openb.loader import load_openb
 from placement.models.partition.hf import device_spec, load_model_config
 from placement.models.partition.tarnawski import load_tarnawski
 from placement.solver.errors import InputError

@@ -23,11 +23,13 @@ from placement.models.gpu import (
     WorkloadClass,
     check,
 )
+from placement.models.gpu.bound import relaxation_bound
 from placement.models.gpu.cpsat import CpSatEncoding
-from placement.models.gpu.encoding import Cluster, GpuModel, relaxation_bound
+from placement.models.gpu.eligibility import FreeCapacity
 from placement.models.gpu.generate import generate
 from placement.models.gpu.greedy import best_fit, greedy_solutions
 from placement.models.gpu.milp import MilpEncoding
+from placement.models.gpu.model import GpuModel
 from placement.solver import (
     CancellationToken,
     CheckReport,
@@ -467,7 +469,7 @@ def test_model_values_equal_the_checker(seed: int) -> None:
     """The hint of a solution satisfies every row, decodes back to an equivalent placement,
     and the model's three objective values are the checker's (fragmentation exactly)."""
     instance = generate(48, 16, seed, occupancy=0.3)
-    model = GpuModel(instance, Cluster(instance))
+    model = GpuModel(instance, FreeCapacity(instance))
     model.ensure_layer("comm_cost")
     model.ensure_layer("fragmentation")
     for _, solution in greedy_solutions(instance):
@@ -511,7 +513,7 @@ def test_relaxation_bound_is_valid() -> None:
         instance = generate(32, 12, seed, occupancy=0.4)
         outcome, _, _ = run_exact(instance, "cpsat", "highs")
         assert outcome.proven_optimal
-        cluster = Cluster(instance)
+        cluster = FreeCapacity(instance)
         options = SolveOptions()
         for limit in (0, 10**9):  # per class, per node
             bound = relaxation_bound(instance, cluster, options, CancellationToken(), 5.0, limit)
@@ -576,8 +578,8 @@ def test_an_incumbent_at_the_proven_bound_skips_the_first_stage(
     skipped, ctx, encoding = run_exact(
         instance, backend, milp_solver, start=start, known_bound=bound
     )
-    stages = encoding.last_stats["passes"][0]["stages"]
-    assert stages["placed_gpu_weighted"] == {"status": "proved by the bound"}
+    tiers = encoding.last_stats["passes"][0]["tiers"]
+    assert tiers["placed_gpu_weighted"] == {"status": "proved by the bound"}
     assert "placed_gpu_weighted=proved" in skipped.message
     assert not ctx.rejected
     assert skipped.bound == pytest.approx(bound)

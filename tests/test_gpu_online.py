@@ -9,24 +9,24 @@ import json
 import numpy as np
 import pytest
 
-from placement.models.gpu.batch import check_placement, replay_batch, solve_cycle
 from placement.models.gpu.instance import GpuJob, GpuNode
-from placement.models.gpu.offline_bound import OfflineBound, dff
-from placement.models.gpu.online import FGDBestFitTiePolicy, make_any
-from placement.models.gpu.policies import make
-from placement.models.gpu.replay import Cluster, ClusterState, PodSet, replay
+from placement.models.gpu.openb.batch import check_placement, replay_batch, solve_cycle
+from placement.models.gpu.openb.offline_bound import OfflineBound, dff
+from placement.models.gpu.openb.online import FGDBestFitTiePolicy, make_any
+from placement.models.gpu.openb.policies import make
+from placement.models.gpu.openb.replay import PodSet, TraceCluster, TraceState, replay
 
 
 def node(name: str, gpus: int, cpu: int = 32_000, mem: int = 65_536, t: str = "G2") -> GpuNode:
     return GpuNode(name, t, gpus, 0, 0, cpu, mem)
 
 
-def setup(nodes, jobs) -> tuple[Cluster, PodSet]:
-    cluster = Cluster.from_nodes(nodes)
+def setup(nodes, jobs) -> tuple[TraceCluster, PodSet]:
+    cluster = TraceCluster.from_nodes(nodes)
     return cluster, PodSet.from_jobs(jobs, cluster)
 
 
-def random_case(seed: int, n_nodes: int = 6, n_pods: int = 60) -> tuple[Cluster, PodSet]:
+def random_case(seed: int, n_nodes: int = 6, n_pods: int = 60) -> tuple[TraceCluster, PodSet]:
     rng = np.random.default_rng(seed)
     nodes = [
         node(
@@ -81,10 +81,10 @@ def test_online_policy_places_feasibly_and_whenever_a_node_fits(seed: int) -> No
     cluster, pods = random_case(seed)
     curve = replay(cluster, pods, FGDBestFitTiePolicy(), seed)
     items, placement = replayed_placement(curve)
-    assert check_placement(ClusterState(cluster), pods, items, placement) == []
+    assert check_placement(TraceState(cluster), pods, items, placement) == []
     assert placement, "nothing placed"
     # Replaying the decisions: every pod left out fitted no node at its arrival.
-    state = ClusterState(cluster)
+    state = TraceState(cluster)
     for i, p in enumerate(items):
         if curve.node[i] >= 0:
             state.place(pods, p, int(curve.node[i]), list(curve.gpus[i]))
@@ -124,7 +124,7 @@ def test_checker_rejects_broken_placements() -> None:
             GpuJob("cpu", cpu_milli=7_500),
         ],
     )
-    state = ClusterState(cluster)
+    state = TraceState(cluster)
     items = [pods.names.index(n) for n in ("s6", "s5", "w2", "typed", "cpu")]
     a, b = cluster.names.index("a"), cluster.names.index("b")
     assert check_placement(state, pods, items, [(0, a, (0,)), (1, a, (1,))]) == []
@@ -157,7 +157,7 @@ def test_batch_respects_capacity_and_keeps_unplaced_pods_pending() -> None:
     assert curve.node.tolist() == [0, -1, 0]
     assert curve.used.tolist() == [600, 600, 1000] and curve.invalid == 0
     items, placement = replayed_placement(curve)
-    assert check_placement(ClusterState(cluster), pods, items, placement) == []
+    assert check_placement(TraceState(cluster), pods, items, placement) == []
 
 
 def test_batch_model_beats_a_hint_that_strands_pods() -> None:
@@ -171,7 +171,7 @@ def test_batch_model_beats_a_hint_that_strands_pods() -> None:
         ],
     )
     items = [pods.names.index(n) for n in ("p1", "p2", "p3", "p4")]
-    state = ClusterState(cluster)
+    state = TraceState(cluster)
     state.rank = np.arange(cluster.n)
     hint = [(0, 0, (0,)), (1, 0, (0,))]
     result = solve_cycle(state, pods, items, hint, time_limit=10.0)

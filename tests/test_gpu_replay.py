@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from placement.models.gpu.instance import GpuJob, GpuNode
-from placement.models.gpu.policies import POLICIES, FGDPolicy, make, typical_pods
-from placement.models.gpu.replay import (
-    Cluster,
-    ClusterState,
+from placement.models.gpu.openb.policies import POLICIES, FGDPolicy, make, typical_pods
+from placement.models.gpu.openb.replay import (
     Curve,
     PodSet,
+    TraceCluster,
+    TraceState,
     replay,
     workload,
 )
@@ -38,8 +38,8 @@ def cpu_only(name: str, cpu: int = 8_000, mem: int = 1_024) -> GpuJob:
     return GpuJob(name, cpu_milli=cpu, memory_mib=mem)
 
 
-def setup(nodes, jobs) -> tuple[Cluster, PodSet]:
-    cluster = Cluster.from_nodes(nodes)
+def setup(nodes, jobs) -> tuple[TraceCluster, PodSet]:
+    cluster = TraceCluster.from_nodes(nodes)
     return cluster, PodSet.from_jobs(jobs, cluster)
 
 
@@ -48,8 +48,8 @@ def run_in_order(cluster, pods, policy, names, tie_break="rank", seed=0) -> Curv
     return replay(cluster, pods, make(policy), seed, order=order, tie_break=tie_break)
 
 
-def state_with(cluster: Cluster, left: dict[int, list[int]], cpu_left=None) -> ClusterState:
-    state = ClusterState(cluster)
+def state_with(cluster: TraceCluster, left: dict[int, list[int]], cpu_left=None) -> TraceState:
+    state = TraceState(cluster)
     for n, row in left.items():
         state.gpu_left[n, : len(row)] = row
     if cpu_left is not None:
@@ -195,7 +195,7 @@ def test_filters_cpu_memory_type_and_gpus() -> None:
         [node("n0", 2, cpu=8_000), node("n1", 2, mem=512), node("n2", 2, t="T4"), node("n3", 1)],
         [whole("a", gpus=2, cpu=10_000, mem=1_024, types=["G2"]), whole("b", gpus=1)],
     )
-    state = ClusterState(cluster)
+    state = TraceState(cluster)
     assert state.feasible(pods, pods.names.index("a")).tolist() == []
     assert state.feasible(pods, pods.names.index("b")).tolist() == [0, 2, 3]
 
@@ -245,7 +245,7 @@ def test_curve_at_averages_the_pods_whose_arrived_ratio_rounds_to_x() -> None:
 # --- the replay never over-allocates (independent check) --------------------------------------
 
 
-def _random_instance(seed: int) -> tuple[Cluster, PodSet]:
+def _random_instance(seed: int) -> tuple[TraceCluster, PodSet]:
     rng = np.random.default_rng(seed)
     types = ["G2", "T4", "V100M32"]
     nodes = [
@@ -274,7 +274,7 @@ def _random_instance(seed: int) -> tuple[Cluster, PodSet]:
     return setup(nodes, jobs)
 
 
-def _check(cluster: Cluster, pods: PodSet, curve: Curve) -> None:
+def _check(cluster: TraceCluster, pods: PodSet, curve: Curve) -> None:
     """Recompute everything from the placements in plain Python; no replay code involved."""
     cpu = [0] * cluster.n
     mem = [0] * cluster.n
@@ -332,7 +332,7 @@ def test_the_workload_is_the_same_for_every_policy_and_seeded() -> None:
 
 
 def test_real_trace_reproduces_the_published_allocation(shared_benchmarks: Path) -> None:
-    from placement.models.gpu.replay import load_trace
+    from placement.models.gpu.openb.replay import load_trace
 
     folder = shared_benchmarks / "gpu" / "openb"
     cluster, pods = load_trace(

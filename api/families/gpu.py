@@ -106,7 +106,7 @@ def _openb_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _openb_build(args: argparse.Namespace) -> Any:
-    from placement.models.gpu.openb import load_openb
+    from placement.models.gpu.openb.loader import load_openb
 
     return load_openb(args.nodes, args.pods, name=args.name)
 

@@ -106,7 +106,7 @@ def child(args: argparse.Namespace) -> int:
             import placement.api.server.service  # noqa: F401
             import placement.models.dag.loaders  # noqa: F401
             import placement.models.entanglement.topology  # noqa: F401
-            import placement.models.gpu.openb  # noqa: F401
+            import placement.models.gpu.openb.loader  # noqa: F401
             import placement.models.partition.hf  # noqa: F401
             import placement.models.partition.tarnawski  # noqa: F401
             from benchmarks.reliability import targets

@@ -165,14 +165,14 @@ def _openb_head(name: str, lines: int) -> list[bytes]:
 
 
 def _openb_nodes(path: str) -> Any:
-    from placement.models.gpu.openb import load_openb
+    from placement.models.gpu.openb.loader import load_openb
 
     pods = scratch().write("pods-fixed.csv", _OPENB_PODS)
     return load_openb(path, pods)
 
 
 def _openb_pods(path: str) -> Any:
-    from placement.models.gpu.openb import load_openb
+    from placement.models.gpu.openb.loader import load_openb
 
     nodes = scratch().write("nodes-fixed.csv", _OPENB_NODES)
     return load_openb(nodes, path)

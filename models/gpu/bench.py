@@ -226,14 +226,14 @@ def published(data: Path, trace: str) -> dict[str, dict[int, np.ndarray]]:
 
 @cache
 def _trace(data: Path, trace: str):
-    from placement.models.gpu.replay import load_trace
+    from placement.models.gpu.openb.replay import load_trace
 
     return load_trace(data / "openb_node_list_gpu_node.csv", data / TRACES[trace])
 
 
 @cache
 def _bound(data: Path, trace: str):
-    from placement.models.gpu.offline_bound import OfflineBound
+    from placement.models.gpu.openb.offline_bound import OfflineBound
 
     return OfflineBound(*_trace(data, trace))
 
@@ -257,9 +257,9 @@ def run_case(
     0..130 % arrived). ``mode``: ``online`` (``policy`` decides one pod at a time),
     ``batch`` (cycles of ``batch`` arrivals, ``policy`` as the hint, CP-SAT per cycle with
     ``time_limit`` s) or ``bound`` (the offline LP bound on the seed's workload)."""
-    from placement.models.gpu.batch import replay_batch
-    from placement.models.gpu.online import make_any
-    from placement.models.gpu.replay import replay, workload
+    from placement.models.gpu.openb.batch import replay_batch
+    from placement.models.gpu.openb.online import make_any
+    from placement.models.gpu.openb.replay import replay, workload
 
     cluster, pods = _trace(data, trace)
     gpus = cluster.total_gpu_milli // 1000
@@ -684,8 +684,8 @@ OPENB_FULL = {"seeds": tuple(range(42, 52)), "traces": tuple(TRACES), "batch_siz
 def cases_openb(config: Any) -> list[dict[str, Any]]:
     """Per trace: every policy online, our batch mode per batch size, the bound, per seed;
     then (full runs) the ablation of FGD and BestFit on the default trace."""
-    from placement.models.gpu.online import OURS as OUR_POLICIES
-    from placement.models.gpu.policies import POLICIES
+    from placement.models.gpu.openb.online import OURS as OUR_POLICIES
+    from placement.models.gpu.openb.policies import POLICIES
 
     plan = OPENB_QUICK if config.quick else OPENB_FULL
     policies = ["Random", "BestFit", "FGD", OURS] if config.quick else [*POLICIES, *OUR_POLICIES]
@@ -738,8 +738,8 @@ def cases_openb(config: Any) -> list[dict[str, Any]]:
 
 def run_openb(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     """One replay (or the bound) and the independent re-check of every placement it made."""
-    from placement.models.gpu.batch import check_placement
-    from placement.models.gpu.replay import ClusterState
+    from placement.models.gpu.openb.batch import check_placement
+    from placement.models.gpu.openb.replay import TraceState
 
     data = config.data_dir(OPENB_DATA)
     row = run_case(
@@ -759,7 +759,7 @@ def run_openb(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
         # at once to the empty cluster, fits: recomputed from scratch.
         cluster, pods = _trace(data, case["trace"])
         items, placement = placements
-        errors = check_placement(ClusterState(cluster), pods, items, placement)
+        errors = check_placement(TraceState(cluster), pods, items, placement)
         row["invalid"] = int(row.get("invalid") or 0) + (1 if errors else 0)
         row["placements_checked"] = len(placement)
     row.setdefault("invalid", 0)

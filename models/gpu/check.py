@@ -18,11 +18,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from placement.models.gpu.instance import MILLI, GpuInstance, GpuSolution
+from placement.models.gpu.instance import MILLI, SPAN_SAME_GPU, GpuInstance, GpuSolution
 from placement.solver.family import CheckReport
 
 SENSES = ("max", "min", "min")
-SPAN_SAME_GPU = -1
 
 
 def span_level(

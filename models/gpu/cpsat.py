@@ -1,8 +1,8 @@
 """CP-SAT encoding of topology-aware GPU allocation.
 
-The model is :class:`placement.models.gpu.encoding.GpuModel` (shared with the MILP
+The model is :class:`placement.models.gpu.model.GpuModel` (shared with the MILP
 encoding); this module only translates it into a ``cp_model.CpModel`` and drives the
-lexicographic stages through :class:`placement.solver.backends.CpSat`. Communication costs
+lexicographic tiers through :class:`placement.solver.backends.CpSat`. Communication costs
 are scaled by 10^6 and rounded, because CP-SAT takes integer objective coefficients only.
 """
 
@@ -11,20 +11,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from placement.models.gpu.encoding import (
-    CPSAT_VARS_PER_SECOND,
-    LinearModel,
-    StagedEncoding,
-)
+from placement.models.gpu.tiers import TieredEncoding
 from placement.solver.backends.base import BackendRun
 from placement.solver.backends.cpsat import CpSat
 from placement.solver.cancel import CancellationToken
 from placement.solver.family import ExactContext
+from placement.solver.linear import LinearModel
 from placement.solver.options import SolveOptions
 
+CPSAT_VARS_PER_SECOND = 1_000
+"""Measured with 2 search workers: CP-SAT's presolve takes 0.1-0.2 ms per variable of this
+model (more on larger ones) and its search needs several times that; larger models stall in
+presolve."""
 
-class _CpSatStages:
-    """The :class:`~placement.models.gpu.encoding.StageBackend` over CP-SAT."""
+
+class _CpSatTiers:
+    """The :class:`~placement.models.gpu.tiers.TierBackend` over CP-SAT."""
 
     source = "cpsat"
     integer_objective = True
@@ -37,7 +39,7 @@ class _CpSatStages:
         self.n_rows = 0
 
     def load(self, model: LinearModel) -> None:
-        from ortools.sat.python import cp_model
+        from ortools.sat.python import cp_model  # deferred: 0.85 s to import, paid by solves only
 
         if self.model is None:
             self.model = cp_model.CpModel()
@@ -55,7 +57,7 @@ class _CpSatStages:
         self.n_rows = len(model.rows)
 
     def add_row(self, terms: dict[int, float], lo: float | None, hi: float | None) -> None:
-        from ortools.sat.python import cp_model
+        from ortools.sat.python import cp_model  # deferred: 0.85 s to import, paid by solves only
 
         expr = cp_model.LinearExpr.weighted_sum(
             [self.vars[i] for i in terms], [int(c) for c in terms.values()]
@@ -76,7 +78,7 @@ class _CpSatStages:
         cancel: CancellationToken,
         on_values: Callable[[list[float], float | None], None],
     ) -> tuple[BackendRun, list[float] | None]:
-        from ortools.sat.python import cp_model
+        from ortools.sat.python import cp_model  # deferred: 0.85 s to import, paid by solves only
 
         cpm = self.model
         expr = cp_model.LinearExpr.weighted_sum(
@@ -106,7 +108,7 @@ class _CpSatStages:
         return run, final or None
 
 
-class CpSatEncoding(StagedEncoding):
+class CpSatEncoding(TieredEncoding):
     """The exact CP-SAT encoding of the GPU family (``backend='cpsat'``)."""
 
-    stage_backend = _CpSatStages
+    tier_backend = _CpSatTiers

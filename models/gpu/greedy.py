@@ -31,6 +31,7 @@ import numpy as np
 
 from placement.models.gpu.instance import (
     MILLI,
+    SPAN_SAME_GPU,
     GpuInstance,
     GpuJob,
     GpuSolution,
@@ -40,7 +41,6 @@ from placement.solver.options import SolveOptions
 
 BIG = 1 << 40
 """Larger than any count or milli-GPU sum in an instance."""
-SPAN_SAME_GPU = -1
 _I64 = np.int64
 
 

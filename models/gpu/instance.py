@@ -13,13 +13,17 @@ from typing import Any
 
 import numpy as np
 
-from placement.solver.errors import InputError, ValidationCollector
-from placement.solver.jsonform import finite, message_to_dict
+from placement.solver.errors import ValidationCollector
+from placement.solver.jsonform import finite, instance_message, message_to_dict
+from placement.solver.schema.v1 import gpu_pb2 as pb
 
 MILLI = 1000
 """milli-GPU in one whole GPU."""
 MAX_GPUS_PER_NODE = 1024
 MAX_WORKERS = 1_000_000
+SPAN_SAME_GPU = -1
+"""The span level of a job whose workers all share one GPU (inside the innermost level, 0:
+one NVLink domain; 1 is the node, and so on up the topology)."""
 
 
 @dataclass(frozen=True)
@@ -454,8 +458,6 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Gp
 
 def instance_to_message(instance: GpuInstance) -> Any:
     """The ``placement.v1.GpuInstance`` message of an instance."""
-    from placement.solver.schema.v1 import gpu_pb2 as pb
-
     msg = pb.GpuInstance()
     for lv in instance.levels:
         msg.cluster.levels.add(name=lv.name, bandwidth_gbps=lv.bandwidth_gbps)
@@ -537,8 +539,6 @@ def solution_to_message(
     instance: GpuInstance, solution: GpuSolution, unplaced: list[dict[str, Any]] | None = None
 ) -> Any:
     """The ``placement.v1.GpuSolution`` message of a solution."""
-    from placement.solver.schema.v1 import gpu_pb2 as pb
-
     msg = pb.GpuSolution()
     for j in solution.placed_jobs():
         jp = msg.placements.add(job=instance.jobs[j].name)
@@ -556,8 +556,6 @@ def instance_to_dict(instance: GpuInstance) -> dict[str, Any]:
 
 def instance_from_dict(data: dict[str, Any]) -> GpuInstance:
     """An instance from the JSON form of its ``gpu`` section (validated)."""
-    from placement.solver.jsonform import instance_message
-
     return instance_from_message(instance_message({"gpu": data}).gpu)
 
 
@@ -574,10 +572,3 @@ def validate_fields(instance: GpuInstance) -> None:
                     f"one value per GPU ({node.gpu_count})",
                 )
     v.raise_if_any()
-
-
-def require_instance(obj: Any) -> GpuInstance:
-    """``obj`` if it is a GpuInstance, else an InputError."""
-    if not isinstance(obj, GpuInstance):
-        raise InputError.single("instance", type(obj).__name__, "a GpuInstance")
-    return obj

@@ -1,10 +1,11 @@
 """MILP encoding of topology-aware GPU allocation (HiGHS or CBC through PuLP).
 
-The model is :class:`placement.models.gpu.encoding.GpuModel` (shared with the CP-SAT
+The model is :class:`placement.models.gpu.model.GpuModel` (shared with the CP-SAT
 encoding); this module only writes it as a ``pulp.LpProblem`` and drives the lexicographic
-stages through the wrapper chosen by ``SolveOptions.milp_solver`` in
+tiers through the wrapper chosen by ``SolveOptions.milp_solver`` in
 :data:`placement.solver.backends.milp.MILP_SOLVERS`. Communication costs stay exact
-floating-point coefficients; the tier-2 row of stage 3 carries a 1e-6 tolerance.
+floating-point coefficients; the row fixing the communication tier (while fragmentation
+is optimised) carries a 1e-6 tolerance.
 """
 
 from __future__ import annotations
@@ -12,20 +13,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from placement.models.gpu.encoding import (
-    MILP_VARS_PER_SECOND,
-    LinearModel,
-    StagedEncoding,
-)
+from placement.models.gpu.tiers import TieredEncoding
 from placement.solver.backends.base import BackendRun
 from placement.solver.backends.milp import milp_solver
 from placement.solver.cancel import CancellationToken
 from placement.solver.family import ExactContext
+from placement.solver.linear import LinearModel
 from placement.solver.options import SolveOptions
 
+MILP_VARS_PER_SECOND = 1_000
+"""HiGHS presolves faster than CP-SAT but its search slows down on the same sizes."""
 
-class _MilpStages:
-    """The :class:`~placement.models.gpu.encoding.StageBackend` over a PuLP MILP solver."""
+
+class _MilpTiers:
+    """The :class:`~placement.models.gpu.tiers.TierBackend` over a PuLP MILP solver."""
 
     integer_objective = False
     vars_per_second = MILP_VARS_PER_SECOND
@@ -41,7 +42,7 @@ class _MilpStages:
         self.n_model_rows = 0
 
     def load(self, model: LinearModel) -> None:
-        import pulp
+        import pulp  # deferred: 0.26 s to import, paid by solves only
 
         if self.problem is None:
             self.problem = pulp.LpProblem("gpu", pulp.LpMaximize)
@@ -52,7 +53,7 @@ class _MilpStages:
         self.n_model_rows = len(model.rows)
 
     def _add(self, terms: Any, lo: float | None, hi: float | None) -> None:
-        import pulp
+        import pulp  # deferred: 0.26 s to import, paid by solves only
 
         expr = pulp.LpAffineExpression([(self.vars[i], c) for i, c in terms])
         if lo is not None and hi is not None and lo == hi:
@@ -80,7 +81,7 @@ class _MilpStages:
         cancel: CancellationToken,
         on_values: Callable[[list[float], float | None], None],
     ) -> tuple[BackendRun, list[float] | None]:
-        import pulp
+        import pulp  # deferred: 0.26 s to import, paid by solves only
 
         prob = self.problem
         expr = pulp.LpAffineExpression([(self.vars[i], c) for i, c in objective.items()])
@@ -105,11 +106,11 @@ class _MilpStages:
         return run, final
 
 
-class MilpEncoding(StagedEncoding):
+class MilpEncoding(TieredEncoding):
     """The exact MILP encoding of the GPU family (``backend='milp'``).
 
     The solver is ``ctx.options.milp_solver`` (``highs`` by default, or ``cbc``); solutions
     are reported with source ``milp-highs`` / ``milp-cbc``.
     """
 
-    stage_backend = _MilpStages
+    tier_backend = _MilpTiers

@@ -38,12 +38,12 @@ simulator), read for this purpose; no code of it is copied:
   ``pkg/scheduler/core/generic_scheduler.go`` that takes the smallest node name, and it names
   the nodes ``%04d-<name>`` with the ``%04d`` from a random permutation. Ties therefore go to
   the first node of a random order fixed for the run: :func:`replay` draws that order
-  (``ClusterState.rank``) from the seed (``tie_break="rank"``, the default);
+  (``TraceState.rank``) from the seed (``tie_break="rank"``, the default);
   ``tie_break="uniform"`` is the stock behaviour. Go's ``math/rand`` stream cannot be
   reproduced, so single runs differ from the simulator's; only the distribution over
   seeds can agree.
 
-The cluster state is numpy arrays over nodes x GPU slots (:class:`ClusterState`); policies
+The cluster state is numpy arrays over nodes x GPU slots (:class:`TraceState`); policies
 (:mod:`.policies`) score all feasible nodes at once. Nothing here uses the MILP / CP-SAT code.
 """
 
@@ -58,12 +58,11 @@ from typing import Protocol
 import numpy as np
 
 from placement.models.gpu.instance import MILLI, GpuJob, GpuNode
+from placement.models.gpu.openb.loader import read_openb_nodes, read_openb_pods
 
 TIE_BREAKS = ("rank", "uniform")
 TUNE_RATIO = 1.3
 """Arrived GPU demand at which the workload stops, as a fraction of cluster GPU capacity."""
-SEEDS = tuple(range(42, 52))
-"""The seeds of the paper's ten repetitions."""
 PROTOCOLS = ("simulator", "resample")
 NONZERO_MILLI_CPU = 100
 """Kubernetes' ``GetNonzeroRequests`` default for a container without a CPU request; the
@@ -71,7 +70,7 @@ simulator's scores see this value, the CPU filter the real request."""
 
 
 @dataclass(frozen=True)
-class Cluster:
+class TraceCluster:
     """The static cluster: one row per node."""
 
     names: tuple[str, ...]
@@ -96,7 +95,7 @@ class Cluster:
         return int(self.gpu_count.sum()) * MILLI
 
     @classmethod
-    def from_nodes(cls, nodes: Sequence[GpuNode]) -> Cluster:
+    def from_nodes(cls, nodes: Sequence[GpuNode]) -> TraceCluster:
         types = tuple(sorted({n.gpu_type for n in nodes}))
         index = {t: i for i, t in enumerate(types)}
         return cls(
@@ -137,12 +136,8 @@ class PodSet:
         """Total milli-GPU of each pod."""
         return self.num_gpu * self.milli
 
-    @property
-    def shared(self) -> np.ndarray:
-        return (self.num_gpu == 1) & (self.milli < MILLI)
-
     @classmethod
-    def from_jobs(cls, jobs: Sequence[GpuJob], cluster: Cluster) -> PodSet:
+    def from_jobs(cls, jobs: Sequence[GpuJob], cluster: TraceCluster) -> PodSet:
         order = sorted(range(len(jobs)), key=lambda i: jobs[i].name)
         jobs = [jobs[i] for i in order]
         if any(j.workers != 1 for j in jobs):
@@ -166,11 +161,9 @@ class PodSet:
         )
 
 
-def load_trace(node_csv: str | Path, pod_csv: str | Path) -> tuple[Cluster, PodSet]:
+def load_trace(node_csv: str | Path, pod_csv: str | Path) -> tuple[TraceCluster, PodSet]:
     """The cluster and pods of the openb CSV files (through the project's own loader)."""
-    from placement.models.gpu.openb import read_openb_nodes, read_openb_pods
-
-    cluster = Cluster.from_nodes(read_openb_nodes(node_csv))
+    cluster = TraceCluster.from_nodes(read_openb_nodes(node_csv))
     return cluster, PodSet.from_jobs(read_openb_pods(pod_csv), cluster)
 
 
@@ -212,7 +205,7 @@ def workload(
     return np.array(order, dtype=np.int64)
 
 
-class ClusterState:
+class TraceState:
     """What is free: ``gpu_left[node, slot]`` (padding slots hold 0), CPU and memory left,
     and per node the count of resident GPU pods by kind (for GpuClustering)."""
 
@@ -220,7 +213,7 @@ class ClusterState:
     """Kind 0: shared GPU; kind k (1..8): k whole GPUs; larger gangs share kind 8 + ...
     (the openb trace has none beyond 8)."""
 
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: TraceCluster) -> None:
         self.cluster = cluster
         slots = cluster.slots
         self.exists = np.arange(slots)[None, :] < cluster.gpu_count[:, None]
@@ -232,9 +225,9 @@ class ClusterState:
         self.rank: np.ndarray | None = None
         """Tie-break order of the nodes (lowest first), None for a uniform draw."""
 
-    def copy(self) -> ClusterState:
+    def copy(self) -> TraceState:
         """An independent copy (the static cluster is shared)."""
-        new = ClusterState.__new__(ClusterState)
+        new = TraceState.__new__(TraceState)
         new.cluster = self.cluster
         new.exists = self.exists
         new.gpu_left = self.gpu_left.copy()
@@ -252,7 +245,7 @@ class ClusterState:
             return -1
         if milli < MILLI:
             return 0
-        return min(num_gpu, ClusterState.AFFINITY_KINDS)
+        return min(num_gpu, TraceState.AFFINITY_KINDS)
 
     def feasible(self, pods: PodSet, p: int) -> np.ndarray:
         """Indices of the nodes that pass the simulator's filters for pod ``p``."""
@@ -288,12 +281,12 @@ class Policy(Protocol):
 
     name: str
 
-    def reset(self, state: ClusterState, pods: PodSet) -> None:
+    def reset(self, state: TraceState, pods: PodSet) -> None:
         """Called once before a replay (precompute what depends on the pod list)."""
 
     def choose(
         self,
-        state: ClusterState,
+        state: TraceState,
         pods: PodSet,
         p: int,
         nodes: np.ndarray,
@@ -302,7 +295,7 @@ class Policy(Protocol):
         """The node (one of ``nodes``, all feasible, never empty) and its GPUs for pod ``p``."""
         ...
 
-    def placed(self, state: ClusterState, pods: PodSet, p: int, node: int) -> None:
+    def placed(self, state: TraceState, pods: PodSet, p: int, node: int) -> None:
         """Called after pod ``p`` went to ``node`` (keep caches current)."""
 
 
@@ -356,7 +349,7 @@ class Curve:
 
 
 def start_replay(
-    cluster: Cluster,
+    cluster: TraceCluster,
     pods: PodSet,
     policy: Policy,
     seed: int,
@@ -364,7 +357,7 @@ def start_replay(
     protocol: str,
     order: np.ndarray | None,
     tie_break: str,
-) -> tuple[np.ndarray, ClusterState, np.random.Generator]:
+) -> tuple[np.ndarray, TraceState, np.random.Generator]:
     """(arrival order, empty cluster state, the policy's random stream) of a replay of
     ``seed``, with the policy reset: the workload depends on the seed only (the same for
     every policy, as in the simulator, which draws it before scheduling); the policy's random
@@ -379,7 +372,7 @@ def start_replay(
             pods, cluster.total_gpu_milli, np.random.default_rng(workload_ss), ratio, protocol
         )
     rng = np.random.default_rng(policy_ss)
-    state = ClusterState(cluster)
+    state = TraceState(cluster)
     if tie_break == "rank":
         state.rank = rng.permutation(cluster.n)
     policy.reset(state, pods)
@@ -387,7 +380,7 @@ def start_replay(
 
 
 def replay(
-    cluster: Cluster,
+    cluster: TraceCluster,
     pods: PodSet,
     policy: Policy,
     seed: int,

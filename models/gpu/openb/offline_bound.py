@@ -36,7 +36,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from placement.models.gpu.instance import MILLI
-from placement.models.gpu.replay import Cluster, PodSet
+from placement.models.gpu.openb.replay import PodSet, TraceCluster
 from placement.solver.backends.milp import new_highs
 
 PACKING_R = (1, 2, 3, 4)
@@ -51,7 +51,7 @@ def dff(m: np.ndarray, eps: int) -> np.ndarray:
     return np.where(m > MILLI - eps, MILLI, np.where(m >= eps, m, 0))
 
 
-def _node_classes(cluster: Cluster) -> tuple[np.ndarray, np.ndarray]:
+def _node_classes(cluster: TraceCluster) -> tuple[np.ndarray, np.ndarray]:
     """(keys [Q, 4]: type, GPUs, CPU, memory; count per class)."""
     keys = np.stack([cluster.type_of, cluster.gpu_count, cluster.cpu_milli, cluster.memory_mib], 1)
     return np.unique(keys, axis=0, return_counts=True)
@@ -73,7 +73,7 @@ def _pod_classes(pods: PodSet) -> tuple[np.ndarray, np.ndarray]:
 class OfflineBound:
     """The LP above for one cluster and pod list; :meth:`at` solves it for a multiset of pods."""
 
-    def __init__(self, cluster: Cluster, pods: PodSet) -> None:
+    def __init__(self, cluster: TraceCluster, pods: PodSet) -> None:
         import highspy
 
         self.cluster = cluster

@@ -12,7 +12,7 @@ our own Python. What they share:
   vendored ``pkg/scheduler/core/generic_scheduler.go`` patches ``selectHost`` ("for
   reproducibility, choose the smallest lexicographical order"), and ``syncClusterResourceList``
   prefixes every node name with its place in a random permutation (``rand.Perm``). So ties go
-  to the first node of one random order fixed for the whole run (``ClusterState.rank``),
+  to the first node of one random order fixed for the whole run (``TraceState.rank``),
   which packs; stock Kubernetes draws uniformly (``tie_break="uniform"`` in
   :func:`.replay.replay`), which spreads.
   Plugins with a ``NormalizeScore`` (BestFit) rescale min..max to 0..100, which keeps the
@@ -33,7 +33,7 @@ from collections import Counter
 import numpy as np
 
 from placement.models.gpu.instance import MILLI
-from placement.models.gpu.replay import ClusterState, PodSet
+from placement.models.gpu.openb.replay import PodSet, TraceState
 
 MAX_SCORE = 100
 MAX_SPEC_CPU = 128_000
@@ -43,7 +43,7 @@ TYPICAL_POPULARITY = 95
 
 
 def _pick_best(
-    scores: np.ndarray, nodes: np.ndarray, state: ClusterState, rng: np.random.Generator
+    scores: np.ndarray, nodes: np.ndarray, state: TraceState, rng: np.random.Generator
 ) -> int:
     """The node with the highest score; among equals, the one of lowest ``state.rank`` (the
     simulator's patched ``selectHost``: smallest name, names carrying a random rank), or
@@ -83,23 +83,23 @@ def random_fit_gpus(
 class _Base:
     name = "base"
 
-    def reset(self, state: ClusterState, pods: PodSet) -> None:
+    def reset(self, state: TraceState, pods: PodSet) -> None:
         pass
 
-    def placed(self, state: ClusterState, pods: PodSet, p: int, node: int) -> None:
+    def placed(self, state: TraceState, pods: PodSet, p: int, node: int) -> None:
         pass
 
     def gpus(
-        self, state: ClusterState, pods: PodSet, p: int, node: int, rng: np.random.Generator
+        self, state: TraceState, pods: PodSet, p: int, node: int, rng: np.random.Generator
     ) -> list[int]:
         return best_fit_gpus(state.gpu_left[node], int(pods.num_gpu[p]), int(pods.milli[p]))
 
-    def scores(self, state: ClusterState, pods: PodSet, p: int, nodes: np.ndarray) -> np.ndarray:
+    def scores(self, state: TraceState, pods: PodSet, p: int, nodes: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
     def choose(
         self,
-        state: ClusterState,
+        state: TraceState,
         pods: PodSet,
         p: int,
         nodes: np.ndarray,
@@ -244,7 +244,7 @@ class FGDPolicy(_Base):
 
     name = "FGD"
 
-    def reset(self, state: ClusterState, pods: PodSet) -> None:  # noqa: D102
+    def reset(self, state: TraceState, pods: PodSet) -> None:  # noqa: D102
         typical = typical_pods(pods)
         self.t_cpu = np.array([t[0] for t in typical], dtype=np.int64)
         self.t_milli = np.array([t[1] for t in typical], dtype=np.int64)
@@ -262,7 +262,7 @@ class FGDPolicy(_Base):
         self.frag = np.zeros(n)
         self._refresh(state, np.arange(n))
 
-    def _refresh(self, state: ClusterState, nodes: np.ndarray) -> None:
+    def _refresh(self, state: TraceState, nodes: np.ndarray) -> None:
         left = state.gpu_left[nodes][:, :, None]  # padding slots hold 0: neither fit nor add
         tm = self.t_milli[None, None, :]
         self.fit[nodes] = (left >= tm).sum(axis=1)

@@ -25,6 +25,7 @@ from placement.models.gpu.instance import (
     TopologyLevel,
 )
 from placement.solver.errors import InputError
+from placement.solver.family import validate
 
 NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
 POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec")
@@ -113,8 +114,6 @@ def load_openb(node_csv: str | Path, pod_csv: str | Path, name: str = "openb") -
     Raises :class:`InputError` naming the file, line and column of a bad value, or a rule
     of the instance schema the data breaks (validated like any instance file).
     """
-    from placement.solver.family import validate
-
     instance = GpuInstance(
         levels=list(LEVELS),
         nodes=read_openb_nodes(node_csv),

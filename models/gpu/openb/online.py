@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from placement.models.gpu.policies import POLICIES, FGDPolicy, best_fit_gpus
+from placement.models.gpu.openb.policies import POLICIES, FGDPolicy, best_fit_gpus
 
 
 class FGDBestFitTiePolicy(FGDPolicy):

@@ -42,15 +42,19 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from placement.models.gpu.instance import MILLI
-from placement.models.gpu.replay import (
+from placement.models.gpu.openb.replay import (
     TUNE_RATIO,
-    Cluster,
-    ClusterState,
     Curve,
     PodSet,
     Policy,
+    TraceCluster,
+    TraceState,
     start_replay,
 )
+from placement.solver.backends.base import RunStatus
+from placement.solver.backends.cpsat import _map_status as map_cpsat_status
+from placement.solver.cancel import CancellationToken
+from placement.solver.options import SolveOptions
 
 Placement = list[tuple[int, int, tuple[int, ...]]]
 """``[(item, node, gpus), ...]``: ``item`` indexes the cycle's list of pods (a pod of the
@@ -58,12 +62,12 @@ trace may arrive twice, so items, not pod indices, identify what is placed)."""
 
 
 def check_placement(
-    state: ClusterState, pods: PodSet, items: list[int], placement: Placement
+    state: TraceState, pods: PodSet, items: list[int], placement: Placement
 ) -> list[str]:
     """Everything wrong with applying ``placement`` of the pods ``items`` to ``state`` at
     once ([] if valid).
 
-    Independent of :meth:`ClusterState.place` and of the model: recomputes the load of every
+    Independent of :meth:`TraceState.place` and of the model: recomputes the load of every
     touched node and GPU from scratch.
     """
     errors: list[str] = []
@@ -109,7 +113,7 @@ def check_placement(
     return errors
 
 
-def _opened(state: ClusterState, pods: PodSet, items: list[int], placement: Placement) -> int:
+def _opened(state: TraceState, pods: PodSet, items: list[int], placement: Placement) -> int:
     """GPUs fully free in ``state`` that shared pods of ``placement`` take a part of."""
     touched = {
         (node, g)
@@ -125,7 +129,7 @@ def _demand(pods: PodSet, items: list[int], placement: Placement) -> int:
 
 
 def hint_placement(
-    state: ClusterState,
+    state: TraceState,
     pods: PodSet,
     policy: Policy,
     items: list[int],
@@ -160,7 +164,7 @@ class CycleResult:
 
 
 def solve_cycle(
-    state: ClusterState,
+    state: TraceState,
     pods: PodSet,
     items: list[int],
     hint: Placement,
@@ -170,7 +174,7 @@ def solve_cycle(
     seed: int = 0,
 ) -> CycleResult:
     """The joint placement of ``items`` (pods that each fit alone) by CP-SAT (module doc)."""
-    from ortools.sat.python import cp_model
+    from ortools.sat.python import cp_model  # deferred: 0.85 s to import, paid by cycles only
 
     hint_of = {item: (node, gpus) for item, node, gpus in hint}
     model = cp_model.CpModel()
@@ -246,15 +250,18 @@ def solve_cycle(
     solver.parameters.num_workers = workers
     solver.parameters.random_seed = seed
     t0 = time.perf_counter()
-    status = solver.Solve(model)
+    raw = solver.Solve(model)
     seconds = time.perf_counter() - t0
-    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+    # The backend's status map reads CP-SAT's raw status (the search itself keeps this
+    # cycle's own parameters: CpSat.run would add its one-worker interleaved search).
+    run = map_cpsat_status(raw, solver, SolveOptions(), CancellationToken(), seconds)
+    if not run.has_solution:
         return CycleResult(hint, "hint_kept", seconds, nvars)
     out: Placement = []
     for (item, n), (x, gvars) in choice.items():
         if solver.Value(x):
             out.append((item, n, tuple(g for g, y in gvars.items() if solver.Value(y))))
-    name = "optimal" if status == cp_model.OPTIMAL else "feasible"
+    name = "optimal" if run.status == RunStatus.OPTIMAL else "feasible"
     return CycleResult(out, name, seconds, nvars)
 
 
@@ -288,7 +295,7 @@ class BatchCurve(Curve):
 
 
 def replay_batch(
-    cluster: Cluster,
+    cluster: TraceCluster,
     pods: PodSet,
     policy: Policy,
     seed: int,
@@ -407,7 +414,7 @@ class _Cycle:
 
 
 def _cycle(
-    state: ClusterState,
+    state: TraceState,
     pods: PodSet,
     policy: Policy,
     batch_pods: list[int],

@@ -1,0 +1,579 @@
+"""The lexicographic tier driver of the exact GPU encodings (CP-SAT and MILP).
+
+The checker ranks solutions by three objective tiers in order (:data:`TIERS`); the driver
+optimises them one after the other on one :class:`~placement.models.gpu.model.GpuModel`,
+fixing each tier at the best value found before the next, through the small
+:class:`TierBackend` protocol that :mod:`placement.models.gpu.cpsat` and
+:mod:`placement.models.gpu.milp` implement. When the full model is too large for the time
+left, it runs pass after pass on restricted models (:mod:`placement.models.gpu.candidates`)
+with the bound of :func:`placement.models.gpu.bound.relaxation_bound`.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from placement.models.gpu.bound import relaxation_bound
+from placement.models.gpu.candidates import select_candidates, window_count
+from placement.models.gpu.check import check
+from placement.models.gpu.eligibility import FreeCapacity, placement_var_count
+from placement.models.gpu.instance import MILLI, GpuInstance, GpuSolution
+from placement.models.gpu.model import GpuModel
+from placement.solver.backends.base import BackendRun, RunStatus
+from placement.solver.cancel import CancellationToken
+from placement.solver.family import ExactContext, ExactOutcome
+from placement.solver.linear import LinearModel, Values
+from placement.solver.options import deterministic_wall_limit
+from placement.solver.result import StopReason
+
+log = logging.getLogger(__name__)
+
+TIERS = ("placed_gpu_weighted", "comm_cost", "fragmentation")
+"""The checker's objective tiers, in lexicographic order."""
+
+MAX_PLACEMENT_VARS = 50_000
+"""Above this many placement variables (job x node pairs, plus job x GPU pairs for
+fractional jobs, plus job x NVLink-domain pairs on multi-domain nodes), each job is
+restricted to a candidate set of nodes and optimality is no longer claimed. The limit also
+shrinks with the time left (``TierBackend.vars_per_second``)."""
+
+CPSAT_COMM_SCALE = 1_000_000
+"""CP-SAT needs integer objective coefficients: communication costs are multiplied by this
+and rounded, so CP-SAT proves the communication tier at 1e-6 resolution per job."""
+
+MIN_EXACT_SECONDS = 0.05
+"""Below this many seconds left, the exact model is not built (nor the LP bound solved)."""
+
+
+class TierBackend(Protocol):
+    """What :func:`solve_tiers` needs from a solver (CP-SAT or a MILP solver)."""
+
+    source: str
+    integer_objective: bool
+    """True when objective and row coefficients must be integers (CP-SAT)."""
+    vars_per_second: float
+    """Model size (placement variables) per second of time left that the solver handles
+    well; above it the model is restricted to candidate nodes."""
+
+    def load(self, model: LinearModel) -> None:
+        """Create the variables and rows of ``model`` not created yet (called again after a
+        layer was added)."""
+        ...
+
+    def add_row(self, terms: dict[int, float], lo: float | None, hi: float | None) -> None:
+        """Add a row that fixes a tier: ``lo <= sum(coef * var) <= hi``."""
+        ...
+
+    def run(
+        self,
+        sense: str,
+        objective: dict[int, float],
+        constant: float,
+        hint: list[int] | None,
+        time_limit_s: float,
+        cancel: CancellationToken,
+        on_values: Callable[[list[float], float | None], None],
+    ) -> tuple[BackendRun, list[float] | None]:
+        """Optimise until ``time_limit_s`` or ``cancel``; call ``on_values(values, bound)`` on
+        improving solutions when the solver can; return the mapped run and the final values
+        (None without a solution)."""
+        ...
+
+
+@dataclass
+class _Tier:
+    name: str
+    sense: str
+    active: bool
+
+
+@dataclass
+class _Pass:
+    """What one pass over the tiers (full model, or one window of the restricted one) did."""
+
+    proven: dict[str, bool]
+    bound1: int | None = None
+    stop: StopReason | None = None
+    messages: list[str] = field(default_factory=list)
+    tier_bounds: dict[str, float] = field(default_factory=dict)
+    best: list[int] | None = None
+    error: bool = False
+
+
+class _Clock:
+    """Time left for the exact search.
+
+    Normally the portfolio's wall clock. In deterministic mode it is virtual: the time limit
+    less the tier budgets already handed out, so that every decision that depends on time
+    (full or restricted model, windows, tier budgets) is the same on every run; CP-SAT then
+    stops each tier by deterministic time, and the wall clock is only a guard.
+    """
+
+    def __init__(self, ctx: ExactContext) -> None:
+        self.ctx = ctx
+        self.deterministic = bool(ctx.options.deterministic)
+        self.spent = 0.0
+
+    def left(self) -> float:
+        """Seconds left."""
+        if self.deterministic:
+            return max(0.0, float(self.ctx.options.time_limit_s) - self.spent)
+        return self.ctx.time_left()
+
+    def now(self) -> float:
+        """The current time on this clock."""
+        return self.spent if self.deterministic else time.monotonic()
+
+    def charge(self, seconds: float) -> None:
+        """Count a tier budget as spent (deterministic mode)."""
+        self.spent += seconds
+
+
+def solve_tiers(
+    instance: GpuInstance,
+    ctx: ExactContext,
+    make_backend: Callable[[], TierBackend],
+    *,
+    max_placement_vars: int = MAX_PLACEMENT_VARS,
+    stats: dict[str, Any] | None = None,
+) -> ExactOutcome:
+    """Solve the three tiers lexicographically, one after the other.
+
+    Tier 1 maximises the weighted placed GPU demand; tier 2 fixes it at no less than the
+    best value found and minimises the communication cost; tier 3 also fixes that and
+    minimises fragmentation. Each tier is hinted with the best solution so far (first the
+    portfolio's incumbent), gets half of the time left (the last one all of it), and every
+    decoded improving solution goes to ``ctx.report``. Constant tiers are skipped.
+
+    When the full model is too large for the time left (``max_placement_vars``, scaled by
+    the backend's ``vars_per_second``), the tiers run on restricted models instead, one
+    window of racks after another (:func:`select_candidates`), each starting from the best
+    solution so far, until the time is up; optimality is then not claimed and the bound is
+    :func:`relaxation_bound`, valid for the whole instance.
+
+    Parameters
+    ----------
+    instance:
+        The instance.
+    ctx:
+        The portfolio's :class:`~placement.solver.family.ExactContext`.
+    make_backend:
+        Makes a fresh :class:`TierBackend` (one per model).
+    max_placement_vars:
+        Upper limit on the full model's size (see :data:`MAX_PLACEMENT_VARS`).
+    stats:
+        If given, filled with what happened (model sizes, tier statuses, objectives).
+
+    Returns
+    -------
+    ExactOutcome
+        Stop reason, proven bound on the primary objective (whole instance), whether every
+        tier was proved optimal, and the proved solution.
+    """
+    stats = stats if stats is not None else {}
+    started = time.monotonic()
+    cancel = ctx.cancel
+    clock = _Clock(ctx)
+    if clock.left() < MIN_EXACT_SECONDS and not cancel.cancelled:
+        # Not even a model build fits: return at once rather than overrun the deadline.
+        return ExactOutcome(
+            StopReason.TIME_LIMIT,
+            message=f"the exact model did not run: {clock.left() * 1e3:.0f} ms left",
+        )
+    cluster = FreeCapacity(instance)
+    backend = make_backend()
+    size = placement_var_count(instance, cluster)
+    # CP-SAT's presolve alone grows quickly with the model: the full model is used only
+    # while it stays small for the time at hand, else restricted ones of about that size.
+    limit = int(min(max_placement_vars, backend.vars_per_second * max(clock.left(), 0.1)))
+    restricted = size > limit
+    stats.update(
+        placement_vars=size,
+        full_model_limit=limit,
+        restricted=restricted,
+        passes=[],
+        hint_fallbacks=0,
+    )
+    if cancel.cancelled:
+        return ExactOutcome(StopReason.CANCELLED, message="cancelled before the exact model ran")
+
+    if not restricted:
+        model = GpuModel(instance, cluster, None)
+        result = _run_pass(instance, ctx, clock, backend, model, None, None, stats)
+        best_model, passes = model, [result]
+    else:
+        # A bound for the whole instance: a restricted model's own bound is not one.
+        # A short deadline gets no LP bound rather than an overrun (the portfolio still
+        # has its quick bound).
+        lp_budget = 0.15 * clock.left()
+        lp_bound = (
+            relaxation_bound(instance, cluster, ctx.options, cancel, lp_budget)
+            if lp_budget >= MIN_EXACT_SECONDS
+            else None
+        )
+        stats["relaxation_bound_s"] = time.monotonic() - started
+        passes, tried = [], set()
+        best_model = None
+        while not cancel.cancelled:
+            left = clock.left()
+            # Several windows when there is time; each gets enough for all of its tiers.
+            if passes and left < 2.0:
+                break
+            pass_time = left if left < 6.0 else max(3.0, 0.3 * left)
+            pass_deadline = None if left < 6.0 else clock.now() + pass_time
+            target = int(min(limit, backend.vars_per_second * pass_time))
+            candidates, window, fixed = select_candidates(
+                instance,
+                cluster,
+                ctx.incumbent(),
+                target_vars=target,
+                skip_groups=tried,
+                rank="room" if len(passes) % 2 == 0 else "priority",
+            )
+            tried.update(window)
+            model = GpuModel(instance, cluster.residual(fixed), candidates, fixed)
+            backend = backend if not passes else make_backend()
+            result = _run_pass(instance, ctx, clock, backend, model, lp_bound, pass_deadline, stats)
+            stats["passes"][-1]["window"] = window
+            passes.append(result)
+            best_model = model
+            if result.error or result.best is None or len(tried) >= window_count(instance):
+                break
+        for result in passes:
+            result.bound1 = lp_bound
+            result.tier_bounds = {}
+    final = passes[-1]
+    assert best_model is not None
+    proven = {name: all(p.proven.get(name, False) for p in passes) for name in TIERS}
+    all_proven = not restricted and all(final.proven.values()) and not cancel.cancelled
+    stop = final.stop
+    messages = [m for p in passes for m in p.messages]
+    if cancel.cancelled:
+        stop, all_proven = StopReason.CANCELLED, False
+    bound1 = final.bound1
+    tier_bounds = dict(final.tier_bounds)
+    if bound1 is not None:
+        tier_bounds["placed_gpu_weighted"] = bound1 / MILLI
+    if restricted:
+        messages.append(
+            f"restricted to candidate nodes ({len(passes)} window(s); {size} placement "
+            f"variables > {limit}): optimality over the whole instance is not claimed"
+        )
+        if stop is None or stop == StopReason.PROVEN:
+            # Every window finished before the deadline: no proof for the whole instance.
+            stop = StopReason.SEARCH_EXHAUSTED
+    if all_proven:
+        stop = StopReason.PROVEN
+    elif stop is None or stop == StopReason.PROVEN:
+        stop = StopReason.TIME_LIMIT
+    solution = best_model.decode(final.best) if final.best is not None else None
+    stats["proven"] = dict(final.proven) if not restricted else proven
+    stats["solution"] = solution
+    stats["total_s"] = time.monotonic() - started
+    summary = ", ".join(
+        f"{name}={'proved' if ok else 'not proved'}" for name, ok in final.proven.items()
+    )
+    where = " (last window, others fixed)" if restricted else ""
+    messages.insert(0, f"{backend.source}{where}: {summary}")
+    return ExactOutcome(
+        stop_reason=stop,
+        bound=None if bound1 is None else bound1 / MILLI,
+        proven_optimal=all_proven,
+        proven_solution=solution if all_proven else None,
+        message="; ".join(messages),
+        tier_bounds=tier_bounds,
+    )
+
+
+def _run_pass(
+    instance: GpuInstance,
+    ctx: ExactContext,
+    clock: _Clock,
+    backend: TierBackend,
+    model: GpuModel,
+    lp_bound: int | None,
+    deadline: float | None,
+    stats: dict[str, Any],
+) -> _Pass:
+    """Run the active tiers on ``model`` until ``deadline`` (or the portfolio's deadline)."""
+    cancel = ctx.cancel
+    pass_stats: dict[str, Any] = {"tiers": {}, "restricted": model.restricted}
+    stats["passes"].append(pass_stats)
+    t0 = time.monotonic()
+    backend.load(model.lm)
+    pass_stats["build_s"] = time.monotonic() - t0
+
+    def time_left() -> float:
+        left = clock.left()
+        return left if deadline is None else min(left, deadline - clock.now())
+
+    def normalise(values: Values | None) -> list[int] | None:
+        """Decode then re-encode: exact auxiliary values and the canonical GPU numbering."""
+        if values is None:
+            return None
+        exact = model.values_from_solution(model.decode(values))
+        if exact is not None and model.feasible(exact):
+            return exact
+        stats["hint_fallbacks"] += 1
+        if len(values) != model.lm.num_vars:
+            return None
+        rounded = [int(round(v)) for v in values]
+        return rounded if model.feasible(rounded) else None
+
+    incumbent = ctx.incumbent()
+    best = model.values_from_solution(incumbent) if incumbent is not None else None
+    if best is not None and not model.feasible(best):
+        log.warning("the incumbent does not satisfy the %s model; not used", backend.source)
+        stats["hint_fallbacks"] += 1
+        best = None
+    pass_stats["hinted"] = best is not None
+    if best is None:
+        # Placing nothing is always feasible: a valid start and a floor for every tier.
+        best = model.values_from_solution(GpuSolution())
+    assert best is not None
+
+    tiers = [
+        _Tier("placed_gpu_weighted", "max", not model.tier1.is_constant),
+        _Tier("comm_cost", "min", model.comm_active),
+        _Tier("fragmentation", "min", model.frag_active),
+    ]
+    objectives = {"placed_gpu_weighted": model.tier1, "comm_cost": model.comm}
+    active = [st for st in tiers if st.active]
+    result = _Pass(proven={st.name: not st.active for st in tiers})
+    if model.tier1.is_constant and not model.restricted:
+        result.bound1 = 0  # no job with a positive weight can be placed
+    lock = threading.Lock()
+    post_s = 0.0
+
+    for pos, tier in enumerate(active):
+        if cancel.cancelled:
+            result.stop = StopReason.CANCELLED
+            break
+        if model.ensure_layer(tier.name):
+            backend.load(model.lm)
+            best = normalise(best) or model.values_from_solution(GpuSolution())
+            assert best is not None
+        objective = objectives.get(tier.name, model.frag)
+        if objective.is_constant:
+            # Only known once the layer exists (e.g. a mix of 1-GPU classes only): nothing to
+            # optimise, and every solution is optimal for this tier.
+            result.proven[tier.name] = True
+            continue
+        if backend.integer_objective and tier.name == "comm_cost":
+            # CP-SAT takes integer coefficients: costs at 1e-6 resolution.
+            coefs = {i: round(c * CPSAT_COMM_SCALE) for i, c in objective.terms.items()}
+            const = round(objective.constant * CPSAT_COMM_SCALE)
+        else:
+            coefs, const = dict(objective.terms), objective.constant
+        if tier.name == "placed_gpu_weighted" and not model.restricted:
+            # The incumbent already meets a proven bound (e.g. the portfolio's capacity
+            # bound when every job fits): the tier is optimal without a search.
+            known = ctx.proven_bound()
+            best1 = round(model.tier1.value(best))
+            if known is not None and best1 >= _floor_bound(known * MILLI):
+                result.proven[tier.name] = True
+                result.bound1 = best1
+                pass_stats["tiers"][tier.name] = {"status": "proved by the bound"}
+                if pos < len(active) - 1:
+                    backend.add_row(coefs, sum(c * best[i] for i, c in coefs.items()), None)
+                continue
+        left = time_left()
+        # Keep time for the work after each remaining tier (decoding, normalising and
+        # checking candidates): measured on the previous tier, estimated from size before.
+        size_now = model.lm.num_vars + len(model.lm.rows)
+        # (Deterministic mode: from size only, so that budgets do not depend on timing.)
+        measured = 0.0 if clock.deterministic else post_s
+        post = max(measured, 2e-6 * size_now * (1 + len(active) - pos))
+        reserve = 0.05 + 0.03 * left + post * (len(active) - pos)
+        # The primary tier first: 60% of the time left for tier 1, half of the rest for
+        # tier 2, everything after for the last tier.
+        share = 1.0 if pos == len(active) - 1 else (0.6 if pos == 0 else 0.5)
+        budget = share * (left - reserve)
+        if budget < 0.05:
+            result.stop = StopReason.TIME_LIMIT
+            result.messages.append(f"no time left for tier {tier.name}")
+            break
+        clock.charge(budget + reserve / max(1, len(active) - pos))
+        latest: list[list[float] | None] = [None]
+        last_report = [0.0]
+        throttle = 0.0 if model.lm.num_vars < 20_000 else 0.25
+        in_tier1 = tier.name == "placed_gpu_weighted"
+
+        def on_values(
+            values: list[float],
+            bound: float | None,
+            latest: list[list[float] | None] = latest,
+            last_report: list[float] = last_report,
+            in_tier1: bool = in_tier1,
+            throttle: float = throttle,
+            const_now: float = const if not model.restricted else 0.0,
+        ) -> None:
+            with lock:
+                latest[0] = values
+                now = time.monotonic()
+                if now - last_report[0] < throttle:
+                    return
+                last_report[0] = now
+            valid = None
+            if in_tier1:
+                # A solver bound is a bound on the instance only for the full model.
+                valid = lp_bound if model.restricted else bound
+                valid = None if valid is None else _floor_bound(valid + const_now) / MILLI
+            ctx.report(model.decode(values), backend.source, valid)
+
+        # The tier's own cancellation: the portfolio's, or the tier deadline (some solvers
+        # overrun their time limit on large models; their interrupt hooks still work).
+        tier_cancel = CancellationToken()
+        unhook = cancel.add_callback(tier_cancel.cancel)
+        # (Deterministic mode: the deterministic budget must end the search, so the tier
+        # deadline is no tighter than CP-SAT's own wall-clock guard. At twice the budget it
+        # cut a 1.1 s tier on a loaded CI machine and two identical solves differed.)
+        guard = deterministic_wall_limit(budget) if clock.deterministic else budget
+        disarm = tier_cancel.cancel_after(guard * 1.05 + 0.1)
+        try:
+            # Objectives go to the solver without their constant (CBC's logged bound omits
+            # it); run.objective and run.bound are shifted back below.
+            run, final = backend.run(tier.sense, coefs, 0.0, best, budget, tier_cancel, on_values)
+        finally:
+            disarm()
+            unhook()
+        if run.stop_reason == StopReason.CANCELLED and not cancel.cancelled:
+            run.stop_reason = StopReason.TIME_LIMIT  # our tier deadline, not the caller
+        if run.objective is not None:
+            run.objective += const
+        if run.bound is not None:
+            run.bound += const
+        post_started = time.monotonic()
+        proved = run.status == RunStatus.OPTIMAL and run.stop_reason == StopReason.PROVEN
+        tier_stats: dict[str, Any] = {
+            "status": run.status.value,
+            "stop": run.stop_reason.value,
+            "objective": run.objective,
+            "bound": run.bound,
+            "wall_s": run.wall_s,
+            "budget_s": budget,
+            "variables": model.lm.num_vars,
+            "rows": len(model.lm.rows),
+        }
+        pass_stats["tiers"][tier.name] = tier_stats
+        if run.status == RunStatus.ERROR:
+            result.stop, result.error = StopReason.ERROR, True
+            result.messages.append(f"{backend.source} tier {tier.name} failed: {run.message}")
+            break
+        if run.status == RunStatus.INFEASIBLE:
+            # x = 0 is always feasible and every tier-fixing row holds for the hint: a model bug.
+            result.stop, result.error = StopReason.ERROR, True
+            result.messages.append(f"{backend.source} reported tier {tier.name} infeasible")
+            break
+        final_exact = normalise(final)
+        found = [v for v in (final_exact, normalise(latest[0]), best) if v is not None]
+        # The lexicographically best candidate over all three tiers, as the checker ranks
+        # them (the layers of later tiers may not exist yet, so the model cannot rank ties).
+        # Every candidate satisfies the earlier tiers' rows; when those tiers were proved
+        # the candidates tie there, and the best ties or beats the solver's final solution in
+        # this tier's objective, so a proof of this tier covers it too.
+        best = max(found, key=lambda v: _lex_key(instance, model, v))
+        ctx.report(model.decode(best), backend.source, None)
+        result.proven[tier.name] = proved and final_exact is not None
+        earlier_proven = all(result.proven[st.name] for st in tiers[: tiers.index(tier)])
+        if in_tier1 and not model.restricted:
+            best1 = round(model.tier1.value(best))
+            if result.proven[tier.name]:
+                result.bound1 = best1
+            elif run.bound is not None:
+                result.bound1 = max(best1, _floor_bound(run.bound))
+        elif earlier_proven and not model.restricted and run.bound is not None:
+            if tier.name == "comm_cost" and backend.integer_objective:
+                # Each rounded cost coefficient is off by at most 0.5e-6.
+                slack = 0.5 * len(coefs) / CPSAT_COMM_SCALE
+                result.tier_bounds["comm_cost"] = max(0.0, run.bound / CPSAT_COMM_SCALE - slack)
+            elif tier.name == "comm_cost":
+                result.tier_bounds["comm_cost"] = max(0.0, run.bound - 1e-6)
+            else:
+                result.tier_bounds["fragmentation"] = run.bound / model.frag_divisor
+        # Fix this tier for the next tiers at the best value found (exactly in integers; with
+        # a 1e-6 tolerance for a floating-point communication cost).
+        if pos < len(active) - 1:
+            value = sum(c * best[i] for i, c in coefs.items())
+            if tier.sense == "max":
+                backend.add_row(coefs, value, None)
+            elif backend.integer_objective:
+                backend.add_row(coefs, None, value)
+            else:
+                backend.add_row(coefs, None, value + 1e-6 * max(1.0, abs(value)))
+        if not result.proven[tier.name] and result.stop is None:
+            result.stop = run.stop_reason
+        post_s = max(post_s, time.monotonic() - post_started)
+        tier_stats["post_s"] = time.monotonic() - post_started
+
+    result.best = best
+    terms = model.terms(best)
+    pass_stats["objectives"] = {k: v for k, v in terms.items() if k in model.layers}
+    stats["objectives"] = pass_stats["objectives"]
+    stats["variables"] = model.lm.num_vars
+    stats["rows"] = len(model.lm.rows)
+    return result
+
+
+def _lex_key(instance: GpuInstance, model: GpuModel, values: Values) -> tuple[float, ...]:
+    """The checker's lexicographic score of the decoded ``values`` (larger is better)."""
+    report = check(instance, model.decode(values))
+    if not report.feasible:
+        return (-math.inf,)
+    return report.score()
+
+
+def _floor_bound(bound: float) -> int:
+    """An integer bound on an integer objective from a floating-point solver bound."""
+    return int(math.floor(bound + 1e-4 + 1e-9 * abs(bound)))
+
+
+class TieredEncoding:
+    """An exact encoding of the GPU family: :func:`solve_tiers` over one backend.
+
+    Subclasses name their :class:`TierBackend` factory in ``tier_backend``.
+
+    Parameters
+    ----------
+    max_placement_vars:
+        Above this model size each job is restricted to candidate nodes (see
+        :data:`MAX_PLACEMENT_VARS`).
+    """
+
+    tier_backend: Callable[[ExactContext], TierBackend]
+
+    def __init__(self, max_placement_vars: int = MAX_PLACEMENT_VARS) -> None:
+        self.max_placement_vars = max_placement_vars
+        self.last_stats: dict[str, Any] = {}
+
+    def solve(self, instance: GpuInstance, ctx: ExactContext) -> ExactOutcome:
+        """Solve the three objective tiers lexicographically.
+
+        Parameters
+        ----------
+        instance:
+            The instance.
+        ctx:
+            The portfolio context: options, cancellation, deadline, incumbent, reporting.
+
+        Returns
+        -------
+        ExactOutcome
+            See :func:`solve_tiers`; ``last_stats`` keeps the tier statuses, model size and
+            the model's objective values.
+        """
+        self.last_stats = {}
+        factory = type(self).tier_backend
+        return solve_tiers(
+            instance,
+            ctx,
+            lambda: factory(ctx),
+            max_placement_vars=self.max_placement_vars,
+            stats=self.last_stats,
+        )
