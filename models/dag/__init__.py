@@ -107,6 +107,29 @@ class DagFamily:
 
         return lower_bound(instance)
 
+    # Command-line hooks, imported on demand (the generators and loaders pull in numpy,
+    # networkx; a solve needs none of them).
+    @property
+    def generators(self) -> tuple[Any, ...]:
+        """``placement generate dag``."""
+        from placement.models.dag.generate import GENERATORS  # on demand: see above
+
+        return GENERATORS
+
+    @property
+    def importers(self) -> tuple[Any, ...]:
+        """``placement import`` formats of the family."""
+        from placement.models.dag.loaders import IMPORTERS  # on demand: see above
+
+        return IMPORTERS
+
+    @property
+    def plot(self) -> Any:
+        """``draw(instance, solution, out_path)`` for ``placement plot``, or None."""
+        from placement.models.dag.plot import draw  # on demand: see above
+
+        return draw
+
 
 FAMILY = DagFamily()
 

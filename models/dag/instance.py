@@ -642,3 +642,14 @@ def validate(instance: DagInstance) -> None:
         raise InputError.single("dag", str(exc), "fields of the documented types") from None
     instance_from_message(message)
     instance.validated = True
+
+
+def finish(instance: DagInstance, file: str = "") -> DagInstance:
+    """Validate a loaded instance with the rules of instance files (errors name ``file``)."""
+    try:
+        out = instance_from_message(
+            instance_to_message(instance), name=instance.name, description=instance.description
+        )
+    except InputError as exc:
+        raise exc.with_file(file) if file else exc from None
+    return out

@@ -117,6 +117,29 @@ class EntanglementFamily:
 
         return capacity_bound(instance)
 
+    # Command-line hooks, imported on demand (the generators and loaders pull in numpy,
+    # networkx; a solve needs none of them).
+    @property
+    def generators(self) -> tuple[Any, ...]:
+        """``placement generate entanglement``."""
+        from placement.models.entanglement.generate import GENERATORS  # on demand: see above
+
+        return GENERATORS
+
+    @property
+    def importers(self) -> tuple[Any, ...]:
+        """``placement import`` formats of the family."""
+        from placement.models.entanglement.topology import IMPORTERS  # on demand: see above
+
+        return IMPORTERS
+
+    @property
+    def plot(self) -> Any:
+        """``draw(instance, solution, out_path)`` for ``placement plot``, or None."""
+        from placement.models.entanglement.plot import draw  # on demand: see above
+
+        return draw
+
 
 FAMILY = EntanglementFamily()
 

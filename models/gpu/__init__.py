@@ -119,6 +119,27 @@ class GpuFamily:
         instance = generate(64, 24, seed=0)
         solve(instance, SolveOptions(time_limit_s=0.5, threads=1))
 
+    # Command-line hooks, imported on demand (the generators and loaders pull in numpy,
+    # networkx; a solve needs none of them).
+    @property
+    def generators(self) -> tuple[Any, ...]:
+        """``placement generate gpu``."""
+        from placement.models.gpu.generate import GENERATORS  # on demand: see above
+
+        return GENERATORS
+
+    @property
+    def importers(self) -> tuple[Any, ...]:
+        """``placement import`` formats of the family."""
+        from placement.models.gpu.openb import IMPORTERS  # on demand: see above
+
+        return IMPORTERS
+
+    @property
+    def plot(self) -> Any:
+        """``draw(instance, solution, out_path)`` for ``placement plot``, or None."""
+        return None
+
 
 FAMILY = GpuFamily()
 

@@ -111,6 +111,32 @@ class PartitionFamily:
 
         return quick_bound_ns(instance) / NS_PER_MS
 
+    # Command-line hooks, imported on demand (the generators and loaders pull in numpy,
+    # networkx; a solve needs none of them).
+    @property
+    def generators(self) -> tuple[Any, ...]:
+        """``placement generate partition``."""
+        from placement.models.partition.generate import GENERATORS  # on demand: see above
+
+        return GENERATORS
+
+    @property
+    def importers(self) -> tuple[Any, ...]:
+        """``placement import`` formats of the family."""
+        from placement.models.partition import (
+            hf,  # on demand: see above
+            tarnawski,  # on demand: see above
+        )
+
+        return tarnawski.IMPORTERS + hf.IMPORTERS
+
+    @property
+    def plot(self) -> Any:
+        """``draw(instance, solution, out_path)`` for ``placement plot``, or None."""
+        from placement.models.partition.plot import draw  # on demand: see above
+
+        return draw
+
 
 FAMILY = PartitionFamily()
 

@@ -13,7 +13,7 @@
   variant and every unserved request's reason. One case per (topology, threshold).
 
 Every routing a case produces (Q-CAST's, REPS's, ours, the fair one) goes through the family's
-independent checker again (:func:`placement.api.bench.recheck`); a row's ``invalid`` counts
+independent checker again (:func:`placement.benchmarks.runner.recheck`); a row's ``invalid`` counts
 those it rejects plus the candidates the solver's own checker dropped (both must be 0).
 """
 
@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from placement.api.bench import Rechecker
+from placement.benchmarks.runner import Rechecker
 
 TOPOLOGY_DATA = "quantum/topologies"
 

@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from placement.benchmarks.runner import recheck
+
 SYNTHETIC_SIZES = ((1024, 200, 1), (10240, 2000, 6))
 """(GPUs, jobs, time-limit multiple): the large size gets 6x the suite's limit (5 s -> 30 s)."""
 SYNTHETIC_QUICK = ((64, 12, 1),)
@@ -56,7 +58,6 @@ def run_synthetic(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
 def _solve_in_child(
     size: tuple[int, int], seed: int, backend: str, time_limit: float, queue: mp.Queue
 ) -> None:
-    from placement.api.bench import recheck
     from placement.models.gpu.generate import generate
     from placement.models.gpu.greedy import best_fit
     from placement.solver import SolveOptions, solve

@@ -12,7 +12,7 @@
   where one finishes. One case per chain.
 
 Every solution a case produces (the DP's, each encoding's best, each greedy's) goes through
-the family's independent checker again (:func:`placement.api.bench.recheck`); a row's
+the family's independent checker again (:func:`placement.benchmarks.runner.recheck`); a row's
 ``invalid`` counts those it rejects plus the candidates an encoding reported that the
 portfolio's checker dropped (both must be 0).
 """
@@ -22,16 +22,15 @@ from __future__ import annotations
 import os
 import statistics
 import time
-from pathlib import Path
 from typing import Any
 
-from placement.api.bench import Rechecker
+from placement.benchmarks.runner import INSTANCES, Rechecker
 from placement.models.partition.instance import PartitionInstance, PartitionSolution
 from placement.solver import SolveOptions
 from placement.solver.family import ExactOutcome, get_family
 from placement.solver.portfolio import _Run
 
-DEVICES = Path(__file__).resolve().parents[2] / "instances" / "partition" / "devices"
+DEVICES = INSTANCES / "partition" / "devices"
 """The bundled device specs (L4, T4, edge devices; a source checkout)."""
 TARNAWSKI_DATA = "partition/tarnawski-layergraphs"
 LLM_DATA = "partition/llm-configs"

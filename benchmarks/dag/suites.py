@@ -1,6 +1,6 @@
 """The DAG family's benchmark suites (``placement bench NAME``).
 
-Each suite is three functions, registered in ``placement.api.families.dag``:
+Each suite is three functions, declared in :mod:`placement.benchmarks.dag`:
 ``cases_<suite>(config)``, ``run_<suite>(case, config)`` (one case, in a worker process or a
 Ray task) and ``report_<suite>(rows, config)`` (Markdown, and PNG plots in ``config.out``).
 
@@ -18,7 +18,7 @@ Ray task) and ``report_<suite>(rows, config)`` (Markdown, and PNG plots in ``con
   (a random DAG) and on independent tasks at 512 x 16 and 4,096 x 128.
 
 Every solution a case produces (each heuristic's and each solve's) goes through the family's
-independent checker (:func:`placement.api.bench.recheck`); the ``invalid`` column counts the
+independent checker (:func:`placement.benchmarks.runner.recheck`); the ``invalid`` column counts the
 rejected ones.
 """
 
@@ -34,6 +34,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from placement.benchmarks.runner import recheck
+
 FAMILY_NAME = "dag"
 
 
@@ -47,7 +49,6 @@ def _load_1min() -> float:
 
 def _checked(instance: Any, solution: Any) -> tuple[float | None, int]:
     """``(makespan, invalid)`` of a solution by the family's independent checker."""
-    from placement.api.bench import recheck
 
     report, invalid = recheck(FAMILY_NAME, instance, solution)
     return (None if report is None else report.objective), invalid
