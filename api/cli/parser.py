@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import textwrap
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any, NoReturn
 
 from placement.api.argtypes import (
@@ -94,8 +95,6 @@ def _solve_options_parser() -> argparse.ArgumentParser:
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version("placement-solver")
     except PackageNotFoundError:

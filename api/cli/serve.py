@@ -12,6 +12,7 @@ from placement.solver import InputError
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """``placement serve``."""
+    # The server (grpc, pebble, prometheus) only for this command: start-up time of the others.
     from placement.api.server.app import read_tokens, serve
     from placement.api.server.config import DEFAULT_LIMITS, ServerConfig, default_db_path
 
@@ -48,7 +49,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if problems:
         raise InputError.single("", "; ".join(problems), "valid server settings")
     _configure_server_logging()
-    from placement.api.server.jobs import JobStoreError
+    from placement.api.server.jobs import JobStoreError  # as above
 
     try:
         return serve(config)

@@ -83,6 +83,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
 def _solve_remote(args: argparse.Namespace, loaded: LoadedInstance) -> tuple[Result, bool]:
     """Solve on ``--server`` through the streaming call, printing incumbents as they come."""
+    # grpc and the client only with --server: start-up time of a local solve.
     import grpc
 
     from placement.api.client import Client, bad_fields, incumbent_of, to_result
