@@ -58,6 +58,7 @@ def run_synthetic(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
 def _solve_in_child(
     size: tuple[int, int], seed: int, backend: str, time_limit: float, queue: mp.Queue
 ) -> None:
+    # On use: a child process imports this module and its peak RSS is one solve's.
     from placement.models.gpu.generate import generate
     from placement.models.gpu.greedy import best_fit
     from placement.solver import SolveOptions, solve
@@ -227,6 +228,7 @@ def published(data: Path, trace: str) -> dict[str, dict[int, np.ndarray]]:
 
 @cache
 def _trace(data: Path, trace: str):
+    # On use: a child process imports this module and its peak RSS is one solve's.
     from placement.models.gpu.replay import load_trace
 
     return load_trace(data / "openb_node_list_gpu_node.csv", data / TRACES[trace])
@@ -234,6 +236,7 @@ def _trace(data: Path, trace: str):
 
 @cache
 def _bound(data: Path, trace: str):
+    # On use: a child process imports this module and its peak RSS is one solve's.
     from placement.models.gpu.offline_bound import OfflineBound
 
     return OfflineBound(*_trace(data, trace))
@@ -258,6 +261,7 @@ def run_case(
     0..130 % arrived). ``mode``: ``online`` (``policy`` decides one pod at a time),
     ``batch`` (cycles of ``batch`` arrivals, ``policy`` as the hint, CP-SAT per cycle with
     ``time_limit`` s) or ``bound`` (the offline LP bound on the seed's workload)."""
+    # On use: a child process imports this module and its peak RSS is one solve's.
     from placement.models.gpu.batch import replay_batch
     from placement.models.gpu.online import make_any
     from placement.models.gpu.replay import replay, workload
@@ -596,7 +600,7 @@ def markdown(
 def plot(
     all_rows: dict[str, list[dict]], pubs: dict[str, dict], path: Path, command: str = ""
 ) -> None:
-    import matplotlib
+    import matplotlib  # plots only: matplotlib is slow to import and only the report draws
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -636,7 +640,7 @@ def plot(
 def plot_modes(rows: list[dict], path: Path, command: str = "") -> None:
     """Allocation vs arrived demand: every policy, our online and batch modes, the bound; the
     lower row zooms in on the leaders."""
-    import matplotlib
+    import matplotlib  # plots only: matplotlib is slow to import and only the report draws
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -685,6 +689,7 @@ OPENB_FULL = {"seeds": tuple(range(42, 52)), "traces": tuple(TRACES), "batch_siz
 def cases_openb(config: Any) -> list[dict[str, Any]]:
     """Per trace: every policy online, our batch mode per batch size, the bound, per seed;
     then (full runs) the ablation of FGD and BestFit on the default trace."""
+    # On use: a child process imports this module and its peak RSS is one solve's.
     from placement.models.gpu.online import OURS as OUR_POLICIES
     from placement.models.gpu.policies import POLICIES
 
@@ -739,6 +744,7 @@ def cases_openb(config: Any) -> list[dict[str, Any]]:
 
 def run_openb(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     """One replay (or the bound) and the independent re-check of every placement it made."""
+    # On use: a child process imports this module and its peak RSS is one solve's.
     from placement.models.gpu.batch import check_placement
     from placement.models.gpu.replay import ClusterState
 

@@ -30,7 +30,8 @@ from typing import Any
 
 import grpc
 
-from placement.api.client import Client, instance_message
+from placement.api.client import Client, instance_message, to_result
+from placement.api.files import read_instance
 from placement.api.server.probe import (
     busy_worker,
     rss_mib,
@@ -212,8 +213,6 @@ def cancellation(server: Any, medium: Any, n: int, workers: int) -> dict[str, An
 
 def recheck_responses(responses: list[Any], instance_file: Path) -> tuple[int, int]:
     """``(checked, invalid)``: every returned solution through the GPU family's checker."""
-    from placement.api.client import to_result
-    from placement.api.files import read_instance
 
     loaded = read_instance(instance_file)
     checked = invalid = 0
