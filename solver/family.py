@@ -289,7 +289,7 @@ class Parameter:
         values = value if self.repeated else [value]
         out: list[str] = []
         for v in values:
-            text = _format_value(v)
+            text = _format_value(v, self.type)
             out += [text] if self.positional else [self.flag, text]
         return out
 
@@ -298,18 +298,16 @@ class Parameter:
         return self.positional or self.required or self.shown
 
 
-def _format_value(value: Any) -> str:
-    """A value as typed on the command line: floats as short as exact (``6``, ``0.93``),
-    pairs and lists joined by commas, ``FILE:N`` for a (path, count) pair."""
-    if isinstance(value, bool):
-        return str(value).lower()
+def _format_value(value: Any, kind: str = "") -> str:
+    """A value of a parameter of type ``kind`` as typed on the command line: floats as short
+    as exact (``6``, ``0.93``), lists and pairs joined by commas, ``FILE:N`` for a path count."""
+    if kind == "path_count":
+        return f"{value[0]}:{value[1]}"
+    if kind in ("name_list", "fraction_pair"):
+        return ",".join(_format_value(v) for v in value)
     if isinstance(value, float):
         short = f"{value:g}"
         return short if float(short) == value else repr(value)
-    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str) and isinstance(value[1], int):
-        return f"{value[0]}:{value[1]}"
-    if isinstance(value, (tuple, list)):
-        return ",".join(_format_value(v) for v in value)
     return str(value)
 
 
