@@ -1,19 +1,25 @@
 """Map the top-level code folders into the ``placement`` import namespace.
 
-``solver/``, ``models/`` and ``api/`` install as ``placement.solver``, ``placement.models``
-and ``placement.api`` (regular and editable installs), so an application that embeds the
-library gets no top-level module called ``models`` or ``api``. Everything else is in
+``solver/``, ``models/``, ``api/`` and ``benchmarks/`` install as ``placement.solver``,
+``placement.models``, ``placement.api`` and ``placement.benchmarks`` (regular and editable
+installs), so an application that embeds the library gets no top-level module called
+``models`` or ``api``. ``benchmarks/reliability/`` (the CI's fuzzing, overload, fault and
+audit scripts, run from a checkout) stays out of the wheel. Everything else is in
 pyproject.toml.
 """
 
 from setuptools import find_packages, setup
 
-FOLDERS = ("solver", "models", "api")
+FOLDERS = ("solver", "models", "api", "benchmarks")
+EXCLUDED = ("benchmarks.reliability",)
+"""Packages of the folders that are not installed."""
 
 packages = []
 package_dir = {}
 for folder in FOLDERS:
     for sub in [folder, *(f"{folder}.{p}" for p in find_packages(folder))]:
+        if sub in EXCLUDED or sub.startswith(tuple(f"{e}." for e in EXCLUDED)):
+            continue
         name = f"placement.{sub}"
         packages.append(name)
         package_dir[name] = sub.replace(".", "/")

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
+from typing import Any
+
+from placement.solver.family import Parameter
 
 
 def int_at_least(text: str, low: int) -> int:
@@ -75,3 +79,81 @@ def limit_setting(text: str) -> tuple[str, int]:
     if not sep or not name.strip():
         raise argparse.ArgumentTypeError(f"got {text!r}, expected NAME=N, e.g. jobs=50000")
     return name.strip(), int_at_least(number, 1)
+
+
+def positive_float(text: str) -> float:
+    """A finite number > 0."""
+    return _number(text, "a finite number > 0", lambda v: v > 0)
+
+
+def probability(text: str) -> float:
+    """A number in (0, 1]."""
+    value = fraction(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"got {text!r}, expected a probability in (0, 1]")
+    return value
+
+
+def fraction_pair(text: str) -> tuple[float, float]:
+    """``F`` (both ends) or ``LOW,HIGH`` with 0 <= LOW <= HIGH <= 1."""
+    parts = text.split(",")
+    try:
+        values = [float(p) for p in parts]
+    except ValueError:
+        values = []
+    if len(values) == 1:
+        values = values * 2
+    if len(values) != 2 or not (0 <= values[0] <= values[1] <= 1):
+        raise argparse.ArgumentTypeError(
+            f"got {text!r}, expected F or LOW,HIGH with 0 <= LOW <= HIGH <= 1"
+        )
+    return values[0], values[1]
+
+
+def path_count(text: str) -> tuple[str, int]:
+    """``FILE:N``: a file and how many (N >= 1)."""
+    path, sep, count = text.rpartition(":")
+    if not sep or not path:
+        raise argparse.ArgumentTypeError(f"got {text!r}, expected FILE:N")
+    return path, int_at_least(count, 1)
+
+
+CONVERTERS: dict[str, Callable[[str], Any]] = {
+    "str": str,
+    "path": str,
+    "int": int,
+    "positive_int": positive_int,
+    "non_negative_int": non_negative_int,
+    "float": float,
+    "positive_float": positive_float,
+    "fraction": fraction,
+    "probability": probability,
+    "fraction_pair": fraction_pair,
+    "name_list": name_list,
+    "path_count": path_count,
+}
+"""The converter of each :data:`~placement.solver.family.PARAMETER_TYPES` name (``flag`` is a
+switch, no converter)."""
+
+
+def add_parameter(parser: argparse.ArgumentParser, parameter: Parameter) -> None:
+    """Add a family's declared :class:`~placement.solver.family.Parameter` to ``parser``."""
+    options: dict[str, Any] = {"help": parameter.help}
+    if parameter.type == "flag":
+        parser.add_argument(parameter.flag, action="store_true", **options)
+        return
+    options["type"] = CONVERTERS[parameter.type]
+    if parameter.metavar is not None:
+        options["metavar"] = parameter.metavar
+    if parameter.choices is not None:
+        options["choices"] = parameter.choices
+    if parameter.positional:
+        parser.add_argument(parameter.name, **options)
+        return
+    if parameter.repeated:
+        options["action"] = "append"
+    if parameter.required:
+        options["required"] = True
+    else:
+        options["default"] = parameter.default
+    parser.add_argument(parameter.flag, **options)

@@ -8,8 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from placement.api.bench import BenchConfig, recheck, run_suite
-from placement.api.extensions import Suite
+from placement.benchmarks.runner import BenchConfig, Suite, recheck, run_suite
 
 
 def cases(config: Any) -> list[dict[str, Any]]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from placement.api.bench import recheck, suites
+from placement.benchmarks.runner import recheck, suites
 from placement.models.dag.greedy import heft
 from placement.models.dag.instance import DagSolution
 from tests import dag_cases

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from placement.api.bench import Rechecker, recheck
+from placement.benchmarks.runner import Rechecker, recheck
 from placement.models.entanglement import EntanglementSolution
 from placement.models.entanglement.generate import generate
 from placement.models.entanglement.greedy import qcast_greedy

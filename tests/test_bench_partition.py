@@ -3,7 +3,7 @@ as a real process), and a broken solution is counted as invalid."""
 
 from __future__ import annotations
 
-from placement.api.bench import Rechecker, recheck
+from placement.benchmarks.runner import Rechecker, recheck
 from placement.models.partition import PartitionSolution
 from tests.partition_cases import memory_forces_split
 

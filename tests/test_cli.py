@@ -430,6 +430,38 @@ def test_generate_rejects_bad_sizes(tmp_path: Path) -> None:
     assert_user_error(proc, "warp_drive")
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["gpu", "--gpus", "16", "--jobs", "4", "--seed", "2", "--occupancy", "0.5"],
+        ["dag", "--shape", "random", "--tasks", "6", "--machines", "2", "--ccr", "0.5"],
+        ["dag", "--shape", "grid", "--tasks", "6", "--machines", "3", "--consistency", "semi"],
+        ["partition", "--layers", "4", "--devices", "2", "--dag", "--memory-fill", "0.7"],
+        ["entanglement", "--nodes", "12", "--pairs", "2", "--link-fidelity", "0.9,0.95"],
+    ],
+    ids=lambda argv: "-".join(argv[:1] + argv[2:3]),
+)
+def test_the_command_in_a_generated_description_makes_the_same_file(
+    tmp_path: Path, argv: list[str]
+) -> None:
+    """Every family's generator records, from its declared parameters, a command that makes
+    the file again: options and defaults included, byte for byte."""
+    first = tmp_path / "a" / "gen.json"
+    first.parent.mkdir()
+    proc = run("generate", *argv, "--out", "gen.json", cwd=first.parent)
+    assert proc.returncode == 0, proc.stderr
+    description = json.loads(first.read_text())["description"]
+    command = description[description.index("placement generate ") :].split()
+    assert command[:2] == ["placement", "generate"] and "--out" in command, description
+    for option in (word for word in argv if word.startswith("--")):
+        assert option in command, (option, description)
+    again = tmp_path / "b"
+    again.mkdir()
+    proc = run(*command[1:], cwd=again)
+    assert proc.returncode == 0, proc.stderr
+    assert (again / "gen.json").read_bytes() == first.read_bytes()
+
+
 # --- Ctrl-C -----------------------------------------------------------------------------------
 
 

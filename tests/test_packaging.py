@@ -1,4 +1,4 @@
-"""The three code folders install as one `placement` namespace, and the proto stubs are current."""
+"""The four code folders install as one `placement` namespace, and the proto stubs are current."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ import pytest
 
 from tests.conftest import REPO
 
-FOLDERS = ("solver", "models", "api")
+FOLDERS = ("solver", "models", "api", "benchmarks")
+NOT_SHIPPED = ("benchmarks/reliability",)
+"""Folders run from a checkout only (the CI's reliability scripts), not in the wheel."""
 
 
 def _modules_in_tree() -> set[str]:
@@ -21,6 +23,8 @@ def _modules_in_tree() -> set[str]:
             if "__pycache__" in path.parts:
                 continue
             rel = path.relative_to(REPO).as_posix()
+            if rel.startswith(tuple(f"{n}/" for n in NOT_SHIPPED)):
+                continue
             out.add(f"placement/{rel}")
     return out
 
@@ -54,11 +58,12 @@ def test_every_module_is_in_the_wheel(wheel: Path) -> None:
     missing = sorted(_modules_in_tree() - names)
     assert not missing, f"modules missing from the wheel: {missing}"
     assert "placement/solver/schema/proto/placement/v1/placement.proto" in names
+    assert not [n for n in names if n.startswith("placement/benchmarks/reliability/")]
 
 
 def test_no_top_level_models_or_api_module(wheel: Path) -> None:
     tops = {n.split("/")[0] for n in zipfile.ZipFile(wheel).namelist()}
-    assert not tops & {"solver", "models", "api"}, tops
+    assert not tops & {"solver", "models", "api", "benchmarks"}, tops
     assert "placement" in tops
 
 

@@ -555,7 +555,7 @@ def test_a_node_js_client_solves_through_the_server(server: Server, tmp_path: Pa
         [
             node,
             str(script),
-            str(REPO / "api" / "proto"),
+            str(REPO / "solver" / "schema" / "proto"),
             server.target,
             str(INSTANCES / "tiny.json"),
         ],

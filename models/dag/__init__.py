@@ -19,6 +19,7 @@ from typing import Any
 from placement.models.dag import instance as _instance
 from placement.models.dag.bound import lower_bound
 from placement.models.dag.check import check
+from placement.models.dag.generate import GENERATORS
 from placement.models.dag.greedy import greedy_solutions
 from placement.models.dag.grid_search import applicable as is_rcmax
 from placement.models.dag.instance import (
@@ -29,6 +30,7 @@ from placement.models.dag.instance import (
     DagSolution,
     DagTask,
 )
+from placement.models.dag.loaders import IMPORTERS
 from placement.solver.family import Family
 
 
@@ -65,6 +67,17 @@ class DagFamily(Family):
         """R||Cmax instances (independent tasks, makespan) go to the R||Cmax search beside
         HiGHS, which beats CP-SAT there; everything else to CP-SAT."""
         return "rcmax" if is_rcmax(instance) else "cpsat"
+
+    generators = GENERATORS
+    importers = IMPORTERS
+
+    @staticmethod
+    def plot(instance: Any, solution: Any, out_path: str) -> None:
+        """Draw a solution for ``placement plot`` (see :mod:`.plot`)."""
+        # matplotlib loads in about 0.5 s: only when a plot is asked for.
+        from placement.models.dag.plot import draw
+
+        draw(instance, solution, out_path)
 
 
 FAMILY = DagFamily()

@@ -16,9 +16,16 @@ import math
 
 import numpy as np
 
-from placement.models.dag.instance import DagEdge, DagInstance, DagLink, DagMachine, DagTask
-from placement.models.dag.loaders import finish
+from placement.models.dag.instance import (
+    DagEdge,
+    DagInstance,
+    DagLink,
+    DagMachine,
+    DagTask,
+    finish,
+)
 from placement.solver.errors import InputError
+from placement.solver.family import Generator, Parameter
 
 
 def random_dag(
@@ -89,8 +96,18 @@ def random_dag(
         links=[DagLink("default", "default", 1.0, 0.0)],
         name=f"random-{tasks}x{processors}-s{seed}",
         description=command
-        or f"placement generate dag --shape random --tasks {tasks} --machines {processors} "
-        f"--seed {seed} --ccr {ccr} --alpha {alpha} --beta {beta} --out-degree {out_degree}",
+        or GENERATORS[0].command(
+            {
+                "shape": "random",
+                "tasks": tasks,
+                "machines": processors,
+                "seed": seed,
+                "ccr": ccr,
+                "alpha": alpha,
+                "beta": beta,
+                "out_degree": out_degree,
+            }
+        ),
     )
     return finish(instance)
 
@@ -213,8 +230,15 @@ def etl_dag(
         links=links,
         name=f"etl-{sources}x{fan_out}-s{seed}",
         description=command
-        or f"placement generate dag --shape etl --sources {sources} --fan-out {fan_out} "
-        f"--machines {machines} --seed {seed}",
+        or GENERATORS[0].command(
+            {
+                "shape": "etl",
+                "sources": sources,
+                "fan_out": fan_out,
+                "machines": machines,
+                "seed": seed,
+            }
+        ),
     )
     return finish(instance)
 
@@ -253,7 +277,88 @@ def grid_instance(
         ],
         name=f"grid-{tasks}x{machines}-{consistency}-s{seed}",
         description=command
-        or f"placement generate dag --shape grid --tasks {tasks} --machines {machines} "
-        f"--seed {seed} --consistency {consistency}",
+        or GENERATORS[0].command(
+            {
+                "shape": "grid",
+                "tasks": tasks,
+                "machines": machines,
+                "seed": seed,
+                "consistency": consistency,
+            }
+        ),
     )
     return finish(instance)
+
+
+_SHAPE_PARAMETERS = {
+    "random": ("tasks", "machines", "seed", "ccr", "alpha", "beta", "out_degree"),
+    "etl": ("sources", "fan_out", "machines", "seed"),
+    "grid": ("tasks", "machines", "seed", "consistency"),
+}
+"""The parameters each shape reads (its command names these only)."""
+
+
+def _build(params: dict) -> DagInstance:
+    shape = params["shape"]
+    used = {k: params[k] for k in _SHAPE_PARAMETERS[shape]}
+    command = GENERATORS[0].command({"shape": shape, **used, "out": params["out"]})
+    if shape == "etl":
+        return etl_dag(
+            params["sources"], params["fan_out"], params["machines"], params["seed"], command=command
+        )
+    if shape == "grid":
+        return grid_instance(
+            params["tasks"], params["machines"], params["seed"], params["consistency"], command=command
+        )
+    return random_dag(
+        params["tasks"],
+        params["machines"],
+        params["seed"],
+        params["ccr"],
+        params["alpha"],
+        params["beta"],
+        params["out_degree"],
+        command=command,
+    )
+
+
+GENERATORS = (
+    Generator(
+        family="dag",
+        help="a workflow DAG (random or ETL-shaped) or independent grid tasks",
+        description=(
+            "Generate a seeded DAG-scheduling instance: a Topcuoglu-style random DAG, an ETL "
+            "workflow with datasets living in zones, or independent tasks with an ETC matrix."
+        ),
+        parameters=(
+            Parameter(
+                "shape",
+                "str",
+                "random",
+                choices=("random", "etl", "grid"),
+                shown=True,
+                help="random: Topcuoglu-style DAG; etl: extract/transform/join/load with data "
+                "locality; grid: independent tasks with an ETC matrix (default: random)",
+            ),
+            Parameter("tasks", "positive_int", 50, shown=True, help="tasks (random, grid)"),
+            Parameter("machines", "positive_int", 4, shown=True, help="machines (default: 4)"),
+            Parameter("seed", "int", 0, shown=True, help="random seed (default: 0)"),
+            Parameter("ccr", "float", 1.0, shown=True, help="communication/computation ratio"),
+            Parameter("alpha", "float", 1.0, shown=True, help="shape: >1 wide, <1 deep"),
+            Parameter("beta", "fraction", 0.5, shown=True, help="machine heterogeneity"),
+            Parameter("out_degree", "positive_int", 3, shown=True, help="max children"),
+            Parameter("sources", "positive_int", 4, shown=True, help="extract tasks (etl)"),
+            Parameter("fan_out", "positive_int", 3, shown=True, help="transforms per extract"),
+            Parameter(
+                "consistency",
+                "str",
+                "inconsistent",
+                choices=("consistent", "semi", "inconsistent"),
+                shown=True,
+                help="ETC consistency (grid)",
+            ),
+        ),
+        build=_build,
+    ),
+)
+"""``placement generate dag``."""

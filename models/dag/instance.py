@@ -632,3 +632,12 @@ def instance_to_dict(instance: DagInstance) -> dict[str, Any]:
     return message_to_dict(instance_to_message(instance))
 
 
+def finish(instance: DagInstance, file: str = "") -> DagInstance:
+    """Validate a loaded instance with the rules of instance files (errors name ``file``)."""
+    try:
+        out = instance_from_message(
+            instance_to_message(instance), name=instance.name, description=instance.description
+        )
+    except InputError as exc:
+        raise exc.with_file(file) if file else exc from None
+    return out

@@ -15,16 +15,17 @@ import json
 from pathlib import Path
 from typing import Any
 
+from placement.models.dag.generate import machine_set
 from placement.models.dag.instance import (
     DagEdge,
     DagInstance,
     DagLink,
     DagMachine,
     DagTask,
-    instance_from_message,
-    instance_to_message,
+    finish,
 )
 from placement.solver.errors import InputError
+from placement.solver.family import Importer, Parameter, command_words
 from placement.solver.jsonform import finite
 
 
@@ -48,17 +49,6 @@ def _number(text: str, file: str, where: str, expected: str = "a number >= 0") -
     if not finite(value) or value < 0:
         raise InputError.single(where, text, expected, file=file)
     return value
-
-
-def finish(instance: DagInstance, file: str = "") -> DagInstance:
-    """Validate a loaded instance with the rules of instance files (errors name ``file``)."""
-    try:
-        out = instance_from_message(
-            instance_to_message(instance), name=instance.name, description=instance.description
-        )
-    except InputError as exc:
-        raise exc.with_file(file) if file else exc from None
-    return out
 
 
 # -------------------------------------------------------------------------------------------
@@ -406,3 +396,104 @@ def load_wfcommons(
         f"wfcommons {file}",
     )
     return finish(instance, file)
+
+
+# -------------------------------------------------------------------------------------------
+# ``placement import``
+
+
+def _wfcommons(params: dict[str, Any]) -> DagInstance:
+    if params["machine_seed"] is None:
+        return load_wfcommons(params["path"])
+    machines, links = machine_set(params["machine_seed"], params["machines"])
+    instance = load_wfcommons(params["path"], machines, links)
+    words = command_words(_WFCOMMONS, params, ("machine_seed", "machines"))
+    instance.description += " " + " ".join(words)
+    return instance
+
+
+_WFCOMMONS = (
+    Parameter(
+        "path", "path", positional=True, metavar="WORKFLOW.json", help="a WfCommons instance (1.4, 1.5+)"
+    ),
+    Parameter(
+        "machine_seed",
+        "int",
+        None,
+        help="place it on a generated machine set with this seed (models.dag.generate."
+        "machine_set) instead of the default one",
+    ),
+    Parameter(
+        "machines",
+        "int",
+        8,
+        help="machines in the generated set (with --machine-seed; default 8, at least 3)",
+    ),
+)
+
+IMPORTERS = (
+    Importer(
+        format="topcuoglu",
+        family="dag",
+        help="the HEFT paper's example graph (exec_time.csv and edges_data.csv)",
+        description=(
+            "Read the 10-task, 3-processor example of Topcuoglu et al. (2002): each processor "
+            "its own machine type, communication costs as bytes over a unit-bandwidth link."
+        ),
+        parameters=(
+            Parameter(
+                "exec_csv", "path", positional=True, metavar="EXEC.csv", help="task x processor costs"
+            ),
+            Parameter(
+                "edges_csv",
+                "path",
+                positional=True,
+                metavar="EDGES.csv",
+                help="parent x child communication costs",
+            ),
+        ),
+        build=lambda p: load_topcuoglu(p["exec_csv"], p["edges_csv"]),
+    ),
+    Importer(
+        format="stg",
+        family="dag",
+        help="a Standard Task Graph (Kasahara) file on identical processors",
+        description="Read an STG file (P|prec|Cmax): tasks with integer costs, no communication.",
+        parameters=(
+            Parameter(
+                "path", "path", positional=True, metavar="GRAPH.stg", help="a Standard Task Graph file"
+            ),
+            Parameter("processors", "positive_int", required=True, help="identical processors"),
+        ),
+        build=lambda p: load_stg(p["path"], p["processors"]),
+    ),
+    Importer(
+        format="braun",
+        family="dag",
+        help="a Braun et al. ETC file (independent tasks, heterogeneous machines)",
+        description="Read an expected-time-to-compute matrix: each machine its own type.",
+        parameters=(
+            Parameter(
+                "path",
+                "path",
+                positional=True,
+                metavar="ETC",
+                help="a Braun et al. ETC file (e.g. u_c_hihi.0)",
+            ),
+        ),
+        build=lambda p: load_braun(p["path"]),
+    ),
+    Importer(
+        format="wfcommons",
+        family="dag",
+        help="a WfCommons workflow JSON (schema 1.4 or 1.5+) on a generated machine set",
+        description=(
+            "Read a WfCommons workflow (task runtimes, file sizes between tasks) onto eight "
+            "machines of three types in two zones (models.dag.loaders.default_machine_set), or "
+            "onto a seeded generated machine set (--machine-seed)."
+        ),
+        parameters=_WFCOMMONS,
+        build=_wfcommons,
+    ),
+)
+"""``placement import topcuoglu | stg | braun | wfcommons``."""

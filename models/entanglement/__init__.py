@@ -16,9 +16,12 @@ a routing).
 
 from __future__ import annotations
 
+from typing import Any
+
 from placement.models.entanglement import instance as _instance
 from placement.models.entanglement.check import check
 from placement.models.entanglement.explain import capacity_bound, explain_unplaced
+from placement.models.entanglement.generate import GENERATORS
 from placement.models.entanglement.greedy import qcast_greedy
 from placement.models.entanglement.instance import (
     EntanglementInstance,
@@ -28,6 +31,7 @@ from placement.models.entanglement.instance import (
     Request,
     RoutedPath,
 )
+from placement.models.entanglement.topology import IMPORTERS
 from placement.solver.family import Family
 from placement.solver.options import SolveOptions
 
@@ -68,6 +72,17 @@ class EntanglementFamily(Family):
         rounding of EXT leaves slack in its bound."""
         del instance
         return "milp"
+
+    generators = GENERATORS
+    importers = IMPORTERS
+
+    @staticmethod
+    def plot(instance: Any, solution: Any, out_path: str) -> None:
+        """Draw a solution for ``placement plot`` (see :mod:`.plot`)."""
+        # matplotlib loads in about 0.5 s: only when a plot is asked for.
+        from placement.models.entanglement.plot import draw
+
+        draw(instance, solution, out_path)
 
 
 FAMILY = EntanglementFamily()

@@ -23,7 +23,7 @@ from placement.models.entanglement.instance import (
     Request,
 )
 from placement.solver.errors import InputError
-from placement.solver.family import validate
+from placement.solver.family import Generator, Parameter, validate
 
 AREA = 100.0
 WAXMAN_ALPHA = 0.4
@@ -159,17 +159,20 @@ def generate(
         s, t = rng.choice(nodes, size=2, replace=False)
         requests.append(Request(f"sd{k}", int(s), int(t), 1.0, float(min_fidelity)))
     name = f"qcast-n{nodes}-d{degree:g}-p{success:g}-q{swap:g}-s{seed}"
-    command = (
-        f"placement generate entanglement --nodes {nodes} --degree {degree:g} "
-        f"--success {success:g} --swap {swap:g} --pairs {pairs} --seed {seed}"
+    command = GENERATORS[0].command(
+        {
+            "nodes": nodes,
+            "degree": degree,
+            "success": success,
+            "swap": swap,
+            "pairs": pairs,
+            "seed": seed,
+            "min_fidelity": min_fidelity,
+            "link_fidelity": tuple(link_fidelity),
+            "candidate_paths": candidate_paths,
+            "out": out,
+        }
     )
-    if min_fidelity:
-        command += f" --min-fidelity {min_fidelity:g}"
-    if link_fidelity != (1.0, 1.0):
-        command += f" --link-fidelity {link_fidelity[0]:g},{link_fidelity[1]:g}"
-    if candidate_paths is not None:
-        command += f" --candidate-paths {candidate_paths}"
-    command += f" --out {out or 'FILE'}"
     instance = EntanglementInstance(
         nodes=node_list,
         links=links,
@@ -187,3 +190,72 @@ def generate(
     )
     validate(instance)
     return instance
+
+
+GENERATORS = (
+    Generator(
+        family="entanglement",
+        help="a quantum repeater network and S-D requests (Q-CAST's setup)",
+        description=(
+            "Generate a seeded entanglement-routing instance in Q-CAST's setup: nodes uniformly "
+            "in a 100 x 100 area, Waxman links tuned to an average degree, 10-14 qubits per "
+            "node, 3-7 channels per link, link success exp(-alpha x length) tuned to a mean, "
+            "one swap probability, random S-D pairs."
+        ),
+        parameters=(
+            Parameter("nodes", "positive_int", 100, metavar="N", shown=True, help="nodes (default: 100)"),
+            Parameter(
+                "degree", "positive_float", 6.0, metavar="D", shown=True, help="average degree (default: 6)"
+            ),
+            Parameter(
+                "success",
+                "probability",
+                0.6,
+                metavar="P",
+                shown=True,
+                help="mean link success (default: 0.6)",
+            ),
+            Parameter(
+                "swap", "probability", 0.9, metavar="Q", shown=True, help="swap success (default: 0.9)"
+            ),
+            Parameter(
+                "pairs", "non_negative_int", 10, metavar="K", shown=True, help="S-D requests (default: 10)"
+            ),
+            Parameter("seed", "int", 0, metavar="S", shown=True, help="random seed (default: 0)"),
+            Parameter(
+                "min_fidelity",
+                "fraction",
+                0.0,
+                metavar="F",
+                help="every request's threshold (default: 0)",
+            ),
+            Parameter(
+                "link_fidelity",
+                "fraction_pair",
+                (1.0, 1.0),
+                metavar="LOW,HIGH",
+                help="link fidelities uniform in [LOW, HIGH] (default: 1)",
+            ),
+            Parameter(
+                "candidate_paths",
+                "positive_int",
+                None,
+                metavar="K",
+                help="candidate paths per request of the exact models (default: 8)",
+            ),
+        ),
+        build=lambda p: generate(
+            p["nodes"],
+            p["degree"],
+            p["success"],
+            p["swap"],
+            p["pairs"],
+            p["seed"],
+            min_fidelity=p["min_fidelity"],
+            link_fidelity=p["link_fidelity"],
+            candidate_paths=p["candidate_paths"],
+            out=p["out"],
+        ),
+    ),
+)
+"""``placement generate entanglement``."""

@@ -24,7 +24,7 @@ from placement.models.entanglement.instance import (
     Request,
 )
 from placement.solver.errors import InputError
-from placement.solver.family import validate
+from placement.solver.family import Importer, Parameter, validate
 
 EARTH_RADIUS_KM = 6371.0088
 """Mean Earth radius (IUGG)."""
@@ -192,3 +192,59 @@ def load_topology(
     except InputError as exc:
         raise exc.with_file(file) from None
     return instance
+
+
+IMPORTERS = (
+    Importer(
+        format="quantum-topology",
+        family="entanglement",
+        help="a GML / GraphML network topology (Internet Topology Zoo) as a repeater network",
+        description=(
+            "Read a GML or GraphML topology: nodes become repeaters, edges links whose length "
+            "is the haversine distance of the ends' Latitude/Longitude; qubits, channels, "
+            "attenuation, fidelity and swap success are options; random S-D requests."
+        ),
+        parameters=(
+            Parameter(
+                "topology", "path", positional=True, metavar="FILE", help="a .gml or .graphml topology"
+            ),
+            Parameter("qubits", "non_negative_int", 12, help="qubits per node (default: 12)"),
+            Parameter("channels", "positive_int", 5, help="channels per link (default: 5)"),
+            Parameter(
+                "attenuation_per_km",
+                "float",
+                0.01,
+                metavar="A",
+                help="link success exp(-A x km) (default: 0.01)",
+            ),
+            Parameter("link_fidelity", "float", 0.97, metavar="F", help="(default: 0.97)"),
+            Parameter("swap", "probability", 0.9, metavar="Q", help="(default: 0.9)"),
+            Parameter("pairs", "non_negative_int", 10, help="S-D requests (default: 10)"),
+            Parameter("seed", "int", 0, help="seed of the requests (default: 0)"),
+            Parameter("min_fidelity", "fraction", 0.0, metavar="F", help="(default: 0)"),
+            Parameter(
+                "default_length_km",
+                "positive_float",
+                None,
+                metavar="KM",
+                help="length of links whose ends lack Latitude/Longitude (default: such files "
+                "are refused)",
+            ),
+            Parameter("name", "str", None, help="instance name (default: the file's stem)"),
+        ),
+        build=lambda p: load_topology(
+            p["topology"],
+            qubits=p["qubits"],
+            channels=p["channels"],
+            attenuation_per_km=p["attenuation_per_km"],
+            link_fidelity=p["link_fidelity"],
+            swap=p["swap"],
+            pairs=p["pairs"],
+            seed=p["seed"],
+            min_fidelity=p["min_fidelity"],
+            default_length_km=p["default_length_km"],
+            name=p["name"],
+        ),
+    ),
+)
+"""``placement import quantum-topology``."""

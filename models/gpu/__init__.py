@@ -15,7 +15,7 @@ from placement.models.gpu import instance as _instance
 from placement.models.gpu.bound import capacity_bound
 from placement.models.gpu.check import check
 from placement.models.gpu.explain import explain_unplaced
-from placement.models.gpu.generate import generate
+from placement.models.gpu.generate import GENERATORS, generate
 from placement.models.gpu.greedy import greedy_solutions
 from placement.models.gpu.instance import (
     GpuInstance,
@@ -26,6 +26,7 @@ from placement.models.gpu.instance import (
     WorkerPlacement,
     WorkloadClass,
 )
+from placement.models.gpu.openb.loader import IMPORTERS
 from placement.solver.family import Family
 from placement.solver.options import SolveOptions
 from placement.solver.portfolio import solve
@@ -65,6 +66,9 @@ class GpuFamily(Family):
     def warm_up(self) -> None:
         """Run every code path of a solve once on a small generated instance."""
         solve(generate(64, 24, seed=0), SolveOptions(time_limit_s=0.5, threads=1))
+
+    generators = GENERATORS
+    importers = IMPORTERS
 
 
 FAMILY = GpuFamily()

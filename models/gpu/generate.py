@@ -23,6 +23,7 @@ from placement.models.gpu.instance import (
     TopologyLevel,
 )
 from placement.solver.errors import InputError
+from placement.solver.family import Generator, Parameter
 
 GPUS_PER_NODE = 8
 LEVELS = (
@@ -173,12 +174,19 @@ def generate(
     rounded = (
         "" if total == gpus else f" ({gpus} asked, rounded up to whole {GPUS_PER_NODE}-GPU nodes)"
     )
-    command = (
-        f"placement generate gpu --gpus {gpus} --jobs {jobs} --seed {seed} --out {out or 'FILE'}"
+    command = GENERATORS[0].command(
+        {
+            "gpus": gpus,
+            "jobs": jobs,
+            "seed": seed,
+            "occupancy": occupancy,
+            "fractional_share": fractional_share,
+            "gang_share": gang_share,
+            "cpu_share": cpu_share,
+            "gpu_types": types,
+            "out": out,
+        }
     )
-    extra = _extra_flags(occupancy, fractional_share, gang_share, cpu_share, types)
-    if extra:
-        command += " " + extra
     description = (
         f"Synthetic GPU cluster: {n_nodes} DGX-like nodes x {GPUS_PER_NODE} GPUs = {total} "
         f"GPUs{rounded} ({per_type}) in {len(rack_sizes)} racks of 4-16 nodes under "
@@ -228,24 +236,6 @@ def _validate(
         )
     if not gpu_types or not all(isinstance(t, str) and t for t in gpu_types):
         raise InputError.single("gpu_types", list(gpu_types), "at least one GPU type name")
-
-
-def _extra_flags(
-    occupancy: float, frac: float, gang: float, cpu: float, types: tuple[str, ...]
-) -> str:
-    """Flags for every non-default argument, so the command in the description is complete."""
-    flags = []
-    for flag, value, default in (
-        ("--occupancy", occupancy, 0.25),
-        ("--fractional-share", frac, 0.3),
-        ("--gang-share", gang, 0.2),
-        ("--cpu-share", cpu, 0.05),
-    ):
-        if value != default:
-            flags.append(f"{flag} {value:g}")
-    if types != ("A100", "H100", "V100"):
-        flags.append("--gpu-types " + ",".join(types))
-    return " ".join(flags)
 
 
 def _occupy(
@@ -377,3 +367,81 @@ def _types(rng: np.random.Generator, types: tuple[str, ...], p: float) -> tuple[
     k = 1 if len(types) == 1 or rng.random() < 0.6 else 2
     picked = rng.choice(len(types), size=k, replace=False)
     return tuple(types[int(i)] for i in sorted(picked))
+
+
+def _build(params: dict) -> GpuInstance:
+    return generate(
+        params["gpus"],
+        params["jobs"],
+        params["seed"],
+        occupancy=params["occupancy"],
+        fractional_share=params["fractional_share"],
+        gang_share=params["gang_share"],
+        cpu_share=params["cpu_share"],
+        gpu_types=params["gpu_types"],
+        out=params["out"],
+    )
+
+
+GENERATORS = (
+    Generator(
+        family="gpu",
+        help="a topology-aware GPU cluster and a job mix",
+        description=(
+            "Generate a seeded GPU-allocation instance: nodes in NVLink domains, racks and "
+            "spines, with part of the capacity already in use, and a mix of whole-GPU, "
+            "fractional and CPU-only jobs, gangs, priorities and locality wishes."
+        ),
+        parameters=(
+            Parameter("gpus", "positive_int", required=True, metavar="N", help="GPUs in the cluster"),
+            Parameter("jobs", "non_negative_int", required=True, metavar="M", help="jobs to place"),
+            Parameter(
+                "seed",
+                "int",
+                0,
+                metavar="S",
+                shown=True,
+                help="random seed; the same seed and sizes give the same file (default: 0)",
+            ),
+            Parameter(
+                "occupancy",
+                "fraction",
+                0.25,
+                metavar="F",
+                help="share of GPU capacity already used by running work, in [0, 1] (default: 0.25)",
+            ),
+            Parameter(
+                "fractional_share",
+                "fraction",
+                0.3,
+                metavar="F",
+                help="expected share of fractional inference jobs (default: 0.3)",
+            ),
+            Parameter(
+                "gang_share",
+                "fraction",
+                0.2,
+                metavar="F",
+                help="expected share of multi-node training gangs (default: 0.2)",
+            ),
+            Parameter(
+                "cpu_share",
+                "fraction",
+                0.05,
+                metavar="F",
+                help="expected share of CPU-only jobs (default: 0.05); the rest are single-node "
+                "training jobs, so the three shares add up to at most 1",
+            ),
+            Parameter(
+                "gpu_types",
+                "name_list",
+                ("A100", "H100", "V100"),
+                metavar="T,T,...",
+                help="GPU types of the racks and of the jobs' type restrictions "
+                "(default: A100,H100,V100)",
+            ),
+        ),
+        build=_build,
+    ),
+)
+"""``placement generate gpu``."""

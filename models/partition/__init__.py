@@ -18,9 +18,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from placement.models.partition import hf, tarnawski
 from placement.models.partition import instance as _instance
 from placement.models.partition.check import NS_PER_MS, check
 from placement.models.partition.explain import quick_bound_ns
+from placement.models.partition.generate import GENERATORS
 from placement.models.partition.greedy import greedy_solutions
 from placement.models.partition.instance import (
     Device,
@@ -65,6 +67,17 @@ class PartitionFamily(Family):
     def quick_bound(self, instance: PartitionInstance) -> float:
         """Cheap lower bound on the objective (ms): see :func:`.explain.quick_bound_ns`."""
         return quick_bound_ns(instance) / NS_PER_MS
+
+    generators = GENERATORS
+    importers = tarnawski.IMPORTERS + hf.IMPORTERS
+
+    @staticmethod
+    def plot(instance: Any, solution: Any, out_path: str) -> None:
+        """Draw a solution for ``placement plot`` (see :mod:`.plot`)."""
+        # matplotlib loads in about 0.5 s: only when a plot is asked for.
+        from placement.models.partition.plot import draw
+
+        draw(instance, solution, out_path)
 
 
 FAMILY = PartitionFamily()

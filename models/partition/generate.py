@@ -24,6 +24,7 @@ from placement.models.partition.instance import (
     Workload,
 )
 from placement.solver.errors import InputError
+from placement.solver.family import Generator, Parameter
 
 MIB = 2**20
 DEVICE_TYPES: dict[str, tuple[float, float]] = {
@@ -137,12 +138,18 @@ def generate(
         for k, t in enumerate(types)
     ]
     shape = "DAG" if dag else "chain"
-    command = (
-        f"placement generate partition --layers {n_layers} --devices {n_devices} --seed {seed}"
-        + (" --dag" if dag else "")
-        + f" --mode {mode.name.lower()} --device-types {','.join(device_types)}"
-        + f" --devices-per-node {devices_per_node} --memory-fill {memory_fill}"
-        + (f" --out {out}" if out else "")
+    command = GENERATORS[0].command(
+        {
+            "layers": n_layers,
+            "devices": n_devices,
+            "seed": seed,
+            "dag": dag,
+            "mode": mode.name.lower(),
+            "device_types": tuple(device_types),
+            "devices_per_node": devices_per_node,
+            "memory_fill": memory_fill,
+            "out": out,
+        }
     )
     description = (
         f"Synthetic {shape} of {n_layers} layers on {n_devices} devices "
@@ -159,3 +166,78 @@ def generate(
         description=description,
         validated=False,
     )
+
+
+def _build(params: dict) -> PartitionInstance:
+    return generate(
+        params["layers"],
+        params["devices"],
+        params["seed"],
+        dag=params["dag"],
+        mode=Mode[params["mode"].upper()],
+        device_types=tuple(params["device_types"]),
+        devices_per_node=params["devices_per_node"],
+        memory_fill=params["memory_fill"],
+        out=params["out"],
+    )
+
+
+GENERATORS = (
+    Generator(
+        family="partition",
+        help="a chain or DAG of layers and a set of devices to split it over",
+        description=(
+            "Generate a seeded model-partitioning instance: layers with log-normal weights, "
+            "activations and FLOPs, devices of the given types (A100, L4, T4) whose memory is "
+            "scaled so that the model fills --memory-fill of it, and nodes of "
+            "--devices-per-node devices."
+        ),
+        parameters=(
+            Parameter("layers", "positive_int", required=True, metavar="N", help="layers of the model"),
+            Parameter("devices", "positive_int", required=True, metavar="D", help="devices"),
+            Parameter(
+                "seed",
+                "int",
+                0,
+                metavar="S",
+                shown=True,
+                help="random seed; the same seed and sizes give the same file (default: 0)",
+            ),
+            Parameter("dag", "flag", False, shown=True, help="add skip edges (a DAG); default: a chain"),
+            Parameter(
+                "mode",
+                "str",
+                "training",
+                choices=("inference", "serving", "training"),
+                shown=True,
+                help="workload mode (default: training)",
+            ),
+            Parameter(
+                "device_types",
+                "name_list",
+                ("A100",),
+                metavar="T,T,...",
+                shown=True,
+                help="device types drawn for the devices: A100, L4, T4 (default: A100)",
+            ),
+            Parameter(
+                "devices_per_node",
+                "positive_int",
+                1,
+                metavar="K",
+                shown=True,
+                help="devices per node sharing the intra-node link (default: 1)",
+            ),
+            Parameter(
+                "memory_fill",
+                "positive_float",
+                0.6,
+                metavar="F",
+                shown=True,
+                help="model memory / device memory, in (0, 2] (default: 0.6)",
+            ),
+        ),
+        build=_build,
+    ),
+)
+"""``placement generate partition``."""

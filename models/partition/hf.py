@@ -43,6 +43,7 @@ from placement.models.partition.instance import (
     Workload,
 )
 from placement.solver.errors import InputError
+from placement.solver.family import Importer, Parameter
 from placement.solver.jsonform import finite, load_json
 
 GIB = 2**30
@@ -304,3 +305,132 @@ def build_llm(
 def load_model_config(path: str | Path) -> ModelShape:
     """The :class:`ModelShape` of a config file (InputError naming the file and key)."""
     return model_shape(load_json(path), file=str(path))
+
+
+def _build(params: dict[str, Any]) -> PartitionInstance:
+    """``placement import llm``: the model config and device specs named by ``params``."""
+    if not 0 <= params["memory_reserve"] < 1:
+        raise InputError.single("--memory-reserve", params["memory_reserve"], "a share in [0, 1)")
+    if params["inter_node_gbps"] <= 0 or params["intra_node_gbps"] < 0:
+        raise InputError.single("--inter-node-gbps", params["inter_node_gbps"], "Gb/s > 0")
+    shape = load_model_config(params["config"])
+    devices = [(device_spec(path), count) for path, count in params["device"]]
+    mode = Mode[params["mode"].upper()]
+    in_flight = params["in_flight"] or (
+        sum(c for _, c in devices) if mode is Mode.SERVING else 1
+    )
+    instance = build_llm(
+        shape,
+        devices,
+        mode=mode,
+        batch_size=params["batch_size"],
+        context_length=params["context_length"],
+        seq_len=params["seq_len"],
+        devices_per_node=params["devices_per_node"],
+        inter_node_bandwidth_bytes_per_s=params["inter_node_gbps"] * 1e9 / 8,
+        intra_node_bandwidth_bytes_per_s=params["intra_node_gbps"] * 1e9 / 8,
+        memory_reserve=params["memory_reserve"],
+        in_flight_microbatches=in_flight,
+    )
+    instance.description += f". Made by: {IMPORTERS[0].command(params)}"
+    return instance
+
+
+IMPORTERS = (
+    Importer(
+        format="llm",
+        family="partition",
+        help="a transformer config and accelerator specs (per-layer roofline profiles)",
+        description=(
+            "Build a partition instance from a HuggingFace-style model config (GPT-2, BERT, "
+            "LLaMA / Llama-2 with grouped-query attention, OPT, BLOOM) and llm-analysis "
+            "accelerator specs: weights, FLOPs, KV cache and activations per block, times from "
+            "a roofline (docs/formulations/partition.md, Builders)."
+        ),
+        parameters=(
+            Parameter(
+                "config",
+                "path",
+                positional=True,
+                metavar="CONFIG.json",
+                help="a HuggingFace config.json or an llm-analysis model config",
+            ),
+            Parameter(
+                "device",
+                "path_count",
+                required=True,
+                repeated=True,
+                metavar="SPEC.json:COUNT",
+                help="an llm-analysis accelerator spec and how many (repeatable)",
+            ),
+            Parameter(
+                "mode",
+                "str",
+                "serving",
+                choices=("inference", "serving", "training"),
+                shown=True,
+                help="workload mode (default: serving)",
+            ),
+            Parameter(
+                "batch_size",
+                "positive_int",
+                1,
+                metavar="B",
+                shown=True,
+                help="sequences per micro-batch / decode step (default: 1)",
+            ),
+            Parameter(
+                "context_length",
+                "int",
+                1024,
+                metavar="C",
+                shown=True,
+                help="tokens of KV cache per sequence (default: 1024)",
+            ),
+            Parameter(
+                "seq_len",
+                "positive_int",
+                2048,
+                metavar="S",
+                help="training: tokens per sequence (default: 2048)",
+            ),
+            Parameter(
+                "in_flight",
+                "positive_int",
+                None,
+                metavar="Q",
+                help="micro-batches in flight (default: serving, one per device; training, 1)",
+            ),
+            Parameter(
+                "inter_node_gbps",
+                "float",
+                10.0,
+                metavar="G",
+                help="network between nodes, Gb/s (default: 10)",
+            ),
+            Parameter(
+                "devices_per_node",
+                "positive_int",
+                1,
+                metavar="K",
+                help="devices per node (default: 1)",
+            ),
+            Parameter(
+                "intra_node_gbps",
+                "float",
+                0.0,
+                metavar="G",
+                help="link inside a node, Gb/s (default: same as between nodes)",
+            ),
+            Parameter(
+                "memory_reserve",
+                "float",
+                0.1,
+                metavar="F",
+                help="share of each device's memory kept free (default: 0.1)",
+            ),
+        ),
+        build=_build,
+    ),
+)
+"""``placement import llm``."""

@@ -40,6 +40,7 @@ from placement.models.partition.instance import (
     Workload,
 )
 from placement.solver.errors import InputError
+from placement.solver.family import Importer, Parameter
 from placement.solver.jsonform import finite, load_json
 
 DEVICE_TYPE = "accelerator"
@@ -177,3 +178,30 @@ def load_tarnawski(path: str | Path, name: str | None = None) -> PartitionInstan
         ),
         validated=False,
     )
+
+
+IMPORTERS = (
+    Importer(
+        format="tarnawski",
+        family="partition",
+        help="a layer graph of Tarnawski et al. (NeurIPS 2020), max-load objective",
+        description=(
+            "Read a JSON layer graph of msr-fiddle/dnn-partitioning: each colour class becomes "
+            "a layer (forward and backward times summed, sizes summed), classes in topological "
+            "order, edge costs as fixed transfer times, maxFPGAs accelerators of "
+            "maxSizePerFPGA bytes, training-pipeline (max-load) objective."
+        ),
+        parameters=(
+            Parameter(
+                "graph",
+                "path",
+                positional=True,
+                metavar="GRAPH.json",
+                help="a layer graph of msr-fiddle/dnn-partitioning (Tarnawski et al.)",
+            ),
+            Parameter("name", "str", None, help="instance name (default: from the file)"),
+        ),
+        build=lambda p: load_tarnawski(p["graph"], name=p["name"]),
+    ),
+)
+"""``placement import tarnawski``."""

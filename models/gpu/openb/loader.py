@@ -25,7 +25,7 @@ from placement.models.gpu.instance import (
     TopologyLevel,
 )
 from placement.solver.errors import InputError
-from placement.solver.family import validate
+from placement.solver.family import Importer, Parameter, validate
 
 NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
 POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec")
@@ -126,3 +126,37 @@ def load_openb(node_csv: str | Path, pod_csv: str | Path, name: str = "openb") -
     except InputError as exc:
         raise exc.with_file(f"{node_csv} + {pod_csv}") from None
     return instance
+
+
+IMPORTERS = (
+    Importer(
+        format="openb",
+        family="gpu",
+        help="the Alibaba GPU cluster trace (openb node and pod CSVs)",
+        description=(
+            "Read the Alibaba openb trace's own CSV files: every node of the node list (all "
+            "free, two topology levels: nvlink and node) and every pod of the pod list as a "
+            "one-worker job of priority 1. Fractional pods (one GPU, less than 1000 milli) "
+            "become shared-GPU jobs."
+        ),
+        parameters=(
+            Parameter(
+                "nodes",
+                "path",
+                positional=True,
+                metavar="NODES.csv",
+                help="the trace's node list (openb_node_list_gpu_node.csv)",
+            ),
+            Parameter(
+                "pods",
+                "path",
+                positional=True,
+                metavar="PODS.csv",
+                help="a pod list of the trace (openb_pod_list_*.csv)",
+            ),
+            Parameter("name", "str", "openb", help="instance name (default: openb)"),
+        ),
+        build=lambda p: load_openb(p["nodes"], p["pods"], name=p["name"]),
+    ),
+)
+"""``placement import openb``."""

@@ -1,6 +1,6 @@
 """The DAG family's benchmark suites (``placement bench NAME``).
 
-Each suite is three functions, registered in ``placement.api.families.dag``:
+Each suite is three functions, declared in :mod:`placement.benchmarks.dag`:
 ``cases_<suite>(config)``, ``run_<suite>(case, config)`` (one case, in a worker process or a
 Ray task) and ``report_<suite>(rows, config)`` (Markdown, and PNG plots in ``config.out``).
 
@@ -18,7 +18,7 @@ Ray task) and ``report_<suite>(rows, config)`` (Markdown, and PNG plots in ``con
   (a random DAG) and on independent tasks at 512 x 16 and 4,096 x 128.
 
 Every solution a case produces (each heuristic's and each solve's) goes through the family's
-independent checker (:func:`placement.api.bench.recheck`); the ``invalid`` column counts the
+independent checker (:func:`placement.benchmarks.runner.recheck`); the ``invalid`` column counts the
 rejected ones.
 """
 
@@ -34,6 +34,24 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from placement.benchmarks.runner import recheck
+from placement.models.dag.generate import grid_instance, machine_set, random_dag
+from placement.models.dag.greedy import (
+    DAG_HEURISTICS,
+    GRID_HEURISTICS,
+    cpop,
+    heft,
+    min_min,
+    peft,
+    sufferage,
+)
+from placement.models.dag.instance import DagSolution
+from placement.models.dag.loaders import load_braun, load_stg, load_topcuoglu, load_wfcommons
+from placement.models.dag.plot import draw
+from placement.solver import SolveOptions, solve
+
 FAMILY_NAME = "dag"
 
 
@@ -47,7 +65,6 @@ def _load_1min() -> float:
 
 def _checked(instance: Any, solution: Any) -> tuple[float | None, int]:
     """``(makespan, invalid)`` of a solution by the family's independent checker."""
-    from placement.api.bench import recheck
 
     report, invalid = recheck(FAMILY_NAME, instance, solution)
     return (None if report is None else report.objective), invalid
@@ -57,7 +74,6 @@ def _solve(
     instance: Any, time_limit_s: float, backend: str, threads: int, milp: str = "highs"
 ) -> tuple[Any, float, float]:
     """A portfolio solve; returns ``(result, wall_s, load_1min before)``."""
-    from placement.solver import SolveOptions, solve
 
     load = _load_1min()
     t0 = time.perf_counter()
@@ -84,7 +100,7 @@ def _bar_plot(
     log: bool = False,
 ) -> None:
     """Grouped bars (one group per label, one bar per series), the reproduce command below."""
-    import matplotlib
+    import matplotlib  # plots only: matplotlib is slow to import and only the report draws
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -119,7 +135,6 @@ TOPCUOGLU_EXACT = [("cpsat", "highs"), ("milp", "highs"), ("milp", "cbc")]
 
 
 def _topcuoglu(config: Any) -> Any:
-    from placement.models.dag.loaders import load_topcuoglu
 
     base = config.data_dir("dag/topcuoglu-2002")
     return load_topcuoglu(base / "exec_time.csv", base / "edges_data.csv")
@@ -154,7 +169,6 @@ def cases_topcuoglu(config: Any) -> list[dict[str, Any]]:
 
 def run_topcuoglu(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     """HEFT, PEFT and CPOP (case ``heuristics``), or one portfolio solve."""
-    from placement.models.dag.greedy import DAG_HEURISTICS
 
     instance = _topcuoglu(config)
     if case["case"] == "heuristics":
@@ -251,11 +265,6 @@ def report_topcuoglu(rows: list[dict[str, Any]], config: Any) -> str:
 
 def _topcuoglu_gantts(rows: list[dict[str, Any]], config: Any) -> list[str]:
     """Gantt charts of HEFT's schedule and of the best schedule found."""
-    import numpy as np
-
-    from placement.models.dag.instance import DagSolution
-    from placement.models.dag.plot import draw
-
     with_schedule = [r for r in rows if r.get("schedule")]
     if not with_schedule:
         return []
@@ -348,7 +357,6 @@ def cases_stg(config: Any) -> list[dict[str, Any]]:
 def run_stg(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     """A portfolio solve (HEFT/PEFT/CPOP, then CP-SAT with :data:`STG_THREADS` workers) of
     one case."""
-    from placement.models.dag.loaders import load_stg
 
     instance = load_stg(config.data_dir("dag/stg") / case["path"], int(case["m"]))
     result, wall, load = _solve(instance, config.time_limit_s, STG_BACKEND, STG_THREADS)
@@ -512,7 +520,6 @@ def cases_stg_verify(config: Any) -> list[dict[str, Any]]:
 
 def run_stg_verify(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     """MILP-HiGHS, one thread, on one case."""
-    from placement.models.dag.loaders import load_stg
 
     data = config.data_dir("dag/stg")
     path, m = case["path"], int(case["m"])
@@ -588,8 +595,6 @@ def cases_braun(config: Any) -> list[dict[str, Any]]:
 
 def run_braun(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     """Min-Min, Sufferage, then a portfolio solve (MILP-HiGHS, 2 threads) of one instance."""
-    from placement.models.dag.greedy import min_min, sufferage
-    from placement.models.dag.loaders import load_braun
 
     instance = load_braun(config.data_dir("grid/braun-512x16") / case["instance"])
     mm, mm_invalid = _checked(instance, min_min(instance))
@@ -705,9 +710,6 @@ def cases_wfcommons(config: Any) -> list[dict[str, Any]]:
 def run_wfcommons(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     """HEFT, PEFT, CPOP, then a portfolio solve (CP-SAT, 2 threads) of one workflow on one
     machine set."""
-    from placement.models.dag.generate import machine_set
-    from placement.models.dag.greedy import cpop, heft, peft
-    from placement.models.dag.loaders import load_wfcommons
 
     seed = case.get("machine_seed")
     machines, links = (None, None) if seed is None else machine_set(seed)
@@ -745,7 +747,6 @@ def run_wfcommons(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
 def report_wfcommons(rows: list[dict[str, Any]], config: Any) -> str:
     """Per workflow and machine set: the three heuristics, ours, the change vs HEFT, the
     bound and the most any schedule could gain over HEFT."""
-    from placement.models.dag.generate import machine_set
 
     lines = [
         "Machine sets: `default` is `default_machine_set()`: eight machines of three types "
@@ -867,8 +868,6 @@ def cases_scale(config: Any) -> list[dict[str, Any]]:
 
 def run_scale(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     """Each heuristic (best of 3 runs), then a portfolio solve per exact backend."""
-    from placement.models.dag.generate import grid_instance, random_dag
-    from placement.models.dag.greedy import DAG_HEURISTICS, GRID_HEURISTICS
 
     tasks, machines = int(case["tasks"]), int(case["machines"])
     heuristics: dict[str, Callable[[Any], Any]]

@@ -13,7 +13,7 @@
   variant and every unserved request's reason. One case per (topology, threshold).
 
 Every routing a case produces (Q-CAST's, REPS's, ours, the fair one) goes through the family's
-independent checker again (:func:`placement.api.bench.recheck`); a row's ``invalid`` counts
+independent checker again (:func:`placement.benchmarks.runner.recheck`); a row's ``invalid`` counts
 those it rejects plus the candidates the solver's own checker dropped (both must be 0).
 """
 
@@ -27,7 +27,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-from placement.api.bench import Rechecker
+from placement.benchmarks.runner import Rechecker
+from placement.models.entanglement.check import request_throughputs
+from placement.models.entanglement.encoding import CandidateModel
+from placement.models.entanglement.generate import generate
+from placement.models.entanglement.greedy import qcast_greedy
+from placement.models.entanglement.milp import solve_throughput
+from placement.models.entanglement.reps import reps_rounding
+from placement.models.entanglement.simulate import simulate
+from placement.models.entanglement.topology import load_topology
+from placement.solver import SolveOptions, solve
+from placement.solver.backends.base import RunStatus
+from placement.solver.cancel import CancellationToken
 
 TOPOLOGY_DATA = "quantum/topologies"
 
@@ -112,11 +123,6 @@ def cases_qcast(config: Any) -> list[dict[str, Any]]:
 
 def run_qcast(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     """One topology: the three routings, their EXT (the checker's) and simulated delivery."""
-    from placement.models.entanglement.generate import generate
-    from placement.models.entanglement.greedy import qcast_greedy
-    from placement.models.entanglement.reps import reps_rounding
-    from placement.models.entanglement.simulate import simulate
-    from placement.solver import SolveOptions, solve
 
     checked = Rechecker("entanglement")
     setting, seed, k, time_limit = case["setting"], case["seed"], case["k"], config.time_limit_s
@@ -175,10 +181,6 @@ def _kpath_model(instance: Any, qcast: Any, options: Any, checked: Any) -> dict[
     and Q-CAST's paths, no column generation, solved by the same MILP (warm-started from
     Q-CAST, the same time limit): its EXT (the checker's), whether it was proved, and the
     seconds."""
-    from placement.models.entanglement.encoding import CandidateModel
-    from placement.models.entanglement.milp import solve_throughput
-    from placement.solver.backends.base import RunStatus
-    from placement.solver.cancel import CancellationToken
 
     t0 = time.perf_counter()
     model = CandidateModel.build(instance, qcast)
@@ -306,7 +308,7 @@ _METHODS = (("qcast", "Q-CAST greedy"), ("reps", "REPS-style rounding"), ("ours"
 
 def _plot_sweeps(rows: list[dict[str, Any]], config: Any) -> Path | None:
     """``<out>/entanglement-qcast-sweeps.png``: one panel per sweep that has rows."""
-    import matplotlib
+    import matplotlib  # plots only: matplotlib is slow to import and only the report draws
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -374,12 +376,6 @@ def cases_topologies(config: Any) -> list[dict[str, Any]]:
 def run_topologies(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     """Q-CAST's greedy, the REPS-style rounding and ours (throughput, then max-min fairness)
     on one imported topology at one threshold."""
-    from placement.models.entanglement.check import request_throughputs
-    from placement.models.entanglement.greedy import qcast_greedy
-    from placement.models.entanglement.reps import reps_rounding
-    from placement.models.entanglement.simulate import simulate
-    from placement.models.entanglement.topology import load_topology
-    from placement.solver import SolveOptions, solve
 
     checked = Rechecker("entanglement")
     threshold = case["min_fidelity"]

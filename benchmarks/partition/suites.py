@@ -12,7 +12,7 @@
   where one finishes. One case per chain.
 
 Every solution a case produces (the DP's, each encoding's best, each greedy's) goes through
-the family's independent checker again (:func:`placement.api.bench.recheck`); a row's
+the family's independent checker again (:func:`placement.benchmarks.runner.recheck`); a row's
 ``invalid`` counts those it rejects plus the candidates an encoding reported that the
 portfolio's checker dropped (both must be 0).
 """
@@ -22,16 +22,25 @@ from __future__ import annotations
 import os
 import statistics
 import time
-from pathlib import Path
 from typing import Any
 
-from placement.api.bench import Rechecker
-from placement.models.partition.instance import PartitionInstance, PartitionSolution
+from placement.benchmarks.runner import INSTANCES, Rechecker
+from placement.models.partition import check
+from placement.models.partition.cpsat import CpSatEncoding
+from placement.models.partition.dp import solve_dp
+from placement.models.partition.explain import explain_infeasible
+from placement.models.partition.generate import generate
+from placement.models.partition.greedy import bisection, petals, pipedream
+from placement.models.partition.hf import build_llm, device_spec, load_model_config
+from placement.models.partition.instance import Mode, PartitionInstance, PartitionSolution
+from placement.models.partition.milp import MilpEncoding
+from placement.models.partition.tables import build_tables
+from placement.models.partition.tarnawski import load_tarnawski
 from placement.solver import SolveOptions
 from placement.solver.family import ExactOutcome, get_family
 from placement.solver.portfolio import _Run
 
-DEVICES = Path(__file__).resolve().parents[2] / "instances" / "partition" / "devices"
+DEVICES = INSTANCES / "partition" / "devices"
 """The bundled device specs (L4, T4, edge devices; a source checkout)."""
 TARNAWSKI_DATA = "partition/tarnawski-layergraphs"
 LLM_DATA = "partition/llm-configs"
@@ -101,11 +110,6 @@ def cases_tarnawski(config: Any) -> list[dict[str, Any]]:
 def run_tarnawski(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     """The DP (median of 5), CP-SAT and MILP from the bisection split, MILP from scratch,
     and the three greedies on one layer graph."""
-    from placement.models.partition.cpsat import CpSatEncoding
-    from placement.models.partition.dp import solve_dp
-    from placement.models.partition.greedy import bisection, petals, pipedream
-    from placement.models.partition.milp import MilpEncoding
-    from placement.models.partition.tarnawski import load_tarnawski
 
     checked = Rechecker("partition")
     inst = load_tarnawski(case["path"])
@@ -226,12 +230,6 @@ def cases_chain(config: Any) -> list[dict[str, Any]]:
 def run_chain(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     """The DP with the bisection bound (median of 5), the DP without it, and the MILP on its
     own from the bisection split, on one generated chain."""
-    from placement.models.partition import check
-    from placement.models.partition.dp import solve_dp
-    from placement.models.partition.generate import generate
-    from placement.models.partition.greedy import bisection
-    from placement.models.partition.milp import MilpEncoding
-    from placement.models.partition.tables import build_tables
 
     checked = Rechecker("partition")
     n, d = case["layers"], case["devices"]
@@ -396,7 +394,6 @@ def cases_llm(config: Any) -> list[dict[str, Any]]:
 
 def _helix_spec(config: Any, gpu: str) -> Any:
     """The A100 from llm-configs; the L4 and T4 bundled (llm-configs has neither)."""
-    from placement.models.partition.hf import device_spec
 
     if gpu == "a100":
         return device_spec(config.data_dir(LLM_DATA) / "gpus" / "a100-sxm-80gb.json")
@@ -404,8 +401,6 @@ def _helix_spec(config: Any, gpu: str) -> Any:
 
 
 def _serving(shape: Any, devices: list[tuple[Any, int]]) -> PartitionInstance:
-    from placement.models.partition.hf import build_llm
-    from placement.models.partition.instance import Mode
 
     return build_llm(
         shape,
@@ -435,11 +430,6 @@ def run_llm(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
 
 
 def _run_helix(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
-    from placement.models.partition.cpsat import CpSatEncoding
-    from placement.models.partition.dp import solve_dp
-    from placement.models.partition.greedy import bisection, petals
-    from placement.models.partition.hf import load_model_config
-    from placement.models.partition.milp import MilpEncoding
 
     checked = Rechecker("partition")
 
@@ -546,11 +536,6 @@ def _run_helix(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
 
 
 def _run_edge(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
-    from placement.models.partition.dp import solve_dp
-    from placement.models.partition.explain import explain_infeasible
-    from placement.models.partition.greedy import petals
-    from placement.models.partition.hf import build_llm, device_spec, load_model_config
-    from placement.models.partition.instance import Mode
 
     checked = Rechecker("partition")
     shape = load_model_config(config.data_dir(LLM_DATA) / "models" / EDGE_MODEL)

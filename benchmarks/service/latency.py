@@ -30,7 +30,8 @@ from typing import Any
 
 import grpc
 
-from placement.api.client import Client, instance_message
+from placement.api.client import Client, instance_message, to_result
+from placement.api.files import read_instance
 from placement.api.server.probe import (
     busy_worker,
     rss_mib,
@@ -39,9 +40,10 @@ from placement.api.server.probe import (
     stops_computing,
     worker_pids,
 )
+from placement.benchmarks.runner import INSTANCES, recheck
 from placement.solver.schema.v1 import service_pb2
 
-INSTANCES = Path(__file__).resolve().parents[2] / "instances" / "gpu"
+GPU_INSTANCES = INSTANCES / "gpu"
 """The bundled GPU instances (a source checkout; the wheel does not carry them)."""
 
 WORKERS = 2
@@ -211,9 +213,6 @@ def cancellation(server: Any, medium: Any, n: int, workers: int) -> dict[str, An
 
 def recheck_responses(responses: list[Any], instance_file: Path) -> tuple[int, int]:
     """``(checked, invalid)``: every returned solution through the GPU family's checker."""
-    from placement.api.bench import recheck
-    from placement.api.client import to_result
-    from placement.api.files import read_instance
 
     loaded = read_instance(instance_file)
     checked = invalid = 0
@@ -227,7 +226,7 @@ def recheck_responses(responses: list[Any], instance_file: Path) -> tuple[int, i
 
 def run(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     """Start a server, measure, stop it; one row per measure."""
-    tiny_file, medium_file = INSTANCES / "tiny.json", INSTANCES / "medium.json"
+    tiny_file, medium_file = GPU_INSTANCES / "tiny.json", GPU_INSTANCES / "medium.json"
     tiny = instance_message(json.loads(tiny_file.read_text()))
     medium = instance_message(json.loads(medium_file.read_text()))
     with tempfile.TemporaryDirectory(prefix="placement-bench-") as tmp:

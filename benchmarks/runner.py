@@ -1,20 +1,27 @@
-"""``placement bench``: one command for every family's benchmark suites.
+"""The benchmark runner behind ``placement bench``: one runner for every suite.
 
-A suite (:class:`~placement.api.extensions.Suite`) is a list of independent cases, a function
+A suite (:class:`Suite`) is a list of independent cases, a function
 that runs one case and returns CSV rows, and a function that turns the rows into Markdown
 tables and plots. :func:`run_suite` runs the cases in worker processes (or as Ray tasks),
 writes ``<out>/<suite>.csv`` after every finished case (so an interrupted run keeps what it
 measured), and at the end ``<out>/<suite>.md``: the command that reproduces it, the machine,
 the count of solutions the family's independent checker rejected (must be 0), and the suite's
 tables.
+
+Suites are found, not registered: every package of :mod:`placement.benchmarks` (folder
+``benchmarks/``) that declares ``SUITES`` in its ``__init__`` contributes them (:func:`suites`).
+The declarations reference their functions with :func:`lazy`, so ``placement bench --list``
+imports no suite code.
 """
 
 from __future__ import annotations
 
 import csv
 import datetime as _dt
+import importlib
 import io
 import os
+import pkgutil
 import platform
 import shlex
 import signal
@@ -26,25 +33,114 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from placement.api import extensions
-from placement.api.extensions import Suite
+import placement.benchmarks as root
 from placement.solver import InputError
 
 __all__ = [
     "DEFAULT_DATA",
+    "INSTANCES",
     "BenchConfig",
     "Rechecker",
+    "Suite",
     "SuiteOutcome",
+    "command_line",
     "data_root",
+    "lazy",
     "load_average",
     "recheck",
     "run_suite",
+    "suite_functions",
     "suites",
 ]
 
 DEFAULT_DATA = Path("..") / "shared" / "benchmarks"
 """Where the public benchmark data is looked for, relative to the current directory, when
 neither ``--data`` nor ``PLACEMENT_BENCH_DATA`` says otherwise."""
+
+INSTANCES = Path(__file__).resolve().parents[1] / "instances"
+"""The bundled instances of a source checkout (the wheel does not carry them)."""
+
+
+@dataclass(frozen=True)
+class Suite:
+    """One ``placement bench <name>`` suite: a benchmark of a family, run by :func:`run_suite`.
+
+    A suite is three functions; each benchmark package ``benchmarks/<family>/`` keeps them in
+    its modules and declares the suite in its ``__init__`` with :func:`suite_functions`
+    (:func:`lazy` references, so that ``--list`` imports nothing heavy, and ``run`` pickles
+    into worker processes and Ray tasks by name).
+
+    Attributes
+    ----------
+    name:
+        The suite name, ``<family>-<benchmark>`` (e.g. ``dag-stg``).
+    family:
+        The family it measures (``service`` for the service's own suite).
+    help:
+        One line for ``placement bench --list``.
+    cases:
+        ``cases(config) -> list[dict]``: the independent cases to run (plain, picklable
+        parameters), honouring ``config.quick`` (tiny sizes) and ``config.time_limit_s``.
+    run:
+        ``run(case, config) -> list[dict]``: runs one case (in a worker process or a Ray task)
+        and returns its CSV rows. Every row has an ``invalid`` column: how many of the
+        solutions behind the row the family's independent checker rejected (see
+        :func:`recheck`).
+    report:
+        ``report(rows, config) -> str``: the Markdown tables of the rows (it may also write
+        PNG plots named ``<name>*.png`` into ``config.out``).
+    data:
+        The folder under the public benchmark data root the suite reads, or None.
+    time_limit_s, quick_time_limit_s:
+        Default time limit per solve, for full and ``--quick`` runs.
+    exclusive:
+        Run the cases one at a time whatever ``--jobs`` says: timing is the measurement, or
+        each case uses every core.
+    """
+
+    name: str
+    family: str
+    help: str
+    cases: Callable[[Any], list[dict[str, Any]]]
+    run: Callable[[dict[str, Any], Any], list[dict[str, Any]]]
+    report: Callable[[list[dict[str, Any]], Any], str]
+    data: str | None = None
+    time_limit_s: float = 10.0
+    quick_time_limit_s: float = 1.0
+    exclusive: bool = False
+
+
+class _Lazy:
+    """A function imported on its first call; picklable by module and name."""
+
+    def __init__(self, module: str, name: str) -> None:
+        self.module = module
+        self.name = name
+        self.__name__ = name
+        self.__qualname__ = f"{module}.{name}"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(self.module), self.name)(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"lazy({self.module!r}, {self.name!r})"
+
+
+def lazy(module: str, name: str) -> Callable[..., Any]:
+    """A function that imports ``module`` on its first call and calls its ``name`` (so that
+    ``placement bench --list`` imports no solver). It pickles by name, so it can be sent to
+    worker processes and Ray tasks."""
+    return _Lazy(module, name)
+
+
+def suite_functions(module: str, stem: str = "") -> dict[str, Any]:
+    """A suite's ``cases``, ``run`` and ``report``: ``cases_<stem>``, ``run_<stem>`` and
+    ``report_<stem>`` of ``module`` (``cases``, ``run``, ``report`` without a stem), each
+    :func:`lazy`; pass them as ``Suite(..., **suite_functions(module, stem))``."""
+    return {
+        part: lazy(module, f"{part}_{stem}" if stem else part)
+        for part in ("cases", "run", "report")
+    }
 
 
 @dataclass(frozen=True)
@@ -104,9 +200,19 @@ class SuiteOutcome:
 
 
 def suites() -> dict[str, Suite]:
-    """Every registered suite, by name."""
-    extensions.load()
-    return extensions.SUITES
+    """Every suite, by name: the ``SUITES`` of each package of :mod:`placement.benchmarks`, in
+    the packages' alphabetical order (a package without ``SUITES``, like ``reliability``,
+    has none)."""
+    found: dict[str, Suite] = {}
+    for info in sorted(pkgutil.iter_modules(root.__path__), key=lambda m: m.name):
+        if not info.ispkg:
+            continue
+        module = importlib.import_module(f"{root.__name__}.{info.name}")
+        for suite in getattr(module, "SUITES", ()):
+            if suite.name in found:
+                raise ValueError(f"benchmark suite {suite.name!r} is declared twice")
+            found[suite.name] = suite
+    return found
 
 
 def data_root(explicit: str | None = None) -> Path:

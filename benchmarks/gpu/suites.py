@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from placement.benchmarks.runner import recheck
+
 SYNTHETIC_SIZES = ((1024, 200, 1), (10240, 2000, 6))
 """(GPUs, jobs, time-limit multiple): the large size gets 6x the suite's limit (5 s -> 30 s)."""
 SYNTHETIC_QUICK = ((64, 12, 1),)
@@ -56,7 +58,7 @@ def run_synthetic(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
 def _solve_in_child(
     size: tuple[int, int], seed: int, backend: str, time_limit: float, queue: mp.Queue
 ) -> None:
-    from placement.api.bench import recheck
+    # On use: a child process imports this module and its peak RSS is one solve's.
     from placement.models.gpu.generate import generate
     from placement.models.gpu.greedy import best_fit
     from placement.solver import SolveOptions, solve
@@ -186,20 +188,20 @@ def report_synthetic(rows: list[dict], config: Any) -> str:
 
 # --- gpu-openb ----------------------------------------------------------------------------------
 # The FGD paper's protocol on the Alibaba openb trace: the six peers, ours (online and batch) and
-# an offline upper bound. Every policy of :mod:`placement.models.gpu.policies` and our online
-# policy (:mod:`placement.models.gpu.online`) replay the seeds' workloads (the paper's 42-51)
-# with :func:`placement.models.gpu.replay.replay`; our batch mode (:mod:`.batch`, B pending pods
+# an offline upper bound. Every policy of :mod:`placement.models.gpu.openb.policies` and our online
+# policy (:mod:`placement.models.gpu.openb.online`) replay the seeds' workloads (the paper's 42-51)
+# with :func:`placement.models.gpu.openb.replay.replay`; our batch mode (:mod:`.batch`, B pending pods
 # per cycle, CP-SAT per cycle) with :func:`replay_batch`; the offline LP bound
 # (:mod:`.offline_bound`) on the same workloads; on the default trace and on the all-fractional
 # ``gpushare100`` variant, against the published means (``fgd_published_allocation.csv``
 # beside the trace). Every replay's placements, online and batch, are re-checked from scratch
-# against the cluster's capacities (:func:`placement.models.gpu.batch.check_placement`).
+# against the cluster's capacities (:func:`placement.models.gpu.openb.batch.check_placement`).
 
 TRACES = {"default": "openb_pod_list_default.csv", "gpushare100": "openb_pod_list_gpushare100.csv"}
 WITHIN_PP = 0.5
 """The reproduction target: our mean within this many percentage points of the published."""
 OURS = "FGD+BF-tie"
-"""Our online policy (:mod:`placement.models.gpu.online`), also the hint of the batch mode."""
+"""Our online policy (:mod:`placement.models.gpu.openb.online`), also the hint of the batch mode."""
 MODES = ("online", "batch", "bound")
 BATCH_SIZES = (8, 64, 512)
 TARGETS = {("online", None): 296, ("batch", 64): 200}
@@ -226,6 +228,7 @@ def published(data: Path, trace: str) -> dict[str, dict[int, np.ndarray]]:
 
 @cache
 def _trace(data: Path, trace: str):
+    # On use: a child process imports this module and its peak RSS is one solve's.
     from placement.models.gpu.openb.replay import load_trace
 
     return load_trace(data / "openb_node_list_gpu_node.csv", data / TRACES[trace])
@@ -233,6 +236,7 @@ def _trace(data: Path, trace: str):
 
 @cache
 def _bound(data: Path, trace: str):
+    # On use: a child process imports this module and its peak RSS is one solve's.
     from placement.models.gpu.openb.offline_bound import OfflineBound
 
     return OfflineBound(*_trace(data, trace))
@@ -257,6 +261,7 @@ def run_case(
     0..130 % arrived). ``mode``: ``online`` (``policy`` decides one pod at a time),
     ``batch`` (cycles of ``batch`` arrivals, ``policy`` as the hint, CP-SAT per cycle with
     ``time_limit`` s) or ``bound`` (the offline LP bound on the seed's workload)."""
+    # On use: a child process imports this module and its peak RSS is one solve's.
     from placement.models.gpu.openb.batch import replay_batch
     from placement.models.gpu.openb.online import make_any
     from placement.models.gpu.openb.replay import replay, workload
@@ -503,7 +508,7 @@ def markdown(
             "",
             f"`{OURS}` is our online policy: FGD's fragmentation score, ties broken by the "
             "free milli-GPU left on the chosen GPU before the run's random node order "
-            "(`models/gpu/online.py`). `batch B`: every B arrivals, the pending pods are "
+            "(`models/gpu/openb/online.py`). `batch B`: every B arrivals, the pending pods are "
             f"placed jointly -- `{OURS}` in arrival order as the hint; when it leaves a pod "
             "that fits alone unplaced, CP-SAT over candidate nodes (max placed milli-GPU, then "
             "fewest fully free GPUs opened by shared pods; 1 worker, the per-cycle time limit "
@@ -514,7 +519,7 @@ def markdown(
             "the CSV: what the cluster holds at that arrival, before its cycle). `offline LP "
             "bound`: the most milli-GPU any placement of the arrived pods can allocate, with "
             "all of them known (an LP over pod and node classes with per-GPU packing rows, "
-            "`models/gpu/offline_bound.py`), evaluated at the end of the 100 % window. "
+            "`models/gpu/openb/offline_bound.py`), evaluated at the end of the 100 % window. "
             "Distance to bound = unallocated GPUs - the bound's. Latency: online, per "
             "decision (filter + scores + choice over 1,213 nodes), wall time and (CPU) the "
             "thread's CPU time, which leaves out preemption by the other processes of the "
@@ -595,7 +600,7 @@ def markdown(
 def plot(
     all_rows: dict[str, list[dict]], pubs: dict[str, dict], path: Path, command: str = ""
 ) -> None:
-    import matplotlib
+    import matplotlib  # plots only: matplotlib is slow to import and only the report draws
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -635,7 +640,7 @@ def plot(
 def plot_modes(rows: list[dict], path: Path, command: str = "") -> None:
     """Allocation vs arrived demand: every policy, our online and batch modes, the bound; the
     lower row zooms in on the leaders."""
-    import matplotlib
+    import matplotlib  # plots only: matplotlib is slow to import and only the report draws
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -684,6 +689,7 @@ OPENB_FULL = {"seeds": tuple(range(42, 52)), "traces": tuple(TRACES), "batch_siz
 def cases_openb(config: Any) -> list[dict[str, Any]]:
     """Per trace: every policy online, our batch mode per batch size, the bound, per seed;
     then (full runs) the ablation of FGD and BestFit on the default trace."""
+    # On use: a child process imports this module and its peak RSS is one solve's.
     from placement.models.gpu.openb.online import OURS as OUR_POLICIES
     from placement.models.gpu.openb.policies import POLICIES
 
@@ -738,6 +744,7 @@ def cases_openb(config: Any) -> list[dict[str, Any]]:
 
 def run_openb(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     """One replay (or the bound) and the independent re-check of every placement it made."""
+    # On use: a child process imports this module and its peak RSS is one solve's.
     from placement.models.gpu.openb.batch import check_placement
     from placement.models.gpu.openb.replay import TraceState
 

@@ -1,0 +1,77 @@
+"""``placement bench``: run benchmark suites with the runner of :mod:`placement.benchmarks`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from placement.api.cli.exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, err
+from placement.api.parallel import connect_ray
+from placement.solver import InputError
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """``placement bench``."""
+    # The one api -> benchmarks import: the suites sit above api/ (they drive it).
+    from placement.benchmarks.runner import BenchConfig, command_line, data_root, run_suite, suites
+
+    registered = suites()
+    if args.list or not args.suites:
+        width = max(len(n) for n in registered)
+        for name, suite in registered.items():
+            needs = f" [data: {suite.data}]" if suite.data else ""
+            print(f"{name:<{width}}  {suite.help}{needs}")
+        return EXIT_OK
+    names = list(registered) if args.suites == ["all"] else args.suites
+    for name in names:
+        if name not in registered:
+            raise InputError.single(
+                "SUITE", name, "a registered suite ('placement bench --list') or 'all'"
+            )
+    if args.ray:
+        connect_ray(args.ray, args.jobs)  # fail early and clearly, before any case runs
+    out = Path(args.out or ("build/bench-quick" if args.quick else "docs/benchmarks"))
+    root = data_root(args.data)
+    skip_missing = args.suites == ["all"]
+    code = EXIT_OK
+    for name in names:
+        suite = registered[name]
+        if skip_missing and suite.data and not (root / suite.data).is_dir():
+            err(f"bench {name}: skipped: its public data is not at {root / suite.data}")
+            continue
+        argv = ["bench", name]
+        if args.time_limit is not None:
+            argv += ["--time-limit", f"{args.time_limit:g}"]
+        if args.quick:
+            argv.append("--quick")
+        if args.jobs != 1:
+            argv += ["--jobs", str(args.jobs)]
+        if args.ray:
+            argv += ["--ray", args.ray]
+        limit = args.time_limit
+        if limit is None:
+            limit = suite.quick_time_limit_s if args.quick else suite.time_limit_s
+        config = BenchConfig(
+            suite=name,
+            time_limit_s=limit,
+            quick=args.quick,
+            out=out,
+            data=root,
+            jobs=args.jobs,
+            ray=args.ray,
+            command=command_line(argv),
+        )
+        outcome = run_suite(suite, config, progress=not args.quiet)
+        state = "interrupted" if outcome.interrupted else "done"
+        err(
+            f"bench {name}: {state}: {outcome.finished} of {outcome.cases} cases, "
+            f"{len(outcome.failed)} failed, {outcome.invalid} invalid solutions; "
+            f"{outcome.md_path} and {outcome.csv_path}"
+        )
+        err(f"bench {name}: reproduce with: {config.command}")
+        if outcome.interrupted:
+            return EXIT_INTERRUPTED
+        if outcome.failed or outcome.invalid:
+            code = EXIT_FAILED
+    return code
+

@@ -1,0 +1,84 @@
+"""The entry point ``placement`` runs: parse, dispatch to the command, map errors to exit codes."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+
+from placement.api.cli.exits import (
+    DEBUG_ENV,
+    EXIT_FAILED,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    ExitWith,
+    err,
+)
+from placement.api.cli.parser import build_parser
+from placement.solver import InputError
+
+
+class _LineFormatter(logging.Formatter):
+    """Log records as ``placement: warning: ...`` lines, like the tool's other messages."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return f"placement: {record.levelname.lower()}: {record.getMessage()}"
+
+
+def _configure_logging(quiet: bool) -> None:
+    """Library warnings (e.g. a failed backend) as one line each; none when quiet.
+
+    What they say is also in the result's ``message``, so --quiet and --json lose nothing.
+    """
+    logger = logging.getLogger("placement")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_LineFormatter())
+    logger.handlers[:] = [handler]
+    logger.propagate = False
+    if os.environ.get(DEBUG_ENV):
+        logger.setLevel(logging.DEBUG)
+    else:
+        logger.setLevel(logging.ERROR if quiet else logging.WARNING)
+
+
+def _command(argv: Sequence[str] | None) -> str:
+    """The command word of ``argv`` (its first word that is not an option), or ``""``."""
+    words = sys.argv[1:] if argv is None else argv
+    return next((w for w in words if not w.startswith("-")), "")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code.
+
+    Parameters
+    ----------
+    argv:
+        Arguments without the program name; ``sys.argv[1:]`` when None.
+    """
+    try:
+        args = build_parser(_command(argv)).parse_args(argv)
+        _configure_logging(getattr(args, "quiet", False) or getattr(args, "json", False))
+        return int(args.handler(args))
+    except InputError as exc:
+        err(f"error: {exc}")
+        return EXIT_USAGE
+    except ExitWith as exc:
+        return exc.code
+    except KeyboardInterrupt:
+        err("interrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`): silence the flush at exit, as the docs advise.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_FAILED
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, exit 3
+        err(f"internal error: {type(exc).__name__}: {exc}")
+        if os.environ.get(DEBUG_ENV):
+            traceback.print_exc()
+        else:
+            err(f"(set {DEBUG_ENV}=1 to see the traceback; please report it)")
+        return EXIT_INTERNAL

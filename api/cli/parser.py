@@ -1,0 +1,433 @@
+"""The ``placement`` argument parser: every command, its options and its help."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import textwrap
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any, NoReturn
+
+from placement.api.argtypes import (
+    add_parameter,
+    limit_setting,
+    non_negative_int,
+    port,
+    positive_int,
+    positive_seconds,
+    relative_gap,
+)
+from placement.api.cli.batch import cmd_batch
+from placement.api.cli.bench import cmd_bench
+from placement.api.cli.exits import EXIT_CODES, EXIT_USAGE
+from placement.api.cli.files import (
+    cmd_generate,
+    cmd_import,
+    cmd_plot,
+    generators,
+    importers,
+    plotters,
+)
+from placement.api.cli.serve import cmd_serve
+from placement.api.cli.solve import cmd_check, cmd_solve
+from placement.api.cli.summary import UNPLACED_SHOWN
+from placement.solver import Backend, MilpSolver
+from placement.solver.family import Generator, Importer
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line and exit code 2, like every user error."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"placement: error: {message} (see '{self.prog} --help')\n")
+        sys.exit(EXIT_USAGE)
+
+
+def _solve_options_parser() -> argparse.ArgumentParser:
+    """The options shared by ``solve`` and ``batch`` (a parent parser)."""
+    parent = argparse.ArgumentParser(add_help=False)
+    group = parent.add_argument_group("solve options")
+    group.add_argument(
+        "--backend",
+        choices=[b.value for b in Backend],
+        default=Backend.AUTO.value,
+        help="engine allowed to produce the solution: auto (greedy, then the family's exact "
+        "backend: CP-SAT, or the MILP where the family prefers it), cpsat, milp, or greedy "
+        "(heuristics only, nothing proved) (default: auto)",
+    )
+    group.add_argument(
+        "--milp-solver",
+        choices=[m.value for m in MilpSolver],
+        default=MilpSolver.HIGHS.value,
+        help="MILP solver when --backend milp (default: highs)",
+    )
+    group.add_argument(
+        "--time-limit",
+        type=positive_seconds,
+        default=10.0,
+        metavar="S",
+        help="wall-clock budget in seconds for the whole solve (default: 10)",
+    )
+    group.add_argument(
+        "--threads",
+        type=non_negative_int,
+        default=0,
+        metavar="N",
+        help="worker threads of the exact backend; 0 = all cores (default: 0; batch: the "
+        "cores shared among the worker processes)",
+    )
+    group.add_argument("--seed", type=int, default=0, metavar="N", help="random seed (default: 0)")
+    group.add_argument(
+        "--gap",
+        type=relative_gap,
+        default=0.0,
+        metavar="G",
+        help="stop once the relative gap on the primary objective is at most G, in [0, 1) "
+        "(default: 0, i.e. prove optimality)",
+    )
+    group.add_argument(
+        "--deterministic",
+        action="store_true",
+        help="reproducible search: one search worker, fixed seed, canonical input order",
+    )
+    return parent
+
+
+
+def _version() -> str:
+    try:
+        return version("placement-solver")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``placement`` argument parser.
+
+    ``generate``, ``import`` and ``plot`` are built from the families' declared hooks, which
+    imports every family's generators and loaders; with ``command`` given, only that
+    command's hooks are loaded (``placement solve`` need not import them). None: all.
+    """
+
+    def hooks(name: str) -> bool:
+        return command is None or command == name
+    fmt = argparse.RawDescriptionHelpFormatter
+    parser = _Parser(
+        prog="placement",
+        description=(
+            "Placement solver: exact and heuristic placement of jobs onto clusters.\n\n"
+            "Instance and solution files are the JSON form of placement.v1.Instance and\n"
+            'placement.v1.Solution; the family section key (e.g. "gpu") names the problem.'
+        ),
+        epilog=EXIT_CODES + "\nSee 'placement COMMAND --help' and docs/cli.md.",
+        formatter_class=fmt,
+    )
+    parser.add_argument("--version", action="version", version=f"placement {_version()}")
+    commands = parser.add_subparsers(
+        title="commands", dest="command", metavar="COMMAND", required=True, parser_class=_Parser
+    )
+    solve_options = _solve_options_parser()
+
+    # solve
+    p = commands.add_parser(
+        "solve",
+        parents=[solve_options],
+        help="solve one instance file",
+        description=(
+            "Solve one instance file and print a summary: status, stop reason, every\n"
+            "objective tier, bound, gap, time per phase, the backend that produced the\n"
+            "solution, and why each unplaced job is unplaced. Improving solutions are\n"
+            "reported on stderr as they are found. Ctrl-C stops the solve and still prints\n"
+            "(and writes) the best solution found; a second Ctrl-C aborts."
+        ),
+        epilog=EXIT_CODES,
+        formatter_class=fmt,
+    )
+    p.add_argument("instance", metavar="INSTANCE", help="instance file (JSON)")
+    p.add_argument(
+        "--out", metavar="SOLUTION.json", help="write the solution file (placement.v1.Solution)"
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the full result as JSON instead of the summary (no progress on stderr)",
+    )
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    p.add_argument(
+        "--all-unplaced",
+        action="store_true",
+        help=f"list every unplaced job in the summary (default: the first {UNPLACED_SHOWN})",
+    )
+    remote = p.add_argument_group("solving on a server (placement serve)")
+    remote.add_argument(
+        "--server", metavar="HOST:PORT", help="solve on this placement server instead of here"
+    )
+    remote.add_argument(
+        "--token-file", metavar="FILE", help="bearer token for the server (first line of FILE)"
+    )
+    remote.add_argument("--ca", metavar="CA.pem", help="CA of the server certificate: use TLS")
+    remote.add_argument("--cert", metavar="CERT.pem", help="client certificate (mutual TLS)")
+    remote.add_argument("--key", metavar="KEY.pem", help="client key (mutual TLS)")
+    p.set_defaults(handler=cmd_solve)
+
+    # check
+    p = commands.add_parser(
+        "check",
+        help="check a solution file against its instance",
+        description=(
+            "Check a solution file with the family's independent checker: list every\n"
+            "violation and print the objective tiers. Exit 0 if feasible, 1 if not."
+        ),
+        epilog=EXIT_CODES,
+        formatter_class=fmt,
+    )
+    p.add_argument("instance", metavar="INSTANCE", help="instance file (JSON)")
+    p.add_argument("solution", metavar="SOLUTION", help="solution file (JSON)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(handler=cmd_check)
+
+    # batch
+    p = commands.add_parser(
+        "batch",
+        parents=[solve_options],
+        help="solve many instance files in parallel, one CSV row each",
+        description=(
+            "Solve many instance files in parallel worker processes and write one CSV row\n"
+            "per file (columns: file, family, instance, status, stop_reason, objective,\n"
+            "bound, gap, backend, time_s, placed, unplaced, objective_terms, solution_file,\n"
+            "message, error). A file that cannot be read or solved gets a row with\n"
+            "status 'error' and the reason; it never stops the others. Exit 0 if every\n"
+            "file was solved, 1 otherwise. Ctrl-C stops the running solves (their best\n"
+            "solutions are kept), skips the rest and still writes the CSV."
+        ),
+        epilog=EXIT_CODES,
+        formatter_class=fmt,
+    )
+    p.add_argument("instances", nargs="+", metavar="INSTANCE", help="instance files (JSON)")
+    p.add_argument(
+        "--jobs",
+        "-j",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="worker processes (default: number of cores, at most one per file)",
+    )
+    p.add_argument(
+        "--out", metavar="results.csv", help="write the CSV here (default: standard output)"
+    )
+    p.add_argument(
+        "--solutions",
+        metavar="DIR",
+        help="also write each solution to DIR/<instance stem>.solution.json",
+    )
+    p.add_argument(
+        "--quiet", "-q", action="store_true", help="no progress bar or failure lines on stderr"
+    )
+    _ray_argument(p)
+    p.set_defaults(handler=cmd_batch)
+
+    # generate
+    p = commands.add_parser(
+        "generate",
+        help="write a seeded synthetic instance file",
+        description="Write a seeded synthetic instance of a family; same options, same file.",
+        epilog=EXIT_CODES,
+        formatter_class=fmt,
+    )
+    families = p.add_subparsers(
+        title="families", dest="family", metavar="FAMILY", required=True, parser_class=_Parser
+    )
+    for gen in generators().values() if hooks("generate") else ():
+        _instance_writer(families, gen.family, gen.help, gen, cmd_generate)
+
+    # serve
+    p = commands.add_parser(
+        "serve",
+        help="run the gRPC service (placement.v1.PlacementSolver)",
+        description=(
+            "Run the gRPC service: Solve, SolveStream, Check and asynchronous jobs, with\n"
+            "health and reflection. Solves run in warm worker processes started before the\n"
+            "server; a watchdog kills a solve that overruns its deadline by more than the\n"
+            "grace period. Plaintext binds to 127.0.0.1 unless --host says otherwise; with\n"
+            "--tls-cert/--tls-key it binds to 0.0.0.0. One JSON log line per call on stderr.\n"
+            "SIGTERM or Ctrl-C: stop taking calls, finish those in progress, keep jobs.\n"
+            "See docs/api.md."
+        ),
+        epilog=EXIT_CODES,
+        formatter_class=fmt,
+    )
+    p.add_argument("--host", help="address to bind (default: 127.0.0.1, or 0.0.0.0 with TLS)")
+    p.add_argument("--port", type=port, default=50051, help="port (default: 50051; 0 = any)")
+    p.add_argument(
+        "--workers", type=positive_int, default=None, metavar="N",
+        help="solve worker processes (default: number of cores)",
+    )
+    p.add_argument(
+        "--queue", type=non_negative_int, default=64, metavar="N",
+        help="solves that may wait for a worker before RESOURCE_EXHAUSTED (default: 64)",
+    )
+    p.add_argument("--tls-cert", metavar="CERT.pem", help="server certificate (PEM): TLS")
+    p.add_argument("--tls-key", metavar="KEY.pem", help="server private key (PEM)")
+    p.add_argument(
+        "--client-ca", metavar="CA.pem", help="require client certificates signed by this CA"
+    )
+    p.add_argument(
+        "--token-file", metavar="FILE",
+        help="accepted bearer tokens, one per line; calls without one get UNAUTHENTICATED",
+    )
+    p.add_argument(
+        "--allow-client", action="append", default=[], metavar="NAME",
+        help="with --client-ca: only client certificates with this common name or DNS name "
+        "(repeatable); others get PERMISSION_DENIED",
+    )
+    p.add_argument(
+        "--db", metavar="PATH",
+        help="SQLite job store (default: $XDG_STATE_HOME/placement/jobs.sqlite3; "
+        "':memory:' keeps nothing)",
+    )
+    p.add_argument("--metrics-port", type=port, metavar="P", help="serve Prometheus /metrics")
+    p.add_argument(
+        "--default-time-limit", type=positive_seconds, default=10.0, metavar="S",
+        help="solver time limit when a request gives none and has no deadline (default: 10)",
+    )
+    p.add_argument(
+        "--max-time-limit", type=positive_seconds, default=3600.0, metavar="S",
+        help="the most a request may ask for (default: 3600)",
+    )
+    p.add_argument(
+        "--grace", type=positive_seconds, default=1.0, metavar="S",
+        help="overrun allowed before the watchdog kills a solve (default: 1)",
+    )
+    p.add_argument(
+        "--retention", type=positive_seconds, default=7 * 24 * 3600.0, metavar="S",
+        help="seconds finished jobs are kept (default: 604800, a week)",
+    )
+    p.add_argument(
+        "--max-message-mib", type=positive_int, default=64, metavar="N",
+        help="largest request or response in MiB (default: 64)",
+    )
+    p.add_argument(
+        "--limit", type=limit_setting, action="append", default=[], metavar="NAME=N",
+        help="per-instance size limit, repeatable: jobs, nodes, tasks, gpus, items (any "
+        "other list) (defaults: jobs=100000 nodes=100000 tasks=100000 gpus=1000000 "
+        "items=1000000)",
+    )
+    p.set_defaults(handler=cmd_serve)
+
+    # bench
+    p = commands.add_parser(
+        "bench",
+        help="run a benchmark suite (placement bench --list)",
+        description=(
+            "Run a registered benchmark suite: its cases in parallel worker processes (or on\n"
+            "Ray), each solution re-checked by the family's independent checker. Writes\n"
+            "OUT/SUITE.csv as cases finish (an interrupted run keeps them), then OUT/SUITE.md\n"
+            "(the command that reproduces it, the machine, the count of invalid solutions,\n"
+            "the tables) and the suite's plots. 'all' runs every suite; a suite whose public\n"
+            "data is missing is then skipped with a message. Exit 0 if every case ran and\n"
+            "no solution was invalid, 1 otherwise."
+        ),
+        epilog=EXIT_CODES,
+        formatter_class=fmt,
+    )
+    p.add_argument("suites", nargs="*", metavar="SUITE", help="suite names, or 'all'")
+    p.add_argument("--list", action="store_true", help="list the suites and exit")
+    p.add_argument(
+        "--time-limit",
+        type=positive_seconds,
+        metavar="S",
+        help="time limit per solve in seconds (default: the suite's)",
+    )
+    p.add_argument(
+        "--quick", action="store_true", help="tiny sizes, for CI: every code path, no figures"
+    )
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        help="folder for the results (default: docs/benchmarks; with --quick: "
+        "build/bench-quick)",
+    )
+    p.add_argument(
+        "--jobs", "-j", type=positive_int, default=1, metavar="N", help="cases at once (default: 1)"
+    )
+    p.add_argument(
+        "--data",
+        metavar="DIR",
+        help="root of the public benchmark data (default: $PLACEMENT_BENCH_DATA, else "
+        "../shared/benchmarks)",
+    )
+    p.add_argument(
+        "--quiet", "-q", action="store_true", help="no progress bar; only the summary lines"
+    )
+    _ray_argument(p)
+    p.set_defaults(handler=cmd_bench)
+
+    # import
+    p = commands.add_parser(
+        "import",
+        help="convert a public benchmark file into an instance file",
+        description=(
+            "Read a benchmark in its public format (a trace, a task graph, a network, ...)\n"
+            "and write the instance file (placement.v1.Instance JSON)."
+        ),
+        epilog=EXIT_CODES,
+        formatter_class=fmt,
+    )
+    formats = p.add_subparsers(
+        title="formats", dest="format", metavar="FORMAT", required=True, parser_class=_Parser
+    )
+    for imp in importers().values() if hooks("import") else ():
+        _instance_writer(formats, imp.format, f"{imp.help} ({imp.family})", imp, cmd_import)
+
+    # plot
+    p = commands.add_parser(
+        "plot",
+        help="draw a solution (e.g. a Gantt chart of a schedule)",
+        description=(
+            "Draw a solution file of its instance as an image; the format follows the\n"
+            f"suffix of --out (.png, .svg, .pdf). Families that draw: "
+            f"{', '.join(plotters() if hooks('plot') else ()) or 'none yet'}."
+        ),
+        epilog=EXIT_CODES,
+        formatter_class=fmt,
+    )
+    p.add_argument("instance", metavar="INSTANCE", help="instance file (JSON)")
+    p.add_argument("solution", metavar="SOLUTION", help="solution file (JSON)")
+    p.add_argument("--out", metavar="FILE.png", required=True, help="image file to write")
+    p.set_defaults(handler=cmd_plot)
+    return parser
+
+
+def _ray_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="run the solves as Ray tasks: 'auto' (a local Ray instance, or the cluster of "
+        "$RAY_ADDRESS) or the cluster's HOST:PORT; needs the ray extra "
+        "(pip install 'placement-solver[ray]')",
+    )
+
+
+def _instance_writer(
+    subparsers: Any,
+    name: str,
+    help_line: str,
+    hook: Generator | Importer,
+    handler: Any,
+) -> None:
+    """One ``generate`` or ``import`` subcommand: the hook's own arguments, plus ``--out``."""
+    g = subparsers.add_parser(
+        name,
+        help=help_line,
+        # The raw formatter keeps the exit-code table; wrap the paragraph by hand.
+        description=textwrap.fill(hook.description, 79),
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    for parameter in hook.parameters:
+        add_parameter(g, parameter)
+    g.add_argument(
+        "--out", metavar="FILE", default="-", help="instance file to write (default: stdout)"
+    )
+    g.set_defaults(handler=handler, hook=hook)
+

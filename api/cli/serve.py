@@ -1,0 +1,72 @@
+"""``placement serve``: the gRPC service."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+from placement.solver import InputError
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """``placement serve``."""
+    # The server (grpc, pebble, prometheus) only for this command: start-up time of the others.
+    from placement.api.server.app import read_tokens, serve
+    from placement.api.server.config import DEFAULT_LIMITS, ServerConfig, default_db_path
+
+    tokens: tuple[str, ...] = ()
+    if args.token_file:
+        try:
+            tokens = read_tokens(args.token_file)
+        except (OSError, ValueError) as exc:
+            raise InputError.single(
+                "--token-file", args.token_file, f"a token file ({exc})"
+            ) from None
+    limits = dict(DEFAULT_LIMITS)
+    limits.update(dict(args.limit))
+    config = ServerConfig(
+        host=args.host,
+        port=args.port,
+        workers=args.workers or max(1, os.cpu_count() or 1),
+        max_queue=args.queue,
+        default_time_limit_s=args.default_time_limit,
+        max_time_limit_s=args.max_time_limit,
+        grace_s=args.grace,
+        max_message_bytes=args.max_message_mib * 1024 * 1024,
+        limits=limits,
+        db_path=args.db or str(default_db_path()),
+        retention_s=args.retention,
+        tls_cert=args.tls_cert,
+        tls_key=args.tls_key,
+        client_ca=args.client_ca,
+        allowed_clients=tuple(args.allow_client),
+        tokens=tokens,
+        metrics_port=args.metrics_port,
+    )
+    problems = config.validate()
+    if problems:
+        raise InputError.single("", "; ".join(problems), "valid server settings")
+    _configure_server_logging()
+    from placement.api.server.jobs import JobStoreError  # as above
+
+    try:
+        return serve(config)
+    except JobStoreError as exc:
+        raise InputError.single("--db", config.db_path, f"a usable job database ({exc})") from None
+    except OSError as exc:
+        raise InputError.single(
+            "--port", f"{config.bind_host}:{config.port}", f"an address to listen on ({exc})"
+        ) from None
+
+
+def _configure_server_logging() -> None:
+    """Access log: JSON lines on stderr; other messages as ``placement: level: ...``."""
+    access = logging.getLogger("placement.access")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    access.handlers[:] = [handler]
+    access.setLevel(logging.INFO)
+    access.propagate = False
+

@@ -1,1 +1,0 @@
-"""Command-line hooks of each family (see :mod:`placement.api.extensions`)."""

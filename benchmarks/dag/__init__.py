@@ -1,0 +1,61 @@
+"""The DAG family's benchmark suites (and the grid suite on independent tasks); the code is in
+:mod:`.suites`."""
+
+from __future__ import annotations
+
+from placement.benchmarks.runner import Suite, suite_functions
+
+_CODE = "placement.benchmarks.dag.suites"
+
+SUITES = (
+    Suite(
+        name="dag-topcuoglu",
+        family="dag",
+        help="the HEFT paper's example: HEFT (80), our greedy, exact solves with their proofs",
+        **suite_functions(_CODE, "topcuoglu"),
+        data="dag/topcuoglu-2002",
+        time_limit_s=10.0,
+        quick_time_limit_s=10.0,
+    ),
+    Suite(
+        name="dag-stg",
+        family="dag",
+        help="STG (Kasahara) P|prec|Cmax vs the published optima and bounds (1,440 cases)",
+        **suite_functions(_CODE, "stg"),
+        data="dag/stg",
+        time_limit_s=10.0,
+        exclusive=True,
+    ),
+    Suite(
+        name="dag-stg-verify",
+        family="dag",
+        help="a second opinion on new STG proofs: the disjunctive MILP on HiGHS",
+        **suite_functions(_CODE, "stg_verify"),
+        data="dag/stg",
+        time_limit_s=150.0,
+    ),
+    Suite(
+        name="grid-braun",
+        family="dag",
+        help="Braun et al. 512 x 16 ETC instances (R||Cmax) vs the best known makespans",
+        **suite_functions(_CODE, "braun"),
+        data="grid/braun-512x16",
+        time_limit_s=60.0,
+    ),
+    Suite(
+        name="dag-wfcommons",
+        family="dag",
+        help="WfCommons workflows on 8 heterogeneous machines vs HEFT, PEFT and CPOP",
+        **suite_functions(_CODE, "wfcommons"),
+        data="dag/wfcommons",
+        time_limit_s=30.0,
+    ),
+    Suite(
+        name="dag-scale",
+        family="dag",
+        help="heuristic times and exact backends: DAG 1,000 x 32, grid 512 x 16 and 4,096 x 128",
+        **suite_functions(_CODE, "scale"),
+        time_limit_s=60.0,
+        exclusive=True,
+    ),
+)

@@ -1,0 +1,33 @@
+"""The partition family's benchmark suites; the code is in :mod:`.suites`."""
+
+from __future__ import annotations
+
+from placement.benchmarks.runner import Suite, suite_functions
+
+_CODE = "placement.benchmarks.partition.suites"
+
+SUITES = (
+    Suite(
+        name="partition-tarnawski",
+        family="partition",
+        help="Tarnawski et al. layer graphs: the DP's optimum proved by CP-SAT and MILP, beside PipeDream and the greedies",
+        **suite_functions(_CODE, "tarnawski"),
+        data="partition/tarnawski-layergraphs",
+        time_limit_s=10.0,
+    ),
+    Suite(
+        name="partition-llm",
+        family="partition",
+        help="Llama-2-70B serving on a heterogeneous cluster (helix) and LLaMA-7B on edge devices (edge)",
+        **suite_functions(_CODE, "llm"),
+        data="partition/llm-configs",
+        time_limit_s=60.0,
+    ),
+    Suite(
+        name="partition-chain",
+        family="partition",
+        help="the DP on homogeneous chains up to 4,000 layers x 64 devices, checked against MILP proofs",
+        **suite_functions(_CODE, "chain"),
+        time_limit_s=30.0,
+    ),
+)
