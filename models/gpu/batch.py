@@ -51,6 +51,10 @@ from placement.models.gpu.replay import (
     Policy,
     start_replay,
 )
+from placement.solver.backends.base import RunStatus
+from placement.solver.backends.cpsat import CpSat
+from placement.solver.cancel import CancellationToken
+from placement.solver.options import SolveOptions
 
 Placement = list[tuple[int, int, tuple[int, ...]]]
 """``[(item, node, gpus), ...]``: ``item`` indexes the cycle's list of pods (a pod of the
@@ -241,20 +245,18 @@ def solve_cycle(
         if pods.demand[items[item]] > 0
     )
     model.Maximize(weight * placed_demand - sum(opened))
-    solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = time_limit
-    solver.parameters.num_workers = workers
-    solver.parameters.random_seed = seed
+    options = SolveOptions(time_limit_s=time_limit, threads=workers, seed=seed)
     t0 = time.perf_counter()
-    status = solver.Solve(model)
+    run = CpSat.run(model, options, CancellationToken(), time_limit, single_strategy=True)
     seconds = time.perf_counter() - t0
-    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+    if not run.has_solution:
         return CycleResult(hint, "hint_kept", seconds, nvars)
+    solver = run.solver  # type: ignore[attr-defined]
     out: Placement = []
     for (item, n), (x, gvars) in choice.items():
         if solver.Value(x):
             out.append((item, n, tuple(g for g, y in gvars.items() if solver.Value(y))))
-    name = "optimal" if status == cp_model.OPTIMAL else "feasible"
+    name = "optimal" if run.status == RunStatus.OPTIMAL else "feasible"
     return CycleResult(out, name, seconds, nvars)
 
 
