@@ -7,7 +7,7 @@ Independent tasks (no edges) are the grid-scheduling special case.
 Parts: :mod:`.instance` (typed instance and solution, JSON form, validation), :mod:`.check`
 (independent checker and objective), :mod:`.greedy` (HEFT, the fallback; PEFT, CPOP; MCT,
 Min-Min, Max-Min, Sufferage), :mod:`.cpsat` and :mod:`.milp` (exact encodings),
-:mod:`.grid_search` (the R||Cmax search run beside HiGHS), :mod:`.bound` (cheap lower
+:mod:`.rcmax` (the R||Cmax search run beside HiGHS), :mod:`.bound` (cheap lower
 bounds), :mod:`.generate` (seeded random DAGs), :mod:`.loaders` (STG, Braun, WfCommons, the
 HEFT paper's example), :mod:`.plot` (Gantt chart).
 """
@@ -81,10 +81,10 @@ class DagFamily:
 
     def exact(self, backend: str) -> ExactEncoding:
         """The CP-SAT (``cpsat``) or MILP (``milp``) encoding; under ``auto``, R||Cmax
-        instances go to the search of :mod:`.grid_search` instead of CP-SAT."""
+        instances go to the search of :mod:`.rcmax` instead of CP-SAT."""
         if backend == "cpsat":
             from placement.models.dag.cpsat import CpSatEncoding
-            from placement.models.dag.grid_search import AutoEncoding
+            from placement.models.dag.rcmax import AutoEncoding
 
             return AutoEncoding(CpSatEncoding())
         if backend == "milp":

@@ -32,6 +32,7 @@ from placement.models.dag.cpsat import (
 )
 from placement.models.dag.greedy import pure_assignment, semi_active
 from placement.models.dag.instance import DagInstance, DagSolution
+from placement.models.dag.rcmax.search import applicable, solve_assignment
 from placement.solver.backends.milp import milp_solver
 from placement.solver.family import ExactContext, ExactOutcome
 from placement.solver.result import StopReason
@@ -79,11 +80,9 @@ class MilpEncoding:
         early = proof_by_bound(instance, incumbent)
         if early is not None:
             return early
-        from placement.models.dag import grid_search
-
-        if name == "highs" and grid_search.applicable(instance):
+        if name == "highs" and applicable(instance):
             # R||Cmax: HiGHS on the assignment model beside a large-neighbourhood search.
-            return grid_search.solve_assignment(instance, ctx)
+            return solve_assignment(instance, ctx)
         horizon = schedule_horizon(instance, incumbent)
         prob = pulp.LpProblem("dag", pulp.LpMinimize)
         from placement.models.dag.bound import makespan_grid_bound

@@ -58,14 +58,28 @@ def _quiet_stdout() -> Iterator[None]:
             os.close(devnull)
 
 
+_banner_printed = False
+"""Whether this process built its first ``highspy.Highs`` (the one that prints the banner)."""
+
+
 def new_highs() -> Any:
     """A ``highspy.Highs`` with its output off, and without the banner its constructor prints
-    on standard output even when quiet."""
+    on standard output even when quiet.
+
+    HiGHS prints the banner once per process, on the first construction: only that one runs
+    with file descriptor 1 silenced, so later constructions (a search builds many small
+    models) never hide another thread's output.
+    """
+    global _banner_printed
     # highspy loads a native library: imported on first use, not with the package.
     import highspy
 
-    with _quiet_stdout():
+    if _banner_printed:
         highs = highspy.Highs()
+    else:
+        with _quiet_stdout():
+            highs = highspy.Highs()
+            _banner_printed = True
     highs.setOptionValue("output_flag", False)
     return highs
 
