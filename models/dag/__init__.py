@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from placement.models.dag.check import check
+from placement.models.dag.check import check, solution_to_message
 from placement.models.dag.instance import (
     DagEdge,
     DagInstance,
@@ -27,7 +27,6 @@ from placement.models.dag.instance import (
     instance_from_message,
     instance_to_dict,
     solution_from_message,
-    solution_to_message,
     validate,
 )
 from placement.solver.family import CheckReport, ExactEncoding

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from placement.models.entanglement.check import check
+from placement.models.entanglement.check import check, solution_to_message
 from placement.models.entanglement.instance import (
     EntanglementInstance,
     EntanglementSolution,
@@ -29,7 +29,6 @@ from placement.models.entanglement.instance import (
     instance_from_message,
     instance_to_dict,
     solution_from_message,
-    solution_to_message,
     validate,
 )
 from placement.solver.family import CheckReport, ExactEncoding

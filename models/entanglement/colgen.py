@@ -45,6 +45,7 @@ from placement.models.entanglement.paths import (
     MIN_WERNER_FIDELITY,
     binomial_tails,
     max_width,
+    path_ext,
     servable_requests,
     werner_parameter,
 )
@@ -414,8 +415,6 @@ class _Generator:
         self.widest = max((lk.channels for lk in instance.links), default=0)
 
     def _add_path(self, r: int, nodes: tuple[int, ...]) -> int:
-        from placement.models.entanglement.paths import path_ext
-
         if nodes not in self.known[r]:
             self.known[r].add(nodes)
             self.paths[r].append(nodes)

@@ -40,6 +40,7 @@ class CpSat:
         ``single_strategy`` one worker runs CP-SAT's default single search strategy instead
         of interleaving its portfolio (outside deterministic mode).
         """
+        # OR-Tools loads a large native library: imported on first use.
         from ortools.sat.python import cp_model
 
         started = time.monotonic()
@@ -95,7 +96,7 @@ class CpSat:
 def _map_status(
     raw: Any, solver: Any, options: SolveOptions, cancel: CancellationToken, wall: float
 ) -> BackendRun:
-    from ortools.sat.python import cp_model
+    from ortools.sat.python import cp_model  # loaded by CpSat.run already (first use)
 
     interrupted = StopReason.CANCELLED if cancel.cancelled else StopReason.TIME_LIMIT
     if raw == cp_model.OPTIMAL:

@@ -203,7 +203,7 @@ class HighsModel:
         in compressed form (column-wise, or row-wise with ``rowwise``; ``start`` has one
         entry per column or row plus the end). ``integer`` flags the integer columns;
         ``math.inf`` is an infinite bound."""
-        import highspy  # the native library, loaded by new_highs already
+        import highspy  # a native library: imported on first use, as in new_highs
 
         lp = highspy.HighsLp()
         lp.num_col_ = len(cost)
@@ -272,13 +272,13 @@ class HighsModel:
 
     def maximize(self) -> None:
         """Maximise the objective (the default is to minimise)."""
-        import highspy  # the native library, loaded by new_highs already
+        import highspy  # a native library: imported on first use, as in new_highs
 
         self.highs.changeObjectiveSense(highspy.ObjSense.kMaximize)
 
     def set_start(self, x: np.ndarray) -> None:
         """A (MIP) start: a value per column."""
-        import highspy  # the native library, loaded by new_highs already
+        import highspy  # a native library: imported on first use, as in new_highs
 
         sol = highspy.HighsSolution()
         sol.col_value = list(np.asarray(x, float))
@@ -382,7 +382,7 @@ class HighsModel:
 
     def _mapped(self, cancel: CancellationToken | None, wall: float) -> HighsRun:
         """The finished run as a :class:`HighsRun` (the status map)."""
-        import highspy  # the native library, loaded by new_highs already
+        import highspy  # a native library: imported on first use, as in new_highs
 
         h = self.highs
         status = h.getModelStatus()

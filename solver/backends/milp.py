@@ -73,6 +73,7 @@ class CbcMilp:
     def _run_once(
         problem: Any, options: SolveOptions, limit: int, warm_start: dict[Any, float] | None
     ) -> BackendRun:
+        # PuLP is imported when a model is solved, not with the backends (start-up time).
         import pulp
 
         started = time.monotonic()

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from placement.models.dag.cpsat import integer_scale
+from placement.models.dag.bound import integer_scale
 from placement.models.dag.instance import DagInstance
 from placement.models.dag.rcmax.loads import REL_EPS
 from placement.solver.backends.base import RunStatus
