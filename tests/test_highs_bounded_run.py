@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from placement.solver.backends import milp
+from placement.solver.backends import highs as milp
 from placement.solver.backends.base import RunStatus
 from placement.solver.cancel import CancellationToken
 from placement.solver.options import SolveOptions

@@ -7,7 +7,7 @@ Independent tasks (no edges) are the grid-scheduling special case.
 Parts: :mod:`.instance` (typed instance and solution, JSON form, validation), :mod:`.check`
 (independent checker and objective), :mod:`.greedy` (HEFT, the fallback; PEFT, CPOP; MCT,
 Min-Min, Max-Min, Sufferage), :mod:`.cpsat` and :mod:`.milp` (exact encodings),
-:mod:`.grid_search` (the R||Cmax search run beside HiGHS), :mod:`.bound` (cheap lower
+:mod:`.rcmax` (the R||Cmax search run beside HiGHS), :mod:`.bound` (cheap lower
 bounds), :mod:`.generate` (seeded random DAGs), :mod:`.loaders` (STG, Braun, WfCommons, the
 HEFT paper's example), :mod:`.plot` (Gantt chart).
 """
@@ -18,10 +18,9 @@ from typing import Any
 
 from placement.models.dag import instance as _instance
 from placement.models.dag.bound import lower_bound
-from placement.models.dag.check import check
+from placement.models.dag.check import check, solution_to_message
 from placement.models.dag.generate import GENERATORS
 from placement.models.dag.greedy import greedy_solutions
-from placement.models.dag.grid_search import applicable as is_rcmax
 from placement.models.dag.instance import (
     DagEdge,
     DagInstance,
@@ -31,6 +30,7 @@ from placement.models.dag.instance import (
     DagTask,
 )
 from placement.models.dag.loaders import IMPORTERS
+from placement.models.dag.rcmax.encoding import auto_backend
 from placement.solver.family import Family
 
 
@@ -43,7 +43,7 @@ class DagFamily(Family):
     encodings = {
         "cpsat": "placement.models.dag.cpsat:CpSatEncoding",
         "milp": "placement.models.dag.milp:MilpEncoding",
-        "rcmax": "placement.models.dag.grid_search:RcmaxEncoding",
+        "rcmax": "placement.models.dag.rcmax.encoding:RcmaxEncoding",
     }
 
     instance_from_message = staticmethod(_instance.instance_from_message)
@@ -56,17 +56,16 @@ class DagFamily(Family):
         """The ``placement.v1.DagSolution`` message (every task is scheduled, so there are
         no reasons for unplaced work)."""
         del unplaced
-        return _instance.solution_to_message(instance, solution)
+        return solution_to_message(instance, solution)
 
     greedy = staticmethod(greedy_solutions)
     check = staticmethod(check)
     quick_bound = staticmethod(lower_bound)
     """A cheap lower bound on the makespan: see :mod:`.bound`."""
 
-    def auto_backend(self, instance: DagInstance) -> str:
-        """R||Cmax instances (independent tasks, makespan) go to the R||Cmax search beside
-        HiGHS, which beats CP-SAT there; everything else to CP-SAT."""
-        return "rcmax" if is_rcmax(instance) else "cpsat"
+    auto_backend = staticmethod(auto_backend)
+    """R||Cmax instances (independent tasks, makespan) go to the R||Cmax search beside
+    HiGHS (``rcmax``), which beats CP-SAT there; everything else to CP-SAT."""
 
     generators = GENERATORS
     importers = IMPORTERS

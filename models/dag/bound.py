@@ -19,9 +19,32 @@ import numpy as np
 
 from placement.models.dag.instance import DagInstance
 
+MAX_SCALE_EXPONENT = 6
+"""The time grid is 10^-k s for some k <= this (see :func:`integer_scale`)."""
+MAX_INT = 2**50
+"""Scaled values stay below this (CP-SAT's integers, with room for sums)."""
 HEAD_TAIL_MAX_TASKS = 5000
 """Above this many tasks (with edges) the head-area-tail bound is skipped: it keeps an
 ancestor matrix of tasks x tasks booleans."""
+
+
+def integer_scale(values: np.ndarray, max_int: int = MAX_INT) -> tuple[float, bool]:
+    """The smallest 10^k (k <= 6) making every value integral; ``(scale, exact)``.
+
+    When none does, the largest 10^k that keeps the values below ``max_int``, and False.
+    """
+    v = np.abs(values[np.isfinite(values)])
+    top = float(v.max()) if len(v) else 0.0
+    best = 1.0
+    for k in range(MAX_SCALE_EXPONENT + 1):
+        scale = 10.0**k
+        if top * scale > max_int:
+            break
+        best = scale
+        scaled = v * scale
+        if np.all(np.abs(scaled - np.round(scaled)) <= 1e-9 * np.maximum(1.0, scaled)):
+            return scale, True
+    return best, False
 
 
 def _area_weights(instance: DagInstance) -> list[tuple[np.ndarray, float]]:
@@ -139,8 +162,6 @@ def makespan_grid_bound(instance: DagInstance) -> float:
     left-shifted until every start is a sum of times, so the optimal makespan is a multiple
     of 1/S.
     """
-    from placement.models.dag.cpsat import integer_scale
-
     bound = makespan_lower_bound(instance)
     d = instance.duration
     times = [d[np.isfinite(d)], instance.earliest_start.ravel()]

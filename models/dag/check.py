@@ -13,17 +13,21 @@ encodings nor the heuristics. Rules, each with its own violation kind (the text'
   machines (free on the same machine);
 - ``capacity``: at every instant the tasks running on a machine hold at most its slots.
 
-Times are compared with a tolerance of 1e-6 relative (at least 1e-6 s).
+Times are compared with a tolerance of 1e-6 relative (at least 1e-6 s). The solution's
+message (:func:`solution_to_message`) is written here too, since it carries the makespan and
+cost as this checker evaluates them.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
-from placement.models.dag.instance import DagInstance, DagSolution
+from placement.models.dag.instance import DagInstance, DagSolution, end_times
 from placement.solver.family import CheckReport
+from placement.solver.schema.v1 import dag_pb2 as pb
 
 _REL = 1e-6
 MAX_VIOLATIONS = 50
@@ -187,3 +191,25 @@ def check(instance: DagInstance, solution: DagSolution) -> CheckReport:
         bad(f"deadline: makespan {makespan:g} exceeds makespan_limit_s {limit:g}")
     value = objective_value(instance, makespan, cost)
     return CheckReport(not violations, violations, {instance.objective: value}, ("min",))
+
+
+def solution_to_message(instance: DagInstance, solution: DagSolution) -> Any:
+    """The ``placement.v1.DagSolution`` message of a solution (tasks in start order), with
+    the makespan and cost as the checker evaluates them."""
+    msg = pb.DagSolution()
+    ends = end_times(instance, solution)
+    order = sorted(
+        (t for t in range(len(instance.tasks)) if solution.machine[t] >= 0),
+        key=lambda t: (solution.start_s[t], t),
+    )
+    for t in order:
+        msg.runs.add(
+            task=instance.tasks[t].name,
+            machine=instance.machines[int(solution.machine[t])].name,
+            start_s=float(solution.start_s[t]),
+            end_s=float(ends[t]),
+        )
+    makespan, cost = evaluate(instance, solution)
+    msg.makespan_s = makespan
+    msg.cost = cost
+    return msg

@@ -23,37 +23,24 @@ from typing import Any
 
 import numpy as np
 
+from placement.models.dag.bound import (
+    MAX_INT,
+    integer_scale,
+    makespan_grid_bound,
+    proven_by_bound,
+)
+from placement.models.dag.check import check, evaluate
 from placement.models.dag.greedy import back_to_back, pure_assignment
 from placement.models.dag.instance import DagInstance, DagSolution
+from placement.solver.backends.base import RunStatus
 from placement.solver.backends.cpsat import CpSat
 from placement.solver.family import ExactContext, ExactOutcome
 from placement.solver.result import StopReason
 
-MAX_SCALE_EXPONENT = 6
 MAX_FULL_PAIRS = 20_000
 """Eligible task-machine pairs above which the model keeps only candidate machines."""
 CANDIDATE_MACHINES = 4
 """Machines per task in a restricted model (the fastest; plus the incumbent's)."""
-MAX_INT = 2**50
-
-
-def integer_scale(values: np.ndarray, max_int: int = MAX_INT) -> tuple[float, bool]:
-    """The smallest 10^k (k <= 6) making every value integral; ``(scale, exact)``.
-
-    When none does, the largest 10^k that keeps the values below ``max_int``, and False.
-    """
-    v = np.abs(values[np.isfinite(values)])
-    top = float(v.max()) if len(v) else 0.0
-    best = 1.0
-    for k in range(MAX_SCALE_EXPONENT + 1):
-        scale = 10.0**k
-        if top * scale > max_int:
-            break
-        best = scale
-        scaled = v * scale
-        if np.all(np.abs(scaled - np.round(scaled)) <= 1e-9 * np.maximum(1.0, scaled)):
-            return scale, True
-    return best, False
 
 
 def identical_machine_classes(instance: DagInstance) -> list[list[int]]:
@@ -94,6 +81,7 @@ class CpSatEncoding:
 
     def solve(self, instance: DagInstance, ctx: ExactContext) -> ExactOutcome:
         """Build, hint with the incumbent, search, report every improving schedule."""
+        # OR-Tools loads a large native library: only when a CP-SAT model is built.
         from ortools.sat.python import cp_model
 
         n, k = len(instance.tasks), len(instance.machines)
@@ -164,8 +152,6 @@ class CpSatEncoding:
             for i, t in enumerate(users[: len(group)]):
                 for m in group[i + 1 :]:
                     model.add(x[t, m] == 0)
-
-        from placement.models.dag.bound import makespan_grid_bound
 
         # The cheap bound as the makespan's floor: a schedule meeting it is proved at once.
         floor = min(up(makespan_grid_bound(instance)), horizon)
@@ -337,7 +323,7 @@ class CpSatEncoding:
         bound = real_bound(run.bound)
         whole = exact and not restricted
         proven = whole and run.stop_reason == StopReason.PROVEN and final is not None
-        if run.status.value == "infeasible" and not whole:
+        if run.status == RunStatus.INFEASIBLE and not whole:
             return ExactOutcome(
                 StopReason.SEARCH_EXHAUSTED,
                 bound=real_bound(horizon) if not restricted else None,
@@ -348,16 +334,13 @@ class CpSatEncoding:
             bound=bound,
             proven_optimal=proven,
             proven_solution=final if proven else None,
-            proven_infeasible=whole and run.status.value == "infeasible",
+            proven_infeasible=whole and run.status == RunStatus.INFEASIBLE,
             message="; ".join(notes + ([run.message] if run.message else [])),
         )
 
 
 def proof_by_bound(instance: DagInstance, incumbent: DagSolution | None) -> ExactOutcome | None:
     """Optimality of the incumbent when it meets the cheap lower bound (no search needed)."""
-    from placement.models.dag.bound import proven_by_bound
-    from placement.models.dag.check import check
-
     if incumbent is None:
         return None
     report = check(instance, incumbent)
@@ -419,8 +402,6 @@ def _restricted(stop: StopReason) -> StopReason:
 def schedule_horizon(instance: DagInstance, incumbent: DagSolution | None) -> float:
     """Seconds by which an optimal schedule ends (the incumbent's makespan for the makespan
     objective; otherwise a serial schedule's length)."""
-    from placement.models.dag.check import evaluate
-
     if incumbent is not None and instance.objective == "makespan":
         return evaluate(instance, incumbent)[0]
     d = np.where(np.isfinite(instance.duration), instance.duration, 0.0)

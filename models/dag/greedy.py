@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from placement.models.dag.check import evaluate
 from placement.models.dag.instance import DagInstance, DagSolution
 from placement.solver.options import SolveOptions
 
@@ -497,8 +498,6 @@ def greedy_solutions(instance: DagInstance, options: SolveOptions) -> list[tuple
     if grid_applicable(instance):
         out += [(name, fn(instance)) for name, fn in GRID_HEURISTICS.items()]
         if pure_assignment(instance):
-            from placement.models.dag.check import evaluate
-
             best = min(out, key=lambda item: evaluate(instance, item[1])[0])
             out.append((f"{best[0]}+local_search", local_search(instance, best[1])))
     elif not instance.independent:

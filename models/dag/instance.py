@@ -8,6 +8,7 @@ on a machine is its explicit time for the machine's type (an ETC row) when given
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -16,6 +17,7 @@ import numpy as np
 
 from placement.solver.errors import InputError, ValidationCollector
 from placement.solver.jsonform import finite, message_to_dict
+from placement.solver.schema.v1 import dag_pb2 as pb
 
 DEFAULT_ZONE = "default"
 OBJECTIVES = ("makespan", "cost", "weighted")
@@ -211,8 +213,6 @@ class DagInstance:
     @cached_property
     def topological_order(self) -> list[int]:
         """Task indices in a topological order (Kahn, smallest index first)."""
-        import heapq
-
         indegree = [len(p) for p in self.parents]
         ready = [t for t, d in enumerate(indegree) if d == 0]
         heapq.heapify(ready)
@@ -534,8 +534,6 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Da
 
 def instance_to_message(instance: DagInstance) -> Any:
     """The ``placement.v1.DagInstance`` message of an instance."""
-    from placement.solver.schema.v1 import dag_pb2 as pb
-
     msg = pb.DagInstance()
     for m in instance.machines:
         msg.machines.add(
@@ -601,30 +599,6 @@ def solution_from_message(instance: DagInstance, msg: Any) -> DagSolution:
             solution.start_s[t] = float(run.start_s)
     v.raise_if_any()
     return solution
-
-
-def solution_to_message(instance: DagInstance, solution: DagSolution) -> Any:
-    """The ``placement.v1.DagSolution`` message of a solution (tasks in start order)."""
-    from placement.models.dag.check import evaluate
-    from placement.solver.schema.v1 import dag_pb2 as pb
-
-    msg = pb.DagSolution()
-    ends = end_times(instance, solution)
-    order = sorted(
-        (t for t in range(len(instance.tasks)) if solution.machine[t] >= 0),
-        key=lambda t: (solution.start_s[t], t),
-    )
-    for t in order:
-        msg.runs.add(
-            task=instance.tasks[t].name,
-            machine=instance.machines[int(solution.machine[t])].name,
-            start_s=float(solution.start_s[t]),
-            end_s=float(ends[t]),
-        )
-    makespan, cost = evaluate(instance, solution)
-    msg.makespan_s = makespan
-    msg.cost = cost
-    return msg
 
 
 def instance_to_dict(instance: DagInstance) -> dict[str, Any]:

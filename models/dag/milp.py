@@ -23,15 +23,18 @@ from typing import Any
 
 import numpy as np
 
+from placement.models.dag.bound import integer_scale, makespan_grid_bound
+from placement.models.dag.check import evaluate
 from placement.models.dag.cpsat import (
     canonical_machines,
     identical_machine_classes,
-    integer_scale,
     proof_by_bound,
     schedule_horizon,
 )
 from placement.models.dag.greedy import pure_assignment, semi_active
 from placement.models.dag.instance import DagInstance, DagSolution
+from placement.models.dag.rcmax.search import applicable, solve_assignment
+from placement.solver.backends.base import RunStatus
 from placement.solver.backends.milp import milp_solver
 from placement.solver.family import ExactContext, ExactOutcome
 from placement.solver.result import StopReason
@@ -68,6 +71,7 @@ class MilpEncoding:
 
     def solve(self, instance: DagInstance, ctx: ExactContext) -> ExactOutcome:
         """Build, warm-start with the incumbent, solve, report every improving schedule."""
+        # PuLP is imported when a MILP is built, not with the family (start-up time).
         import pulp
 
         name, solver = milp_solver(ctx.options)
@@ -79,15 +83,11 @@ class MilpEncoding:
         early = proof_by_bound(instance, incumbent)
         if early is not None:
             return early
-        from placement.models.dag import grid_search
-
-        if name == "highs" and grid_search.applicable(instance):
+        if name == "highs" and applicable(instance):
             # R||Cmax: HiGHS on the assignment model beside a large-neighbourhood search.
-            return grid_search.solve_assignment(instance, ctx)
+            return solve_assignment(instance, ctx)
         horizon = schedule_horizon(instance, incumbent)
         prob = pulp.LpProblem("dag", pulp.LpMinimize)
-        from placement.models.dag.bound import makespan_grid_bound
-
         makespan = pulp.LpVariable("C", makespan_grid_bound(instance))
         assignment = pure_assignment(instance)
         units = list(range(k)) if assignment else _units(instance)
@@ -136,8 +136,6 @@ class MilpEncoding:
         prob.setObjective(objective)
 
         if incumbent is not None:
-            from placement.models.dag.check import evaluate
-
             unit_of = _unit_assignment(instance, incumbent, units)
             for (t, u), var in x.items():
                 warm[var] = 1.0 if unit_of[t] == u else 0.0
@@ -193,7 +191,7 @@ class MilpEncoding:
             bound=bound,
             proven_optimal=proven,
             proven_solution=final if proven else None,
-            proven_infeasible=run.status.value == "infeasible",
+            proven_infeasible=run.status == RunStatus.INFEASIBLE,
             message=run.message,
         )
 
@@ -208,6 +206,7 @@ class MilpEncoding:
         incumbent: DagSolution | None,
         warm: dict[Any, float],
     ) -> list[Any]:
+        # PuLP is imported when a MILP is built, not with the family (start-up time).
         import pulp
 
         n = len(instance.tasks)

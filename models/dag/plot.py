@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from placement.models.dag.check import evaluate
 from placement.models.dag.instance import DagInstance, DagSolution, end_times
 
 MAX_ARROWS = 400
@@ -12,12 +13,11 @@ MAX_ARROWS = 400
 
 def draw(instance: DagInstance, solution: DagSolution, out_path: str) -> None:
     """Write a Gantt chart of ``solution`` to ``out_path`` (format from the suffix)."""
+    # matplotlib is an optional dependency (plots only), imported when a chart is drawn.
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from placement.models.dag.check import evaluate
 
     k = len(instance.machines)
     ends = end_times(instance, solution)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from placement.models.entanglement import instance as _instance
-from placement.models.entanglement.check import check
+from placement.models.entanglement.check import check, solution_to_message
 from placement.models.entanglement.explain import capacity_bound, explain_unplaced
 from placement.models.entanglement.generate import GENERATORS
 from placement.models.entanglement.greedy import qcast_greedy
@@ -50,7 +50,7 @@ class EntanglementFamily(Family):
     instance_from_message = staticmethod(_instance.instance_from_message)
     instance_to_message = staticmethod(_instance.instance_to_message)
     solution_from_message = staticmethod(_instance.solution_from_message)
-    solution_to_message = staticmethod(_instance.solution_to_message)
+    solution_to_message = staticmethod(solution_to_message)
     validate_fields = staticmethod(_instance.validate_fields)
 
     def greedy(

@@ -6,12 +6,15 @@ link carries more channels and no node holds more qubits than it has, that each 
 Werner fidelity reaches its request's threshold, and the objective: the expected throughput
 (EXT) of each path by Q-CAST's recursion over hops (Shi and Qian, SIGCOMM 2020). It imports
 nothing from the encodings or heuristics, which compute EXT another way (see
-:mod:`.paths`), so a slip in either shows as a disagreement in the tests.
+:mod:`.paths`), so a slip in either shows as a disagreement in the tests. The solution's
+message (:func:`solution_to_message`) is written here too, since it carries each path's
+throughput and fidelity as this checker computes them.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -22,6 +25,7 @@ from placement.models.entanglement.instance import (
     RoutedPath,
 )
 from placement.solver.family import CheckReport
+from placement.solver.schema.v1 import entanglement_pb2 as pb
 
 FIDELITY_TOLERANCE = 1e-9
 """A path's fidelity may fall short of its threshold by this much (float noise)."""
@@ -221,3 +225,24 @@ def check(instance: EntanglementInstance, solution: EntanglementSolution) -> Che
             )
     terms, senses = objective_terms(instance, solution)
     return CheckReport(not violations, violations, terms, senses)
+
+
+def solution_to_message(
+    instance: EntanglementInstance,
+    solution: EntanglementSolution,
+    unplaced: list[dict[str, Any]] | None = None,
+) -> Any:
+    """The ``placement.v1.EntanglementSolution`` message of a solution, with each path's
+    expected throughput and fidelity as the checker computes them."""
+    msg = pb.EntanglementSolution()
+    for p in solution.paths:
+        msg.paths.add(
+            request=instance.requests[p.request].name,
+            nodes=[instance.nodes[i].name for i in p.nodes],
+            width=p.width,
+            expected_throughput=path_expected_throughput(instance, p),
+            fidelity=path_fidelity(instance, p),
+        )
+    for reason in unplaced or []:
+        msg.unplaced.add(**reason)
+    return msg

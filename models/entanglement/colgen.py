@@ -45,9 +45,12 @@ from placement.models.entanglement.paths import (
     MIN_WERNER_FIDELITY,
     binomial_tails,
     max_width,
+    path_ext,
     servable_requests,
     werner_parameter,
 )
+from placement.solver.backends.base import RunStatus
+from placement.solver.backends.highs import HighsModel
 from placement.solver.cancel import CancellationToken
 
 PRICING_LABEL_LIMIT = 50_000
@@ -84,15 +87,11 @@ class _Master:
     """The master LP in HiGHS, grown column by column."""
 
     def __init__(self, instance: EntanglementInstance) -> None:
-        import highspy
-
-        from placement.solver.backends.milp import new_highs
-
         self.instance = instance
         # No "threads" option: HiGHS has one thread scheduler per process, and an LP or MILP
         # solved earlier with another thread count would make this run fail.
-        self.h = new_highs()
-        inf = highspy.kHighsInf
+        self.lp = HighsModel()
+        inf = math.inf
         n_links, n_nodes, n_req = len(instance.links), len(instance.nodes), len(instance.requests)
         self.link_row = 0
         self.node_row = n_links
@@ -105,43 +104,24 @@ class _Master:
                 np.zeros(n_req),
             ]
         )
-        self.h.addRows(len(lower), lower, upper, 0, np.array([0]), np.array([]), np.array([]))
+        self.lp.add_rows(lower, upper)
         fair = instance.objective == "max_min"
         for r, req in enumerate(instance.requests):
             ub = inf if req.demand is None else float(req.demand)
-            self.h.addCol(
-                0.0 if fair else float(req.weight),
-                0.0,
-                ub,
-                1,
-                np.array([self.ext_row + r], dtype=np.int32),
-                np.array([1.0]),
+            self.lp.add_column(
+                0.0 if fair else float(req.weight), 0.0, ub, [self.ext_row + r], [1.0]
             )
         if fair:
             # max z with z <= t_r for every servable request (rows after the ext rows).
             servable = servable_requests(instance)
             first = self.ext_row + n_req
-            zero = np.zeros(len(servable))
-            self.h.addRows(
-                len(servable),
-                np.full(len(servable), -inf),
-                zero,
-                0,
-                np.array([0]),
-                np.array([]),
-                np.array([]),
-            )
+            self.lp.add_rows(np.full(len(servable), -inf), np.zeros(len(servable)))
             for i, r in enumerate(servable):
-                self.h.changeCoeff(first + i, r, -1.0)
-            self.h.addCol(
-                1.0,
-                0.0,
-                inf,
-                len(servable),
-                np.arange(first, first + len(servable), dtype=np.int32),
-                np.ones(len(servable)),
+                self.lp.set_coefficient(first + i, r, -1.0)
+            self.lp.add_column(
+                1.0, 0.0, inf, np.arange(first, first + len(servable)), np.ones(len(servable))
             )
-        self.h.changeObjectiveSense(highspy.ObjSense.kMaximize)
+        self.lp.maximize()
         self.columns = n_req + (1 if fair else 0)
         """Columns before the path columns (the t_r, and z)."""
         self.index: dict[tuple[int, tuple[int, ...], int], int] = {}
@@ -160,22 +140,16 @@ class _Master:
         for pos, v in enumerate(nodes):
             idx.append(self.node_row + v)
             val.append(float(width if pos in (0, len(nodes) - 1) else 2 * width))
-        self.h.addCol(0.0, 0.0, math.inf, len(idx), np.array(idx, dtype=np.int32), np.array(val))
+        self.lp.add_column(0.0, 0.0, math.inf, idx, val)
 
     def solve(self, time_limit_s: float) -> tuple[float, np.ndarray] | None:
-        import highspy
-
-        self.h.setOptionValue("time_limit", max(0.01, time_limit_s))
-        self.h.run()
-        if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        """The LP value and the row prices, or None when the LP was not solved in time."""
+        run = self.lp.run(max(0.01, time_limit_s))
+        if run.status != RunStatus.OPTIMAL or run.objective is None or run.row_dual is None:
             return None
         # For a maximisation HiGHS reports the duals of binding <= rows as non-negative
         # prices: a column's reduced cost is its cost minus the priced use of the rows.
-        return float(self.h.getInfo().objective_function_value), self.prices()
-
-    def prices(self) -> np.ndarray:
-        """The row prices of the last LP solution (as :meth:`solve` returns them)."""
-        return np.maximum(0.0, np.asarray(self.h.getSolution().row_dual, dtype=float))
+        return run.objective, np.maximum(0.0, run.row_dual)
 
 
 def _split(
@@ -441,8 +415,6 @@ class _Generator:
         self.widest = max((lk.channels for lk in instance.links), default=0)
 
     def _add_path(self, r: int, nodes: tuple[int, ...]) -> int:
-        from placement.models.entanglement.paths import path_ext
-
         if nodes not in self.known[r]:
             self.known[r].add(nodes)
             self.paths[r].append(nodes)

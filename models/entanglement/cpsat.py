@@ -50,6 +50,7 @@ class CpSatEncoding:
 
     def solve(self, instance: Any, ctx: ExactContext) -> ExactOutcome:
         """Build the integer candidate model, solve its stages, report improving routings."""
+        # OR-Tools loads a large native library: only when a CP-SAT model is built.
         from ortools.sat.python import cp_model
 
         model = CandidateModel.for_exact_phase(instance, ctx)

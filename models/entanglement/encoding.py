@@ -10,7 +10,7 @@ end and two at an intermediate node. See ``docs/formulations/entanglement.md``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from placement.models.entanglement.colgen import (
@@ -30,6 +30,8 @@ from placement.models.entanglement.paths import (
     path_ext,
     path_links,
 )
+from placement.solver.family import ExactOutcome
+from placement.solver.result import StopReason
 
 
 @dataclass(frozen=True)
@@ -221,8 +223,6 @@ def residual_instance(
     """The ``routing``'s paths of the other requests (kept), the network with the channels
     and qubits they leave, holding only the ``freed`` requests (request i of the sub-instance
     is ``freed[i]``), and the freed requests' paths in that sub-instance."""
-    from dataclasses import replace
-
     kept = [p for p in routing.paths if p.request not in freed]
     channels = [lk.channels for lk in instance.links]
     qubits = [n.qubits for n in instance.nodes]
@@ -251,9 +251,6 @@ def residual_instance(
 def nothing_to_route(model: CandidateModel, ctx: Any) -> Any:
     """The outcome when no request has a usable path at all: the empty routing, proved
     optimal (every objective tier is 0 for every routing). None when there is a choice."""
-    from placement.solver.family import ExactOutcome
-    from placement.solver.result import StopReason
-
     if model.items or not model.complete:
         return None
     empty = EntanglementSolution()

@@ -13,9 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from placement.models.entanglement.instance import EntanglementInstance
-from placement.solver.backends.milp import HighsMilp
+from placement.solver.backends.highs import HighsMilp
 from placement.solver.cancel import CancellationToken
 from placement.solver.options import SolveOptions
+from placement.solver.result import StopReason
 
 
 @dataclass
@@ -40,6 +41,7 @@ def solve_flow_lp(
     """Build and solve the LP (max sum_r weight_r t_r) with HiGHS (through the backend
     wrapper). ``channel_penalty`` > 0 subtracts that much per channel the flows use: it
     removes useless circulations and the degeneracy that makes the simplex slow."""
+    # PuLP is imported when an LP is built, not with the family (start-up time).
     import pulp
 
     requests = instance.requests
@@ -89,4 +91,4 @@ def solve_flow_lp(
         value = run.values.get(var, 0.0) or 0.0
         if value > 0:
             flow[key] = value
-    return FlowLp(run.stop_reason.value == "proven", run.objective, arcs, flow)
+    return FlowLp(run.stop_reason == StopReason.PROVEN, run.objective, arcs, flow)

@@ -15,7 +15,8 @@ from functools import cached_property
 from typing import Any
 
 from placement.solver.errors import ValidationCollector
-from placement.solver.jsonform import finite, message_to_dict
+from placement.solver.jsonform import finite, instance_message, message_to_dict
+from placement.solver.schema.v1 import entanglement_pb2 as pb
 
 OBJECTIVES = ("throughput", "max_min")
 """``throughput``: weighted expected throughput; ``max_min``: the smallest request's
@@ -302,8 +303,6 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> En
 
 def instance_to_message(instance: EntanglementInstance) -> Any:
     """The ``placement.v1.EntanglementInstance`` message of an instance (success resolved)."""
-    from placement.solver.schema.v1 import entanglement_pb2 as pb
-
     msg = pb.EntanglementInstance()
     names = [n.name for n in instance.nodes]
 
@@ -344,8 +343,6 @@ def instance_to_dict(instance: EntanglementInstance) -> dict[str, Any]:
 
 def instance_from_dict(data: dict[str, Any]) -> EntanglementInstance:
     """An instance from the JSON form of its ``entanglement`` section (validated)."""
-    from placement.solver.jsonform import instance_message
-
     return instance_from_message(instance_message({"entanglement": data}).entanglement)
 
 
@@ -400,27 +397,3 @@ def solution_from_message(instance: EntanglementInstance, msg: Any) -> Entanglem
             paths.append(RoutedPath(r, tuple(nodes), int(rp.width)))
     v.raise_if_any()
     return EntanglementSolution(tuple(paths))
-
-
-def solution_to_message(
-    instance: EntanglementInstance,
-    solution: EntanglementSolution,
-    unserved: list[dict[str, Any]] | None = None,
-) -> Any:
-    """The ``placement.v1.EntanglementSolution`` message of a solution, with each path's
-    expected throughput and fidelity as the checker computes them."""
-    from placement.models.entanglement.check import path_expected_throughput, path_fidelity
-    from placement.solver.schema.v1 import entanglement_pb2 as pb
-
-    msg = pb.EntanglementSolution()
-    for p in solution.paths:
-        msg.paths.add(
-            request=instance.requests[p.request].name,
-            nodes=[instance.nodes[i].name for i in p.nodes],
-            width=p.width,
-            expected_throughput=path_expected_throughput(instance, p),
-            fidelity=path_fidelity(instance, p),
-        )
-    for reason in unserved or []:
-        msg.unplaced.add(**reason)
-    return msg

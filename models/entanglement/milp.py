@@ -44,6 +44,7 @@ FIX_TOLERANCE = 1e-9
 def _problem(instance: Any, model: CandidateModel) -> tuple[Any, list, list, Any, Any]:
     """The PuLP model of ``model``: (problem, x per item, t per request, the weighted
     throughput, a function giving a routing's warm start)."""
+    # PuLP is imported when a MILP is built, not with the family (start-up time).
     import pulp
 
     requests = instance.requests
@@ -144,6 +145,7 @@ class MilpEncoding:
     ) -> tuple[ExactOutcome, float | None]:
         """Solve the stages on ``model``: the outcome, and the proved objective of the last
         stage (None if it was not proved)."""
+        # PuLP is imported when a MILP is built, not with the family (start-up time).
         import pulp
 
         name, solver = milp_solver(ctx.options)

@@ -11,6 +11,7 @@ def draw(
     """Write an image of the routing (format from the suffix of ``out_path``): the network at
     its coordinates, each path in its request's colour with line width growing with the
     channels, and the requests' end points as squares."""
+    # matplotlib is an optional dependency (plots only), imported when a chart is drawn.
     import matplotlib
 
     matplotlib.use("Agg")

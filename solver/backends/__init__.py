@@ -10,6 +10,7 @@ import importlib.util
 
 from placement.solver.backends.base import BackendRun, RunStatus
 from placement.solver.backends.cpsat import CpSat
+from placement.solver.backends.highs import HighsModel, HighsRun
 from placement.solver.backends.milp import MILP_SOLVERS, CbcMilp, HighsMilp
 
 BACKENDS = {"cpsat": CpSat, "highs": HighsMilp, "cbc": CbcMilp}
@@ -29,6 +30,8 @@ __all__ = [
     "CbcMilp",
     "CpSat",
     "HighsMilp",
+    "HighsModel",
+    "HighsRun",
     "RunStatus",
     "available",
 ]

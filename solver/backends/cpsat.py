@@ -31,12 +31,16 @@ class CpSat:
         cancel: CancellationToken,
         time_limit_s: float,
         on_solution: Callable[[Any], None] | None = None,
+        single_strategy: bool = False,
     ) -> BackendRun:
         """Solve a ``cp_model.CpModel``; ``on_solution(callback)`` sees each new solution.
 
         The returned run's ``values`` is empty: read values through ``run.solver`` (attached
-        as attribute ``solver`` on the returned object) or in ``on_solution``.
+        as attribute ``solver`` on the returned object) or in ``on_solution``. With
+        ``single_strategy`` one worker runs CP-SAT's default single search strategy instead
+        of interleaving its portfolio (outside deterministic mode).
         """
+        # OR-Tools loads a large native library: imported on first use.
         from ortools.sat.python import cp_model
 
         started = time.monotonic()
@@ -54,7 +58,7 @@ class CpSat:
         # Our cancellation token stops the search. CP-SAT's own SIGINT handler aborts the
         # process when the solve runs off the main thread (std::bad_function_call).
         params.catch_sigint_signal = False
-        if params.num_workers == 1:
+        if params.num_workers == 1 and not single_strategy:
             # One worker runs a single search strategy; interleaving runs CP-SAT's portfolio of
             # strategies in turn on that one thread. On 67 hard STG cases (10 s, one thread)
             # it proved 61 optima instead of 43, with a better schedule on 14 and a worse one
@@ -92,7 +96,7 @@ class CpSat:
 def _map_status(
     raw: Any, solver: Any, options: SolveOptions, cancel: CancellationToken, wall: float
 ) -> BackendRun:
-    from ortools.sat.python import cp_model
+    from ortools.sat.python import cp_model  # loaded by CpSat.run already (first use)
 
     interrupted = StopReason.CANCELLED if cancel.cancelled else StopReason.TIME_LIMIT
     if raw == cp_model.OPTIMAL:

@@ -52,7 +52,7 @@ from placement.models.gpu.openb.replay import (
     start_replay,
 )
 from placement.solver.backends.base import RunStatus
-from placement.solver.backends.cpsat import _map_status as map_cpsat_status
+from placement.solver.backends.cpsat import CpSat
 from placement.solver.cancel import CancellationToken
 from placement.solver.options import SolveOptions
 
@@ -245,18 +245,13 @@ def solve_cycle(
         if pods.demand[items[item]] > 0
     )
     model.Maximize(weight * placed_demand - sum(opened))
-    solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = time_limit
-    solver.parameters.num_workers = workers
-    solver.parameters.random_seed = seed
+    options = SolveOptions(time_limit_s=time_limit, threads=workers, seed=seed)
     t0 = time.perf_counter()
-    raw = solver.Solve(model)
+    run = CpSat.run(model, options, CancellationToken(), time_limit, single_strategy=True)
     seconds = time.perf_counter() - t0
-    # The backend's status map reads CP-SAT's raw status (the search itself keeps this
-    # cycle's own parameters: CpSat.run would add its one-worker interleaved search).
-    run = map_cpsat_status(raw, solver, SolveOptions(), CancellationToken(), seconds)
     if not run.has_solution:
         return CycleResult(hint, "hint_kept", seconds, nvars)
+    solver = run.solver  # type: ignore[attr-defined]
     out: Placement = []
     for (item, n), (x, gvars) in choice.items():
         if solver.Value(x):

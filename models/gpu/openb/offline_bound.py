@@ -25,8 +25,8 @@ bounds the allocation of every policy, online or batch, at that arrival. It is a
 (fractional counts, nodes aggregated per class), not an achievable placement: the distance
 between a policy and it is an upper bound on what any policy could still gain.
 
-Solved with HiGHS (``highspy``, a dependency of the package); between arrival levels only
-the row bounds n_c change, so each level re-solves from the previous basis.
+Solved with HiGHS (:class:`~placement.solver.backends.highs.HighsModel`); between arrival
+levels only the row bounds n_c change, so each level re-solves from the previous basis.
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ import numpy as np
 
 from placement.models.gpu.instance import MILLI
 from placement.models.gpu.openb.replay import PodSet, TraceCluster
-from placement.solver.backends.milp import new_highs
+from placement.solver.backends.base import RunStatus
+from placement.solver.backends.highs import HighsModel
 
 PACKING_R = (1, 2, 3, 4)
 DFF_EPS = (50, 100, 150, 200, 250, 300, 350, 400, 450, 500)
@@ -74,8 +75,6 @@ class OfflineBound:
     """The LP above for one cluster and pod list; :meth:`at` solves it for a multiset of pods."""
 
     def __init__(self, cluster: TraceCluster, pods: PodSet) -> None:
-        import highspy
-
         self.cluster = cluster
         self.pods = pods
         nkeys, ncount = _node_classes(cluster)
@@ -136,18 +135,16 @@ class OfflineBound:
             if gang:
                 rows.append(gang)
                 upper.append(float(nq))
-        h = new_highs()
-        inf = highspy.kHighsInf
-        ncol = len(cols)
-        h.addVars(ncol, np.zeros(ncol), np.full(ncol, inf))
-        h.changeColsCost(
-            ncol, np.arange(ncol, dtype=np.int32), np.array([-float(demand[c]) for c, _ in cols])
+        lp = HighsModel()
+        inf = float("inf")
+        lp.add_columns(
+            np.array([-float(demand[c]) for c, _ in cols]),
+            np.zeros(len(cols)),
+            np.full(len(cols), inf),
         )
         for terms, hi in zip(rows, upper, strict=True):
-            idx = np.array([j for j, _ in terms], dtype=np.int32)
-            val = np.array([v for _, v in terms], dtype=np.float64)
-            h.addRow(-inf, hi, len(idx), idx, val)
-        self.highs = h
+            lp.add_row(-inf, hi, [j for j, _ in terms], [v for _, v in terms])
+        self.lp = lp
 
     def at(self, arrived: Sequence[int] | np.ndarray) -> float:
         """The bound (milli-GPU) for the pods ``arrived`` (indices into the pod list; a pod
@@ -157,14 +154,13 @@ class OfflineBound:
         )
         inf = float("inf")
         for c, row in self.count_row.items():
-            self.highs.changeRowBounds(row, -inf, float(counts[c]))
-        self.highs.run()
-        status = self.highs.getModelStatus()
-        if str(status) not in ("HighsModelStatus.kOptimal", "kOptimal") and "Optimal" not in str(
-            status
-        ):
-            raise RuntimeError(f"offline bound LP not solved to optimality: {status}")
-        return -float(self.highs.getInfo().objective_function_value)
+            self.lp.set_row_bounds(row, -inf, float(counts[c]))
+        run = self.lp.run()
+        if run.status != RunStatus.OPTIMAL or run.objective is None:
+            raise RuntimeError(
+                f"offline bound LP not solved to optimality: {run.message or run.status}"
+            )
+        return -run.objective
 
     def curve(self, order: np.ndarray, top: int = 130) -> np.ndarray:
         """Per level x = 0..``top`` % of the cluster's GPUs: the bound (% of the GPUs) for the

@@ -1,4 +1,4 @@
-"""The R||Cmax search of the dag family (models/dag/grid_search.py).
+"""The R||Cmax search of the dag family (models/dag/rcmax/).
 
 Real HiGHS runs on small generated grid instances: the search never hands out an infeasible
 schedule, never ends worse than it started, reaches the optimum where brute force knows it,
@@ -17,7 +17,7 @@ import pytest
 from placement.models.dag import DagInstance, DagMachine, DagTask, check
 from placement.models.dag.generate import grid_instance
 from placement.models.dag.greedy import back_to_back, min_min
-from placement.models.dag.grid_search import (
+from placement.models.dag.rcmax import (
     Loads,
     MachineLns,
     applicable,

@@ -1,0 +1,231 @@
+"""The exact phase of the R||Cmax search: the LP, the descent, the subset steps and HiGHS on
+the whole model, until the deadline; and which instances it is for (:func:`applicable`)."""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from typing import Any
+
+import numpy as np
+
+from placement.models.dag.greedy import back_to_back, pure_assignment
+from placement.models.dag.instance import DagInstance
+from placement.models.dag.rcmax.descent import descend
+from placement.models.dag.rcmax.exchange import Exchange, run_full_milp
+from placement.models.dag.rcmax.lns import MachineLns
+from placement.models.dag.rcmax.loads import REL_EPS, Loads
+from placement.models.dag.rcmax.lp import lower_bound_from_lp, lp_rounding
+from placement.solver.family import ExactContext, ExactOutcome
+from placement.solver.options import deterministic_wall_limit
+from placement.solver.result import StopReason
+
+MAX_CELLS = 2_000_000
+"""Tasks x machines above which the search is not run (the dense matrices of a step)."""
+
+DETERMINISTIC_STEPS_PER_S = 4
+"""Large-neighbourhood steps per second of ``time_limit_s`` under ``deterministic``."""
+
+DETERMINISTIC_STEP_NODES = 200
+"""MILP nodes per step under ``deterministic`` (instead of a time limit)."""
+
+FINISH_MARGIN_S = 0.2
+"""Seconds kept before the deadline to stop the threads and hand back the result."""
+
+LNS_MACHINES = 3
+"""Machines per subset step at first (the most loaded one and others drawn at random)."""
+
+STEP_TIME_LIMIT_S = 0.5
+"""Wall-clock limit of each subset MILP (outside ``deterministic``)."""
+
+
+def applicable(instance: DagInstance) -> bool:
+    """R||Cmax: independent tasks, only machine loads matter, and the makespan objective."""
+    n, k = instance.duration.shape
+    return (
+        instance.objective == "makespan"
+        and pure_assignment(instance)
+        and k >= 2
+        and n * k <= MAX_CELLS
+    )
+
+
+def solve_assignment(
+    instance: DagInstance, ctx: ExactContext, full_milp: bool = True
+) -> ExactOutcome:
+    """The exact phase for R||Cmax.
+
+    1. The LP relaxation: a lower bound, and a rounded assignment; the descent from it and
+       from the portfolio's incumbent (the best heuristic).
+    2. Until the deadline, side by side: HiGHS on the whole assignment model (warm-started,
+       ``threads - 1`` threads) and :class:`MachineLns` in this thread. Each adopts the
+       other's better assignments (HiGHS through its user-solution callback).
+
+    Every assignment is reported through ``ctx.report`` (the checker) from this thread. With
+    ``deterministic`` (or one thread) the two run one after the other instead: the search on
+    a step budget first, then HiGHS for the time left. With ``full_milp=False`` only the
+    search runs, for the whole time given.
+    """
+    options = ctx.options
+    d = instance.duration
+    started = time.monotonic()
+    deadline = started + ctx.time_left()
+    deterministic = bool(options.deterministic)
+
+    def left() -> float:
+        return deadline - time.monotonic() - FINISH_MARGIN_S
+
+    def over() -> bool:
+        if ctx.cancel.cancelled:
+            return True
+        if deterministic:
+            # A work budget, not the clock; the wall-clock guard is CP-SAT's.
+            return time.monotonic() - started > deterministic_wall_limit(deadline - started)
+        return left() <= 0
+
+    best: list[Any] = [math.inf, None]  # makespan, schedule
+
+    def report(machine: np.ndarray, source: str) -> None:
+        span = float(np.bincount(machine, weights=d[np.arange(len(machine)), machine]).max())
+        if span < best[0]:
+            best[:] = [span, back_to_back(instance, machine)]
+            ctx.report(best[1], source)
+
+    def meets_bound() -> bool:
+        return bound is not None and best[0] <= bound + REL_EPS * max(1.0, bound)
+
+    bound: float | None = None
+    starts: list[np.ndarray] = []
+    incumbent = ctx.incumbent()
+    if incumbent is not None:
+        starts.append(np.asarray(incumbent.machine, dtype=np.int64))
+    rounded = lp_rounding(d, max(1.0, left()) if deterministic else max(0.01, left()))
+    if rounded is not None:
+        starts.append(rounded[0])
+        bound = lower_bound_from_lp(instance, rounded[1])
+    if not starts:
+        return ExactOutcome(stop_reason=StopReason.TIME_LIMIT, bound=bound)
+    candidates = []
+    for machine in starts:
+        state = Loads(d, machine)
+        descend(state, 100_000, over)
+        candidates.append(state)
+    state = min(candidates, key=lambda c: c.makespan)
+    report(state.a, "grid-search")
+
+    limit = STEP_TIME_LIMIT_S
+    lns = MachineLns(
+        state,
+        options.seed,
+        size=LNS_MACHINES,
+        step_time_limit_s=1e6 if deterministic else limit,
+        step_max_nodes=DETERMINISTIC_STEP_NODES if deterministic else None,
+    )
+    together = (
+        full_milp and not deterministic and options.effective_threads >= 2 and not meets_bound()
+    )
+    milp_result: dict[str, Any] = {}
+    exchange = Exchange()
+    thread = None
+    if together:
+        thread = threading.Thread(
+            target=run_full_milp,
+            args=(
+                d,
+                state.a.copy(),
+                options,
+                max(1, options.effective_threads - 1),
+                left(),
+                ctx.cancel,
+                exchange,
+                milp_result,
+            ),
+            daemon=True,
+        )
+        thread.start()
+    budget = int(DETERMINISTIC_STEPS_PER_S * float(options.time_limit_s)) if deterministic else None
+    if full_milp and not together:
+        # One after the other: half the time (or the step budget) for the search.
+        search_until = time.monotonic() + 0.5 * max(0.0, left())
+    else:
+        search_until = math.inf
+    exhausted = False
+    try:
+        while not over() and not exhausted and not meets_bound():
+            if budget is not None and lns.steps >= budget:
+                break
+            if budget is None and time.monotonic() >= search_until:
+                break
+            if together:
+                with exchange.lock:
+                    found, exchange.from_milp = exchange.from_milp, []
+                for machine in found:
+                    report(machine, "milp-highs")
+                better = [m for m in found if Loads(d, m).makespan < state.makespan]
+                if better:
+                    lns.adopt(min(better, key=lambda m: Loads(d, m).makespan))
+                if thread is not None and not thread.is_alive() and milp_result.get("proven"):
+                    break
+            step_limit = None if deterministic else max(0.01, min(limit, left()))
+            improved = lns.step(step_limit)
+            if improved is None and thread is not None and thread.is_alive():
+                # Nothing left for the search: leave HiGHS the time (its next solution
+                # gives the search a new start).
+                time.sleep(0.05)
+            elif improved is None:
+                exhausted = True
+            elif improved:
+                report(state.a, "grid-search")
+                if together:
+                    with exchange.lock:
+                        exchange.to_milp = state.a.copy()
+    finally:
+        exchange.stop.set()
+        if thread is not None:
+            thread.join()
+    if together:
+        for machine in exchange.from_milp:
+            report(machine, "milp-highs")
+    elif full_milp and not ctx.cancel.cancelled and left() > 0 and not meets_bound():
+        run_full_milp(
+            d,
+            state.a.copy(),
+            options,
+            options.effective_threads,
+            left(),
+            ctx.cancel,
+            exchange,
+            milp_result,
+        )
+        for machine in exchange.from_milp:
+            report(machine, "milp-highs")
+
+    milp_bound = milp_result.get("bound")
+    if milp_bound is not None:
+        milp_bound = lower_bound_from_lp(instance, milp_bound)
+        bound = milp_bound if bound is None else max(bound, milp_bound)
+    # Optimal when HiGHS proved it, or when the LP bound (rounded to the time grid) is met.
+    proven = best[1] is not None and (bool(milp_result.get("proven")) or meets_bound())
+    if ctx.cancel.cancelled:
+        stop = StopReason.CANCELLED
+    elif proven:
+        stop = StopReason.PROVEN
+    elif exhausted and not full_milp:
+        stop = StopReason.SEARCH_EXHAUSTED
+    else:
+        stop = StopReason.TIME_LIMIT
+    return ExactOutcome(
+        stop_reason=stop,
+        bound=bound,
+        proven_optimal=proven,
+        proven_solution=best[1] if proven else None,
+        message="; ".join(
+            ([] if proven or full_milp else ["grid search only: no proof"])
+            + (
+                ["HiGHS did not stop at its time limit and was abandoned"]
+                if milp_result.get("abandoned")
+                else []
+            )
+        ),
+    )
