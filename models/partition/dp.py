@@ -32,6 +32,7 @@ from placement.models.partition.tables import (
     bandwidth_range,
     build_tables,
     comm_is_uniform,
+    device_classes,
 )
 
 MAX_STATES = 200_000
@@ -60,8 +61,6 @@ def dp_applies(instance: PartitionInstance) -> str | None:
     """Why the DP cannot solve ``instance`` (None when it can)."""
     if not instance.workload.contiguous:
         return "the DP needs contiguous splits (workload.non_contiguous is set)"
-    from placement.models.partition.tables import device_classes
-
     states = 1
     for cls in device_classes(instance):
         states *= len(cls.devices) + 1

@@ -20,6 +20,7 @@ from typing import Any
 
 from placement.solver.errors import ValidationCollector
 from placement.solver.jsonform import finite, message_to_dict
+from placement.solver.schema.v1 import partition_pb2 as pb
 
 NS_PER_S = 1_000_000_000
 MAX_TOTAL_SECONDS = 1e9
@@ -523,8 +524,6 @@ _MODE_VALUES = {Mode.TRAINING: 1, Mode.INFERENCE: 2, Mode.SERVING: 3}
 
 def instance_to_message(instance: PartitionInstance) -> Any:
     """The ``placement.v1.PartitionInstance`` message of an instance."""
-    from placement.solver.schema.v1 import partition_pb2 as pb
-
     msg = pb.PartitionInstance()
     for lay in instance.layers:
         m = msg.layers.add(
@@ -600,8 +599,6 @@ def solution_to_message(
     solution: PartitionSolution,
 ) -> Any:
     """The ``placement.v1.PartitionSolution`` message of a solution."""
-    from placement.solver.schema.v1 import partition_pb2 as pb
-
     msg = pb.PartitionSolution()
     for layer, device in enumerate(solution.device_of):
         if 0 <= device < len(instance.devices):
