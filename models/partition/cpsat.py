@@ -11,7 +11,6 @@ from typing import Any
 
 import numpy as np
 
-from placement.models.partition.check import NS_PER_MS
 from placement.models.partition.encoding import (
     RunOutcome,
     StageEncoding,
@@ -19,6 +18,7 @@ from placement.models.partition.encoding import (
     deadline_token,
     stop_reason,
 )
+from placement.models.partition.instance import NS_PER_MS
 from placement.solver.backends.base import RunStatus
 from placement.solver.backends.cpsat import CpSat
 from placement.solver.family import ExactContext

@@ -36,10 +36,10 @@ from typing import Any
 
 import numpy as np
 
-from placement.models.partition.check import NS_PER_MS, objective_ns
+from placement.models.partition.check import objective_ns
 from placement.models.partition.dp import dp_applies, try_dp
 from placement.models.partition.explain import explain_infeasible, quick_bound_ns
-from placement.models.partition.instance import PartitionInstance, PartitionSolution
+from placement.models.partition.instance import NS_PER_MS, PartitionInstance, PartitionSolution
 from placement.models.partition.tables import (
     INF,
     Tables,

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from placement.models.partition.check import NS_PER_MS, objective_name
+from placement.models.partition.check import objective_name
 from placement.models.partition.instance import (
+    NS_PER_MS,
     PartitionInstance,
     PartitionSolution,
     edge_time_ns,
