@@ -24,7 +24,7 @@ import numpy as np
 from placement.models.partition.check import objective_ns
 from placement.models.partition.dp import dp_applies, try_dp
 from placement.models.partition.instance import PartitionInstance, PartitionSolution
-from placement.models.partition.tables import INF, Tables, build_tables
+from placement.models.partition.tables import Tables, build_tables
 from placement.solver.options import SolveOptions
 
 
@@ -139,6 +139,3 @@ def greedy_solutions(
         if pd is not None:
             out.append(("pipedream", pd))
     return out
-
-
-__all__ = ["INF", "bisection", "dp_split", "greedy_solutions", "petals", "pipedream"]
