@@ -15,12 +15,12 @@ from placement.models.partition.encoding import (
     RunOutcome,
     StageEncoding,
     StageModel,
-    deadline_token,
     stop_reason,
 )
 from placement.models.partition.instance import NS_PER_MS
 from placement.solver.backends.base import RunStatus
 from placement.solver.backends.cpsat import CpSat
+from placement.solver.cancel import deadline_token
 from placement.solver.family import ExactContext
 from placement.solver.result import StopReason
 
@@ -94,7 +94,7 @@ class CpSatEncoding(StageEncoding):
             ctx.report(model.decode(values > 0), "cpsat", bound)
 
         # The time limit is taken after building: building counts against the deadline.
-        with deadline_token(ctx) as token:
+        with deadline_token(ctx.cancel, ctx.time_left()) as token:
             run = CpSat.run(cpm, ctx.options, token, ctx.time_left(), on_solution)
         chosen = None
         if run.has_solution:

@@ -29,8 +29,6 @@ with the real links) and the bound comes from the DP over the fastest link.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,7 +46,6 @@ from placement.models.partition.tables import (
     build_tables,
     comm_is_uniform,
 )
-from placement.solver.cancel import CancellationToken
 from placement.solver.family import ExactContext, ExactOutcome
 from placement.solver.result import StopReason
 
@@ -132,25 +129,9 @@ def stage_model(tables: Tables, upper_bound_ns: int | None) -> StageModel | None
     return StageModel(tables, cls, start, end, cost, counts)
 
 
-@contextlib.contextmanager
-def deadline_token(ctx: ExactContext) -> Iterator[CancellationToken]:
-    """A token cancelled by the caller's token or at the deadline, whichever comes first.
-
-    Solvers do not always honour their own time limit (HiGHS overran it several-fold on
-    80,000-stage models); their interrupt hooks do stop them.
-    """
-    token = CancellationToken()
-    unhook = ctx.cancel.add_callback(token.cancel)
-    disarm = token.cancel_after(max(0.0, ctx.time_left()))
-    try:
-        yield token
-    finally:
-        disarm()
-        unhook()
-
-
 def stop_reason(run_stop: StopReason, ctx: ExactContext) -> StopReason:
-    """A cancellation by our deadline timer is a time limit, not the caller's cancel."""
+    """A cancellation by the run's deadline token (:func:`~placement.solver.cancel.deadline_token`)
+    is a time limit, not the caller's cancel."""
     if run_stop is StopReason.CANCELLED and not ctx.cancel.cancelled:
         return StopReason.TIME_LIMIT
     return run_stop

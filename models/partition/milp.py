@@ -18,11 +18,11 @@ from placement.models.partition.encoding import (
     RunOutcome,
     StageEncoding,
     StageModel,
-    deadline_token,
     stop_reason,
 )
 from placement.solver.backends.base import RunStatus
 from placement.solver.backends.milp import milp_solver
+from placement.solver.cancel import deadline_token
 from placement.solver.family import ExactContext
 from placement.solver.result import StopReason
 
@@ -118,7 +118,7 @@ class MilpEncoding(StageEncoding):
             chosen = np.array([values.get(v, 0.0) > 0.5 for v in z], dtype=bool)
             ctx.report(model.decode(chosen), self.source, None)
 
-        with deadline_token(ctx) as token:
+        with deadline_token(ctx.cancel, ctx.time_left()) as token:
             run = solver.run(
                 prob,
                 ctx.options,
