@@ -87,6 +87,7 @@ class CpSatEncoding(StageEncoding):
         n_vars = len(z)
 
         def on_solution(callback: Any) -> None:
+            """Report each CP-SAT solution as an incumbent, with the search's bound."""
             values = np.array(list(callback.response_proto.solution)[:n_vars], dtype=np.int64)
             bound = None
             if model.costs_exact:

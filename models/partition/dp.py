@@ -50,6 +50,7 @@ class DpResult:
     exact: bool
     """True when the DP's model is the instance's (uniform links): the value is the optimum."""
     states: int
+    """Device-count states enumerated."""
     max_prefix: int
     """The longest prefix of layers any number of stages can hold (n when feasible)."""
     min_stages: int | None = None

@@ -63,10 +63,15 @@ class StageModel:
 
     tables: Tables
     cls: np.ndarray
+    """cls[k]: the device class of stage k."""
     start: np.ndarray
+    """start[k]: the first layer of stage k."""
     end: np.ndarray
+    """end[k]: one past its last layer (the stage is the range [start, end))."""
     cost: np.ndarray
+    """cost[k]: its cost in ns (:meth:`.tables.Tables.stage_cost`)."""
     counts: list[int]
+    """Devices of each class: at most this many stages of the class."""
     costs_exact: bool = True
     """The costs are the instance's own. False over the slowest link (several link speeds):
     the model's objective then over-estimates the real one, so a solver's bound on the model
@@ -377,6 +382,7 @@ class StageEncoding:
         return ExactOutcome(stop, bound=bound, message=note)
 
     def _dp_fast_path(self, instance: PartitionInstance, ctx: ExactContext) -> ExactOutcome:
+        """The DP's optimum and proof; the stage rounds when the DP's tables are too large."""
         incumbent = ctx.incumbent()
         upper = None if incumbent is None else objective_ns(instance, incumbent.device_of)
         result = try_dp(instance, upper)
@@ -397,6 +403,8 @@ class StageEncoding:
     def _infeasible(
         self, instance: PartitionInstance, proven: bool, bound_ns: float | None
     ) -> ExactOutcome:
+        """No split found: proved infeasible (``proven``), or the model's search ended; the
+        message says why no split fits (:func:`.explain.explain_infeasible`)."""
         shortfalls = explain_infeasible(instance)
         text = "; ".join(s["message"] for s in shortfalls[:5]) or "no contiguous split fits"
         if proven:

@@ -223,6 +223,7 @@ def build_llm(
     kv_token = 2 * shape.kv_hidden * b
 
     def times(params: int, attention: bool, kv_tokens_read: int) -> tuple[LayerTime, ...]:
+        """The roofline time of a layer on each device type (see the module docstring)."""
         flops = 2 * params * tokens + (4 * ctx * h * tokens if attention else 0)
         read = params * b + kv_tokens_read * kv_token
         out = []

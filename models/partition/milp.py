@@ -114,6 +114,7 @@ class MilpEncoding(StageEncoding):
                 warm[top] = float(model.cost[hint].max(initial=0))
 
         def on_solution(values: dict[Any, float], objective: float) -> None:
+            """Report each MILP solution as an incumbent (without a bound)."""
             del objective
             chosen = np.array([values.get(v, 0.0) > 0.5 for v in z], dtype=bool)
             ctx.report(model.decode(chosen), self.source, None)
