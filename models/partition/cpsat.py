@@ -34,11 +34,7 @@ def build_cpsat(model: StageModel, count_only: bool = False) -> tuple[Any, list[
     t = model.tables
     cpm = cp_model.CpModel()
     z = [cpm.new_bool_var("") for _ in range(model.size)]
-    starts_at: list[list[int]] = [[] for _ in range(t.n + 1)]
-    ends_at: list[list[int]] = [[] for _ in range(t.n + 1)]
-    for k in range(model.size):
-        starts_at[int(model.start[k])].append(k)
-        ends_at[int(model.end[k])].append(k)
+    starts_at, ends_at = model.stages_by_position()
     total = cp_model.LinearExpr.sum
     cpm.add(total([z[k] for k in starts_at[0]]) == 1)
     for p in range(1, t.n):

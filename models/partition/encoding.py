@@ -82,6 +82,16 @@ class StageModel:
         """Number of stage variables."""
         return len(self.cost)
 
+    def stages_by_position(self) -> tuple[list[list[int]], list[list[int]]]:
+        """(starts_at, ends_at): the stages starting, and those ending, at each position
+        0..n (the rows of the flow conservation)."""
+        starts_at: list[list[int]] = [[] for _ in range(self.tables.n + 1)]
+        ends_at: list[list[int]] = [[] for _ in range(self.tables.n + 1)]
+        for k in range(self.size):
+            starts_at[int(self.start[k])].append(k)
+            ends_at[int(self.end[k])].append(k)
+        return starts_at, ends_at
+
     def decode(self, chosen: np.ndarray) -> PartitionSolution:
         """The solution of the chosen stages (a boolean mask over stages)."""
         n = self.tables.n

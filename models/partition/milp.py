@@ -36,11 +36,7 @@ def build_milp(model: StageModel, count_only: bool = False) -> tuple[Any, list[A
     t = model.tables
     prob = pulp.LpProblem("partition", pulp.LpMinimize)
     z = [pulp.LpVariable(f"z{k}", 0, 1, pulp.LpBinary) for k in range(model.size)]
-    starts_at: list[list[int]] = [[] for _ in range(t.n + 1)]
-    ends_at: list[list[int]] = [[] for _ in range(t.n + 1)]
-    for k in range(model.size):
-        starts_at[int(model.start[k])].append(k)
-        ends_at[int(model.end[k])].append(k)
+    starts_at, ends_at = model.stages_by_position()
     prob += pulp.lpSum(z[k] for k in starts_at[0]) == 1, "start"
     for p in range(1, t.n):
         prob += (
