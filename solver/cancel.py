@@ -1,4 +1,6 @@
-"""Cooperative cancellation shared by the portfolio and the backends."""
+"""Cooperative cancellation: the token the portfolio, the encodings and the backends share, a
+token linked to a parent with a deadline (:func:`deadline_token`), and the one timer thread
+behind every deadline."""
 
 from __future__ import annotations
 
