@@ -17,18 +17,13 @@ from google.protobuf import json_format
 from google.protobuf.descriptor import FieldDescriptor
 
 from placement.solver.errors import InputError
+from placement.solver.schema.v1 import placement_pb2
 
 MAX_FILE_BYTES = 512 * 1024 * 1024
 """Files larger than this are refused before reading."""
 
 _AT = re.compile(r' at "([^"]*)"')
 _NO_FIELD = re.compile(r'has no field named "([^"]+)"')
-
-
-def _pb():
-    from placement.solver.schema.v1 import placement_pb2
-
-    return placement_pb2
 
 
 def load_json(path: str | Path) -> dict[str, Any]:
@@ -188,12 +183,12 @@ def _message_from_dict(data: dict[str, Any], message: Any, root: str) -> Any:
 
 def instance_message(data: dict[str, Any]) -> Any:
     """A ``placement.v1.Instance`` from its JSON dict."""
-    return _message_from_dict(data, _pb().Instance(), "Instance")
+    return _message_from_dict(data, placement_pb2.Instance(), "Instance")
 
 
 def solution_message(data: dict[str, Any]) -> Any:
     """A ``placement.v1.Solution`` from its JSON dict."""
-    return _message_from_dict(data, _pb().Solution(), "Solution")
+    return _message_from_dict(data, placement_pb2.Solution(), "Solution")
 
 
 _INT64 = {

@@ -6,13 +6,11 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from placement.solver.cancel import CancellationToken
 from placement.solver.errors import InputError
-
-if TYPE_CHECKING:
-    from placement.solver.result import Incumbent
+from placement.solver.result import Incumbent
 
 
 class Backend(StrEnum):

@@ -25,6 +25,7 @@ Objective (milliseconds, minimised; the nanosecond sums are exact):
 from __future__ import annotations
 
 from placement.models.partition.instance import (
+    NS_PER_MS,
     Mode,
     PartitionInstance,
     PartitionSolution,
@@ -32,8 +33,6 @@ from placement.models.partition.instance import (
     layer_time_ns,
 )
 from placement.solver.family import CheckReport
-
-NS_PER_MS = 1_000_000
 
 
 def objective_name(instance: PartitionInstance) -> str:

@@ -32,6 +32,7 @@ from placement.models.partition.tables import (
     bandwidth_range,
     build_tables,
     comm_is_uniform,
+    device_classes,
 )
 
 MAX_STATES = 200_000
@@ -49,6 +50,7 @@ class DpResult:
     exact: bool
     """True when the DP's model is the instance's (uniform links): the value is the optimum."""
     states: int
+    """Device-count states enumerated."""
     max_prefix: int
     """The longest prefix of layers any number of stages can hold (n when feasible)."""
     min_stages: int | None = None
@@ -60,8 +62,6 @@ def dp_applies(instance: PartitionInstance) -> str | None:
     """Why the DP cannot solve ``instance`` (None when it can)."""
     if not instance.workload.contiguous:
         return "the DP needs contiguous splits (workload.non_contiguous is set)"
-    from placement.models.partition.tables import device_classes
-
     states = 1
     for cls in device_classes(instance):
         states *= len(cls.devices) + 1

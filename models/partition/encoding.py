@@ -29,17 +29,15 @@ with the real links) and the bound comes from the DP over the fastest link.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from placement.models.partition.check import NS_PER_MS, objective_ns
+from placement.models.partition.check import objective_ns
 from placement.models.partition.dp import dp_applies, try_dp
 from placement.models.partition.explain import explain_infeasible, quick_bound_ns
-from placement.models.partition.instance import PartitionInstance, PartitionSolution
+from placement.models.partition.instance import NS_PER_MS, PartitionInstance, PartitionSolution
 from placement.models.partition.tables import (
     INF,
     Tables,
@@ -48,7 +46,6 @@ from placement.models.partition.tables import (
     build_tables,
     comm_is_uniform,
 )
-from placement.solver.cancel import CancellationToken
 from placement.solver.family import ExactContext, ExactOutcome
 from placement.solver.result import StopReason
 
@@ -66,10 +63,15 @@ class StageModel:
 
     tables: Tables
     cls: np.ndarray
+    """cls[k]: the device class of stage k."""
     start: np.ndarray
+    """start[k]: the first layer of stage k."""
     end: np.ndarray
+    """end[k]: one past its last layer (the stage is the range [start, end))."""
     cost: np.ndarray
+    """cost[k]: its cost in ns (:meth:`.tables.Tables.stage_cost`)."""
     counts: list[int]
+    """Devices of each class: at most this many stages of the class."""
     costs_exact: bool = True
     """The costs are the instance's own. False over the slowest link (several link speeds):
     the model's objective then over-estimates the real one, so a solver's bound on the model
@@ -79,6 +81,16 @@ class StageModel:
     def size(self) -> int:
         """Number of stage variables."""
         return len(self.cost)
+
+    def stages_by_position(self) -> tuple[list[list[int]], list[list[int]]]:
+        """(starts_at, ends_at): the stages starting, and those ending, at each position
+        0..n (the rows of the flow conservation)."""
+        starts_at: list[list[int]] = [[] for _ in range(self.tables.n + 1)]
+        ends_at: list[list[int]] = [[] for _ in range(self.tables.n + 1)]
+        for k in range(self.size):
+            starts_at[int(self.start[k])].append(k)
+            ends_at[int(self.end[k])].append(k)
+        return starts_at, ends_at
 
     def decode(self, chosen: np.ndarray) -> PartitionSolution:
         """The solution of the chosen stages (a boolean mask over stages)."""
@@ -132,25 +144,9 @@ def stage_model(tables: Tables, upper_bound_ns: int | None) -> StageModel | None
     return StageModel(tables, cls, start, end, cost, counts)
 
 
-@contextlib.contextmanager
-def deadline_token(ctx: ExactContext) -> Iterator[CancellationToken]:
-    """A token cancelled by the caller's token or at the deadline, whichever comes first.
-
-    Solvers do not always honour their own time limit (HiGHS overran it several-fold on
-    80,000-stage models); their interrupt hooks do stop them.
-    """
-    token = CancellationToken()
-    unhook = ctx.cancel.add_callback(token.cancel)
-    disarm = token.cancel_after(max(0.0, ctx.time_left()))
-    try:
-        yield token
-    finally:
-        disarm()
-        unhook()
-
-
 def stop_reason(run_stop: StopReason, ctx: ExactContext) -> StopReason:
-    """A cancellation by our deadline timer is a time limit, not the caller's cancel."""
+    """A cancellation by the run's deadline token (:func:`~placement.solver.cancel.deadline_token`)
+    is a time limit, not the caller's cancel."""
     if run_stop is StopReason.CANCELLED and not ctx.cancel.cancelled:
         return StopReason.TIME_LIMIT
     return run_stop
@@ -396,6 +392,7 @@ class StageEncoding:
         return ExactOutcome(stop, bound=bound, message=note)
 
     def _dp_fast_path(self, instance: PartitionInstance, ctx: ExactContext) -> ExactOutcome:
+        """The DP's optimum and proof; the stage rounds when the DP's tables are too large."""
         incumbent = ctx.incumbent()
         upper = None if incumbent is None else objective_ns(instance, incumbent.device_of)
         result = try_dp(instance, upper)
@@ -416,6 +413,8 @@ class StageEncoding:
     def _infeasible(
         self, instance: PartitionInstance, proven: bool, bound_ns: float | None
     ) -> ExactOutcome:
+        """No split found: proved infeasible (``proven``), or the model's search ended; the
+        message says why no split fits (:func:`.explain.explain_infeasible`)."""
         shortfalls = explain_infeasible(instance)
         text = "; ".join(s["message"] for s in shortfalls[:5]) or "no contiguous split fits"
         if proven:

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from placement.models.partition.check import objective_ns
 from placement.models.partition.dp import dp_applies, try_dp
 from placement.models.partition.instance import PartitionInstance, PartitionSolution
-from placement.models.partition.tables import INF, Tables, build_tables
+from placement.models.partition.tables import Tables, build_tables
 from placement.solver.options import SolveOptions
 
 
@@ -129,8 +130,6 @@ def greedy_solutions(
             out.append((name, sol))
     upper = None
     if out:
-        from placement.models.partition.check import objective_ns
-
         upper = min(objective_ns(instance, sol.device_of) for _, sol in out)
     if dp_applies(instance) is None:
         sol = dp_split(instance, upper)
@@ -140,6 +139,3 @@ def greedy_solutions(
         if pd is not None:
             out.append(("pipedream", pd))
     return out
-
-
-__all__ = ["INF", "bisection", "dp_split", "greedy_solutions", "petals", "pipedream"]

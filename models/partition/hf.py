@@ -54,7 +54,8 @@ class ModelShape:
     """The dimensions of a decoder (or encoder) transformer."""
 
     name: str
-    family: str
+    architecture: str
+    """The config's ``model_type`` (``llama``, ``gpt2``, ``opt``, ...), or guessed from the name."""
     hidden: int
     layers: int
     heads: int
@@ -72,7 +73,7 @@ class ModelShape:
     @property
     def llama_like(self) -> bool:
         """RMSNorm, no biases, rotary positions, untied head."""
-        return self.family in ("llama", "mistral")
+        return self.architecture in ("llama", "mistral")
 
     def block_params(self) -> int:
         """Weights of one transformer block."""
@@ -86,7 +87,7 @@ class ModelShape:
 
     def embed_params(self) -> int:
         """Token (and learned position) embeddings."""
-        learned_positions = self.family in ("gpt2", "bert", "opt")
+        learned_positions = self.architecture in ("gpt2", "bert", "opt")
         return self.vocab * self.hidden + (self.positions * self.hidden if learned_positions else 0)
 
     def head_params(self) -> int:
@@ -120,11 +121,11 @@ def _first(config: dict[str, Any], keys: tuple[str, ...], file: str, default: An
 def model_shape(config: dict[str, Any], file: str = "<config>") -> ModelShape:
     """The :class:`ModelShape` of a HuggingFace or llm-analysis config (InputError if bad)."""
     name = str(config.get("name") or config.get("_name_or_path") or Path(file).stem)
-    family = str(config.get("model_type") or "").lower()
-    if not family:
+    architecture = str(config.get("model_type") or "").lower()
+    if not architecture:
         lowered = name.lower()
-        family = next(
-            (f for f in ("llama", "bloom", "opt", "bert", "gpt2") if f in lowered), "gpt2"
+        architecture = next(
+            (a for a in ("llama", "bloom", "opt", "bert", "gpt2") if a in lowered), "gpt2"
         )
     hidden = _first(config, ("hidden_size", "n_embd", "hidden_dim", "d_model"), file)
     layers = _first(config, ("num_hidden_layers", "n_layer", "num_layers"), file)
@@ -146,9 +147,13 @@ def model_shape(config: dict[str, Any], file: str = "<config>") -> ModelShape:
     )
     # HF LLaMA configs give the gated MLP's intermediate size; llm-analysis flags it.
     gated = bool(
-        config.get("mlp_gated_linear_units", family == "llama" and "intermediate_size" in config)
+        config.get(
+            "mlp_gated_linear_units", architecture == "llama" and "intermediate_size" in config
+        )
     )
-    return ModelShape(name, family, hidden, layers, heads, kv_heads, ffn, vocab, positions, gated)
+    return ModelShape(
+        name, architecture, hidden, layers, heads, kv_heads, ffn, vocab, positions, gated
+    )
 
 
 @dataclass(frozen=True)
@@ -219,6 +224,7 @@ def build_llm(
     kv_token = 2 * shape.kv_hidden * b
 
     def times(params: int, attention: bool, kv_tokens_read: int) -> tuple[LayerTime, ...]:
+        """The roofline time of a layer on each device type (see the module docstring)."""
         flops = 2 * params * tokens + (4 * ctx * h * tokens if attention else 0)
         read = params * b + kv_tokens_read * kv_token
         out = []

@@ -19,17 +19,22 @@ from functools import cached_property
 from typing import Any
 
 from placement.solver.errors import ValidationCollector
-from placement.solver.jsonform import finite, message_to_dict
+from placement.solver.jsonform import finite
+from placement.solver.schema.v1 import partition_pb2 as pb
 
 NS_PER_S = 1_000_000_000
+"""Nanoseconds per second: the time resolution of the family."""
+NS_PER_MS = 1_000_000
+"""Nanoseconds per millisecond: objectives and bounds are reported in milliseconds."""
 MAX_TOTAL_SECONDS = 1e9
 """Most seconds all layers and transfers of an instance may take together (~31 years): the
 solvers count nanoseconds in int64."""
 MAX_TOTAL_BYTES = 2**62
 """Most bytes all layers of an instance may need together (int64 in the solvers)."""
-"""Nanoseconds per second: the time resolution of the family."""
 MAX_LAYERS = 100_000
+"""Most layers an instance may have."""
 MAX_DEVICES = 10_000
+"""Most devices an instance may have."""
 
 
 class Mode(StrEnum):
@@ -523,8 +528,6 @@ _MODE_VALUES = {Mode.TRAINING: 1, Mode.INFERENCE: 2, Mode.SERVING: 3}
 
 def instance_to_message(instance: PartitionInstance) -> Any:
     """The ``placement.v1.PartitionInstance`` message of an instance."""
-    from placement.solver.schema.v1 import partition_pb2 as pb
-
     msg = pb.PartitionInstance()
     for lay in instance.layers:
         m = msg.layers.add(
@@ -567,11 +570,6 @@ def instance_to_message(instance: PartitionInstance) -> Any:
     return msg
 
 
-def instance_to_dict(instance: PartitionInstance) -> dict[str, Any]:
-    """The JSON form of the ``partition`` section."""
-    return message_to_dict(instance_to_message(instance))
-
-
 def solution_from_message(instance: PartitionInstance, msg: Any) -> PartitionSolution:
     """A :class:`PartitionSolution` from a ``PartitionSolution`` message.
 
@@ -600,8 +598,6 @@ def solution_to_message(
     solution: PartitionSolution,
 ) -> Any:
     """The ``placement.v1.PartitionSolution`` message of a solution."""
-    from placement.solver.schema.v1 import partition_pb2 as pb
-
     msg = pb.PartitionSolution()
     for layer, device in enumerate(solution.device_of):
         if 0 <= device < len(instance.devices):

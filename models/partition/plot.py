@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from placement.models.partition.check import NS_PER_MS, objective_name
+from placement.models.partition.check import objective_name
 from placement.models.partition.instance import (
+    NS_PER_MS,
     PartitionInstance,
     PartitionSolution,
     edge_time_ns,
@@ -17,9 +18,11 @@ def draw(instance: PartitionInstance, solution: PartitionSolution, out_path: str
     Each used device gets a bar: its layers' time and the transfers it sends or receives, in
     milliseconds, labelled with its layer range(s) and memory use.
     """
+    # matplotlib with pyplot loads in 1-2 s: only when a drawing is asked for
     import matplotlib
 
     matplotlib.use("Agg")
+    # pyplot after the Agg backend is chosen (no display needed)
     import matplotlib.pyplot as plt
 
     n_dev = len(instance.devices)

@@ -9,9 +9,9 @@ For a range ``[i, j)`` (0 <= i < j <= n):
 
 * time on class c: ``prefix_time[c][j] - prefix_time[c][i]``;
 * memory: ``prefix_mem[j] - prefix_mem[i]``;
-* transfers, with one bandwidth for every pair of devices: ``A[p]`` is the time of the edges
-  crossing cut ``p`` (u < p <= v) and ``B(i, j)`` that of the edges passing over the whole
-  range (u < i, v >= j). Then the edges with exactly one end inside cost
+* transfers, with one bandwidth for every pair of devices: ``A[p]`` (:attr:`Tables.cross`)
+  is the time of the edges crossing cut ``p`` (u < p <= v) and ``B(i, j)``
+  (:meth:`Tables.over`) that of the edges passing over the whole range (u < i, v >= j). Then the edges with exactly one end inside cost
   ``A[i] + A[j] - 2 B(i, j)`` (bottleneck modes: sent and received both load the stage) and
   the edges entering it ``A[i] - B(i, j)`` (latency mode: each transfer counted once).
 """
@@ -42,8 +42,10 @@ class DeviceClass:
     """Interchangeable devices: same type, memory and speed."""
 
     devices: list[int]
+    """Indices of the devices of the class, in instance order."""
     memory_bytes: int
     representative: int
+    """The first device of the class (whose times stand for all of them)."""
 
 
 @dataclass
@@ -61,16 +63,23 @@ class Tables:
     prefix_time: np.ndarray
     """prefix_time[c, j] = sum of time_ns[c, :j]."""
     mem: np.ndarray
+    """mem[l]: bytes layer l needs under the workload."""
     prefix_mem: np.ndarray
+    """prefix_mem[j] = sum of mem[:j]."""
     edge_u: np.ndarray
+    """Source layer of each edge of the model."""
     edge_v: np.ndarray
+    """Destination layer of each edge."""
     edge_ns: np.ndarray
+    """Transfer time of each edge between two distinct devices, at :attr:`bandwidth`."""
     cross: np.ndarray
-    """cross[p]: time of the edges with u < p <= v (p = 0..n)."""
+    """cross[p] (``A[p]``): time of the edges with u < p <= v (p = 0..n)."""
     cut_ok: np.ndarray
     """cut_ok[p]: a stage may begin or end at p (no colocation group spans the cut)."""
     bottleneck: bool
+    """The objective is the slowest stage (training, serving), not the sum (inference)."""
     bandwidth: float
+    """Bytes/s assumed between any two devices."""
     overlap_comm: bool = False
     """PipeDream's cost model: a stage costs max(its compute, its incoming transfer) instead
     of their sum (used by the PipeDream-style planner only)."""
@@ -82,7 +91,8 @@ class Tables:
         return len(self.mem)
 
     def over(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
-        """B(i, j): time of the edges passing over the whole range (u < i, v >= j)."""
+        """B(i, j): time of the edges passing over the whole range (u < i, v >= j); zero for
+        a chain."""
         if self._over is None:
             return np.zeros(np.broadcast(i, j).shape, dtype=np.int64)
         return self._over[i, j]
