@@ -220,6 +220,14 @@ def data_root(explicit: str | None = None) -> Path:
     return Path(explicit or os.environ.get("PLACEMENT_BENCH_DATA") or DEFAULT_DATA)
 
 
+def load_1min() -> float:
+    """The 1-minute load average now (the machine may be shared); NaN where unknown."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return float("nan")
+
+
 def load_average() -> str:
     """The 1, 5 and 15 minute load averages (the machine may be shared)."""
     try:

@@ -6,15 +6,16 @@ import networkx as nx
 import numpy as np
 import pytest
 
+from placement.models.entanglement import FAMILY
 from placement.models.entanglement.generate import generate
-from placement.models.entanglement.instance import instance_from_dict, instance_to_dict
+from placement.models.entanglement.instance import instance_from_dict
 from placement.solver.errors import InputError
 
 
 def test_same_seed_same_instance_and_different_seed_differs() -> None:
     a, b, c = generate(50, seed=4), generate(50, seed=4), generate(50, seed=5)
-    assert instance_to_dict(a) == instance_to_dict(b)
-    assert instance_to_dict(a) != instance_to_dict(c)
+    assert FAMILY.instance_to_dict(a) == FAMILY.instance_to_dict(b)
+    assert FAMILY.instance_to_dict(a) != FAMILY.instance_to_dict(c)
 
 
 @pytest.mark.parametrize("n", [50, 100])
@@ -36,8 +37,8 @@ def test_ranges_degree_and_mean_success(n: int) -> None:
 
 def test_round_trip_through_json() -> None:
     instance = generate(30, seed=2, min_fidelity=0.8, link_fidelity=(0.95, 0.99))
-    again = instance_from_dict(instance_to_dict(instance))
-    assert instance_to_dict(again) == instance_to_dict(instance)
+    again = instance_from_dict(FAMILY.instance_to_dict(instance))
+    assert FAMILY.instance_to_dict(again) == FAMILY.instance_to_dict(instance)
 
 
 @pytest.mark.parametrize(

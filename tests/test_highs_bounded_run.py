@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from placement.solver.backends import highs as milp
+from placement.solver.backends import highs
 from placement.solver.backends.base import RunStatus
 from placement.solver.cancel import CancellationToken
 from placement.solver.options import SolveOptions
@@ -46,10 +46,10 @@ def test_an_overrunning_run_is_abandoned_and_its_thread_then_interrupted(
 ) -> None:
     import highspy
 
-    monkeypatch.setattr(milp, "OVERRUN_GRACE_S", 0.2)
+    monkeypatch.setattr(highs, "OVERRUN_GRACE_S", 0.2)
     a, d = _market_split()
     n = a.shape[1]
-    h = milp.new_highs()
+    h = highs.new_highs()
     h.setOptionValue("threads", 1)
     h.setOptionValue("time_limit", 120.0)  # HiGHS itself would go on for two minutes
     for _ in range(n):
@@ -59,7 +59,7 @@ def test_an_overrunning_run_is_abandoned_and_its_thread_then_interrupted(
     )
     for i in range(a.shape[0]):
         h.addRow(float(d[i]), float(d[i]), n, np.arange(n, dtype=np.int32), a[i].astype(float))
-    bounded = milp.BoundedRun(h)
+    bounded = highs.BoundedRun(h)
     h.cbMipInterrupt.subscribe(lambda e: e.interrupt() if bounded.abandoned.is_set() else None)
     delivered: list[int] = []
     bounded.deliver(delivered.append, 1)  # while the run is waited for: handed over
@@ -74,9 +74,9 @@ def test_an_overrunning_run_is_abandoned_and_its_thread_then_interrupted(
 def test_the_milp_backend_returns_when_highs_overruns(monkeypatch: pytest.MonkeyPatch) -> None:
     # A grace below zero makes the wait end before HiGHS's own (correct) time limit: the
     # backend must return a clear "no solution, time limit" run and say why.
-    monkeypatch.setattr(milp, "OVERRUN_GRACE_S", -1.5)
+    monkeypatch.setattr(highs, "OVERRUN_GRACE_S", -1.5)
     found: list[float] = []
-    run = milp.HighsMilp.run(
+    run = highs.HighsMilp.run(
         _pulp_problem(),
         SolveOptions(threads=1),
         CancellationToken(),
@@ -89,7 +89,7 @@ def test_the_milp_backend_returns_when_highs_overruns(monkeypatch: pytest.Monkey
 
 
 def test_the_milp_backend_is_unchanged_when_highs_stops_in_time() -> None:
-    run = milp.HighsMilp.run(_pulp_problem(), SolveOptions(threads=1), CancellationToken(), 1.0)
+    run = highs.HighsMilp.run(_pulp_problem(), SolveOptions(threads=1), CancellationToken(), 1.0)
     assert run.stop_reason == StopReason.TIME_LIMIT
     assert run.status == RunStatus.FEASIBLE and run.objective is not None
     assert "abandoned" not in run.message

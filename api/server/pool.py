@@ -208,10 +208,6 @@ class SolvePool:
         with self._lock:
             return sum(1 for t in self._tickets.values() if t.started is not None)
 
-    def has_idle_worker(self) -> bool:
-        """True when a new solve would start at once."""
-        return self.in_flight < self.workers
-
     # --- solving ------------------------------------------------------------------------
     def submit(
         self,

@@ -27,7 +27,6 @@ from __future__ import annotations
 import csv
 import json
 import math
-import os
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -36,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from placement.benchmarks.runner import recheck
+from placement.benchmarks.runner import load_1min, recheck
 from placement.models.dag.generate import grid_instance, machine_set, random_dag
 from placement.models.dag.greedy import (
     DAG_HEURISTICS,
@@ -55,14 +54,6 @@ from placement.solver import SolveOptions, solve
 FAMILY_NAME = "dag"
 
 
-def _load_1min() -> float:
-    """The 1-minute load average now (the machine may be shared)."""
-    try:
-        return round(os.getloadavg()[0], 2)
-    except OSError:
-        return float("nan")
-
-
 def _checked(instance: Any, solution: Any) -> tuple[float | None, int]:
     """``(makespan, invalid)`` of a solution by the family's independent checker."""
 
@@ -75,7 +66,7 @@ def _solve(
 ) -> tuple[Any, float, float]:
     """A portfolio solve; returns ``(result, wall_s, load_1min before)``."""
 
-    load = _load_1min()
+    load = load_1min()
     t0 = time.perf_counter()
     result = solve(
         instance,
@@ -189,7 +180,7 @@ def run_topcuoglu(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
                     "proven": False,
                     "source": name,
                     "wall_s": round(wall, 4),
-                    "load_1min": _load_1min(),
+                    "load_1min": load_1min(),
                     "schedule": _schedule(solution),
                     "invalid": invalid,
                 }
@@ -901,7 +892,7 @@ def run_scale(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
                 "bound": "",
                 "status": "",
                 "time_s": round(best, 5),
-                "load_1min": _load_1min(),
+                "load_1min": load_1min(),
                 "invalid": sum(invalid for _, invalid in checked),
             }
         )

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from placement.benchmarks.runner import Rechecker
+from placement.benchmarks.runner import Rechecker, load_1min
 from placement.models.entanglement.check import request_throughputs
 from placement.models.entanglement.encoding import CandidateModel
 from placement.models.entanglement.generate import generate
@@ -166,7 +166,7 @@ def run_qcast(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
         ).weighted
     row["gain_vs_qcast"] = row["ours_ext"] / row["qcast_ext"] - 1 if row["qcast_ext"] else 0.0
     row["slots"] = case["slots"]
-    row["load_1min"] = round(os.getloadavg()[0], 2)
+    row["load_1min"] = load_1min()
     return [{**row, **checked.columns()}]
 
 
@@ -429,7 +429,7 @@ def run_topologies(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     row["unserved"] = json.dumps(result.unplaced, sort_keys=True)
     row["pairs"] = case["pairs"]
     row["slots"] = case["slots"]
-    row["load_1min"] = round(os.getloadavg()[0], 2)
+    row["load_1min"] = load_1min()
     return [{**row, **checked.columns()}]
 
 

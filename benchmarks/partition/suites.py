@@ -19,12 +19,11 @@ portfolio's checker dropped (both must be 0).
 
 from __future__ import annotations
 
-import os
 import statistics
 import time
 from typing import Any
 
-from placement.benchmarks.runner import INSTANCES, Rechecker
+from placement.benchmarks.runner import INSTANCES, Rechecker, load_1min
 from placement.models.partition import check
 from placement.models.partition.cpsat import CpSatEncoding
 from placement.models.partition.dp import solve_dp
@@ -47,11 +46,6 @@ LLM_DATA = "partition/llm-configs"
 
 
 # --- shared -----------------------------------------------------------------------------------
-
-
-def load_1min() -> float:
-    """The 1-minute load average (the machine may be shared)."""
-    return round(os.getloadavg()[0], 2)
 
 
 def run_exact(
@@ -567,7 +561,7 @@ def _run_edge(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
             optimum_ms=None,
             petals_ms=None,
             stages="-",
-            why_not="; ".join(s["reason"] for s in shortfalls) or "no split found",
+            why_not="; ".join(s["message"] for s in shortfalls) or "no split found",
         )
     else:
         g = checked(inst, greedy)

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from placement.solver.errors import InputError, ValidationCollector
-from placement.solver.jsonform import finite, message_to_dict
+from placement.solver.jsonform import finite
 from placement.solver.schema.v1 import dag_pb2 as pb
 
 DEFAULT_ZONE = "default"
@@ -600,10 +600,6 @@ def solution_from_message(instance: DagInstance, msg: Any) -> DagSolution:
     v.raise_if_any()
     return solution
 
-
-def instance_to_dict(instance: DagInstance) -> dict[str, Any]:
-    """The JSON form of the ``dag`` section."""
-    return message_to_dict(instance_to_message(instance))
 
 
 def finish(instance: DagInstance, file: str = "") -> DagInstance:

@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import Any
 
 from placement.solver.errors import ValidationCollector
-from placement.solver.jsonform import finite, instance_message, message_to_dict
+from placement.solver.jsonform import finite, instance_message
 from placement.solver.schema.v1 import entanglement_pb2 as pb
 
 OBJECTIVES = ("throughput", "max_min")
@@ -130,10 +130,6 @@ class EntanglementSolution:
     """The paths chosen for one slot (any number per request, including none)."""
 
     paths: tuple[RoutedPath, ...] = ()
-
-    def paths_of(self, request: int) -> list[RoutedPath]:
-        """The paths serving request index ``request``."""
-        return [p for p in self.paths if p.request == request]
 
 
 def instance_from_message(msg: Any, name: str = "", description: str = "") -> EntanglementInstance:
@@ -335,10 +331,6 @@ def instance_to_message(instance: EntanglementInstance) -> Any:
     msg.candidate_paths = instance.candidate_paths
     return msg
 
-
-def instance_to_dict(instance: EntanglementInstance) -> dict[str, Any]:
-    """The JSON form of the ``entanglement`` section."""
-    return message_to_dict(instance_to_message(instance))
 
 
 def instance_from_dict(data: dict[str, Any]) -> EntanglementInstance:

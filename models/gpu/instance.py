@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from placement.solver.errors import ValidationCollector
-from placement.solver.jsonform import finite, instance_message, message_to_dict
+from placement.solver.jsonform import finite, instance_message
 from placement.solver.schema.v1 import gpu_pb2 as pb
 
 MILLI = 1000
@@ -548,10 +548,6 @@ def solution_to_message(
         msg.unplaced.add(**reason)
     return msg
 
-
-def instance_to_dict(instance: GpuInstance) -> dict[str, Any]:
-    """The JSON form of the ``gpu`` section."""
-    return message_to_dict(instance_to_message(instance))
 
 
 def instance_from_dict(data: dict[str, Any]) -> GpuInstance:

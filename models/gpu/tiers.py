@@ -26,7 +26,7 @@ from placement.models.gpu.eligibility import FreeCapacity, placement_var_count
 from placement.models.gpu.instance import MILLI, GpuInstance, GpuSolution
 from placement.models.gpu.model import GpuModel
 from placement.solver.backends.base import BackendRun, RunStatus
-from placement.solver.cancel import CancellationToken
+from placement.solver.cancel import CancellationToken, deadline_token
 from placement.solver.family import ExactContext, ExactOutcome
 from placement.solver.linear import LinearModel, Values
 from placement.solver.options import deterministic_wall_limit
@@ -429,20 +429,14 @@ def _run_pass(
 
         # The tier's own cancellation: the portfolio's, or the tier deadline (some solvers
         # overrun their time limit on large models; their interrupt hooks still work).
-        tier_cancel = CancellationToken()
-        unhook = cancel.add_callback(tier_cancel.cancel)
         # (Deterministic mode: the deterministic budget must end the search, so the tier
         # deadline is no tighter than CP-SAT's own wall-clock guard. At twice the budget it
         # cut a 1.1 s tier on a loaded CI machine and two identical solves differed.)
         guard = deterministic_wall_limit(budget) if clock.deterministic else budget
-        disarm = tier_cancel.cancel_after(guard * 1.05 + 0.1)
-        try:
+        with deadline_token(cancel, guard * 1.05 + 0.1) as tier_cancel:
             # Objectives go to the solver without their constant (CBC's logged bound omits
             # it); run.objective and run.bound are shifted back below.
             run, final = backend.run(tier.sense, coefs, 0.0, best, budget, tier_cancel, on_values)
-        finally:
-            disarm()
-            unhook()
         if run.stop_reason == StopReason.CANCELLED and not cancel.cancelled:
             run.stop_reason = StopReason.TIME_LIMIT  # our tier deadline, not the caller
         if run.objective is not None:
