@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 
 from placement.solver import SolutionStatus, SolveOptions, solve
-from placement.solver.family import get_family
 from placement.solver.testing import ExactContext, exact_backends, round_trip
 from tests import optima
 
@@ -157,14 +156,13 @@ def test_unreachable_fidelity_is_explained() -> None:
 def test_bundled_fidelity_instance_is_proved_optimal(repo) -> None:
     # Every usable path of every request (threshold 0.93) is a candidate: a whole-instance
     # proof, and both heuristics are feasible and no better.
+    from placement.api.files import read_instance
     from placement.models.entanglement import check
     from placement.models.entanglement.greedy import qcast_greedy
     from placement.models.entanglement.reps import reps_rounding
-    from placement.solver.jsonform import load_json
-    from placement.solver.testing import instance_from_document
 
-    instance = instance_from_document(load_json(repo / "instances/entanglement/fidelity.json"))
-    assert get_family("entanglement").name == instance.FAMILY
+    loaded = read_instance(repo / "instances" / "entanglement" / "fidelity.json")
+    instance = loaded.instance
     result = solve(instance, SolveOptions(time_limit_s=20, backend="milp", threads=1))
     assert result.status == SolutionStatus.OPTIMAL
     assert result.gap == 0.0
