@@ -17,7 +17,9 @@ Each file is a JSON list of cases::
                                             # per backend id (cpsat, milp-highs, auto, ...):
                                             # by default every exact backend proves
         "direct": {"milp": {"raises": "ValueError", "match": "...", "why": ...}},
-                                            # the family's encoding driven directly
+                                            # per backend (cpsat, milp: the encoding, for
+                                            # every MILP solver): the family's encoding,
+                                            # driven directly, refuses the instance so
         "greedy_may_violate": {"prefix": "deadline", "why": ...}
                                             # a heuristic may be infeasible, only so
       }

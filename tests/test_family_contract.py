@@ -144,7 +144,7 @@ def test_encodings_search_and_prove_without_a_hint(
     raises = case.expect.get("direct", {}).get(backend)
     if raises is not None:
         # The case says the encoding refuses this instance, and how.
-        with pytest.raises(Exception, match=raises["match"]) as info:  # noqa: PT011
+        with pytest.raises(Exception, match=raises["match"]) as info:
             ctx.run()
         assert type(info.value).__name__ == raises["raises"]
         return
