@@ -19,9 +19,12 @@ Nothing here imports above ``placement.solver`` (no family, no ``api``).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from placement.solver import backends as _backends
+from placement.solver import family as _registry
 from placement.solver.family import (
     CheckReport,
     ExactEncoding,
@@ -29,6 +32,7 @@ from placement.solver.family import (
     Family,
     family_of,
     get_family,
+    register_family,
 )
 from placement.solver.jsonform import family_key, instance_message
 from placement.solver.options import Backend, SolveOptions
@@ -40,6 +44,7 @@ __all__ = [
     "exact_backends",
     "instance_from_document",
     "instance_document",
+    "registered",
     "round_trip",
 ]
 
@@ -162,3 +167,20 @@ def round_trip(instance: Any) -> Any:
     """``instance`` written to its JSON form and read back: validated as files are (raises
     InputError naming the bad field)."""
     return instance_from_document(instance_document(instance))
+
+
+@contextmanager
+def registered(family: Family, module: str | None = None) -> Iterator[Family]:
+    """Register ``family`` (see :func:`~placement.solver.family.register_family`) for the
+    ``with`` block only: afterwards the registry is as before, so a test's own family does
+    not show up in the family lists other tests derive from :func:`family_names`."""
+    loaded = dict(_registry._loaded)
+    modules = dict(_registry.FAMILY_MODULES)
+    register_family(family, module)
+    try:
+        yield family
+    finally:
+        _registry._loaded.clear()
+        _registry._loaded.update(loaded)
+        _registry.FAMILY_MODULES.clear()
+        _registry.FAMILY_MODULES.update(modules)

@@ -18,6 +18,7 @@ from placement.solver.testing import (
     backend_id,
     exact_backends,
     instance_document,
+    registered,
     round_trip,
 )
 from tests.optima import instance
@@ -100,3 +101,18 @@ def test_it_imports_nothing_above_the_solver() -> None:
     ]
     placement = [n for n in names if n and n.startswith("placement")]
     assert placement and all(n.startswith("placement.solver") for n in placement), placement
+
+
+def test_registered_leaves_the_registry_as_it_was() -> None:
+    from placement.solver.family import family_names
+
+    before = family_names()
+
+    class Toy:
+        name = "test-toy"
+
+    with registered(Toy()) as toy:
+        assert get_family("test-toy") is toy and "test-toy" in family_names()
+    assert family_names() == before
+    with pytest.raises(KeyError):
+        get_family("test-toy")
