@@ -24,16 +24,16 @@ from placement.api.server.config import DEFAULT_LIMITS
 from placement.api.server.service import Abort, validate_solve_request
 from placement.solver import SolveOptions, solve
 from placement.solver.errors import InputError
-from placement.solver.family import get_family
+from placement.solver.family import family_names, get_family
 from placement.solver.schema.v1 import service_pb2
 from tests.conftest import REPO
 from tests.service_harness import Server, start_server
 
-FAMILIES = ("gpu", "dag", "partition", "entanglement")
+FAMILIES = family_names()
 
 
 def _seed_request(family: str) -> Any:
-    return service_pb2.SolveRequest.FromString(T._request_seeds()[FAMILIES.index(family)])
+    return service_pb2.SolveRequest.FromString(T._request_seed(family))
 
 
 def _numeric_fields(msg: Any, path: str = "instance") -> list[tuple[str, Any]]:

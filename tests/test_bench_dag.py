@@ -9,7 +9,7 @@ import numpy as np
 from placement.benchmarks.runner import recheck, suites
 from placement.models.dag.greedy import heft
 from placement.models.dag.instance import DagSolution
-from tests import dag_cases
+from tests.optima import instance as case_instance
 
 DAG_SUITES = [
     "dag-topcuoglu",
@@ -29,7 +29,7 @@ def test_every_dag_suite_is_registered() -> None:
 def test_recheck_counts_a_broken_schedule() -> None:
     """a -> b ships 5 bytes between machines; HEFT's schedule passes, the same schedule with b
     started at 0 (before a ends) is rejected and counted as one invalid solution."""
-    instance = dag_cases.chain_with_transfer()
+    instance = case_instance("dag", "chain")
     good = heft(instance)
     report, invalid = recheck("dag", instance, good)
     assert report.feasible and invalid == 0

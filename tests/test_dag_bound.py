@@ -11,7 +11,7 @@ from placement.models.dag import DagEdge, DagInstance, DagLink, DagMachine, DagT
 from placement.models.dag.bound import head_tail_bound, makespan_lower_bound
 from placement.models.dag.generate import etl_dag, random_dag
 from placement.solver import SolutionStatus, SolveOptions, solve
-from tests.dag_cases import build
+from placement.solver.testing import round_trip as build
 
 
 def _fan_in(slots: int = 1) -> DagInstance:

@@ -7,7 +7,7 @@ import pytest
 
 from placement.models.dag import DagEdge, DagInstance, DagLink, DagMachine, DagSolution, DagTask
 from placement.models.dag.check import check
-from tests.dag_cases import build
+from placement.solver.testing import round_trip as build
 
 
 def _instance() -> DagInstance:

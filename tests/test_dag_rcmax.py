@@ -30,7 +30,7 @@ from placement.models.dag.rcmax import (
 )
 from placement.solver import SolutionStatus, SolveOptions, StopReason, solve
 from placement.solver.cancel import CancellationToken
-from tests.dag_cases import build
+from placement.solver.testing import round_trip as build
 
 
 def _makespan(instance: DagInstance, machine: np.ndarray) -> float:
@@ -255,6 +255,6 @@ def test_auto_routes_only_r_cmax_to_the_search() -> None:
 
 
 def _chain() -> DagInstance:
-    from tests.dag_cases import chain_with_transfer
+    from tests.optima import instance
 
-    return chain_with_transfer()
+    return instance("dag", "chain")

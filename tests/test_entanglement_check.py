@@ -12,7 +12,19 @@ from placement.models.entanglement import EntanglementSolution, RoutedPath, chec
 from placement.models.entanglement.check import path_expected_throughput, path_fidelity
 from placement.models.entanglement.generate import generate
 from placement.models.entanglement.paths import path_ext
-from tests.entanglement_cases import chain, fidelity_detour, hub
+from tests.optima import instance
+
+
+def chain():
+    return instance("entanglement", "chain")
+
+
+def hub():
+    return instance("entanglement", "hub")
+
+
+def fidelity_detour():
+    return instance("entanglement", "fidelity_detour")
 
 
 def _solution(*paths: RoutedPath) -> EntanglementSolution:

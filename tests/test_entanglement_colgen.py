@@ -25,7 +25,12 @@ from placement.models.entanglement.paths import (
     path_ext,
 )
 from placement.solver import SolveOptions, solve
-from tests.entanglement_cases import CASES
+from tests import optima
+
+CASES = {
+    c.name: (c.instance(), tuple(c.optimum.values())) for c in optima.cases("entanglement")
+}
+"""name -> (instance, optimum of each objective tier): the known-optimum data."""
 
 
 def _simple_paths(instance, r):

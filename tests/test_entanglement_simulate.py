@@ -18,7 +18,11 @@ from placement.models.entanglement.check import path_expected_throughput
 from placement.models.entanglement.generate import generate
 from placement.models.entanglement.greedy import qcast_greedy
 from placement.models.entanglement.simulate import simulate
-from tests.entanglement_cases import chain
+from tests.optima import instance
+
+
+def chain():
+    return instance("entanglement", "chain")
 
 SLOTS = 4000
 STANDARD_ERRORS = 4.0

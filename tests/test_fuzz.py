@@ -10,6 +10,7 @@ Anything else, or an input running over the time cap, fails. The long campaign i
 
 from __future__ import annotations
 
+import importlib.util
 import random
 import signal
 from collections.abc import Iterator
@@ -20,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from benchmarks.reliability import targets as T
+from placement.solver.family import family_names
 
 TIME_CAP_S = 10
 """Per-input time cap: an input that takes longer is a hang."""
@@ -68,6 +70,22 @@ def seeds(name: str) -> list[bytes]:
     if name not in _SEEDS:
         _SEEDS[name] = T.TARGETS[name].seeds()
     return _SEEDS[name]
+
+
+def test_every_registered_family_is_fuzzed() -> None:
+    """The targets come from the family registry: every registered family has an instance
+    file target with a seed (its smallest bundled instance) and a request seed; every target
+    that names a family names a registered one, and the loader module it feeds exists."""
+    families = family_names()
+    for family in families:
+        target = T.TARGETS.get(f"instance-{family}")
+        assert target is not None and target.family == family, family
+        assert seeds(target.name), f"no instances/{family}/*.json to seed its fuzzing"
+        assert T._request_seed(family)
+    for target in T.TARGETS.values():
+        assert not target.family or target.family in families, target.name
+        if target.module:
+            assert importlib.util.find_spec(target.module) is not None, target.module
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -1,7 +1,7 @@
 """The exact GPU encodings (CP-SAT, MILP with HiGHS, MILP with CBC) on instances whose optimum
 is known by hand, with real solvers.
 
-Each case is solved directly through a small checker-backed context (so the encoding alone
+Each case is solved directly through a checker-backed context (placement.solver.testing) (so the encoding alone
 is under test) and through the portfolio's ``solve``. Every tier's optimum must be reached
 and proved, every reported solution must pass the checker, and the model's own objective
 values must equal the checker's.
@@ -9,8 +9,6 @@ values must equal the checker's.
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -32,61 +30,17 @@ from placement.models.gpu.milp import MilpEncoding
 from placement.models.gpu.model import GpuModel
 from placement.solver import (
     CancellationToken,
-    CheckReport,
     SolutionStatus,
     SolveOptions,
     StopReason,
     solve,
 )
+from placement.solver.testing import ExactContext, backend_id, exact_backends
 from tests.gpu_cases import LEVELS
 from tests.gpu_cases import gpu_node as node
 
-BACKENDS = [("cpsat", "highs"), ("milp", "highs"), ("milp", "cbc")]
-IDS = ["cpsat", "milp-highs", "milp-cbc"]
-
-
-@dataclass
-class Ctx:
-    """An ExactContext like the portfolio's: checks every report, keeps the best."""
-
-    instance: GpuInstance
-    options: SolveOptions
-    backend: str = "cpsat"
-    cancel: CancellationToken = field(default_factory=CancellationToken)
-    start: GpuSolution | None = None
-    best: GpuSolution | None = None
-    best_report: CheckReport | None = None
-    rejected: list[tuple[str, list[str]]] = field(default_factory=list)
-    sources: list[str] = field(default_factory=list)
-    bounds: list[float] = field(default_factory=list)
-    known_bound: float | None = None
-
-    def __post_init__(self) -> None:
-        self.deadline = time.monotonic() + self.options.time_limit_s
-        if self.start is not None:
-            self.report(self.start, "greedy")
-
-    def time_left(self) -> float:
-        return max(0.0, self.deadline - time.monotonic())
-
-    def incumbent(self) -> GpuSolution | None:
-        return self.best
-
-    def proven_bound(self) -> float | None:
-        return self.known_bound
-
-    def report(self, solution: Any, source: str, bound: float | None = None) -> bool:
-        report = check(self.instance, solution)
-        if bound is not None:
-            self.bounds.append(bound)
-        if not report.feasible:
-            self.rejected.append((source, report.violations))
-            return False
-        self.sources.append(source)
-        if report.better_than(self.best_report):
-            self.best, self.best_report = solution, report
-            return True
-        return False
+BACKENDS = exact_backends()
+IDS = [backend_id(*b) for b in BACKENDS]
 
 
 def exact(backend: str, milp_solver: str, **kwargs: Any) -> CpSatEncoding | MilpEncoding:
@@ -101,12 +55,14 @@ def run_exact(
     start: GpuSolution | None = None,
     time_limit_s: float = 20.0,
     **kwargs: Any,
-) -> tuple[Any, Ctx, CpSatEncoding | MilpEncoding]:
+) -> tuple[Any, ExactContext, CpSatEncoding | MilpEncoding]:
     options = SolveOptions(
         backend=backend, milp_solver=milp_solver, time_limit_s=time_limit_s, deterministic=True
     )
     known_bound = kwargs.pop("known_bound", None)
-    ctx = Ctx(instance, options, backend=backend, start=start, known_bound=known_bound)
+    ctx = ExactContext(instance, options, backend=backend, bound=known_bound)
+    if start is not None:
+        ctx.report(start, "greedy")
     encoding = exact(backend, milp_solver, **kwargs)
     return encoding.solve(instance, ctx), ctx, encoding
 
@@ -114,7 +70,7 @@ def run_exact(
 def assert_proven_optimum(
     instance: GpuInstance,
     outcome: Any,
-    ctx: Ctx,
+    ctx: ExactContext,
     encoding: Any,
     expected: tuple[float, float, float],
 ) -> GpuSolution:
@@ -525,7 +481,7 @@ def test_relaxation_bound_is_valid() -> None:
 def test_cancelled_before_start(backend: str, milp_solver: str) -> None:
     instance = gang_across_nodes()
     options = SolveOptions(backend=backend, milp_solver=milp_solver, time_limit_s=5)
-    ctx = Ctx(instance, options)
+    ctx = ExactContext(instance, options)
     ctx.cancel.cancel()
     outcome = exact(backend, milp_solver).solve(instance, ctx)
     assert outcome.stop_reason == StopReason.CANCELLED

@@ -6,14 +6,31 @@ import pytest
 
 from placement.models.partition import Mode, PartitionSolution, check
 from placement.models.partition.check import objective_ns
-from tests.partition_cases import (
-    GB,
-    colocated,
-    memory_forces_split,
-    serving_pipeline,
-    transfer_tradeoff,
-    two_way_split,
-)
+from tests.optima import instance
+
+GB = 10**9
+
+
+def two_way_split():
+    return instance("partition", "two_way_split")
+
+
+def transfer_tradeoff(mode: Mode):
+    return instance(
+        "partition", "transfer_bottleneck" if mode == Mode.TRAINING else "transfer_latency"
+    )
+
+
+def memory_forces_split():
+    return instance("partition", "memory_forces_split")
+
+
+def serving_pipeline():
+    return instance("partition", "serving_pipeline")
+
+
+def colocated():
+    return instance("partition", "colocated")
 
 
 def test_objective_by_hand() -> None:

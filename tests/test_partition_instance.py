@@ -25,7 +25,17 @@ from placement.solver import SolutionStatus, SolveOptions, StopReason, solve
 from placement.solver.errors import InputError
 from placement.solver.family import get_family, validate
 from placement.solver.jsonform import instance_message
-from tests.partition_cases import GB, memory_forces_split, two_way_split
+from tests.optima import instance
+
+GB = 10**9
+
+
+def two_way_split() -> PartitionInstance:
+    return instance("partition", "two_way_split")
+
+
+def memory_forces_split() -> PartitionInstance:
+    return instance("partition", "memory_forces_split")
 
 
 def _parse(section: dict) -> PartitionInstance:

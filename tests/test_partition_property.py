@@ -28,8 +28,8 @@ from placement.models.partition.dp import solve_dp
 from placement.models.partition.milp import MilpEncoding
 from placement.models.partition.tables import bandwidth_range, comm_is_uniform
 from placement.solver import SolveOptions
-from placement.solver.family import get_family, validate
-from placement.solver.portfolio import _Run
+from placement.solver.family import validate
+from placement.solver.testing import ExactContext
 
 MB = 10**6
 
@@ -92,8 +92,8 @@ def brute_force_ms(instance: PartitionInstance) -> float | None:
 
 
 def _exact(encoding: type, instance: PartitionInstance):
-    run = _Run(get_family("partition"), instance, SolveOptions(time_limit_s=10, threads=1), "x")
-    return encoding(use_dp=False).solve(instance, run)
+    ctx = ExactContext(instance, SolveOptions(time_limit_s=10, threads=1))
+    return ctx.run(encoding(use_dp=False))
 
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,11 +23,11 @@ from placement.solver import (
     SolutionStatus,
     SolveOptions,
     StopReason,
-    register_family,
     solve,
 )
 from placement.solver.backends import CpSat, RunStatus
 from placement.solver.family import Family
+from placement.solver.testing import registered
 
 
 @dataclass(eq=False)
@@ -111,7 +112,13 @@ class KnapsackFamily(Family):
         return float(sum(inst.values))
 
 
-register_family(KnapsackFamily())
+@pytest.fixture(autouse=True, scope="module")
+def _knapsack_family() -> Iterator[None]:
+    """The toy family is registered for this module's tests only: other tests derive their
+    family lists from the registry."""
+    with registered(KnapsackFamily()):
+        yield
+
 
 # Greedy by ratio takes item 0 (ratio 6) and then nothing fits; the optimum is items 1 + 2.
 TRAP = dict(values=[60, 100, 120], weights=[10, 20, 30], capacity=50)

@@ -36,8 +36,8 @@ from placement.models.partition.milp import MilpEncoding
 from placement.models.partition.tables import build_tables
 from placement.models.partition.tarnawski import load_tarnawski
 from placement.solver import SolveOptions
-from placement.solver.family import ExactOutcome, get_family
-from placement.solver.portfolio import _Run
+from placement.solver.family import ExactOutcome
+from placement.solver.testing import ExactContext
 
 DEVICES = INSTANCES / "partition" / "devices"
 """The bundled device specs (L4, T4, edge devices; a source checkout)."""
@@ -54,16 +54,11 @@ def run_exact(
     time_limit_s: float,
     incumbent: PartitionSolution | None = None,
     threads: int = 1,
-) -> tuple[ExactOutcome, float, _Run]:
+) -> tuple[ExactOutcome, float, ExactContext]:
     """One exact encoding on its own (no DP unless the encoding uses it), with the portfolio's
     context: every solution it reports goes through the checker. Returns the outcome, the wall
     time and the context (its best checked solution, its bound, the candidates it dropped)."""
-    run = _Run(
-        get_family("partition"),
-        instance,
-        SolveOptions(time_limit_s=time_limit_s, threads=threads),
-        "bench",
-    )
+    run = ExactContext(instance, SolveOptions(time_limit_s=time_limit_s, threads=threads))
     if incumbent is not None:
         run.report(incumbent, "incumbent")
     started = time.perf_counter()

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib
 import json
 import os
 import random
@@ -104,16 +105,14 @@ def child(args: argparse.Namespace) -> int:
         with atheris.instrument_imports(include=["placement", "benchmarks.reliability"]):
             import placement.api.files  # noqa: F401
             import placement.api.server.service  # noqa: F401
-            import placement.models.dag.loaders  # noqa: F401
-            import placement.models.entanglement.topology  # noqa: F401
-            import placement.models.gpu.openb.loader  # noqa: F401
-            import placement.models.partition.hf  # noqa: F401
-            import placement.models.partition.tarnawski  # noqa: F401
             from benchmarks.reliability import targets
-            from placement.solver.family import FAMILY_MODULES, get_family
+            from placement.solver.family import family_names, get_family
 
-            for fam in FAMILY_MODULES:
+            # Every registered family, and the module of every loader a target feeds.
+            for fam in family_names():
                 get_family(fam)
+            for module in sorted({t.module for t in targets.TARGETS.values() if t.module}):
+                importlib.import_module(module)
     else:
         from benchmarks.reliability import targets
     target = targets.TARGETS[name]

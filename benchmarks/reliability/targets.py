@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from placement.solver.errors import InputError
+from placement.solver.family import family_names
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared" / "benchmarks"
@@ -92,6 +93,10 @@ class Target:
     """Inputs are JSON text (the structural mutator applies)."""
     notes: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    family: str = ""
+    """The family whose input it reads (empty for the service's targets, which read all)."""
+    module: str = ""
+    """The module of the family's own loader it feeds (instrumented by the atheris campaign)."""
 
 
 def _file_target(
@@ -314,7 +319,7 @@ def _request_seeds() -> list[bytes]:
     from placement.solver.schema.v1 import service_pb2
 
     out = []
-    for family in ("gpu", "dag", "partition", "entanglement"):
+    for family in family_names():
         for doc in _instance_seeds(family)()[:1]:
             req = service_pb2.SolveRequest(request_id="fuzz")
             req.instance.CopyFrom(instance_message(json.loads(doc)))
@@ -322,6 +327,16 @@ def _request_seeds() -> list[bytes]:
             req.parameters.backend = "greedy"
             out.append(req.SerializeToString())
     return out
+
+
+def _request_seed(family: str) -> bytes:
+    """The request seed of ``family`` (a small bundled instance of it, greedy, 1.5 s)."""
+    from placement.solver.schema.v1 import service_pb2
+
+    for data in _request_seeds():
+        if service_pb2.SolveRequest.FromString(data).instance.WhichOneof("family") == family:
+            return data
+    raise KeyError(f"no request seed for family {family!r} (no instances/{family}/*.json)")
 
 
 def validate_request_bytes(data: bytes) -> str:
@@ -357,7 +372,7 @@ def validate_request_bytes(data: bytes) -> str:
 def _request_json_seeds() -> list[bytes]:
     return [
         json.dumps({"instance": json.loads(d), "parameters": {"time_limit_s": 1}}).encode()
-        for family in ("gpu", "dag", "partition", "entanglement")
+        for family in family_names()
         for d in _instance_seeds(family)()[:1]
     ]
 
@@ -390,56 +405,81 @@ TARGETS: dict[str, Target] = {
             f"instance-{family}",
             _file_target("instance.json", _instance_file),
             _instance_seeds(family),
+            family=family,
         )
-        for family in ("gpu", "dag", "partition", "entanglement")
+        for family in family_names()
     },
+    # The families' own public-format loaders (the one place that names them).
     "openb-nodes": Target(
         "openb-nodes",
         _file_target("nodes.csv", _openb_nodes, one_file=False),
         lambda: [_OPENB_NODES, *_openb_head("openb_node_list_gpu_node.csv", 30)],
         json_input=False,
+        family="gpu",
+        module="placement.models.gpu.openb.loader",
     ),
     "openb-pods": Target(
         "openb-pods",
         _file_target("pods.csv", _openb_pods, one_file=False),
         lambda: [_OPENB_PODS, *_openb_head("openb_pod_list_default.csv", 30)],
         json_input=False,
+        family="gpu",
+        module="placement.models.gpu.openb.loader",
     ),
-    "braun": Target("braun", _file_target("etc.txt", _braun), lambda: [_BRAUN], json_input=False),
+    "braun": Target(
+        "braun",
+        _file_target("etc.txt", _braun),
+        lambda: [_BRAUN],
+        json_input=False,
+        family="dag",
+        module="placement.models.dag.loaders",
+    ),
     "stg": Target(
         "stg",
         _file_target("graph.stg", _stg),
         lambda: [_STG, *_shared("dag", "stg", "50", "rand0000.stg")],
         json_input=False,
+        family="dag",
+        module="placement.models.dag.loaders",
     ),
     "topcuoglu-exec": Target(
         "topcuoglu-exec",
         _file_target("exec.csv", _topcuoglu_exec, one_file=False),
         lambda: [_TOPCUOGLU_EXEC],
         json_input=False,
+        family="dag",
+        module="placement.models.dag.loaders",
     ),
     "topcuoglu-edges": Target(
         "topcuoglu-edges",
         _file_target("edges.csv", _topcuoglu_edges, one_file=False),
         lambda: [_TOPCUOGLU_EDGES],
         json_input=False,
+        family="dag",
+        module="placement.models.dag.loaders",
     ),
     "wfcommons": Target(
         "wfcommons",
         _file_target("workflow.json", _wfcommons),
         lambda: [_WFCOMMONS, *_shared("dag", "wfcommons", "srasearch-chameleon-10a-001.json")],
+        family="dag",
+        module="placement.models.dag.loaders",
     ),
     "gml": Target(
         "gml",
         _file_target("net.gml", _topology),
         lambda: [_GML, *_shared("quantum", "topologies", "Surfnet.gml")],
         json_input=False,
+        family="entanglement",
+        module="placement.models.entanglement.topology",
     ),
     "graphml": Target(
         "graphml",
         _file_target("net.graphml", _topology),
         lambda: [_GRAPHML, *_shared("quantum", "topologies", "Abilene.graphml")],
         json_input=False,
+        family="entanglement",
+        module="placement.models.entanglement.topology",
     ),
     "tarnawski": Target(
         "tarnawski",
@@ -448,6 +488,8 @@ TARGETS: dict[str, Target] = {
             _TARNAWSKI,
             *_shared("partition", "tarnawski-layergraphs", "bert24_inference.json"),
         ],
+        family="partition",
+        module="placement.models.partition.tarnawski",
     ),
     "model-config": Target(
         "model-config",
@@ -458,11 +500,15 @@ TARGETS: dict[str, Target] = {
             b'{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, '
             b'"vocab_size": 100, "intermediate_size": 256}',
         ],
+        family="partition",
+        module="placement.models.partition.hf",
     ),
     "device-spec": Target(
         "device-spec",
         _file_target("device.json", _device_spec),
         lambda: [_read(p) for p in sorted((REPO / "instances/partition/devices").glob("*.json"))],
+        family="partition",
+        module="placement.models.partition.hf",
     ),
     "grpc-request": Target(
         "grpc-request", validate_request_bytes, _request_seeds, json_input=False
