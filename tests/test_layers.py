@@ -132,3 +132,35 @@ def test_the_ladder_test_catches_a_climbing_import(tmp_path: Path) -> None:
     assert target == "placement.api.cli" or target == "placement.api"
     assert not top
     assert layer(target)[0] > layer("placement.solver.probe")[0]
+
+
+def _local_imports_without_reason(path: Path) -> list[str]:
+    """Function-local imports with no comment saying why (on the line, or in the three lines
+    above it)."""
+    lines = path.read_text().split("\n")
+    out = []
+    for node in ast.walk(ast.parse("\n".join(lines))):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Import | ast.ImportFrom):
+                above = lines[max(0, sub.lineno - 4) : sub.lineno - 1]
+                if "#" not in lines[sub.lineno - 1] and not any(
+                    a.strip().startswith("#") for a in above
+                ):
+                    out.append(f"{path.relative_to(REPO)}:{sub.lineno}")
+    return out
+
+
+def test_every_function_local_import_says_why() -> None:
+    """A function-local import buys start-up time or breaks an optional dependency, and its
+    comment says which; one that hides a circle has no reason to give."""
+    missing = [
+        where
+        for path in MODULES.values()
+        if "_pb2" not in path.name
+        for where in _local_imports_without_reason(path)
+    ]
+    assert not missing, "function-local imports without a reason:\n" + "\n".join(
+        sorted(set(missing))
+    )

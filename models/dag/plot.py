@@ -17,7 +17,7 @@ def draw(instance: DagInstance, solution: DagSolution, out_path: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # after choosing the Agg backend (no display here)
 
     k = len(instance.machines)
     ends = end_times(instance, solution)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import networkx as nx
+
 from placement.models.entanglement.check import request_throughputs
 from placement.models.entanglement.instance import EntanglementInstance, EntanglementSolution
-from placement.models.entanglement.paths import best_fidelity, network_graph
+from placement.models.entanglement.paths import best_fidelity, network_graph, servable_requests
 
 SERVED = 1e-12
 """A request with less throughput than this counts as unserved."""
@@ -15,9 +17,7 @@ SERVED = 1e-12
 def explain_unplaced(
     instance: EntanglementInstance, solution: EntanglementSolution
 ) -> list[dict[str, Any]]:
-    """One reason (the fields of ``placement.v1.UnservedRequest``) per unserved request."""
-    import networkx as nx
-
+    """One reason (the fields of ``placement.v1.UnplacedRequest``) per unserved request."""
     graph = network_graph(instance)
     served = request_throughputs(instance, solution)
     out: list[dict[str, Any]] = []
@@ -82,7 +82,5 @@ def capacity_bound(instance: EntanglementInstance) -> float:
             top = min(top, req.demand)
         per_request.append(top)
     if instance.objective == "max_min":
-        from placement.models.entanglement.paths import servable_requests
-
         return min((per_request[r] for r in servable_requests(instance)), default=0.0)
     return sum(req.weight * top for req, top in zip(instance.requests, per_request, strict=True))

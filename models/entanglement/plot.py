@@ -15,7 +15,7 @@ def draw(
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # after choosing the Agg backend (no display here)
 
     fig, ax = plt.subplots(figsize=(8, 8))
     xs = [n.x for n in instance.nodes]

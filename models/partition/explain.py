@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from placement.models.partition.dp import try_dp
 from placement.models.partition.instance import PartitionInstance
 from placement.models.partition.tables import build_tables
 
@@ -79,8 +80,6 @@ def explain_infeasible(instance: PartitionInstance) -> list[dict[str, Any]]:
         )
     if out or not instance.workload.contiguous:
         return out
-    from placement.models.partition.dp import try_dp
-
     result = try_dp(instance)
     if result is not None:
         limit = instance.workload.max_stages
