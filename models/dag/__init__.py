@@ -30,6 +30,7 @@ from placement.models.dag.instance import (
     DagTask,
 )
 from placement.models.dag.loaders import IMPORTERS
+from placement.models.dag.plot import draw
 from placement.models.dag.rcmax.encoding import auto_backend
 from placement.solver.family import Family
 
@@ -70,13 +71,7 @@ class DagFamily(Family):
     generators = GENERATORS
     importers = IMPORTERS
 
-    @staticmethod
-    def plot(instance: Any, solution: Any, out_path: str) -> None:
-        """Draw a solution for ``placement plot`` (see :mod:`.plot`)."""
-        # matplotlib loads in about 0.5 s: only when a plot is asked for.
-        from placement.models.dag.plot import draw
-
-        draw(instance, solution, out_path)
+    plot = staticmethod(draw)
 
 
 FAMILY = DagFamily()

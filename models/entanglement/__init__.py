@@ -31,6 +31,7 @@ from placement.models.entanglement.instance import (
     Request,
     RoutedPath,
 )
+from placement.models.entanglement.plot import draw
 from placement.models.entanglement.topology import IMPORTERS
 from placement.solver.family import Family
 from placement.solver.options import SolveOptions
@@ -76,13 +77,7 @@ class EntanglementFamily(Family):
     generators = GENERATORS
     importers = IMPORTERS
 
-    @staticmethod
-    def plot(instance: Any, solution: Any, out_path: str) -> None:
-        """Draw a solution for ``placement plot`` (see :mod:`.plot`)."""
-        # matplotlib loads in about 0.5 s: only when a plot is asked for.
-        from placement.models.entanglement.plot import draw
-
-        draw(instance, solution, out_path)
+    plot = staticmethod(draw)
 
 
 FAMILY = EntanglementFamily()

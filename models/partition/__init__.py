@@ -35,6 +35,7 @@ from placement.models.partition.instance import (
     PartitionSolution,
     Workload,
 )
+from placement.models.partition.plot import draw
 from placement.solver.family import Family
 
 
@@ -71,13 +72,7 @@ class PartitionFamily(Family):
     generators = GENERATORS
     importers = tarnawski.IMPORTERS + hf.IMPORTERS
 
-    @staticmethod
-    def plot(instance: Any, solution: Any, out_path: str) -> None:
-        """Draw a solution for ``placement plot`` (see :mod:`.plot`)."""
-        # matplotlib loads in about 0.5 s: only when a plot is asked for.
-        from placement.models.partition.plot import draw
-
-        draw(instance, solution, out_path)
+    plot = staticmethod(draw)
 
 
 FAMILY = PartitionFamily()
