@@ -24,6 +24,7 @@ from typing import Any
 import grpc
 from google.protobuf import json_format
 from google.rpc import error_details_pb2
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_status import rpc_status
 
 from placement.api.server import messages
@@ -291,8 +292,6 @@ class Client:
 
     def health(self, service: str = "", *, timeout: float = 5) -> str:
         """The health status name of ``service`` (``SERVING``, ...)."""
-        from grpc_health.v1 import health_pb2, health_pb2_grpc
-
         stub = health_pb2_grpc.HealthStub(self.channel)
         resp = stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=timeout)
         return health_pb2.HealthCheckResponse.ServingStatus.Name(resp.status)

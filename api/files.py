@@ -24,6 +24,7 @@ from placement.solver.jsonform import (
     parse_json_text,
     solution_message,
 )
+from placement.solver.schema.v1 import placement_pb2 as pb
 
 __all__ = [
     "LoadedInstance",
@@ -140,8 +141,6 @@ def read_instance(path: str | os.PathLike[str], text: str | None = None) -> Load
         For every problem with the file (missing, not JSON, unknown field, bad value, unknown
         or missing family); the error names the file and the JSON path of the field.
     """
-    from placement.solver.schema.v1 import placement_pb2 as pb
-
     file, msg, key = _read_envelope(path, pb.Instance, instance_message, text)
     family = _family_for(key, file)
     section = getattr(msg, key)
@@ -173,8 +172,6 @@ def read_solution(path: str | os.PathLike[str], loaded: LoadedInstance) -> tuple
         Naming the solution file and the JSON path, e.g. ``gpu.placements[3].job`` for a job
         the instance does not have, or the family section when it differs from the instance's.
     """
-    from placement.solver.schema.v1 import placement_pb2 as pb
-
     file, msg, key = _read_envelope(path, pb.Solution, solution_message)
     if key != loaded.family_name:
         raise InputError.single(

@@ -14,9 +14,10 @@ from google.protobuf import json_format
 
 from placement.solver import InputError, SolveOptions
 from placement.solver.errors import FieldError
-from placement.solver.family import Family, get_family
+from placement.solver.family import Family, family_names, get_family
 from placement.solver.jsonform import family_key
 from placement.solver.result import Incumbent, Result, SolutionStatus, StopReason
+from placement.solver.schema.v1 import placement_pb2, service_pb2
 
 __all__ = [
     "ParsedRequest",
@@ -29,30 +30,24 @@ __all__ = [
 ]
 
 
-def _pb() -> Any:
-    from placement.solver.schema.v1 import service_pb2
-
-    return service_pb2
-
-
 def status_value(status: SolutionStatus) -> int:
     """The ``placement.v1.SolutionStatus`` number of a status."""
-    return _pb().SolutionStatus.Value(f"SOLUTION_STATUS_{status.name}")
+    return service_pb2.SolutionStatus.Value(f"SOLUTION_STATUS_{status.name}")
 
 
 def stop_value(stop: StopReason) -> int:
     """The ``placement.v1.StopReason`` number of a stop reason."""
-    return _pb().StopReason.Value(f"STOP_REASON_{stop.name}")
+    return service_pb2.StopReason.Value(f"STOP_REASON_{stop.name}")
 
 
 def status_of(value: int) -> SolutionStatus:
     """The :class:`SolutionStatus` of a ``placement.v1.SolutionStatus`` number."""
-    return SolutionStatus[_pb().SolutionStatus.Name(value).removeprefix("SOLUTION_STATUS_")]
+    return SolutionStatus[service_pb2.SolutionStatus.Name(value).removeprefix("SOLUTION_STATUS_")]
 
 
 def stop_of(value: int) -> StopReason:
     """The :class:`StopReason` of a ``placement.v1.StopReason`` number."""
-    return StopReason[_pb().StopReason.Name(value).removeprefix("STOP_REASON_")]
+    return StopReason[service_pb2.StopReason.Name(value).removeprefix("STOP_REASON_")]
 
 
 @dataclass(frozen=True)
@@ -73,8 +68,6 @@ def parse_instance(msg: Any, path: str = "instance") -> tuple[Family, Any]:
 
     Raises :class:`InputError` with paths rooted at ``path`` (e.g. ``instance.gpu.jobs[3]``).
     """
-    from placement.solver.family import family_names
-
     try:
         key = family_key(msg, path)
     except InputError as exc:
@@ -149,8 +142,6 @@ def parse_request(req: Any) -> ParsedRequest:
 
 def solution_message(family: Family, instance: Any, solution: Any, unplaced: Any = None) -> Any:
     """The ``placement.v1.Solution`` envelope of a typed solution."""
-    from placement.solver.schema.v1 import placement_pb2
-
     msg = placement_pb2.Solution(instance_name=getattr(instance, "name", "") or "")
     section = family.solution_to_dict(instance, solution, unplaced)
     json_format.ParseDict(section, getattr(msg, family.name))
@@ -170,7 +161,7 @@ def terms_of(msg: Any) -> tuple[dict[str, float], tuple[str, ...]]:
 
 def incumbent_message(inc: Incumbent) -> Any:
     """The ``placement.v1.Incumbent`` of an engine incumbent."""
-    msg = _pb().Incumbent(elapsed_s=inc.time_s, objective=inc.objective, source=inc.source)
+    msg = service_pb2.Incumbent(elapsed_s=inc.time_s, objective=inc.objective, source=inc.source)
     if inc.bound is not None:
         msg.bound = inc.bound
     if inc.gap is not None:
@@ -182,7 +173,7 @@ def result_message(
     family: Family, instance: Any, result: Result, request_id: str, time_limit_s: float
 ) -> Any:
     """The ``placement.v1.SolveResponse`` of an engine result."""
-    pb = _pb()
+    pb = service_pb2
     msg = pb.SolveResponse(
         request_id=request_id,
         family=result.family,
@@ -224,7 +215,7 @@ def check_response(family: Family, instance: Any, solution_msg: Any) -> Any:
     except InputError as exc:
         raise _rooted(exc, "solution") from None
     report = family.check(instance, solution)
-    msg = _pb().CheckResponse(
+    msg = service_pb2.CheckResponse(
         feasible=report.feasible, violations=report.violations, sense=family.sense
     )
     add_terms(msg, report.terms, report.senses)

@@ -18,7 +18,14 @@ import os
 import signal
 import threading
 import time
+from dataclasses import replace
 from typing import Any
+
+from placement.api.server import messages
+from placement.solver import CancellationToken
+from placement.solver import solve as run
+from placement.solver.family import FAMILY_MODULES, get_family
+from placement.solver.schema.v1 import service_pb2
 
 _events: Any = None
 _board: Any = None
@@ -38,11 +45,9 @@ def init(events: Any, threads: int = 0, board: Any = None) -> None:
     # default action ends the process at once, so a cancelled solve stops within the second.
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     logging.getLogger("placement").setLevel(logging.ERROR)
+    # warm-up in the worker only: the server imports this module too (pulp alone is ~0.3 s)
     import ortools.sat.python.cp_model  # noqa: F401
     import pulp  # noqa: F401
-
-    import placement.api.server.messages  # noqa: F401
-    from placement.solver.family import FAMILY_MODULES, get_family
 
     for name in FAMILY_MODULES:
         family = get_family(name)
@@ -90,13 +95,6 @@ def solve(
     applied); ``deadline`` the client's deadline in epoch seconds, if any. The time spent
     waiting in the queue counts against the deadline.
     """
-    from dataclasses import replace
-
-    from placement.api.server import messages
-    from placement.solver import CancellationToken
-    from placement.solver import solve as run
-    from placement.solver.schema.v1 import service_pb2
-
     req = service_pb2.SolveRequest.FromString(request)
     parsed = messages.parse_request(req)
     limit = effective_time_limit(requested, deadline, margin)

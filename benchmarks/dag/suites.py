@@ -94,7 +94,7 @@ def _bar_plot(
     import matplotlib  # plots only: matplotlib is slow to import and only the report draws
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # after use("Agg"): pyplot takes that backend
 
     n = max(len(series), 1)
     width = 0.8 / n

@@ -311,7 +311,7 @@ def _plot_sweeps(rows: list[dict[str, Any]], config: Any) -> Path | None:
     import matplotlib  # plots only: matplotlib is slow to import and only the report draws
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # after use("Agg"): pyplot takes that backend
 
     panels = []
     for table, key, label in (

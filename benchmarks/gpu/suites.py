@@ -603,7 +603,7 @@ def plot(
     import matplotlib  # plots only: matplotlib is slow to import and only the report draws
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # after use("Agg"): pyplot takes that backend
 
     fig, axes = plt.subplots(1, len(all_rows), figsize=(6.5 * len(all_rows), 4.8), squeeze=False)
     x = np.arange(131)
@@ -643,7 +643,7 @@ def plot_modes(rows: list[dict], path: Path, command: str = "") -> None:
     import matplotlib  # plots only: matplotlib is slow to import and only the report draws
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # after use("Agg"): pyplot takes that backend
 
     traces = list(dict.fromkeys(r["trace"] for r in rows))
     fig, axes = plt.subplots(2, len(traces), figsize=(6.5 * len(traces), 9), squeeze=False)

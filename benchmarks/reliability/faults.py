@@ -28,6 +28,7 @@ import os
 import random
 import resource
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -41,7 +42,7 @@ import grpc
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from placement.api.client import Client  # noqa: E402
+from placement.api.client import Client, instance_message  # noqa: E402
 from placement.api.server.messages import parse_instance  # noqa: E402
 from placement.api.server.probe import serve_command, start_server  # noqa: E402
 from placement.solver.schema.v1 import service_pb2  # noqa: E402
@@ -62,8 +63,6 @@ def check_job(job: Any, instances: dict[str, Any]) -> bool:
     """True when the job's solution (if any) passes the family checker here."""
     if not job.HasField("result") or not job.result.HasField("solution"):
         return True
-    from placement.api.client import instance_message
-
     family, inst = parse_instance(instance_message(instances[job.instance_name]))
     sol = family.solution_from_message(inst, getattr(job.result.solution, family.name))
     return family.check(inst, sol).feasible
@@ -294,8 +293,6 @@ def scenario_diskfull(tmp: Path, limit: int = 1024 * 1024) -> dict[str, Any]:
 
 
 def scenario_corrupt(tmp: Path) -> dict[str, Any]:
-    import subprocess
-
     db = tmp / "jobs.sqlite3"
     instances = BY_NAME
     srv = start_server(tmp, db=db, workers=1)

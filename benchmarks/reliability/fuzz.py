@@ -35,6 +35,7 @@ import sys
 import tempfile
 import time
 import traceback
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -100,8 +101,9 @@ def child(args: argparse.Namespace) -> int:
     name = args.one
     runs = args.runs
     if args.engine == "atheris":
-        import atheris
+        import atheris  # optional dependency: only the atheris engine needs it
 
+        # imported inside the block: atheris instruments only modules imported after it starts
         with atheris.instrument_imports(include=["placement", "benchmarks.reliability"]):
             import placement.api.files  # noqa: F401
             import placement.api.server.service  # noqa: F401
@@ -114,6 +116,7 @@ def child(args: argparse.Namespace) -> int:
             for module in sorted({t.module for t in targets.TARGETS.values() if t.module}):
                 importlib.import_module(module)
     else:
+        # not at module level: the atheris branch above must import it after instrumenting
         from benchmarks.reliability import targets
     target = targets.TARGETS[name]
     seeds = target.seeds()
@@ -312,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
         return child(args)
 
     sys.path.insert(0, str(REPO))
-    from benchmarks.reliability.targets import TARGETS
+    from benchmarks.reliability.targets import TARGETS  # after the path: run as a script
 
     names = args.targets or list(TARGETS)
     unknown = [n for n in names if n not in TARGETS]
@@ -323,8 +326,6 @@ def main(argv: list[str] | None = None) -> int:
     Path(args.artifacts).mkdir(parents=True, exist_ok=True)
     load_before = os.getloadavg()
     t0 = time.time()
-    from concurrent.futures import ThreadPoolExecutor
-
     with ThreadPoolExecutor(args.jobs) as ex:
         results = list(ex.map(lambda n: run_target(n, args, work), names))
     for r in results:

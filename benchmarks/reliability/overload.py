@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 import threading
 import time
 from collections import Counter
@@ -152,8 +153,6 @@ def main() -> int:
     ap.add_argument("--deadline-s", type=float, default=5.0)
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "overload.json"))
     args = ap.parse_args()
-    import tempfile
-
     doc = json.loads((REPO / "instances" / "gpu" / "tiny.json").read_text())
     req = request(doc)
     tmp = Path(tempfile.mkdtemp(prefix="placement-overload-"))

@@ -25,8 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from google.protobuf import json_format
+from google.protobuf.message import DecodeError
+
+from placement.api.files import read_instance
 from placement.solver.errors import InputError
 from placement.solver.family import family_names
+from placement.solver.schema.v1 import service_pb2
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared" / "benchmarks"
@@ -131,8 +136,6 @@ def _shared(*parts: str) -> list[bytes]:
 
 
 def _instance_file(path: str) -> Any:
-    from placement.api.files import read_instance
-
     return read_instance(path)
 
 
@@ -170,6 +173,7 @@ def _openb_head(name: str, lines: int) -> list[bytes]:
 
 
 def _openb_nodes(path: str) -> Any:
+    # lazy: a loader costs 0.2-0.6 s to import; each target pays only for the one it feeds
     from placement.models.gpu.openb.loader import load_openb
 
     pods = scratch().write("pods-fixed.csv", _OPENB_PODS)
@@ -177,6 +181,7 @@ def _openb_nodes(path: str) -> Any:
 
 
 def _openb_pods(path: str) -> Any:
+    # lazy: a loader costs 0.2-0.6 s to import; each target pays only for the one it feeds
     from placement.models.gpu.openb.loader import load_openb
 
     nodes = scratch().write("nodes-fixed.csv", _OPENB_NODES)
@@ -248,24 +253,28 @@ _TARNAWSKI = json.dumps(
 
 
 def _braun(path: str) -> Any:
+    # lazy: a loader costs 0.2-0.6 s to import; each target pays only for the one it feeds
     from placement.models.dag.loaders import load_braun
 
     return load_braun(path)
 
 
 def _stg(path: str) -> Any:
+    # lazy: a loader costs 0.2-0.6 s to import; each target pays only for the one it feeds
     from placement.models.dag.loaders import load_stg
 
     return load_stg(path, processors=2)
 
 
 def _wfcommons(path: str) -> Any:
+    # lazy: a loader costs 0.2-0.6 s to import; each target pays only for the one it feeds
     from placement.models.dag.loaders import load_wfcommons
 
     return load_wfcommons(path)
 
 
 def _topcuoglu_exec(path: str) -> Any:
+    # lazy: a loader costs 0.2-0.6 s to import; each target pays only for the one it feeds
     from placement.models.dag.loaders import load_topcuoglu
 
     edges = scratch().write("edges-fixed.csv", _TOPCUOGLU_EDGES)
@@ -273,6 +282,7 @@ def _topcuoglu_exec(path: str) -> Any:
 
 
 def _topcuoglu_edges(path: str) -> Any:
+    # lazy: a loader costs 0.2-0.6 s to import; each target pays only for the one it feeds
     from placement.models.dag.loaders import load_topcuoglu
 
     exec_csv = scratch().write("exec-fixed.csv", _TOPCUOGLU_EXEC)
@@ -284,24 +294,28 @@ _TOPCUOGLU_EDGES = b"T,1,2,3\n1,0,18,12\n2,0,0,9\n3,0,0,0\n"
 
 
 def _topology(path: str) -> Any:
+    # lazy: a loader costs 0.2-0.6 s to import; each target pays only for the one it feeds
     from placement.models.entanglement.topology import load_topology
 
     return load_topology(path, pairs=3, default_length_km=50.0)
 
 
 def _tarnawski(path: str) -> Any:
+    # lazy: a loader costs 0.2-0.6 s to import; each target pays only for the one it feeds
     from placement.models.partition.tarnawski import load_tarnawski
 
     return load_tarnawski(path)
 
 
 def _model_config(path: str) -> Any:
+    # lazy: a loader costs 0.2-0.6 s to import; each target pays only for the one it feeds
     from placement.models.partition.hf import load_model_config
 
     return load_model_config(path)
 
 
 def _device_spec(path: str) -> Any:
+    # lazy: a loader costs 0.2-0.6 s to import; each target pays only for the one it feeds
     from placement.models.partition.hf import device_spec
 
     return device_spec(path)
@@ -315,8 +329,7 @@ stay fast; the limit logic is the same)."""
 
 
 def _request_seeds() -> list[bytes]:
-    from placement.api.client import instance_message
-    from placement.solver.schema.v1 import service_pb2
+    from placement.api.client import instance_message  # lazy: ~0.1 s; only request seeds use it
 
     out = []
     for family in family_names():
@@ -331,8 +344,6 @@ def _request_seeds() -> list[bytes]:
 
 def _request_seed(family: str) -> bytes:
     """The request seed of ``family`` (a small bundled instance of it, greedy, 1.5 s)."""
-    from placement.solver.schema.v1 import service_pb2
-
     for data in _request_seeds():
         if service_pb2.SolveRequest.FromString(data).instance.WhichOneof("family") == family:
             return data
@@ -341,11 +352,10 @@ def _request_seed(family: str) -> bytes:
 
 def validate_request_bytes(data: bytes) -> str:
     """Decode a ``SolveRequest`` as gRPC would, then run the server's validation on it."""
+    # lazy: grpc and the server cost ~0.2 s to import; only the request targets need them
     import grpc
-    from google.protobuf.message import DecodeError
 
     from placement.api.server.service import Abort, validate_solve_request
-    from placement.solver.schema.v1 import service_pb2
 
     try:
         req = service_pb2.SolveRequest.FromString(data)
@@ -380,10 +390,6 @@ def _request_json_seeds() -> list[bytes]:
 def validate_request_json(data: bytes) -> str:
     """A request in its JSON form (as the Node.js or a REST gateway would send it), converted
     to the message and validated by the server."""
-    from google.protobuf import json_format
-
-    from placement.solver.schema.v1 import service_pb2
-
     try:
         doc = json.loads(data)
         req = json_format.ParseDict(doc, service_pb2.SolveRequest())
@@ -662,10 +668,6 @@ def mutate(target: Target, data: bytes, rnd: random.Random) -> bytes:
 def _mutate_request(data: bytes, rnd: random.Random) -> bytes:
     """Mutate a serialized SolveRequest through its JSON form (keeps it a valid message
     most of the time, so the validation beyond decoding is reached)."""
-    from google.protobuf import json_format
-
-    from placement.solver.schema.v1 import service_pb2
-
     try:
         req = service_pb2.SolveRequest.FromString(data)
         doc = json_format.MessageToDict(req, preserving_proto_field_name=True)
