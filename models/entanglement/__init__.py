@@ -16,8 +16,6 @@ a routing).
 
 from __future__ import annotations
 
-from typing import Any
-
 from placement.models.entanglement import instance as _instance
 from placement.models.entanglement.check import check, solution_to_message
 from placement.models.entanglement.explain import capacity_bound, explain_unplaced
