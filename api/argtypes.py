@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from placement.solver.family import Parameter
+from placement.solver.hooks import Parameter
 
 
 def int_at_least(text: str, low: int) -> int:
@@ -137,7 +137,7 @@ switch, no converter)."""
 
 
 def add_parameter(parser: argparse.ArgumentParser, parameter: Parameter) -> None:
-    """Add a family's declared :class:`~placement.solver.family.Parameter` to ``parser``."""
+    """Add a family's declared :class:`~placement.solver.hooks.Parameter` to ``parser``."""
     options: dict[str, Any] = {"help": parameter.help}
     if parameter.type == "flag":
         parser.add_argument(parameter.flag, action="store_true", **options)

@@ -17,7 +17,8 @@ from placement.api.files import (
     write_json,
 )
 from placement.solver import InputError, get_family
-from placement.solver.family import Generator, Importer, family_names
+from placement.solver.family import family_names
+from placement.solver.hooks import Generator, Importer
 
 
 def generators() -> dict[str, Generator]:

@@ -32,7 +32,7 @@ from placement.api.cli.serve import cmd_serve
 from placement.api.cli.solve import cmd_check, cmd_solve
 from placement.api.cli.summary import UNPLACED_SHOWN
 from placement.solver import Backend, MilpSolver
-from placement.solver.family import Generator, Importer
+from placement.solver.hooks import Generator, Importer
 
 
 class _Parser(argparse.ArgumentParser):

@@ -25,7 +25,7 @@ from placement.models.dag.instance import (
     finish,
 )
 from placement.solver.errors import InputError
-from placement.solver.family import Generator, Parameter
+from placement.solver.hooks import Generator, Parameter
 
 
 def random_dag(

@@ -25,7 +25,7 @@ from placement.models.dag.instance import (
     finish,
 )
 from placement.solver.errors import InputError
-from placement.solver.family import Importer, Parameter, command_words
+from placement.solver.hooks import Importer, Parameter, command_words
 from placement.solver.jsonform import finite
 
 

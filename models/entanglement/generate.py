@@ -23,7 +23,8 @@ from placement.models.entanglement.instance import (
     Request,
 )
 from placement.solver.errors import InputError
-from placement.solver.family import Generator, Parameter, validate
+from placement.solver.family import validate
+from placement.solver.hooks import Generator, Parameter
 
 AREA = 100.0
 WAXMAN_ALPHA = 0.4

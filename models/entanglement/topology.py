@@ -24,7 +24,8 @@ from placement.models.entanglement.instance import (
     Request,
 )
 from placement.solver.errors import InputError
-from placement.solver.family import Importer, Parameter, validate
+from placement.solver.family import validate
+from placement.solver.hooks import Importer, Parameter
 
 EARTH_RADIUS_KM = 6371.0088
 """Mean Earth radius (IUGG)."""

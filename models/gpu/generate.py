@@ -23,7 +23,7 @@ from placement.models.gpu.instance import (
     TopologyLevel,
 )
 from placement.solver.errors import InputError
-from placement.solver.family import Generator, Parameter
+from placement.solver.hooks import Generator, Parameter
 
 GPUS_PER_NODE = 8
 LEVELS = (

@@ -24,7 +24,7 @@ from placement.models.partition.instance import (
     Workload,
 )
 from placement.solver.errors import InputError
-from placement.solver.family import Generator, Parameter
+from placement.solver.hooks import Generator, Parameter
 
 MIB = 2**20
 DEVICE_TYPES: dict[str, tuple[float, float]] = {

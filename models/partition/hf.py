@@ -43,7 +43,7 @@ from placement.models.partition.instance import (
     Workload,
 )
 from placement.solver.errors import InputError
-from placement.solver.family import Importer, Parameter
+from placement.solver.hooks import Importer, Parameter
 from placement.solver.jsonform import finite, load_json
 
 GIB = 2**30

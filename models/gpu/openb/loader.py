@@ -25,7 +25,8 @@ from placement.models.gpu.instance import (
     TopologyLevel,
 )
 from placement.solver.errors import InputError
-from placement.solver.family import Importer, Parameter, validate
+from placement.solver.family import validate
+from placement.solver.hooks import Importer, Parameter
 
 NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
 POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec")
