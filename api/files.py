@@ -29,7 +29,6 @@ from placement.solver.schema.v1 import placement_pb2 as pb
 __all__ = [
     "LoadedInstance",
     "check_writable",
-    "instance_document",
     "placed_count",
     "read_instance",
     "read_solution",
@@ -187,15 +186,6 @@ def read_solution(path: str | os.PathLike[str], loaded: LoadedInstance) -> tuple
     except InputError as exc:
         raise exc.with_file(file) from None
     return solution, msg.instance_name
-
-
-def instance_document(family: Family, instance: Any) -> dict[str, Any]:
-    """The instance file content (``placement.v1.Instance`` JSON) of a typed instance."""
-    return {
-        "name": getattr(instance, "name", ""),
-        "description": getattr(instance, "description", ""),
-        family.name: family.instance_to_dict(instance),
-    }
 
 
 def solution_document(

@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Protocol
 
 from placement.solver.cancel import CancellationToken
 from placement.solver.errors import InputError
-from placement.solver.jsonform import message_to_dict
+from placement.solver.jsonform import family_key, instance_message, message_to_dict
 from placement.solver.options import SolveOptions
 from placement.solver.result import StopReason
 
@@ -156,7 +156,9 @@ class Family:
         self, instance: Any, solution: Any, unplaced: list[dict[str, Any]] | None = None
     ) -> Any:
         """The family's ``placement.v1`` solution message, with the reasons for unplaced
-        work if given."""
+        work if given. A family whose solutions serve all their work (no
+        :meth:`explain_unplaced`) takes ``(instance, solution)`` only: it is never given
+        reasons."""
         raise NotImplementedError
 
     def greedy(self, instance: Any, options: SolveOptions) -> Iterable[tuple[str, Any]]:
@@ -233,7 +235,9 @@ class Family:
         self, instance: Any, solution: Any, unplaced: list[dict[str, Any]] | None = None
     ) -> dict[str, Any]:
         """The JSON form of the family's section of a solution file."""
-        return message_to_dict(self.solution_to_message(instance, solution, unplaced))
+        if unplaced:
+            return message_to_dict(self.solution_to_message(instance, solution, unplaced))
+        return message_to_dict(self.solution_to_message(instance, solution))
 
     def exact(self, backend: str) -> ExactEncoding:
         """A fresh exact encoding called ``backend`` (a key of :attr:`encodings`)."""
@@ -289,3 +293,24 @@ def validate(instance: Any) -> None:
     """Validate a typed instance of any registered family with the rules applied to files
     (raises InputError naming every bad field); see :meth:`Family.validate`."""
     family_of(instance).validate(instance)
+
+
+def instance_from_document(document: dict[str, Any]) -> Any:
+    """The typed, validated instance of an instance file's content (``placement.v1.Instance``
+    JSON: ``name``, ``description`` and one family section), as files are read; raises
+    InputError naming the bad field."""
+    msg = instance_message(document)
+    key = family_key(msg)
+    return get_family(key).instance_from_message(
+        getattr(msg, key), name=msg.name, description=msg.description
+    )
+
+
+def instance_document(instance: Any) -> dict[str, Any]:
+    """The instance file content (``placement.v1.Instance`` JSON) of a typed instance."""
+    family = family_of(instance)
+    return {
+        "name": getattr(instance, "name", "") or "",
+        "description": getattr(instance, "description", "") or "",
+        family.name: family.instance_to_dict(instance),
+    }

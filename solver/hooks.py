@@ -74,7 +74,9 @@ class Parameter:
 
     def __post_init__(self) -> None:
         if self.type not in PARAMETER_TYPES:
-            raise ValueError(f"parameter {self.name!r}: type {self.type!r} not in {PARAMETER_TYPES}")
+            raise ValueError(
+                f"parameter {self.name!r}: type {self.type!r} not in {PARAMETER_TYPES}"
+            )
 
     @property
     def flag(self) -> str:
@@ -144,6 +146,17 @@ def reproduce_command(
             *command_words(parameters, values, changed),
         ]
     )
+
+
+SEED = Parameter(
+    "seed",
+    "int",
+    0,
+    metavar="S",
+    shown=True,
+    help="random seed; the same seed and sizes give the same file (default: 0)",
+)
+"""The ``--seed`` every generator takes (generators depend on no other randomness)."""
 
 
 @dataclass(frozen=True)

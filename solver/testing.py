@@ -31,10 +31,10 @@ from placement.solver.family import (
     ExactOutcome,
     Family,
     family_of,
-    get_family,
+    instance_document,
+    instance_from_document,
     register_family,
 )
-from placement.solver.jsonform import family_key, instance_message
 from placement.solver.options import Backend, SolveOptions
 from placement.solver.portfolio import _Run
 
@@ -140,27 +140,6 @@ def exact_backends() -> list[tuple[str, str]]:
 def backend_id(backend: str, milp_solver: str) -> str:
     """A short name for a ``(backend, milp_solver)`` pair: ``cpsat``, ``milp-highs``, ..."""
     return f"{backend}-{milp_solver}" if backend == Backend.MILP.value else backend
-
-
-def instance_from_document(document: dict[str, Any]) -> Any:
-    """The typed, validated instance of an instance file's content (``placement.v1.Instance``
-    JSON: ``name``, ``description`` and one family section), as files are read; raises
-    InputError naming the bad field."""
-    msg = instance_message(document)
-    key = family_key(msg)
-    return get_family(key).instance_from_message(
-        getattr(msg, key), name=msg.name, description=msg.description
-    )
-
-
-def instance_document(instance: Any) -> dict[str, Any]:
-    """The instance file content (``placement.v1.Instance`` JSON) of a typed instance."""
-    family = family_of(instance)
-    return {
-        "name": getattr(instance, "name", "") or "",
-        "description": getattr(instance, "description", "") or "",
-        family.name: family.instance_to_dict(instance),
-    }
 
 
 def round_trip(instance: Any) -> Any:

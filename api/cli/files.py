@@ -11,13 +11,12 @@ from typing import Any
 from placement.api.cli.exits import EXIT_OK, err
 from placement.api.files import (
     check_writable,
-    instance_document,
     read_instance,
     read_solution,
     write_json,
 )
 from placement.solver import InputError, get_family
-from placement.solver.family import family_names
+from placement.solver.family import family_names, instance_document
 from placement.solver.hooks import Generator, Importer
 
 
@@ -56,7 +55,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     generator = args.hook
     if args.out != "-":
         check_writable(args.out)
-    return _write_instance(generator.family, generator.build(parameter_values(args, generator)), args.out)
+    return _write_instance(generator.build(parameter_values(args, generator)), args.out)
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -64,11 +63,12 @@ def cmd_import(args: argparse.Namespace) -> int:
     importer = args.hook
     if args.out != "-":
         check_writable(args.out)
-    return _write_instance(importer.family, importer.build(parameter_values(args, importer)), args.out)
+    return _write_instance(importer.build(parameter_values(args, importer)), args.out)
 
 
-def _write_instance(family_name: str, instance: Any, out: str) -> int:
-    document = instance_document(get_family(family_name), instance)
+def _write_instance(instance: Any, out: str) -> int:
+    """Write the instance file of a generated or imported instance (``-``: standard output)."""
+    document = instance_document(instance)
     if out == "-":
         print(json.dumps(document, indent=2, ensure_ascii=False))
     else:

@@ -14,8 +14,6 @@ HEFT paper's example), :mod:`.plot` (Gantt chart).
 
 from __future__ import annotations
 
-from typing import Any
-
 from placement.models.dag import instance as _instance
 from placement.models.dag.bound import lower_bound
 from placement.models.dag.check import check, solution_to_message
@@ -50,14 +48,7 @@ class DagFamily(Family):
     instance_from_message = staticmethod(_instance.instance_from_message)
     instance_to_message = staticmethod(_instance.instance_to_message)
     solution_from_message = staticmethod(_instance.solution_from_message)
-
-    def solution_to_message(
-        self, instance: DagInstance, solution: DagSolution, unplaced: Any = None
-    ) -> Any:
-        """The ``placement.v1.DagSolution`` message (every task is scheduled, so there are
-        no reasons for unplaced work)."""
-        del unplaced
-        return solution_to_message(instance, solution)
+    solution_to_message = staticmethod(solution_to_message)
 
     greedy = staticmethod(greedy_solutions)
     check = staticmethod(check)

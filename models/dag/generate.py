@@ -25,7 +25,7 @@ from placement.models.dag.instance import (
     finish,
 )
 from placement.solver.errors import InputError
-from placement.solver.hooks import Generator, Parameter
+from placement.solver.hooks import SEED, Generator, Parameter
 
 
 def random_dag(
@@ -160,7 +160,9 @@ def machine_set(seed: int, machines: int = 8) -> tuple[list[DagMachine], list[Da
     for m, (kind, zone) in enumerate(zip(sorted(kinds, key=types.index), zones, strict=True)):
         slots = int(rng.choice(MACHINE_SET_SLOTS))
         price = round(speed[kind] ** 1.5, 3)
-        out.append(DagMachine(f"{zone}-{kind}-{m}", kind, round(speed[kind], 3), slots, 0, price, zone))
+        out.append(
+            DagMachine(f"{zone}-{kind}-{m}", kind, round(speed[kind], 3), slots, 0, price, zone)
+        )
     low, high = MACHINE_SET_INTER_ZONE_BYTES_PER_S
     bandwidth = float(math.exp(rng.uniform(math.log(low), math.log(high))))
     latency = float(rng.uniform(*MACHINE_SET_INTER_ZONE_LATENCY_S))
@@ -304,11 +306,19 @@ def _build(params: dict) -> DagInstance:
     command = GENERATORS[0].command({"shape": shape, **used, "out": params["out"]})
     if shape == "etl":
         return etl_dag(
-            params["sources"], params["fan_out"], params["machines"], params["seed"], command=command
+            params["sources"],
+            params["fan_out"],
+            params["machines"],
+            params["seed"],
+            command=command,
         )
     if shape == "grid":
         return grid_instance(
-            params["tasks"], params["machines"], params["seed"], params["consistency"], command=command
+            params["tasks"],
+            params["machines"],
+            params["seed"],
+            params["consistency"],
+            command=command,
         )
     return random_dag(
         params["tasks"],
@@ -342,7 +352,7 @@ GENERATORS = (
             ),
             Parameter("tasks", "positive_int", 50, shown=True, help="tasks (random, grid)"),
             Parameter("machines", "positive_int", 4, shown=True, help="machines (default: 4)"),
-            Parameter("seed", "int", 0, shown=True, help="random seed (default: 0)"),
+            SEED,
             Parameter("ccr", "float", 1.0, shown=True, help="communication/computation ratio"),
             Parameter("alpha", "float", 1.0, shown=True, help="shape: >1 wide, <1 deep"),
             Parameter("beta", "fraction", 0.5, shown=True, help="machine heterogeneity"),

@@ -24,7 +24,7 @@ from placement.models.entanglement.instance import (
 )
 from placement.solver.errors import InputError
 from placement.solver.family import validate
-from placement.solver.hooks import Generator, Parameter
+from placement.solver.hooks import SEED, Generator, Parameter
 
 AREA = 100.0
 WAXMAN_ALPHA = 0.4
@@ -204,9 +204,16 @@ GENERATORS = (
             "one swap probability, random S-D pairs."
         ),
         parameters=(
-            Parameter("nodes", "positive_int", 100, metavar="N", shown=True, help="nodes (default: 100)"),
             Parameter(
-                "degree", "positive_float", 6.0, metavar="D", shown=True, help="average degree (default: 6)"
+                "nodes", "positive_int", 100, metavar="N", shown=True, help="nodes (default: 100)"
+            ),
+            Parameter(
+                "degree",
+                "positive_float",
+                6.0,
+                metavar="D",
+                shown=True,
+                help="average degree (default: 6)",
             ),
             Parameter(
                 "success",
@@ -217,12 +224,22 @@ GENERATORS = (
                 help="mean link success (default: 0.6)",
             ),
             Parameter(
-                "swap", "probability", 0.9, metavar="Q", shown=True, help="swap success (default: 0.9)"
+                "swap",
+                "probability",
+                0.9,
+                metavar="Q",
+                shown=True,
+                help="swap success (default: 0.9)",
             ),
             Parameter(
-                "pairs", "non_negative_int", 10, metavar="K", shown=True, help="S-D requests (default: 10)"
+                "pairs",
+                "non_negative_int",
+                10,
+                metavar="K",
+                shown=True,
+                help="S-D requests (default: 10)",
             ),
-            Parameter("seed", "int", 0, metavar="S", shown=True, help="random seed (default: 0)"),
+            SEED,
             Parameter(
                 "min_fidelity",
                 "fraction",

@@ -23,7 +23,7 @@ from placement.models.gpu.instance import (
     TopologyLevel,
 )
 from placement.solver.errors import InputError
-from placement.solver.hooks import Generator, Parameter
+from placement.solver.hooks import SEED, Generator, Parameter
 
 GPUS_PER_NODE = 8
 LEVELS = (
@@ -393,16 +393,11 @@ GENERATORS = (
             "fractional and CPU-only jobs, gangs, priorities and locality wishes."
         ),
         parameters=(
-            Parameter("gpus", "positive_int", required=True, metavar="N", help="GPUs in the cluster"),
-            Parameter("jobs", "non_negative_int", required=True, metavar="M", help="jobs to place"),
             Parameter(
-                "seed",
-                "int",
-                0,
-                metavar="S",
-                shown=True,
-                help="random seed; the same seed and sizes give the same file (default: 0)",
+                "gpus", "positive_int", required=True, metavar="N", help="GPUs in the cluster"
             ),
+            Parameter("jobs", "non_negative_int", required=True, metavar="M", help="jobs to place"),
+            SEED,
             Parameter(
                 "occupancy",
                 "fraction",

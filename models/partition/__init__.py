@@ -16,8 +16,6 @@ fallback where it applies; bisection fill, Petals-style spans, PipeDream's plann
 
 from __future__ import annotations
 
-from typing import Any
-
 from placement.models.partition import hf, tarnawski
 from placement.models.partition import instance as _instance
 from placement.models.partition.check import NS_PER_MS, check
@@ -53,14 +51,7 @@ class PartitionFamily(Family):
     instance_from_message = staticmethod(_instance.instance_from_message)
     instance_to_message = staticmethod(_instance.instance_to_message)
     solution_from_message = staticmethod(_instance.solution_from_message)
-
-    def solution_to_message(
-        self, instance: PartitionInstance, solution: PartitionSolution, unplaced: Any = None
-    ) -> Any:
-        """The ``placement.v1.PartitionSolution`` message (a solution places every layer, so
-        there are no reasons for unplaced work)."""
-        del unplaced
-        return _instance.solution_to_message(instance, solution)
+    solution_to_message = staticmethod(_instance.solution_to_message)
 
     greedy = staticmethod(greedy_solutions)
     check = staticmethod(check)

@@ -24,7 +24,7 @@ from placement.models.partition.instance import (
     Workload,
 )
 from placement.solver.errors import InputError
-from placement.solver.hooks import Generator, Parameter
+from placement.solver.hooks import SEED, Generator, Parameter
 
 MIB = 2**20
 DEVICE_TYPES: dict[str, tuple[float, float]] = {
@@ -193,17 +193,14 @@ GENERATORS = (
             "--devices-per-node devices."
         ),
         parameters=(
-            Parameter("layers", "positive_int", required=True, metavar="N", help="layers of the model"),
-            Parameter("devices", "positive_int", required=True, metavar="D", help="devices"),
             Parameter(
-                "seed",
-                "int",
-                0,
-                metavar="S",
-                shown=True,
-                help="random seed; the same seed and sizes give the same file (default: 0)",
+                "layers", "positive_int", required=True, metavar="N", help="layers of the model"
             ),
-            Parameter("dag", "flag", False, shown=True, help="add skip edges (a DAG); default: a chain"),
+            Parameter("devices", "positive_int", required=True, metavar="D", help="devices"),
+            SEED,
+            Parameter(
+                "dag", "flag", False, shown=True, help="add skip edges (a DAG); default: a chain"
+            ),
             Parameter(
                 "mode",
                 "str",
