@@ -27,6 +27,7 @@ from placement.models.gpu.instance import (
     WorkloadClass,
 )
 from placement.models.gpu.openb.loader import IMPORTERS
+from placement.models.gpu.plot import draw
 from placement.solver.family import Family
 from placement.solver.options import SolveOptions
 from placement.solver.portfolio import solve
@@ -69,6 +70,7 @@ class GpuFamily(Family):
 
     generators = GENERATORS
     importers = IMPORTERS
+    plot = staticmethod(draw)
 
 
 FAMILY = GpuFamily()

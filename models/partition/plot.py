@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from placement.models.partition.check import objective_name
+from placement.models.partition.check import check
 from placement.models.partition.instance import (
     NS_PER_MS,
     PartitionInstance,
@@ -66,7 +66,13 @@ def draw(instance: PartitionInstance, solution: PartitionSolution, out_path: str
     ax.set_yticks(y, labels, fontsize=7)
     ax.invert_yaxis()
     ax.set_xlabel("time per micro-batch / step / sample (ms)")
-    ax.set_title(f"{instance.name or 'partition'}: {objective_name(instance)}", fontsize=9)
+    report = check(instance, solution)
+    terms = ", ".join(f"{k} {v:.4g}" for k, v in report.terms.items())
+    ax.set_title(
+        f"{instance.name or 'partition'}: {terms}; {len(stages)} stage(s) on {len(used)} of "
+        f"{n_dev} devices" + ("" if report.feasible else " (INFEASIBLE: see placement check)"),
+        fontsize=9,
+    )
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(out_path)
