@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import colorsys
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from placement.models.dag.check import evaluate
 from placement.models.dag.instance import DagInstance, DagSolution, end_times
+
+if TYPE_CHECKING:  # matplotlib is optional; only the annotation needs it
+    from matplotlib.figure import Figure
 
 MAX_ARROWS = 400
 """Transfers drawn at most (the rest would hide the schedule)."""
@@ -29,7 +33,7 @@ def task_colours(n: int) -> list[tuple[float, float, float]]:
     return out
 
 
-def draw(instance: DagInstance, solution: DagSolution, out_path: str) -> None:
+def draw(instance: DagInstance, solution: DagSolution, out_path: str) -> Figure:
     """Write a Gantt chart of ``solution`` to ``out_path`` (format from the suffix)."""
     # matplotlib is an optional dependency (plots only), imported when a chart is drawn.
     import matplotlib
@@ -69,7 +73,7 @@ def draw(instance: DagInstance, solution: DagSolution, out_path: str) -> None:
         for t in on_m:
             h = 0.8 / lanes
             y = m - 0.4 + lane[t] * h
-            ax.barh(
+            (bar,) = ax.barh(
                 y + h / 2,
                 ends[t] - solution.start_s[t],
                 left=solution.start_s[t],
@@ -78,6 +82,7 @@ def draw(instance: DagInstance, solution: DagSolution, out_path: str) -> None:
                 edgecolor="black",
                 linewidth=0.4,
             )
+            bar.set_gid(instance.tasks[t].name)
             centre[t] = y + h / 2
             name = instance.tasks[t].name
             # A name goes inside its bar when it fits there (about 0.6 em per character).
@@ -102,7 +107,7 @@ def draw(instance: DagInstance, solution: DagSolution, out_path: str) -> None:
             continue
         arrive = ends[p] + instance.transfer_s(e.data_bytes, mp, mc)
         # From the parent's bar end to the child's bar, at the time the data arrives.
-        ax.annotate(
+        arrow = ax.annotate(
             "",
             xy=(arrive, centre[c]),
             xytext=(ends[p], centre[p]),
@@ -115,6 +120,7 @@ def draw(instance: DagInstance, solution: DagSolution, out_path: str) -> None:
                 "shrinkB": 0,
             },
         )
+        arrow.set_gid(f"{e.parent}->{e.child}")
         drawn += 1
     makespan, cost = evaluate(instance, solution)
     ax.set_yticks(range(k))
@@ -135,3 +141,4 @@ def draw(instance: DagInstance, solution: DagSolution, out_path: str) -> None:
     fig.tight_layout()
     fig.savefig(out_path, dpi=110)
     plt.close(fig)
+    return fig

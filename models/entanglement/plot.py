@@ -4,16 +4,21 @@ unserved requests marked."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from placement.models.entanglement.check import check, request_throughputs
 from placement.models.entanglement.explain import SERVED, explain_unplaced
 from placement.models.entanglement.instance import EntanglementInstance, EntanglementSolution
+
+if TYPE_CHECKING:  # matplotlib is optional; only the annotation needs it
+    from matplotlib.figure import Figure
 
 LEGEND_REQUESTS = 30
 """Requests named in the legend at most (then "... N more")."""
 UNSERVED_COLOUR = "#c00000"
 
 
-def draw(instance: EntanglementInstance, solution: EntanglementSolution, out_path: str) -> None:
+def draw(instance: EntanglementInstance, solution: EntanglementSolution, out_path: str) -> Figure:
     """Write an image of the routing (format from the suffix of ``out_path``).
 
     The network at its coordinates; each path in its request's colour, line width growing
@@ -141,3 +146,4 @@ def draw(instance: EntanglementInstance, solution: EntanglementSolution, out_pat
     fig.tight_layout()
     fig.savefig(out_path, dpi=110)
     plt.close(fig)
+    return fig

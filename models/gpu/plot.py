@@ -4,11 +4,14 @@ running work in grey, and the jobs left unplaced listed beside the cluster."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from placement.models.gpu.check import check
 from placement.models.gpu.explain import explain_unplaced
 from placement.models.gpu.instance import MILLI, GpuInstance, GpuSolution
+
+if TYPE_CHECKING:  # matplotlib is optional; only the annotation needs it
+    from matplotlib.figure import Figure
 
 LEGEND_JOBS = 20
 """Placed jobs named in the legend at most (beyond, the colours cycle and a note says so)."""
@@ -48,7 +51,7 @@ def _colour_table(n: int) -> list[Any]:
     return base + [wheel((i * 0.618034) % 1.0) for i in range(n - len(base))]
 
 
-def draw(instance: GpuInstance, solution: GpuSolution, out_path: str) -> None:
+def draw(instance: GpuInstance, solution: GpuSolution, out_path: str) -> Figure:
     """Write an image of ``solution`` to ``out_path`` (format from the suffix).
 
     One cell per GPU; a node is a row of its GPUs, a rack a column of its nodes, racks of one
@@ -253,3 +256,4 @@ def draw(instance: GpuInstance, solution: GpuSolution, out_path: str) -> None:
     )
     fig.savefig(out_path, dpi=120, bbox_inches="tight")
     plt.close(fig)
+    return fig

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from placement.models.partition.check import check
 from placement.models.partition.instance import (
     NS_PER_MS,
@@ -11,8 +13,11 @@ from placement.models.partition.instance import (
     layer_time_ns,
 )
 
+if TYPE_CHECKING:  # matplotlib is optional; only the annotation needs it
+    from matplotlib.figure import Figure
 
-def draw(instance: PartitionInstance, solution: PartitionSolution, out_path: str) -> None:
+
+def draw(instance: PartitionInstance, solution: PartitionSolution, out_path: str) -> Figure:
     """Write an image of ``solution``'s stages (format from the suffix of ``out_path``).
 
     Each used device gets a bar: its layers' time and the transfers it sends or receives, in
@@ -77,3 +82,4 @@ def draw(instance: PartitionInstance, solution: PartitionSolution, out_path: str
     fig.tight_layout()
     fig.savefig(out_path)
     plt.close(fig)
+    return fig
