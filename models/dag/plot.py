@@ -34,7 +34,10 @@ def task_colours(n: int) -> list[tuple[float, float, float]]:
 
 
 def draw(instance: DagInstance, solution: DagSolution, out_path: str) -> Figure:
-    """Write a Gantt chart of ``solution`` to ``out_path`` (format from the suffix)."""
+    """Write a Gantt chart of ``solution`` to ``out_path`` (format from the suffix).
+
+    Returns the figure, already closed, for a caller that inspects what it shows.
+    """
     # matplotlib is an optional dependency (plots only), imported when a chart is drawn.
     import matplotlib
 

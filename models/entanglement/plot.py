@@ -26,6 +26,8 @@ def draw(instance: EntanglementInstance, solution: EntanglementSolution, out_pat
     both labelled with the node's name; an unserved request as a dashed red line between its
     end points with crosses on them. The legend gives each request's end points and its
     served rate (or why it is unserved).
+
+    Returns the figure, already closed, for a caller that inspects what it shows.
     """
     # matplotlib is an optional dependency (plots only), imported when a chart is drawn.
     import matplotlib

@@ -59,6 +59,8 @@ def draw(instance: GpuInstance, solution: GpuSolution, out_path: str) -> Figure:
     milli-GPU: grey for running work, the job's colour for each placed worker's share, white
     for what is left free. The legend names the placed jobs (the first ``LEGEND_JOBS``), and
     the unplaced jobs are listed with the reason kind.
+
+    Returns the figure, already closed, for a caller that inspects what it shows.
     """
     # matplotlib is an optional dependency (plots only), imported when a chart is drawn.
     import matplotlib

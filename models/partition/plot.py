@@ -22,6 +22,8 @@ def draw(instance: PartitionInstance, solution: PartitionSolution, out_path: str
 
     Each used device gets a bar: its layers' time and the transfers it sends or receives, in
     milliseconds, labelled with its layer range(s) and memory use.
+
+    Returns the figure, already closed, for a caller that inspects what it shows.
     """
     # matplotlib with pyplot loads in 1-2 s: only when a drawing is asked for
     import matplotlib
