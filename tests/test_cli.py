@@ -18,6 +18,9 @@ from typing import Any
 
 import pytest
 
+from placement.api.cli.entry import main
+from placement.solver.family import get_family
+from placement.solver.testing import registered
 from tests.conftest import REPO
 
 CLI = [sys.executable, "-m", "placement.api.cli"]
@@ -526,8 +529,15 @@ def test_library_example_runs(tmp_path: Path) -> None:
     assert "cancelled from another thread: stop reason cancelled" in out
 
 
-def test_plot_of_a_family_that_cannot_draw_is_a_user_error(tmp_path: Path, instance: Path) -> None:
+def test_plot_of_a_family_that_cannot_draw_is_a_user_error(
+    tmp_path: Path, instance: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     solution = tmp_path / "s.json"
     assert run("solve", instance, "--out", solution, "-q", cwd=tmp_path).returncode == 0
-    proc = run("plot", instance, solution, "--out", tmp_path / "s.png", cwd=tmp_path)
-    assert_user_error(proc, "family", "a family that can be drawn")
+    # Every bundled family draws: a gpu family without a plot, in this process, stands in.
+    no_plot = type("NoPlot", (type(get_family("gpu")),), {"plot": None})()
+    with registered(no_plot):
+        code = main(["plot", str(instance), str(solution), "--out", str(tmp_path / "s.png")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert "family" in err and "a family that can be drawn" in err, err

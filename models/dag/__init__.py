@@ -8,7 +8,7 @@ Parts: :mod:`.instance` (typed instance and solution, JSON form, validation), :m
 (independent checker and objective), :mod:`.greedy` (HEFT, the fallback; PEFT, CPOP; MCT,
 Min-Min, Max-Min, Sufferage), :mod:`.cpsat` and :mod:`.milp` (exact encodings),
 :mod:`.rcmax` (the R||Cmax search run beside HiGHS), :mod:`.bound` (cheap lower
-bounds), :mod:`.generate` (seeded random DAGs), :mod:`.loaders` (STG, Braun, WfCommons, the
+bounds), :mod:`.explain` (the deadline or limit no schedule meets), :mod:`.generate` (seeded random DAGs), :mod:`.loaders` (STG, Braun, WfCommons, the
 HEFT paper's example), :mod:`.plot` (Gantt chart).
 """
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 from placement.models.dag import instance as _instance
 from placement.models.dag.bound import lower_bound
 from placement.models.dag.check import check, solution_to_message
+from placement.models.dag.explain import explain_infeasible, explained
 from placement.models.dag.generate import GENERATORS
 from placement.models.dag.greedy import greedy_solutions
 from placement.models.dag.instance import (
@@ -30,7 +31,8 @@ from placement.models.dag.instance import (
 from placement.models.dag.loaders import IMPORTERS
 from placement.models.dag.plot import draw
 from placement.models.dag.rcmax.encoding import auto_backend
-from placement.solver.family import Family
+from placement.solver.family import ExactContext, ExactEncoding, ExactOutcome, Family
+from placement.solver.result import StopReason
 
 
 class DagFamily(Family):
@@ -63,6 +65,33 @@ class DagFamily(Family):
     importers = IMPORTERS
 
     plot = staticmethod(draw)
+
+    def exact(self, backend: str) -> ExactEncoding:
+        """The encoding ``backend``, behind the check that says which deadline or limit
+        cannot be met, and by how much, when one cannot (:mod:`.explain`)."""
+        return _Explaining(super().exact(backend))
+
+
+class _Explaining:
+    """An exact encoding that first looks for a deadline or limit no schedule can meet
+    (:func:`.explain.explain_infeasible`): when one is found the instance is proved
+    infeasible, with the reason, without a search."""
+
+    def __init__(self, encoding: ExactEncoding) -> None:
+        self.encoding = encoding
+
+    def __getattr__(self, name: str) -> object:
+        # Statistics and the like the callers read from the encoding itself.
+        return getattr(self.encoding, name)
+
+    def solve(self, instance: DagInstance, ctx: ExactContext) -> ExactOutcome:
+        shortfalls = explain_infeasible(instance)
+        if shortfalls:
+            # Each shortfall is a proof that no schedule exists: no search can find one.
+            return ExactOutcome(
+                StopReason.PROVEN, proven_infeasible=True, message=explained(shortfalls)
+            )
+        return self.encoding.solve(instance, ctx)
 
 
 FAMILY = DagFamily()
