@@ -43,8 +43,11 @@ def draw(instance: EntanglementInstance, solution: EntanglementSolution, out_pat
         ax.plot([xs[lk.a], xs[lk.b]], [ys[lk.a], ys[lk.b]], color="0.87", lw=0.7, zorder=1)
     ax.scatter(xs, ys, s=9, color="0.55", zorder=2)
     n_req = len(instance.requests)
-    palette = plt.get_cmap("tab10" if n_req <= 10 else "tab20")
-    colour = [palette(r % palette.N) for r in range(n_req)]
+    # Reds are left out: red marks the unserved requests.
+    cmap = plt.get_cmap("tab10" if n_req <= 9 else "tab20")
+    red = {3} if cmap.N == 10 else {6, 7}
+    palette = [cmap(i) for i in range(cmap.N) if i not in red]
+    colour = [palette[r % len(palette)] for r in range(n_req)]
     for p in solution.paths:
         ax.plot(
             [xs[v] for v in p.nodes],
@@ -126,6 +129,12 @@ def draw(instance: EntanglementInstance, solution: EntanglementSolution, out_pat
         Line2D([], [], color="0.3", marker="s", ls="none", label="source"),
         Line2D([], [], color="0.3", marker="^", ls="none", label="destination"),
     ]
+    if any(x <= SERVED for x in rates):
+        handles.append(
+            Line2D(
+                [], [], color=UNSERVED_COLOUR, marker="X", ls="none", label="unserved end points"
+            )
+        )
     ax.legend(
         handles=handles,
         loc="upper left",
