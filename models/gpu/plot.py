@@ -21,6 +21,8 @@ NODE_LABELS = 48
 """Nodes named beside their GPUs when the cluster has at most this many."""
 MAX_WIDTH_IN, MAX_HEIGHT_IN = 11.0, 11.0
 """The cluster's part of the picture at most (racks wrap into rows to fill it)."""
+MAX_CELL_IN = 0.45
+"""A GPU cell's size at most (a small cluster is not blown up to the page)."""
 SIDE_WIDTH_IN = 3.6
 RUNNING_COLOUR = "0.72"
 FREE_COLOUR = "white"
@@ -94,7 +96,7 @@ def draw(instance: GpuInstance, solution: GpuSolution, out_path: str) -> Figure:
     best = (0.0, 1)
     for per_row in range(1, len(blocks) + 1):
         rows = -(-len(blocks) // per_row)
-        inch = min(MAX_WIDTH_IN / (per_row * col_w), MAX_HEIGHT_IN / (rows * row_h), 0.3)
+        inch = min(MAX_WIDTH_IN / (per_row * col_w), MAX_HEIGHT_IN / (rows * row_h), MAX_CELL_IN)
         if inch > best[0] + 1e-9:
             best = (inch, per_row)
     inch, per_row = best
