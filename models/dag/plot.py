@@ -21,6 +21,11 @@ LABEL_MIN_PT = 4.5
 """A task's name is written inside its bar when it fits at this font size or larger."""
 
 
+def _seconds(value: float) -> str:
+    """``66.714 s`` or, from 100,000 s on, ``1,540,970 s`` (no exponent)."""
+    return f"{value:,.0f} s" if abs(value) >= 1e5 else f"{value:g} s"
+
+
 def task_colours(n: int) -> list[tuple[float, float, float]]:
     """``n`` distinct colours, consecutive ones far apart: hues stepped by the golden ratio,
     lightness and saturation cycling so that close hues still differ."""
@@ -127,11 +132,15 @@ def draw(instance: DagInstance, solution: DagSolution, out_path: str) -> Figure:
         drawn += 1
     makespan, cost = evaluate(instance, solution)
     ax.set_yticks(range(k))
-    ax.set_yticklabels([f"{m.name} ({m.zone})" for m in instance.machines], fontsize=8)
+    # The zone only where there are several.
+    zoned = len({m.zone for m in instance.machines}) > 1
+    ax.set_yticklabels(
+        [f"{m.name} ({m.zone})" if zoned else m.name for m in instance.machines], fontsize=8
+    )
     ax.invert_yaxis()
     ax.set_xlabel("time (s)")
     ax.set_title(
-        f"{instance.name or 'schedule'}: makespan {makespan:g} s, cost {cost:.4g}"
+        f"{instance.name or 'schedule'}: makespan {_seconds(makespan)}, cost {cost:.4g}"
         + (" (grey arrows: transfers, ending when the data arrives)" if drawn else ""),
         fontsize=9,
     )
