@@ -6,7 +6,8 @@ cluster whose GPUs sit in NVLink domains, nodes, racks and spines.
 Parts: :mod:`.instance` (typed instance and solution, JSON form, validation), :mod:`.check`
 (independent checker and objective), :mod:`.greedy` (topology-aware best fit, the fallback,
 and an FGD-style policy), :mod:`.cpsat` and :mod:`.milp` (exact encodings), :mod:`.explain`
-(why a job is unplaced), :mod:`.generate` (seeded synthetic clusters and job mixes).
+(why a job is unplaced), :mod:`.generate` (seeded synthetic clusters and job mixes),
+:mod:`.plot` (the cluster's GPUs coloured by the jobs holding them).
 """
 
 from __future__ import annotations
