@@ -27,7 +27,7 @@ from google.rpc import error_details_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_status import rpc_status
 
-from placement.api.server import messages
+from placement.api.server import messages, tls
 from placement.solver import SolveOptions
 from placement.solver.family import Family, family_of
 from placement.solver.result import Incumbent, Result
@@ -138,6 +138,14 @@ class Client:
         Override the name checked against the server certificate.
     max_message_bytes:
         Largest message sent or received (default 64 MiB, like the server).
+    option_names:
+        What errors call ``ca``, ``cert`` and ``key`` (the CLI passes ``--ca``, ...).
+
+    Raises
+    ------
+    InputError
+        A TLS file is missing, unreadable or malformed, ``cert`` and ``key`` do not match
+        (or only one is given), or ``ca`` holds no CA certificate.
     """
 
     def __init__(
@@ -150,6 +158,7 @@ class Client:
         key: str | Path | None = None,
         server_name: str | None = None,
         max_message_bytes: int = 64 * 1024 * 1024,
+        option_names: dict[str, str] | None = None,
     ):
         options: list[tuple[str, Any]] = [
             ("grpc.max_receive_message_length", max_message_bytes),
@@ -160,11 +169,14 @@ class Client:
         self._metadata: tuple[tuple[str, str], ...] = ()
         if token:
             self._metadata = (("authorization", f"Bearer {token}"),)
-        if ca is not None or cert is not None:
+        # Checked here: gRPC core aborts the process on a certificate without its key.
+        names = option_names or {"ca": "ca", "cert": "cert", "key": "key"}
+        pair = tls.read_key_pair(names["cert"], cert, names["key"], key)
+        if ca is not None or pair is not None:
             creds = grpc.ssl_channel_credentials(
-                root_certificates=Path(ca).read_bytes() if ca else None,
-                private_key=Path(key).read_bytes() if key else None,
-                certificate_chain=Path(cert).read_bytes() if cert else None,
+                root_certificates=tls.read_ca(names["ca"], ca) if ca is not None else None,
+                private_key=pair[1] if pair else None,
+                certificate_chain=pair[0] if pair else None,
             )
             self.channel = grpc.secure_channel(target, creds, options=options)
         else:

@@ -250,7 +250,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             "server; a watchdog kills a solve that overruns its deadline by more than the\n"
             "grace period. Plaintext binds to 127.0.0.1 unless --host says otherwise; with\n"
             "--tls-cert/--tls-key it binds to 0.0.0.0. One JSON log line per call on stderr.\n"
-            "SIGTERM or Ctrl-C: stop taking calls, finish those in progress, keep jobs.\n"
+            "SIGTERM or Ctrl-C: new calls get UNAVAILABLE; calls in progress get\n"
+            "--shutdown-grace seconds to finish, then their best solution; jobs are kept.\n"
             "See docs/api.md."
         ),
         epilog=EXIT_CODES,
@@ -299,6 +300,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         help="overrun allowed before the watchdog kills a solve (default: 1)",
     )
     p.add_argument(
+        "--shutdown-grace", type=positive_seconds, default=5.0, metavar="S",
+        help="at SIGTERM or Ctrl-C, how long solves of calls in progress may run on; then "
+        "each call is answered with its best solution (default: 5)",
+    )
+    p.add_argument(
         "--retention", type=positive_seconds, default=7 * 24 * 3600.0, metavar="S",
         help="seconds finished jobs are kept (default: 604800, a week)",
     )
@@ -308,9 +314,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--limit", type=limit_setting, action="append", default=[], metavar="NAME=N",
-        help="per-instance size limit, repeatable: jobs, nodes, tasks, gpus, items (any "
-        "other list) (defaults: jobs=100000 nodes=100000 tasks=100000 gpus=1000000 "
-        "items=1000000)",
+        help="per-instance size limit, repeatable: jobs, nodes, tasks, gpus, items (every "
+        "other list), or the name of any list of the schema (defaults: jobs=100000 "
+        "nodes=100000 tasks=100000 gpus=1000000 items=1000000)",
     )
     p.set_defaults(handler=cmd_serve)
 
