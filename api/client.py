@@ -2,14 +2,17 @@
 
     from placement.api.client import Client
     with Client("127.0.0.1:50051") as client:
-        response = client.solve(instance, time_limit_s=5)          # placement.v1.SolveResponse
+        result = client.solve(instance, time_limit_s=5)            # placement.solver.Result
+        response = client.solve_response(instance, time_limit_s=5) # placement.v1.SolveResponse
         for event in client.solve_stream(instance, time_limit_s=5): # incumbents, then result
             ...
         job = client.submit_job(instance, time_limit_s=600)
         job = client.wait_job(job.job_id)
 
 ``instance`` is a typed instance of any family, a ``placement.v1.Instance`` message, or its
-JSON form as a dict. Errors are :class:`grpc.RpcError` with the service's status codes;
+JSON form as a dict. :meth:`Client.solve` returns the library's
+:class:`~placement.solver.Result` with its enums (``SolutionStatus``, ``StopReason``) and a
+typed solution; the other calls return the service's messages. Errors are :class:`grpc.RpcError` with the service's status codes;
 :func:`bad_fields` lists the field paths of an INVALID_ARGUMENT. :func:`to_result` turns a
 response into the engine's :class:`~placement.solver.Result` (with a typed solution).
 """
@@ -33,7 +36,7 @@ from placement.solver.family import Family, family_of
 from placement.solver.result import Incumbent, Result
 from placement.solver.schema.v1 import placement_pb2, service_pb2, service_pb2_grpc
 
-__all__ = ["Client", "bad_fields", "instance_message", "to_result"]
+__all__ = ["Client", "bad_fields", "instance_message", "result_of", "to_result", "typed_instance"]
 
 
 def instance_message(instance: Any) -> Any:
@@ -107,6 +110,20 @@ def to_result(response: Any, family: Family, instance: Any) -> Result:
         message=response.message,
         unplaced=unplaced,
     )
+
+
+def typed_instance(instance: Any) -> tuple[Family, Any]:
+    """The family and typed instance of what :meth:`Client.solve` accepts."""
+    if isinstance(instance, placement_pb2.Instance | dict):
+        return messages.parse_instance(instance_message(instance))
+    return family_of(instance), instance
+
+
+def result_of(response: Any, instance: Any) -> Result:
+    """The engine's :class:`Result` of a ``SolveResponse`` to a request for ``instance`` (a
+    typed instance, a message or a JSON dict)."""
+    family, typed = typed_instance(instance)
+    return to_result(response, family, typed)
 
 
 def incumbent_of(msg: Any) -> Incumbent:
@@ -210,8 +227,26 @@ class Client:
         time_limit_s: float | None = None,
         timeout: float | None = None,
         request_id: str = "",
+    ) -> Result:
+        """Solve on the server; returns the library's :class:`~placement.solver.Result`
+        (its status enums, a typed solution), as :func:`placement.solver.solve` would.
+        ``timeout`` is the call's deadline (s). :meth:`solve_response` returns the
+        ``SolveResponse`` message itself."""
+        response = self.solve_response(
+            instance, options, time_limit_s=time_limit_s, timeout=timeout, request_id=request_id
+        )
+        return result_of(response, instance)
+
+    def solve_response(
+        self,
+        instance: Any,
+        options: SolveOptions | None = None,
+        *,
+        time_limit_s: float | None = None,
+        timeout: float | None = None,
+        request_id: str = "",
     ) -> Any:
-        """Solve; returns the ``SolveResponse``. ``timeout`` is the call's deadline (s)."""
+        """Solve; returns the ``placement.v1.SolveResponse`` message."""
         req = self._request(instance, options, request_id, time_limit_s=time_limit_s)
         return self.stub.Solve(req, timeout=timeout, metadata=self._metadata)
 

@@ -57,7 +57,10 @@ def _one_line_usage_error(proc: subprocess.CompletedProcess[str], *names: str) -
 
 # What solve --server is given (besides the instance and the server); what the line names.
 CLIENT_CASES = {
-    "cert without key": (["--ca", "ca", "--cert", "client_cert"], ["--cert", "--key", "client.pem"]),
+    "cert without key": (
+        ["--ca", "ca", "--cert", "client_cert"],
+        ["--cert", "--key", "client.pem"],
+    ),
     "key without cert": (["--ca", "ca", "--key", "client_key"], ["--key", "--cert", "client.key"]),
     "missing CA": (["--ca", "missing"], ["--ca", "missing.pem"]),
     "CA that is not a CA": (["--ca", "client_cert"], ["--ca", "client.pem", "not a CA"]),
@@ -82,7 +85,7 @@ CLIENT_CASES = {
 @pytest.mark.parametrize("case", list(CLIENT_CASES))
 def test_solve_on_a_server_with_bad_tls_or_token_files(files: dict[str, Path], case: str) -> None:
     options, names = CLIENT_CASES[case]
-    args = [files[a] if a in files else a for a in options]
+    args = [files.get(a, a) for a in options]
     # Nothing listens on port 1: the files must be refused before any connection.
     proc = _run("solve", TINY, "--server", "127.0.0.1:1", *args)
     line = _one_line_usage_error(proc, *names)
@@ -118,7 +121,7 @@ def test_serve_with_bad_settings_exits_2_before_starting(
     files: dict[str, Path], tmp_path: Path, case: str
 ) -> None:
     options, names = SERVER_CASES[case]
-    args = [files[a] if a in files else a for a in options]
+    args = [files.get(a, a) for a in options]
     proc = _run("serve", "--port", "0", "--workers", "1", "--db", tmp_path / "j.db", *args)
     _one_line_usage_error(proc, *names)
     assert "serving on" not in proc.stderr
