@@ -66,10 +66,13 @@ class ServerConfig:
     default_time_limit_s, max_time_limit_s:
         The solver's limit when neither the request nor a deadline gives one, and the most a
         request may ask for.
-    deadline_margin_s:
-        Kept free before the client's deadline (at most a fifth of the time left): the solver
-        stops that much earlier, and if the worker has not answered by half of it before the
-        deadline, the call is answered with the best incumbent so far.
+    deadline_margin_s, deadline_margin_s_per_mb:
+        Kept free before the client's deadline: ``deadline_margin_s`` plus
+        ``deadline_margin_s_per_mb`` per MB of the request (a larger instance has a larger
+        answer to build, check, encode and send; see :meth:`margin_for` and docs/api.md for
+        the measurement), at most 30 % of the time left. The solver stops that much earlier,
+        and if the worker has not answered by half of it before the deadline, the call is
+        answered with the best incumbent so far.
     grace_s:
         How long a solve may overrun its limit before the watchdog kills its worker.
     shutdown_grace_s:
@@ -105,6 +108,7 @@ class ServerConfig:
     default_time_limit_s: float = 10.0
     max_time_limit_s: float = 3600.0
     deadline_margin_s: float = 0.1
+    deadline_margin_s_per_mb: float = 4.0
     grace_s: float = 1.0
     shutdown_grace_s: float = 5.0
     max_message_bytes: int = 64 * 1024 * 1024
@@ -117,6 +121,10 @@ class ServerConfig:
     tokens: tuple[str, ...] = ()
     allowed_clients: tuple[str, ...] = ()
     metrics_port: int | None = None
+
+    def margin_for(self, request_bytes: int) -> float:
+        """Seconds kept free before a deadline for a request of ``request_bytes``."""
+        return self.deadline_margin_s + self.deadline_margin_s_per_mb * request_bytes / 1e6
 
     @property
     def tls(self) -> bool:

@@ -120,6 +120,10 @@ def validate_solve_request(
     return parsed
 
 
+MAX_MARGIN_SHARE = 0.3
+"""The deadline margin takes at most this share of the time a call has left."""
+
+
 @dataclass(frozen=True)
 class Budget:
     """The time a call's solve gets."""
@@ -137,6 +141,23 @@ class Budget:
         if self.deadline is None:
             return None
         return max(0.0, self.deadline - self.margin / 2 - time.time())
+
+
+def budget_for(
+    config: ServerConfig, requested_s: float, remaining_s: float | None, request_bytes: int
+) -> Budget:
+    """The budget of a call: the solver's limit (the request's, or the default; at most the
+    maximum) and, when the client set a deadline ``remaining_s`` from now, a margin before
+    it that grows with the request's size (:meth:`ServerConfig.margin_for`, at most
+    :data:`MAX_MARGIN_SHARE` of the time left); the limit leaves the margin free."""
+    limit = min(requested_s or config.default_time_limit_s, config.max_time_limit_s)
+    margin = config.margin_for(request_bytes)
+    # Without a client deadline gRPC reports None or an effectively infinite time.
+    if remaining_s is None or remaining_s > 10 * 365 * 24 * 3600:
+        return Budget(limit, None, margin)
+    margin = min(margin, MAX_MARGIN_SHARE * max(0.0, remaining_s))
+    limit = max(0.01, min(limit, remaining_s - margin))
+    return Budget(limit, time.time() + remaining_s, margin)
 
 
 class Request:
@@ -217,18 +238,16 @@ class PlacementService(service_pb2_grpc.PlacementSolverServicer):
     def _parse(self, req: Any, call: Request) -> messages.ParsedRequest:
         return validate_solve_request(req, self.config.limits, call.fields)
 
-    def _time_limit(self, parsed: messages.ParsedRequest, context: grpc.ServicerContext) -> Budget:
+    def _time_limit(
+        self, parsed: messages.ParsedRequest, context: grpc.ServicerContext, request: Any
+    ) -> Budget:
         """The solver's time limit and the client's deadline."""
-        cfg = self.config
-        limit = parsed.requested_time_limit_s or cfg.default_time_limit_s
-        limit = min(limit, cfg.max_time_limit_s)
-        remaining = context.time_remaining()
-        # Without a client deadline gRPC reports None or an effectively infinite time.
-        if remaining is None or remaining > 10 * 365 * 24 * 3600:
-            return Budget(limit, None, cfg.deadline_margin_s)
-        margin = min(cfg.deadline_margin_s, 0.2 * max(0.0, remaining))
-        limit = max(0.01, min(limit, remaining - margin))
-        return Budget(limit, time.time() + remaining, margin)
+        return budget_for(
+            self.config,
+            parsed.requested_time_limit_s,
+            context.time_remaining(),
+            request.ByteSize(),
+        )
 
     def _submit(self, req: Any, call: Request, budget: Budget, on_event: Any = None) -> Ticket:
         ticket = self.pool.submit(
@@ -370,7 +389,7 @@ class PlacementService(service_pb2_grpc.PlacementSolverServicer):
 
         def body() -> Any:
             parsed = self._parse(request, call)
-            budget = self._time_limit(parsed, context)
+            budget = self._time_limit(parsed, context, request)
             ticket = self._submit(request, call, budget)
             try:
                 outcome = ticket.wait(budget.wait_seconds()) or _at_deadline(ticket)
@@ -395,7 +414,7 @@ class PlacementService(service_pb2_grpc.PlacementSolverServicer):
 
         def start() -> tuple[messages.ParsedRequest, Ticket, Budget]:
             parsed = self._parse(request, call)
-            budget = self._time_limit(parsed, context)
+            budget = self._time_limit(parsed, context, request)
             return parsed, self._submit(request, call, budget, on_event), budget
 
         started = self._guard(call, start)
