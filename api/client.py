@@ -4,6 +4,8 @@
     with Client("127.0.0.1:50051") as client:
         result = client.solve(instance, time_limit_s=5)            # placement.solver.Result
         response = client.solve_response(instance, time_limit_s=5) # placement.v1.SolveResponse
+        for item in client.solve_iter(instance, time_limit_s=5):    # Incumbent..., then Result
+            ...
         for event in client.solve_stream(instance, time_limit_s=5): # incumbents, then result
             ...
         job = client.submit_job(instance, time_limit_s=600)
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -265,6 +268,34 @@ class Client:
         """
         req = self._request(instance, options, request_id, time_limit_s=time_limit_s)
         return self.stub.SolveStream(req, timeout=timeout, metadata=self._metadata)
+
+    def solve_iter(
+        self,
+        instance: Any,
+        options: SolveOptions | None = None,
+        *,
+        time_limit_s: float | None = None,
+        timeout: float | None = None,
+        request_id: str = "",
+    ) -> Iterator[Incumbent | Result]:
+        """Solve, yielding the library's objects: an :class:`Incumbent` (with its typed
+        ``solution``) for each improving incumbent, then the :class:`Result`."""
+        family, typed = typed_instance(instance)
+        stream = self.solve_stream(
+            instance, options, time_limit_s=time_limit_s, timeout=timeout, request_id=request_id
+        )
+        try:
+            for event in stream:
+                if event.HasField("result"):
+                    yield to_result(event.result, family, typed)
+                    return
+                inc = incumbent_of(event.incumbent)
+                if event.incumbent.HasField("solution"):
+                    section = getattr(event.incumbent.solution, family.name)
+                    inc = replace(inc, solution=family.solution_from_message(typed, section))
+                yield inc
+        finally:
+            stream.cancel()  # a caller that stops iterating stops the solve
 
     def check(self, instance: Any, solution: Any, *, timeout: float | None = None) -> Any:
         """Check a solution (``placement.v1.Solution`` or its JSON dict); ``CheckResponse``."""

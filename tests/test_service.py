@@ -163,6 +163,21 @@ def test_solve_stream_sends_incumbents_then_the_result(client: Client) -> None:
     assert [h.objective for h in result.history] == pytest.approx(objectives)
 
 
+def test_solve_iter_yields_the_library_incumbents_then_the_result(client: Client) -> None:
+    from placement.solver import Result
+    from placement.solver.result import Incumbent
+
+    family, instance = _typed(MEDIUM)
+    events = list(client.solve_iter(MEDIUM, time_limit_s=1))
+    assert isinstance(events[-1], Result) and events[-1].status is SolutionStatus.FEASIBLE
+    incumbents = events[:-1]
+    assert incumbents and all(isinstance(i, Incumbent) for i in incumbents)
+    # Each streamed incumbent carries its typed solution, which the checker accepts.
+    last = incumbents[-1]
+    report = family.check(instance, last.solution)
+    assert report.feasible and report.objective == pytest.approx(last.objective)
+
+
 def test_deadline_shorter_than_the_solve_gets_the_best_incumbent_in_time(client: Client) -> None:
     t0 = time.monotonic()
     resp = client.solve_response(MEDIUM, time_limit_s=60, timeout=2.0)
