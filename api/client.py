@@ -2,14 +2,19 @@
 
     from placement.api.client import Client
     with Client("127.0.0.1:50051") as client:
-        response = client.solve(instance, time_limit_s=5)          # placement.v1.SolveResponse
+        result = client.solve(instance, time_limit_s=5)            # placement.solver.Result
+        response = client.solve_response(instance, time_limit_s=5) # placement.v1.SolveResponse
+        for item in client.solve_iter(instance, time_limit_s=5):    # Incumbent..., then Result
+            ...
         for event in client.solve_stream(instance, time_limit_s=5): # incumbents, then result
             ...
         job = client.submit_job(instance, time_limit_s=600)
         job = client.wait_job(job.job_id)
 
 ``instance`` is a typed instance of any family, a ``placement.v1.Instance`` message, or its
-JSON form as a dict. Errors are :class:`grpc.RpcError` with the service's status codes;
+JSON form as a dict. :meth:`Client.solve` returns the library's
+:class:`~placement.solver.Result` with its enums (``SolutionStatus``, ``StopReason``) and a
+typed solution; the other calls return the service's messages. Errors are :class:`grpc.RpcError` with the service's status codes;
 :func:`bad_fields` lists the field paths of an INVALID_ARGUMENT. :func:`to_result` turns a
 response into the engine's :class:`~placement.solver.Result` (with a typed solution).
 """
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +33,13 @@ from google.rpc import error_details_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_status import rpc_status
 
-from placement.api.server import messages
+from placement.api.server import messages, tls
 from placement.solver import SolveOptions
 from placement.solver.family import Family, family_of
 from placement.solver.result import Incumbent, Result
 from placement.solver.schema.v1 import placement_pb2, service_pb2, service_pb2_grpc
 
-__all__ = ["Client", "bad_fields", "instance_message", "to_result"]
+__all__ = ["Client", "bad_fields", "instance_message", "result_of", "to_result", "typed_instance"]
 
 
 def instance_message(instance: Any) -> Any:
@@ -109,6 +115,20 @@ def to_result(response: Any, family: Family, instance: Any) -> Result:
     )
 
 
+def typed_instance(instance: Any) -> tuple[Family, Any]:
+    """The family and typed instance of what :meth:`Client.solve` accepts."""
+    if isinstance(instance, placement_pb2.Instance | dict):
+        return messages.parse_instance(instance_message(instance))
+    return family_of(instance), instance
+
+
+def result_of(response: Any, instance: Any) -> Result:
+    """The engine's :class:`Result` of a ``SolveResponse`` to a request for ``instance`` (a
+    typed instance, a message or a JSON dict)."""
+    family, typed = typed_instance(instance)
+    return to_result(response, family, typed)
+
+
 def incumbent_of(msg: Any) -> Incumbent:
     """The engine's :class:`Incumbent` of an ``Incumbent`` message."""
     return Incumbent(
@@ -138,6 +158,14 @@ class Client:
         Override the name checked against the server certificate.
     max_message_bytes:
         Largest message sent or received (default 64 MiB, like the server).
+    option_names:
+        What errors call ``ca``, ``cert`` and ``key`` (the CLI passes ``--ca``, ...).
+
+    Raises
+    ------
+    InputError
+        A TLS file is missing, unreadable or malformed, ``cert`` and ``key`` do not match
+        (or only one is given), or ``ca`` holds no CA certificate.
     """
 
     def __init__(
@@ -150,6 +178,7 @@ class Client:
         key: str | Path | None = None,
         server_name: str | None = None,
         max_message_bytes: int = 64 * 1024 * 1024,
+        option_names: dict[str, str] | None = None,
     ):
         options: list[tuple[str, Any]] = [
             ("grpc.max_receive_message_length", max_message_bytes),
@@ -160,11 +189,14 @@ class Client:
         self._metadata: tuple[tuple[str, str], ...] = ()
         if token:
             self._metadata = (("authorization", f"Bearer {token}"),)
-        if ca is not None or cert is not None:
+        # Checked here: gRPC core aborts the process on a certificate without its key.
+        names = option_names or {"ca": "ca", "cert": "cert", "key": "key"}
+        pair = tls.read_key_pair(names["cert"], cert, names["key"], key)
+        if ca is not None or pair is not None:
             creds = grpc.ssl_channel_credentials(
-                root_certificates=Path(ca).read_bytes() if ca else None,
-                private_key=Path(key).read_bytes() if key else None,
-                certificate_chain=Path(cert).read_bytes() if cert else None,
+                root_certificates=tls.read_ca(names["ca"], ca) if ca is not None else None,
+                private_key=pair[1] if pair else None,
+                certificate_chain=pair[0] if pair else None,
             )
             self.channel = grpc.secure_channel(target, creds, options=options)
         else:
@@ -198,8 +230,26 @@ class Client:
         time_limit_s: float | None = None,
         timeout: float | None = None,
         request_id: str = "",
+    ) -> Result:
+        """Solve on the server; returns the library's :class:`~placement.solver.Result`
+        (its status enums, a typed solution), as :func:`placement.solver.solve` would.
+        ``timeout`` is the call's deadline (s). :meth:`solve_response` returns the
+        ``SolveResponse`` message itself."""
+        response = self.solve_response(
+            instance, options, time_limit_s=time_limit_s, timeout=timeout, request_id=request_id
+        )
+        return result_of(response, instance)
+
+    def solve_response(
+        self,
+        instance: Any,
+        options: SolveOptions | None = None,
+        *,
+        time_limit_s: float | None = None,
+        timeout: float | None = None,
+        request_id: str = "",
     ) -> Any:
-        """Solve; returns the ``SolveResponse``. ``timeout`` is the call's deadline (s)."""
+        """Solve; returns the ``placement.v1.SolveResponse`` message."""
         req = self._request(instance, options, request_id, time_limit_s=time_limit_s)
         return self.stub.Solve(req, timeout=timeout, metadata=self._metadata)
 
@@ -218,6 +268,34 @@ class Client:
         """
         req = self._request(instance, options, request_id, time_limit_s=time_limit_s)
         return self.stub.SolveStream(req, timeout=timeout, metadata=self._metadata)
+
+    def solve_iter(
+        self,
+        instance: Any,
+        options: SolveOptions | None = None,
+        *,
+        time_limit_s: float | None = None,
+        timeout: float | None = None,
+        request_id: str = "",
+    ) -> Iterator[Incumbent | Result]:
+        """Solve, yielding the library's objects: an :class:`Incumbent` (with its typed
+        ``solution``) for each improving incumbent, then the :class:`Result`."""
+        family, typed = typed_instance(instance)
+        stream = self.solve_stream(
+            instance, options, time_limit_s=time_limit_s, timeout=timeout, request_id=request_id
+        )
+        try:
+            for event in stream:
+                if event.HasField("result"):
+                    yield to_result(event.result, family, typed)
+                    return
+                inc = incumbent_of(event.incumbent)
+                if event.incumbent.HasField("solution"):
+                    section = getattr(event.incumbent.solution, family.name)
+                    inc = replace(inc, solution=family.solution_from_message(typed, section))
+                yield inc
+        finally:
+            stream.cancel()  # a caller that stops iterating stops the solve
 
     def check(self, instance: Any, solution: Any, *, timeout: float | None = None) -> Any:
         """Check a solution (``placement.v1.Solution`` or its JSON dict); ``CheckResponse``."""

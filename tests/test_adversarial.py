@@ -249,7 +249,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Any:
 def test_the_server_rejects_adversarial_requests_and_keeps_serving(server: Server) -> None:
     tiny = json.loads((REPO / "instances/gpu/tiny.json").read_text())
     with Client(server.target) as c:
-        assert c.solve(tiny, time_limit_s=2).status == service_pb2.SOLUTION_STATUS_OPTIMAL
+        assert c.solve_response(tiny, time_limit_s=2).status == service_pb2.SOLUTION_STATUS_OPTIMAL
         before = _rss_mib(server.proc.pid)
         for _ in range(3):
             # A million jobs: over 16 MiB on the wire, refused by gRPC before any parsing
@@ -279,14 +279,14 @@ def test_the_server_rejects_adversarial_requests_and_keeps_serving(server: Serve
         limit = 16 * 1024 * 1024
         base = _message_size(tiny)
         at = dict(tiny, description="x" * (limit - base - 64))
-        assert c.solve(at, time_limit_s=2).status == service_pb2.SOLUTION_STATUS_OPTIMAL
+        assert c.solve_response(at, time_limit_s=2).status == service_pb2.SOLUTION_STATUS_OPTIMAL
         over = dict(tiny, description="x" * (limit + 1))
         with pytest.raises(grpc.RpcError) as info:
-            c.solve(over, time_limit_s=2)
+            c.solve_response(over, time_limit_s=2)
         assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
         after = _rss_mib(server.proc.pid)
         assert c.health() == "SERVING"
-        assert c.solve(tiny, time_limit_s=2).status == service_pb2.SOLUTION_STATUS_OPTIMAL
+        assert c.solve_response(tiny, time_limit_s=2).status == service_pb2.SOLUTION_STATUS_OPTIMAL
     # Memory bounded: six refused multi-megabyte requests leave no lasting growth beyond
     # the allocator's caches.
     assert after - before < 400, (before, after)

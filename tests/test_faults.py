@@ -95,7 +95,7 @@ def test_kill_9_of_an_idle_worker_does_not_break_the_pool(tmp_path: Path) -> Non
                 os.kill(pid, signal.SIGKILL)
                 break
         with Client(srv.target) as c:
-            resp = c.solve(tiny, time_limit_s=5, timeout=180)
+            resp = c.solve_response(tiny, time_limit_s=5, timeout=180)
             assert resp.status == service_pb2.SOLUTION_STATUS_OPTIMAL
         settle(srv, 2)
     finally:

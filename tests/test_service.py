@@ -114,7 +114,7 @@ def test_health_and_reflection_answer(client: Client) -> None:
 
 
 def test_solve_returns_the_checked_optimum(client: Client) -> None:
-    resp = client.solve(TINY, time_limit_s=10, request_id="tiny-1")
+    resp = client.solve_response(TINY, time_limit_s=10, request_id="tiny-1")
     assert resp.request_id == "tiny-1"
     assert resp.status == service_pb2.SOLUTION_STATUS_OPTIMAL
     assert resp.stop_reason == service_pb2.STOP_REASON_PROVEN
@@ -136,7 +136,7 @@ def test_solve_returns_the_checked_optimum(client: Client) -> None:
 
 
 def test_check_lists_violations_of_a_broken_solution(client: Client) -> None:
-    resp = client.solve(TINY, time_limit_s=5)
+    resp = client.solve_response(TINY, time_limit_s=5)
     broken = service_pb2.SolveResponse()
     broken.CopyFrom(resp)
     placement = broken.solution.gpu.placements[0]
@@ -163,9 +163,24 @@ def test_solve_stream_sends_incumbents_then_the_result(client: Client) -> None:
     assert [h.objective for h in result.history] == pytest.approx(objectives)
 
 
+def test_solve_iter_yields_the_library_incumbents_then_the_result(client: Client) -> None:
+    from placement.solver import Result
+    from placement.solver.result import Incumbent
+
+    family, instance = _typed(MEDIUM)
+    events = list(client.solve_iter(MEDIUM, time_limit_s=1))
+    assert isinstance(events[-1], Result) and events[-1].status is SolutionStatus.FEASIBLE
+    incumbents = events[:-1]
+    assert incumbents and all(isinstance(i, Incumbent) for i in incumbents)
+    # Each streamed incumbent carries its typed solution, which the checker accepts.
+    last = incumbents[-1]
+    report = family.check(instance, last.solution)
+    assert report.feasible and report.objective == pytest.approx(last.objective)
+
+
 def test_deadline_shorter_than_the_solve_gets_the_best_incumbent_in_time(client: Client) -> None:
     t0 = time.monotonic()
-    resp = client.solve(MEDIUM, time_limit_s=60, timeout=2.0)
+    resp = client.solve_response(MEDIUM, time_limit_s=60, timeout=2.0)
     elapsed = time.monotonic() - t0
     assert elapsed < 2.0  # the call did not fail with DEADLINE_EXCEEDED: it was answered
     assert resp.status == service_pb2.SOLUTION_STATUS_FEASIBLE
@@ -198,7 +213,7 @@ def test_hung_worker_is_answered_at_the_deadline_and_replaced(
     finally:
         if alive(pid):
             os.kill(pid, signal.SIGCONT)
-    assert client.solve(TINY, time_limit_s=5).status == service_pb2.SOLUTION_STATUS_OPTIMAL
+    assert client.solve_response(TINY, time_limit_s=5).status == service_pb2.SOLUTION_STATUS_OPTIMAL
 
 
 def test_cancelling_a_stream_stops_the_worker(server: Server, client: Client) -> None:
@@ -210,7 +225,7 @@ def test_cancelling_a_stream_stops_the_worker(server: Server, client: Client) ->
     # The solver stops cooperatively; its worker stays (warm) for the next request.
     assert stops_computing(pid, 10) is not None
     assert alive(pid) and pid in server.workers()
-    assert client.solve(TINY, time_limit_s=5).status == service_pb2.SOLUTION_STATUS_OPTIMAL
+    assert client.solve_response(TINY, time_limit_s=5).status == service_pb2.SOLUTION_STATUS_OPTIMAL
 
 
 def test_cancelling_a_unary_solve_stops_the_worker(server: Server, client: Client) -> None:
@@ -223,7 +238,7 @@ def test_cancelling_a_unary_solve_stops_the_worker(server: Server, client: Clien
     call.cancel()
     assert stops_computing(pid, 10) is not None
     assert call.cancelled()
-    assert client.solve(TINY, time_limit_s=5).status == service_pb2.SOLUTION_STATUS_OPTIMAL
+    assert client.solve_response(TINY, time_limit_s=5).status == service_pb2.SOLUTION_STATUS_OPTIMAL
 
 
 def test_kill_9_of_a_worker_mid_solve(server: Server, client: Client) -> None:
@@ -232,7 +247,7 @@ def test_kill_9_of_a_worker_mid_solve(server: Server, client: Client) -> None:
 
     def call() -> None:
         try:
-            outcome["resp"] = client.solve(MEDIUM, time_limit_s=60, timeout=120)
+            outcome["resp"] = client.solve_response(MEDIUM, time_limit_s=60, timeout=120)
         except grpc.RpcError as exc:
             outcome["error"] = exc
 
@@ -247,7 +262,7 @@ def test_kill_9_of_a_worker_mid_solve(server: Server, client: Client) -> None:
     assert "worker died" in error.details()
     assert client.health() == "SERVING"
     settle(server, 2)
-    assert client.solve(TINY, time_limit_s=5).status == service_pb2.SOLUTION_STATUS_OPTIMAL
+    assert client.solve_response(TINY, time_limit_s=5).status == service_pb2.SOLUTION_STATUS_OPTIMAL
 
 
 # --- bad input -----------------------------------------------------------------------------
@@ -267,7 +282,7 @@ def test_malformed_requests_name_every_bad_field(client: Client) -> None:
     doc = json.loads(json.dumps(TINY))
     doc["gpu"]["jobs"][0]["workers"] = 0
     doc["gpu"]["cluster"]["nodes"][0]["gpu_count"] = -1
-    err = _invalid(lambda: client.solve(doc, SolveOptions(time_limit_s=1)))
+    err = _invalid(lambda: client.solve_response(doc, SolveOptions(time_limit_s=1)))
     fields = bad_fields(err)
     assert "instance.gpu.jobs[0].workers" in fields
     assert any(f.startswith("instance.gpu.cluster.nodes[0]") for f in fields)
@@ -304,13 +319,13 @@ def _message(doc: dict[str, Any]) -> Any:
 
 def test_size_limits_are_enforced(client: Client) -> None:
     # The fixture's server allows 200 nodes; large.json has more.
-    err = _invalid(lambda: client.solve(LARGE, time_limit_s=1))
+    err = _invalid(lambda: client.solve_response(LARGE, time_limit_s=1))
     assert bad_fields(err) == ["instance.nodes"]
     assert "server limit" in err.details()
     # Messages over --max-message-mib 4 are refused by gRPC before any parsing.
     doc = dict(TINY, description="x" * (5 * 1024 * 1024))
     with pytest.raises(grpc.RpcError) as info:
-        client.solve(doc, time_limit_s=1)
+        client.solve_response(doc, time_limit_s=1)
     assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert client.health() == "SERVING"
 
@@ -395,7 +410,7 @@ def test_full_queue_is_refused_at_once(tmp_path: Path) -> None:
             assert next(stream).HasField("incumbent")
             t0 = time.monotonic()
             with pytest.raises(grpc.RpcError) as info:
-                c.solve(TINY, time_limit_s=1)
+                c.solve_response(TINY, time_limit_s=1)
             assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
             assert time.monotonic() - t0 < 5  # at once, not after the running solve
             stream.cancel()
@@ -405,7 +420,7 @@ def test_full_queue_is_refused_at_once(tmp_path: Path) -> None:
 
 
 def test_metrics_and_access_log(server: Server, client: Client) -> None:
-    client.solve(TINY, time_limit_s=5)
+    client.solve_response(TINY, time_limit_s=5)
     port = next(
         int(line.rsplit("metrics on :", 1)[1].rstrip(")"))
         for line in server.lines
@@ -435,19 +450,25 @@ def test_cli_solves_through_the_server(server: Server, tmp_path: Path) -> None:
     assert check.returncode == 0, check.stderr
 
 
-def test_to_result_round_trip_matches_a_local_solve(client: Client) -> None:
-    from placement.solver import solve
+def test_client_solve_returns_the_library_result(client: Client) -> None:
+    from placement.solver import Result, solve
 
     family, instance = _typed(TINY)
     local = solve(instance, SolveOptions(time_limit_s=10))
-    remote = to_result(client.solve(TINY, time_limit_s=10), family, instance)
-    assert remote.status == local.status == SolutionStatus.OPTIMAL
-    assert remote.stop_reason == StopReason.PROVEN
-    assert remote.objective_terms == pytest.approx(local.objective_terms)
-    assert (
-        get_family("gpu").check(instance, remote.solution).score()
-        == family.check(instance, local.solution).score()
-    )
+    # A typed instance, its JSON form: the same Result, enums and typed solution as a local solve.
+    for given in (instance, TINY):
+        remote = client.solve(given, time_limit_s=10)
+        assert isinstance(remote, Result)
+        assert remote.status is SolutionStatus.OPTIMAL and local.status is SolutionStatus.OPTIMAL
+        assert remote.stop_reason is StopReason.PROVEN
+        assert remote.objective_terms == pytest.approx(local.objective_terms)
+        assert type(remote.solution) is type(local.solution)
+        assert (
+            get_family("gpu").check(instance, remote.solution).score()
+            == family.check(instance, local.solution).score()
+        )
+    raw = to_result(client.solve_response(TINY, time_limit_s=10), family, instance)
+    assert raw.status is SolutionStatus.OPTIMAL
 
 
 # --- security ------------------------------------------------------------------------------
@@ -477,11 +498,11 @@ def test_mutual_tls_and_token_auth(tmp_path: Path) -> None:
     try:
         assert "mutual TLS, token auth" in "\n".join(srv.lines)
         with Client(srv.target, token="s3cret-token", **tls) as c:
-            assert c.solve(TINY, time_limit_s=5).status == service_pb2.SOLUTION_STATUS_OPTIMAL
+            assert c.solve_response(TINY, time_limit_s=5).status == service_pb2.SOLUTION_STATUS_OPTIMAL
         for token in (None, "wrong-token"):
             with Client(srv.target, token=token, **tls) as c:
                 with pytest.raises(grpc.RpcError) as info:
-                    c.solve(TINY, time_limit_s=5)
+                    c.solve_response(TINY, time_limit_s=5)
                 assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
                 with pytest.raises(grpc.RpcError) as info:
                     list(c.solve_stream(TINY, time_limit_s=5))
@@ -493,12 +514,12 @@ def test_mutual_tls_and_token_auth(tmp_path: Path) -> None:
         for creds in (other, dict(ca=certs["ca"])):
             with Client(srv.target, token="s3cret-token", **creds) as c:
                 with pytest.raises(grpc.RpcError) as info:
-                    c.solve(TINY, time_limit_s=5, timeout=10)
+                    c.solve_response(TINY, time_limit_s=5, timeout=10)
                 assert info.value.code() == grpc.StatusCode.UNAVAILABLE
         # Plaintext to a TLS port does not get through either.
         with Client(srv.target, token="s3cret-token") as c:
             with pytest.raises(grpc.RpcError) as info:
-                c.solve(TINY, time_limit_s=5, timeout=10)
+                c.solve_response(TINY, time_limit_s=5, timeout=10)
             assert info.value.code() == grpc.StatusCode.UNAVAILABLE
     finally:
         srv.stop()
@@ -611,7 +632,7 @@ def test_unauthenticated_versus_permission_denied_and_no_secret_in_logs(tmp_path
     def code(creds: dict[str, Any], token: str | None) -> grpc.StatusCode:
         with Client(srv.target, token=token, **creds) as c:
             try:
-                c.solve(TINY, time_limit_s=5, timeout=30)
+                c.solve_response(TINY, time_limit_s=5, timeout=30)
             except grpc.RpcError as exc:
                 return exc.code()
             return grpc.StatusCode.OK

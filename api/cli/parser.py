@@ -28,6 +28,8 @@ from placement.api.cli.files import (
     importers,
     plotters,
 )
+from placement.api.cli.jobs import STATES as JOB_STATES
+from placement.api.cli.jobs import cmd_jobs
 from placement.api.cli.serve import cmd_serve
 from placement.api.cli.solve import cmd_check, cmd_solve
 from placement.api.cli.summary import UNPLACED_SHOWN
@@ -93,7 +95,6 @@ def _solve_options_parser() -> argparse.ArgumentParser:
     return parent
 
 
-
 def _version() -> str:
     try:
         return version("placement-solver")
@@ -111,6 +112,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     def hooks(name: str) -> bool:
         return command is None or command == name
+
     fmt = argparse.RawDescriptionHelpFormatter
     parser = _Parser(
         prog="placement",
@@ -158,16 +160,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         action="store_true",
         help=f"list every unplaced job in the summary (default: the first {UNPLACED_SHOWN})",
     )
-    remote = p.add_argument_group("solving on a server (placement serve)")
-    remote.add_argument(
-        "--server", metavar="HOST:PORT", help="solve on this placement server instead of here"
-    )
-    remote.add_argument(
-        "--token-file", metavar="FILE", help="bearer token for the server (first line of FILE)"
-    )
-    remote.add_argument("--ca", metavar="CA.pem", help="CA of the server certificate: use TLS")
-    remote.add_argument("--cert", metavar="CERT.pem", help="client certificate (mutual TLS)")
-    remote.add_argument("--key", metavar="KEY.pem", help="client key (mutual TLS)")
+    _server_options(p)
     p.set_defaults(handler=cmd_solve)
 
     # check
@@ -250,7 +243,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             "server; a watchdog kills a solve that overruns its deadline by more than the\n"
             "grace period. Plaintext binds to 127.0.0.1 unless --host says otherwise; with\n"
             "--tls-cert/--tls-key it binds to 0.0.0.0. One JSON log line per call on stderr.\n"
-            "SIGTERM or Ctrl-C: stop taking calls, finish those in progress, keep jobs.\n"
+            "SIGTERM or Ctrl-C: new calls get UNAVAILABLE; calls in progress get\n"
+            "--shutdown-grace seconds to finish, then their best solution; jobs are kept.\n"
             "See docs/api.md."
         ),
         epilog=EXIT_CODES,
@@ -259,11 +253,17 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--host", help="address to bind (default: 127.0.0.1, or 0.0.0.0 with TLS)")
     p.add_argument("--port", type=port, default=50051, help="port (default: 50051; 0 = any)")
     p.add_argument(
-        "--workers", type=positive_int, default=None, metavar="N",
+        "--workers",
+        type=positive_int,
+        default=None,
+        metavar="N",
         help="solve worker processes (default: number of cores)",
     )
     p.add_argument(
-        "--queue", type=non_negative_int, default=64, metavar="N",
+        "--queue",
+        type=non_negative_int,
+        default=64,
+        metavar="N",
         help="solves that may wait for a worker before RESOURCE_EXHAUSTED (default: 64)",
     )
     p.add_argument("--tls-cert", metavar="CERT.pem", help="server certificate (PEM): TLS")
@@ -272,47 +272,136 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         "--client-ca", metavar="CA.pem", help="require client certificates signed by this CA"
     )
     p.add_argument(
-        "--token-file", metavar="FILE",
+        "--token-file",
+        metavar="FILE",
         help="accepted bearer tokens, one per line; calls without one get UNAUTHENTICATED",
     )
     p.add_argument(
-        "--allow-client", action="append", default=[], metavar="NAME",
+        "--allow-client",
+        action="append",
+        default=[],
+        metavar="NAME",
         help="with --client-ca: only client certificates with this common name or DNS name "
         "(repeatable); others get PERMISSION_DENIED",
     )
     p.add_argument(
-        "--db", metavar="PATH",
+        "--db",
+        metavar="PATH",
         help="SQLite job store (default: $XDG_STATE_HOME/placement/jobs.sqlite3; "
         "':memory:' keeps nothing)",
     )
     p.add_argument("--metrics-port", type=port, metavar="P", help="serve Prometheus /metrics")
     p.add_argument(
-        "--default-time-limit", type=positive_seconds, default=10.0, metavar="S",
+        "--default-time-limit",
+        type=positive_seconds,
+        default=10.0,
+        metavar="S",
         help="solver time limit when a request gives none and has no deadline (default: 10)",
     )
     p.add_argument(
-        "--max-time-limit", type=positive_seconds, default=3600.0, metavar="S",
+        "--max-time-limit",
+        type=positive_seconds,
+        default=3600.0,
+        metavar="S",
         help="the most a request may ask for (default: 3600)",
     )
     p.add_argument(
-        "--grace", type=positive_seconds, default=1.0, metavar="S",
+        "--grace",
+        type=positive_seconds,
+        default=1.0,
+        metavar="S",
         help="overrun allowed before the watchdog kills a solve (default: 1)",
     )
     p.add_argument(
-        "--retention", type=positive_seconds, default=7 * 24 * 3600.0, metavar="S",
+        "--shutdown-grace",
+        type=positive_seconds,
+        default=5.0,
+        metavar="S",
+        help="at SIGTERM or Ctrl-C, how long solves of calls in progress may run on; then "
+        "each call is answered with its best solution (default: 5)",
+    )
+    p.add_argument(
+        "--retention",
+        type=positive_seconds,
+        default=7 * 24 * 3600.0,
+        metavar="S",
         help="seconds finished jobs are kept (default: 604800, a week)",
     )
     p.add_argument(
-        "--max-message-mib", type=positive_int, default=64, metavar="N",
+        "--max-message-mib",
+        type=positive_int,
+        default=64,
+        metavar="N",
         help="largest request or response in MiB (default: 64)",
     )
     p.add_argument(
-        "--limit", type=limit_setting, action="append", default=[], metavar="NAME=N",
-        help="per-instance size limit, repeatable: jobs, nodes, tasks, gpus, items (any "
-        "other list) (defaults: jobs=100000 nodes=100000 tasks=100000 gpus=1000000 "
-        "items=1000000)",
+        "--limit",
+        type=limit_setting,
+        action="append",
+        default=[],
+        metavar="NAME=N",
+        help="per-instance size limit, repeatable: jobs, nodes, tasks, gpus, items (every "
+        "other list), or the name of any list of the schema (defaults: jobs=100000 "
+        "nodes=100000 tasks=100000 gpus=1000000 items=1000000)",
     )
     p.set_defaults(handler=cmd_serve)
+
+    # jobs
+    p = commands.add_parser(
+        "jobs",
+        help="asynchronous jobs on a server: submit, get, watch, cancel, list",
+        description=(
+            "The asynchronous jobs of a placement server (placement serve): submit an\n"
+            "instance, read a job's state and result, follow its incumbents, cancel it,\n"
+            "list jobs. Each subcommand takes --server and the TLS/token options of\n"
+            "'solve --server'; --json prints pure JSON (watch: one object per line).\n"
+            "An unknown job id, a bad instance or refused credentials: one line, exit 2."
+        ),
+        epilog=EXIT_CODES,
+        formatter_class=fmt,
+    )
+    jobs = p.add_subparsers(
+        title="subcommands",
+        dest="jobs_command",
+        metavar="SUBCOMMAND",
+        required=True,
+        parser_class=_Parser,
+    )
+    job_commands = {
+        "submit": "queue an instance file as a job; prints the job id",
+        "get": "a job's state, times and result (--out writes its solution file)",
+        "watch": "follow a job: its state changes and incumbents until it finishes "
+        "(exit 0 if it succeeded, 1 otherwise)",
+        "cancel": "cancel a queued or running job (a running one keeps its best incumbent)",
+        "list": "jobs, newest first",
+    }
+    for name, help_line in job_commands.items():
+        j = jobs.add_parser(
+            name,
+            parents=[solve_options] if name == "submit" else [],
+            help=help_line,
+            description=help_line[0].upper() + help_line[1:] + ".",
+            epilog=EXIT_CODES,
+            formatter_class=fmt,
+        )
+        if name == "submit":
+            j.add_argument("instance", metavar="INSTANCE", help="instance file (JSON)")
+        elif name != "list":
+            j.add_argument("job_id", metavar="JOB_ID", help="the id submit printed")
+        if name == "get":
+            j.add_argument("--out", metavar="SOLUTION.json", help="write the job's solution file")
+        if name == "list":
+            j.add_argument("--state", choices=JOB_STATES, help="only jobs in this state")
+            j.add_argument(
+                "--limit",
+                type=positive_int,
+                default=50,
+                metavar="N",
+                help="at most N jobs (default: 50)",
+            )
+        j.add_argument("--json", action="store_true", help="print JSON instead of text")
+        _server_options(j, required=True)
+        j.set_defaults(handler=cmd_jobs, quiet=False)
 
     # bench
     p = commands.add_parser(
@@ -344,8 +433,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument(
         "--out",
         metavar="DIR",
-        help="folder for the results (default: docs/benchmarks; with --quick: "
-        "build/bench-quick)",
+        help="folder for the results (default: docs/benchmarks; with --quick: build/bench-quick)",
     )
     p.add_argument(
         "--jobs", "-j", type=positive_int, default=1, metavar="N", help="cases at once (default: 1)"
@@ -398,6 +486,26 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _server_options(p: argparse.ArgumentParser, required: bool = False) -> None:
+    """``--server`` and its TLS and token options (``solve`` and every ``jobs`` subcommand)."""
+    title = "the server (placement serve)" if required else "solving on a server (placement serve)"
+    remote = p.add_argument_group(title)
+    remote.add_argument(
+        "--server",
+        metavar="HOST:PORT",
+        required=required,
+        help="the placement server"
+        if required
+        else "solve on this placement server instead of here",
+    )
+    remote.add_argument(
+        "--token-file", metavar="FILE", help="bearer token for the server (first line of FILE)"
+    )
+    remote.add_argument("--ca", metavar="CA.pem", help="CA of the server certificate: use TLS")
+    remote.add_argument("--cert", metavar="CERT.pem", help="client certificate (mutual TLS)")
+    remote.add_argument("--key", metavar="KEY.pem", help="client key (mutual TLS)")
+
+
 def _ray_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--ray",
@@ -430,4 +538,3 @@ def _instance_writer(
         "--out", metavar="FILE", default="-", help="instance file to write (default: stdout)"
     )
     g.set_defaults(handler=handler, hook=hook)
-

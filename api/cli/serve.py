@@ -7,23 +7,32 @@ import logging
 import os
 import sys
 
+from placement.api.cli.exits import EXIT_USAGE, ExitWith, err
 from placement.solver import InputError
+
+OPTION_NAMES = {"tls_cert": "--tls-cert", "tls_key": "--tls-key", "client_ca": "--client-ca"}
+"""What errors about the TLS files call them: the options."""
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """``placement serve``."""
     # The server (grpc, pebble, prometheus) only for this command: start-up time of the others.
-    from placement.api.server.app import read_tokens, serve
-    from placement.api.server.config import DEFAULT_LIMITS, ServerConfig, default_db_path
+    from placement.api.server import tls
+    from placement.api.server.app import serve
+    from placement.api.server.config import (
+        DEFAULT_LIMITS,
+        ServerConfig,
+        default_db_path,
+        known_limits,
+    )
 
     tokens: tuple[str, ...] = ()
     if args.token_file:
-        try:
-            tokens = read_tokens(args.token_file)
-        except (OSError, ValueError) as exc:
-            raise InputError.single(
-                "--token-file", args.token_file, f"a token file ({exc})"
-            ) from None
+        tokens = tls.read_token_lines("--token-file", args.token_file)
+    known = known_limits()
+    for name, _ in args.limit:
+        if name not in known:
+            raise InputError.single("--limit", name, f"one of the known limits: {', '.join(known)}")
     limits = dict(DEFAULT_LIMITS)
     limits.update(dict(args.limit))
     config = ServerConfig(
@@ -34,6 +43,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         default_time_limit_s=args.default_time_limit,
         max_time_limit_s=args.max_time_limit,
         grace_s=args.grace,
+        shutdown_grace_s=args.shutdown_grace,
         max_message_bytes=args.max_message_mib * 1024 * 1024,
         limits=limits,
         db_path=args.db or str(default_db_path()),
@@ -45,9 +55,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         tokens=tokens,
         metrics_port=args.metrics_port,
     )
+    config.check_files(OPTION_NAMES)  # named after the options, before anything starts
     problems = config.validate()
     if problems:
-        raise InputError.single("", "; ".join(problems), "valid server settings")
+        err(f"error: {problems[0]}" + (f" (and {len(problems) - 1} more)" if problems[1:] else ""))
+        raise ExitWith(EXIT_USAGE)
     _configure_server_logging()
     from placement.api.server.jobs import JobStoreError  # as above
 
@@ -56,8 +68,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except JobStoreError as exc:
         raise InputError.single("--db", config.db_path, f"a usable job database ({exc})") from None
     except OSError as exc:
+        reason = exc.strerror or str(exc)
         raise InputError.single(
-            "--port", f"{config.bind_host}:{config.port}", f"an address to listen on ({exc})"
+            "--port", f"{config.bind_host}:{config.port}", f"an address to listen on ({reason})"
         ) from None
 
 
@@ -69,4 +82,3 @@ def _configure_server_logging() -> None:
     access.handlers[:] = [handler]
     access.setLevel(logging.INFO)
     access.propagate = False
-

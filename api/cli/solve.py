@@ -12,7 +12,6 @@ from placement.api.cli.exits import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
-    ExitWith,
     err,
 )
 from placement.api.cli.summary import UNPLACED_SHOWN, ProgressPrinter, fmt_num, format_summary
@@ -82,49 +81,21 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
 
 def _solve_remote(args: argparse.Namespace, loaded: LoadedInstance) -> tuple[Result, bool]:
-    """Solve on ``--server`` through the streaming call, printing incumbents as they come."""
+    """Solve on ``--server`` through the streaming call, printing incumbents as they come;
+    Ctrl-C keeps the best streamed incumbent, as a local solve keeps its best solution."""
     # grpc and the client only with --server: start-up time of a local solve.
-    import grpc
+    from placement.api.cli.remote import solve_remote
 
-    from placement.api.client import Client, bad_fields, incumbent_of, to_result
-
-    token = None
-    if args.token_file:
-        try:
-            with open(args.token_file) as fh:
-                token = fh.readline().strip()
-        except OSError as exc:
-            raise InputError.single(
-                "--token-file", args.token_file, f"a readable file ({exc.strerror})"
-            ) from None
     show_progress = not (args.quiet or args.json)
+    banner = f"solving {loaded.path} on {args.server} (time limit {fmt_num(args.time_limit)} s)"
+
+    def notice() -> None:
+        if not args.quiet:
+            err("interrupted: stopping, keeping the best solution so far (Ctrl-C again to abort)")
+
     printer = ProgressPrinter() if show_progress else None
     options = SolveOptions(**solve_settings(args))
-    if show_progress:
-        err(f"solving {loaded.path} on {args.server} (time limit {fmt_num(args.time_limit)} s)")
-    with Client(args.server, token=token, ca=args.ca, cert=args.cert, key=args.key) as client:
-        stream = client.solve_stream(loaded.instance, options)
-        response = None
-        try:
-            for event in stream:
-                if event.HasField("incumbent") and printer is not None:
-                    printer(incumbent_of(event.incumbent))
-                elif event.HasField("result"):
-                    response = event.result
-        except KeyboardInterrupt:
-            stream.cancel()
-            raise
-        except grpc.RpcError as exc:
-            fields = bad_fields(exc)
-            detail = f" (fields: {', '.join(fields)})" if fields else ""
-            code = exc.code()
-            if code == grpc.StatusCode.INVALID_ARGUMENT:
-                raise InputError.single("", args.server, f"{exc.details()}{detail}") from None
-            err(f"error: server {args.server}: {code.name}: {exc.details()}{detail}")
-            raise ExitWith(EXIT_FAILED) from None
-    if response is None:
-        raise RuntimeError("the server ended the stream without a result")
-    return to_result(response, loaded.family, loaded.instance), False
+    return solve_remote(args, loaded, options, printer, notice, banner if show_progress else None)
 
 
 def _finish_solve(

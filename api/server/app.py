@@ -6,17 +6,18 @@ from __future__ import annotations
 import hmac
 import logging
 import signal
+import socket
 import sys
 import threading
 from concurrent import futures
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from placement.api.server import tls
 from placement.api.server.config import ServerConfig
 from placement.api.server.jobs import JobStore
 from placement.api.server.metrics import Metrics
@@ -64,20 +65,41 @@ class TokenAuth(grpc.ServerInterceptor):
         problem = self._accepted(details.invocation_metadata)
         if problem is None:
             return continuation(details)
-        handler = continuation(details)
-        if handler is None:
-            return None
+        return _denying(continuation(details), grpc.StatusCode.UNAUTHENTICATED, problem)
 
-        def deny(request: Any, context: grpc.ServicerContext) -> Any:
-            context.abort(grpc.StatusCode.UNAUTHENTICATED, problem)
 
-        if handler.request_streaming and handler.response_streaming:
-            return grpc.stream_stream_rpc_method_handler(deny)
-        if handler.request_streaming:
-            return grpc.stream_unary_rpc_method_handler(deny)
-        if handler.response_streaming:
-            return grpc.unary_stream_rpc_method_handler(deny)
-        return grpc.unary_unary_rpc_method_handler(deny)
+def _denying(handler: Any, code: grpc.StatusCode, message: str) -> Any:
+    """A method handler of the same kind as ``handler`` that ends every call with ``code``."""
+    if handler is None:
+        return None
+
+    def deny(request: Any, context: grpc.ServicerContext) -> Any:
+        context.abort(code, message)
+
+    if handler.request_streaming and handler.response_streaming:
+        return grpc.stream_stream_rpc_method_handler(deny)
+    if handler.request_streaming:
+        return grpc.stream_unary_rpc_method_handler(deny)
+    if handler.response_streaming:
+        return grpc.unary_stream_rpc_method_handler(deny)
+    return grpc.unary_unary_rpc_method_handler(deny)
+
+
+class Draining(grpc.ServerInterceptor):
+    """During shutdown (``flag`` set) every new call but health gets UNAVAILABLE at once, so
+    a client retries elsewhere while the calls in progress finish."""
+
+    def __init__(self, flag: threading.Event):
+        self._flag = flag
+
+    def intercept_service(self, continuation: Any, details: Any) -> Any:
+        if not self._flag.is_set() or details.method.startswith(HEALTH_PREFIX):
+            return continuation(details)
+        return _denying(
+            continuation(details),
+            grpc.StatusCode.UNAVAILABLE,
+            "the server is shutting down; retry (another replica)",
+        )
 
 
 def _rebuild(handler: Any, wrap: Any) -> Any:
@@ -138,12 +160,9 @@ class ClientAllowList(grpc.ServerInterceptor):
 
 
 def read_tokens(path: str) -> tuple[str, ...]:
-    """Tokens from a file, one per line (blank lines and ``#`` comments ignored)."""
-    lines = Path(path).read_text().splitlines()
-    tokens = tuple(s.strip() for s in lines if s.strip() and not s.strip().startswith("#"))
-    if not tokens:
-        raise ValueError(f"{path}: no token in the file")
-    return tokens
+    """Tokens from a file, one per line (blank lines and ``#`` comments ignored); raises
+    InputError naming the file when it holds none or cannot be read."""
+    return tls.read_token_lines("token_file", path)
 
 
 @dataclass
@@ -158,17 +177,36 @@ class Running:
     health: health.HealthServicer
     metrics: Metrics
 
-    def stop(self, grace: float = 5.0) -> None:
-        """Stop taking calls, let calls in progress finish for ``grace`` s, stop workers.
+    def stop(self, grace: float = 5.0) -> int:
+        """Drain, then stop: health goes NOT_SERVING and new calls get UNAVAILABLE; the solves
+        of calls in progress get ``grace`` s to finish, then are stopped and answered with
+        their best checked solution; then the workers stop. Returns how many calls were
+        stopped at the end of the grace period.
 
         Running jobs stay ``RUNNING`` in the store: the next server queues them again.
         """
         self.health.enter_graceful_shutdown()
-        done = self.server.stop(grace)
+        stopped = self.service.drain(grace)
+        # Time for the last answers to leave; what is still open (job watchers) is cancelled.
+        done = self.server.stop(1.0)
         self.service.stop()
         self.pool.close()
-        done.wait(grace + 1)
+        done.wait(2.0)
         self.store.close()
+        return stopped
+
+
+def check_port_free(host: str, port: int) -> None:
+    """Raise OSError when ``host:port`` cannot be bound (in use, or not a local address):
+    found before any worker starts, so a typo costs no warm-up."""
+    if port == 0:
+        return
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        # As the server will (it sets SO_REUSEADDR): a port in TIME_WAIT is free.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        probe.bind(address)
 
 
 def start(config: ServerConfig) -> Running:
@@ -176,7 +214,8 @@ def start(config: ServerConfig) -> Running:
     problems = config.validate()
     if problems:
         raise ValueError("; ".join(problems))
-    # The job store first: a bad database is reported before any worker starts.
+    # What the user can get wrong first (address, database), before any worker starts.
+    check_port_free(config.bind_host, config.port)
     store = JobStore(config.db_path)
     pool = SolvePool(
         config.workers, config.max_queue, grace=config.grace_s, margin=config.deadline_margin_s
@@ -195,7 +234,7 @@ def start(config: ServerConfig) -> Running:
         ("grpc.max_send_message_length", config.max_message_bytes),
         ("grpc.so_reuseport", 0),
     ]
-    interceptors: list[grpc.ServerInterceptor] = []
+    interceptors: list[grpc.ServerInterceptor] = [Draining(service.draining)]
     if config.tokens:
         interceptors.append(TokenAuth(config.tokens))  # who are you? (UNAUTHENTICATED)
     if config.allowed_clients:
@@ -213,10 +252,10 @@ def start(config: ServerConfig) -> Running:
         (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
     )
     address = f"{config.bind_host}:{config.port}"
-    if config.tls:
-        key = Path(config.tls_key).read_bytes()  # type: ignore[arg-type]
-        cert = Path(config.tls_cert).read_bytes()  # type: ignore[arg-type]
-        ca = Path(config.client_ca).read_bytes() if config.client_ca else None
+    pair = tls.read_key_pair("tls_cert", config.tls_cert, "tls_key", config.tls_key)
+    if pair is not None:
+        cert, key = pair
+        ca = tls.read_ca("client_ca", config.client_ca) if config.client_ca else None
         creds = grpc.ssl_server_credentials(
             [(key, cert)], root_certificates=ca, require_client_auth=ca is not None
         )
@@ -246,8 +285,11 @@ def serve(config: ServerConfig) -> int:
     print(
         f"placement: serving on {config.bind_host}:{running.port} ({mode}{auth}, "
         f"{config.workers} workers, queue {config.max_queue}, jobs in {config.db_path}"
-        + (f", {running.service.runner.recovered} interrupted jobs queued again" if
-           running.service.runner.recovered else "")
+        + (
+            f", {running.service.runner.recovered} interrupted jobs queued again"
+            if running.service.runner.recovered
+            else ""
+        )
         + (f", metrics on :{config.metrics_port}" if config.metrics_port is not None else "")
         + ")",
         file=sys.stderr,
@@ -262,6 +304,25 @@ def serve(config: ServerConfig) -> int:
     signal.signal(signal.SIGINT, on_signal)
     while not stop.wait(0.5):
         pass
-    print("placement: shutting down", file=sys.stderr, flush=True)
-    running.stop()
+    print(
+        f"placement: shutting down: calls in progress get {fmt_seconds(config.shutdown_grace_s)}"
+        " s to finish",
+        file=sys.stderr,
+        flush=True,
+    )
+    # A second signal while draining: stop at once (the default action).
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    stopped = running.stop(config.shutdown_grace_s)
+    if stopped:
+        print(
+            f"placement: {stopped} calls answered with their best solution at the end of the "
+            "grace period",
+            file=sys.stderr,
+            flush=True,
+        )
     return 0
+
+
+def fmt_seconds(value: float) -> str:
+    return f"{value:g}"

@@ -6,6 +6,10 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from placement.api.server import tls
+from placement.solver import InputError
+from placement.solver.schema.v1 import placement_pb2
+
 DEFAULT_LIMITS: dict[str, int] = {
     "jobs": 100_000,
     "nodes": 100_000,
@@ -16,6 +20,25 @@ DEFAULT_LIMITS: dict[str, int] = {
 """Per-instance size limits: a list named like a key (``jobs``, ``nodes``, ``tasks``, ...)
 may hold at most that many entries; ``gpus`` limits a family's GPU count; ``items`` applies
 to every other list."""
+
+
+def known_limits() -> tuple[str, ...]:
+    """The names ``--limit`` accepts: those of :data:`DEFAULT_LIMITS` and every list of the
+    ``placement.v1.Instance`` schema (what the server counts, see ``count_lists``)."""
+    names = set(DEFAULT_LIMITS)
+    seen: set[str] = set()
+    stack = [placement_pb2.Instance.DESCRIPTOR]
+    while stack:
+        descriptor = stack.pop()
+        if descriptor.full_name in seen:
+            continue
+        seen.add(descriptor.full_name)
+        for fd in descriptor.fields:
+            if fd.is_repeated:
+                names.add(fd.name)
+            if fd.message_type is not None:
+                stack.append(fd.message_type)
+    return tuple(sorted(names))
 
 
 def default_db_path() -> Path:
@@ -43,12 +66,18 @@ class ServerConfig:
     default_time_limit_s, max_time_limit_s:
         The solver's limit when neither the request nor a deadline gives one, and the most a
         request may ask for.
-    deadline_margin_s:
-        Kept free before the client's deadline (at most a fifth of the time left): the solver
-        stops that much earlier, and if the worker has not answered by half of it before the
-        deadline, the call is answered with the best incumbent so far.
+    deadline_margin_s, deadline_margin_s_per_mb:
+        Kept free before the client's deadline: ``deadline_margin_s`` plus
+        ``deadline_margin_s_per_mb`` per MB of the request (a larger instance has a larger
+        answer to build, check, encode and send; see :meth:`margin_for` and docs/api.md for
+        the measurement), at most 30 % of the time left. The solver stops that much earlier,
+        and if the worker has not answered by half of it before the deadline, the call is
+        answered with the best incumbent so far.
     grace_s:
         How long a solve may overrun its limit before the watchdog kills its worker.
+    shutdown_grace_s:
+        At SIGTERM: how long the solves of calls in progress may run on (new calls get
+        UNAVAILABLE); then they are stopped and answered with their best checked solution.
     max_message_bytes:
         Largest request or response message.
     limits:
@@ -79,7 +108,9 @@ class ServerConfig:
     default_time_limit_s: float = 10.0
     max_time_limit_s: float = 3600.0
     deadline_margin_s: float = 0.1
+    deadline_margin_s_per_mb: float = 4.0
     grace_s: float = 1.0
+    shutdown_grace_s: float = 5.0
     max_message_bytes: int = 64 * 1024 * 1024
     limits: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_LIMITS))
     db_path: str = field(default_factory=lambda: str(default_db_path()))
@@ -91,6 +122,10 @@ class ServerConfig:
     allowed_clients: tuple[str, ...] = ()
     metrics_port: int | None = None
 
+    def margin_for(self, request_bytes: int) -> float:
+        """Seconds kept free before a deadline for a request of ``request_bytes``."""
+        return self.deadline_margin_s + self.deadline_margin_s_per_mb * request_bytes / 1e6
+
     @property
     def tls(self) -> bool:
         return self.tls_cert is not None
@@ -101,6 +136,20 @@ class ServerConfig:
             return self.host
         return "0.0.0.0" if self.tls else "127.0.0.1"
 
+    def check_files(self, names: dict[str, str] | None = None) -> None:
+        """Read and check the TLS files (see :mod:`placement.api.server.tls`); raises
+        InputError naming the setting (``names`` maps ``tls_cert``, ``tls_key`` and
+        ``client_ca`` to what to call them, e.g. the command-line options)."""
+        names = names or {}
+        tls.read_key_pair(
+            names.get("tls_cert", "tls_cert"),
+            self.tls_cert,
+            names.get("tls_key", "tls_key"),
+            self.tls_key,
+        )
+        if self.client_ca is not None:
+            tls.read_ca(names.get("client_ca", "client_ca"), self.client_ca)
+
     def validate(self) -> list[str]:
         """Problems with the settings, one line each (empty when fine)."""
         problems = []
@@ -110,16 +159,14 @@ class ServerConfig:
             problems.append(f"max_queue: got {self.max_queue}, expected >= 0")
         if not 0 <= self.port <= 65535:
             problems.append(f"port: got {self.port}, expected 0..65535")
-        if (self.tls_cert is None) != (self.tls_key is None):
-            problems.append("tls: --tls-cert and --tls-key go together")
+        try:
+            self.check_files()
+        except InputError as exc:
+            problems.append(str(exc))
         if self.allowed_clients and not self.client_ca:
             problems.append("allowed_clients: --allow-client needs mutual TLS (--client-ca)")
         if self.client_ca and not self.tls:
             problems.append("client_ca: mutual TLS needs --tls-cert and --tls-key too")
-        for name in ("tls_cert", "tls_key", "client_ca"):
-            path = getattr(self, name)
-            if path is not None and not Path(path).is_file():
-                problems.append(f"{name}: got {path!r}, expected a readable PEM file")
         if not 0 < self.default_time_limit_s <= self.max_time_limit_s:
             problems.append(
                 f"default_time_limit_s: got {self.default_time_limit_s}, expected in "

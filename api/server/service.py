@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import queue
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -119,6 +120,10 @@ def validate_solve_request(
     return parsed
 
 
+MAX_MARGIN_SHARE = 0.3
+"""The deadline margin takes at most this share of the time a call has left."""
+
+
 @dataclass(frozen=True)
 class Budget:
     """The time a call's solve gets."""
@@ -136,6 +141,23 @@ class Budget:
         if self.deadline is None:
             return None
         return max(0.0, self.deadline - self.margin / 2 - time.time())
+
+
+def budget_for(
+    config: ServerConfig, requested_s: float, remaining_s: float | None, request_bytes: int
+) -> Budget:
+    """The budget of a call: the solver's limit (the request's, or the default; at most the
+    maximum) and, when the client set a deadline ``remaining_s`` from now, a margin before
+    it that grows with the request's size (:meth:`ServerConfig.margin_for`, at most
+    :data:`MAX_MARGIN_SHARE` of the time left); the limit leaves the margin free."""
+    limit = min(requested_s or config.default_time_limit_s, config.max_time_limit_s)
+    margin = config.margin_for(request_bytes)
+    # Without a client deadline gRPC reports None or an effectively infinite time.
+    if remaining_s is None or remaining_s > 10 * 365 * 24 * 3600:
+        return Budget(limit, None, margin)
+    margin = min(margin, MAX_MARGIN_SHARE * max(0.0, remaining_s))
+    limit = max(0.01, min(limit, remaining_s - margin))
+    return Budget(limit, time.time() + remaining_s, margin)
 
 
 class Request:
@@ -178,6 +200,11 @@ class PlacementService(service_pb2_grpc.PlacementSolverServicer):
         )
         pool.on_restart = metrics.worker_restarted
         metrics.bind(pool, store)
+        self.draining = threading.Event()
+        """Set at shutdown: new calls get UNAVAILABLE (see :class:`~placement.api.server.app.
+        Draining`), calls in progress run on."""
+        self._calls: set[Ticket] = set()
+        self._calls_lock = threading.Lock()
 
     def start(self) -> None:
         self.runner.start()
@@ -186,22 +213,41 @@ class PlacementService(service_pb2_grpc.PlacementSolverServicer):
     def stop(self) -> None:
         self.runner.stop()
 
+    def drain(self, grace_s: float, answer_s: float = 2.0) -> int:
+        """Shut down gently: refuse new calls, give the solves of calls in progress up to
+        ``grace_s`` to finish, then stop the rest cooperatively so that each call is answered
+        with its best checked solution (waiting up to ``answer_s`` for the answers). Returns
+        how many calls had to be stopped."""
+        self.draining.set()
+        end = time.monotonic() + grace_s
+        while self._in_progress() and time.monotonic() < end:
+            time.sleep(0.05)
+        late = self._in_progress()
+        for ticket in late:
+            ticket.cancel("shutdown")
+        end = time.monotonic() + answer_s
+        while self._in_progress() and time.monotonic() < end:
+            time.sleep(0.05)
+        return len(late)
+
+    def _in_progress(self) -> list[Ticket]:
+        with self._calls_lock:
+            return list(self._calls)
+
     # --- shared steps -------------------------------------------------------------------
     def _parse(self, req: Any, call: Request) -> messages.ParsedRequest:
         return validate_solve_request(req, self.config.limits, call.fields)
 
-    def _time_limit(self, parsed: messages.ParsedRequest, context: grpc.ServicerContext) -> Budget:
+    def _time_limit(
+        self, parsed: messages.ParsedRequest, context: grpc.ServicerContext, request: Any
+    ) -> Budget:
         """The solver's time limit and the client's deadline."""
-        cfg = self.config
-        limit = parsed.requested_time_limit_s or cfg.default_time_limit_s
-        limit = min(limit, cfg.max_time_limit_s)
-        remaining = context.time_remaining()
-        # Without a client deadline gRPC reports None or an effectively infinite time.
-        if remaining is None or remaining > 10 * 365 * 24 * 3600:
-            return Budget(limit, None, cfg.deadline_margin_s)
-        margin = min(cfg.deadline_margin_s, 0.2 * max(0.0, remaining))
-        limit = max(0.01, min(limit, remaining - margin))
-        return Budget(limit, time.time() + remaining, margin)
+        return budget_for(
+            self.config,
+            parsed.requested_time_limit_s,
+            context.time_remaining(),
+            request.ByteSize(),
+        )
 
     def _submit(self, req: Any, call: Request, budget: Budget, on_event: Any = None) -> Ticket:
         ticket = self.pool.submit(
@@ -220,7 +266,13 @@ class PlacementService(service_pb2_grpc.PlacementSolverServicer):
                 "retry later",
             )
         call.context.add_callback(lambda: ticket.cancel("client cancelled"))
+        with self._calls_lock:
+            self._calls.add(ticket)
         return ticket
+
+    def _answered(self, ticket: Ticket) -> None:
+        with self._calls_lock:
+            self._calls.discard(ticket)
 
     def _response(
         self, parsed: messages.ParsedRequest, ticket: Ticket, outcome: Outcome, call: Request
@@ -253,6 +305,28 @@ class PlacementService(service_pb2_grpc.PlacementSolverServicer):
                 raise Abort(
                     grpc.StatusCode.DEADLINE_EXCEEDED,
                     "no solution was found before the deadline",
+                )
+        elif outcome.kind == "cancelled" and outcome.error == "shutdown":
+            note = (
+                "the server was shutting down: the solve was stopped at the end of the "
+                "grace period; this is the best checked solution it had found"
+            )
+            if outcome.response is not None:
+                resp = service_pb2.SolveResponse.FromString(outcome.response)
+                resp.message = f"{note}; {resp.message}" if resp.message else note
+            else:
+                resp = best_response(
+                    parsed.family,
+                    parsed.instance,
+                    outcome.best,
+                    call.id,
+                    ticket.effective_limit or ticket.time_limit_s,
+                    note + "; reasons for unplaced work were not computed",
+                )
+            if resp is None:
+                raise Abort(
+                    grpc.StatusCode.UNAVAILABLE,
+                    "the server is shutting down and the solve had found no solution yet",
                 )
         elif outcome.kind == "cancelled":
             raise Abort(grpc.StatusCode.CANCELLED, "the solve was cancelled")
@@ -315,10 +389,13 @@ class PlacementService(service_pb2_grpc.PlacementSolverServicer):
 
         def body() -> Any:
             parsed = self._parse(request, call)
-            budget = self._time_limit(parsed, context)
+            budget = self._time_limit(parsed, context, request)
             ticket = self._submit(request, call, budget)
-            outcome = ticket.wait(budget.wait_seconds()) or _at_deadline(ticket)
-            resp = self._response(parsed, ticket, outcome, call)
+            try:
+                outcome = ticket.wait(budget.wait_seconds()) or _at_deadline(ticket)
+                resp = self._response(parsed, ticket, outcome, call)
+            finally:
+                self._answered(ticket)
             self._finish(call, resp, "OK")
             return resp
 
@@ -330,34 +407,41 @@ class PlacementService(service_pb2_grpc.PlacementSolverServicer):
 
         def on_event(kind: str, payload: Any) -> None:
             if kind == "incumbent":
-                events.put(service_pb2.Incumbent.FromString(payload[0]))
+                inc = service_pb2.Incumbent.FromString(payload[0])
+                # With its solution: a client that stops the stream keeps the best one.
+                inc.solution.ParseFromString(payload[1])
+                events.put(inc)
 
         def start() -> tuple[messages.ParsedRequest, Ticket, Budget]:
             parsed = self._parse(request, call)
-            budget = self._time_limit(parsed, context)
+            budget = self._time_limit(parsed, context, request)
             return parsed, self._submit(request, call, budget, on_event), budget
 
         started = self._guard(call, start)
         if started is None:
             return
         parsed, ticket, budget = started
-        outcome = None
-        while outcome is None:
-            left = budget.wait_seconds()
-            outcome = ticket.wait(0.05 if left is None else min(0.05, left))
+        try:
+            outcome = None
+            while outcome is None:
+                left = budget.wait_seconds()
+                outcome = ticket.wait(0.05 if left is None else min(0.05, left))
+                for inc in _drain(events):
+                    yield service_pb2.SolveEvent(incumbent=inc)
+                if outcome is None and left is not None and left <= 0.05:
+                    outcome = _at_deadline(ticket)  # waited until the answer-by time above
             for inc in _drain(events):
                 yield service_pb2.SolveEvent(incumbent=inc)
-            if outcome is None and left is not None and left <= 0.05:
-                outcome = _at_deadline(ticket)  # waited until the answer-by time above
-        for inc in _drain(events):
-            yield service_pb2.SolveEvent(incumbent=inc)
 
-        def finish() -> Any:
-            resp = self._response(parsed, ticket, outcome, call)
-            self._finish(call, resp, "OK")
-            return resp
+            def finish() -> Any:
+                resp = self._response(parsed, ticket, outcome, call)
+                self._finish(call, resp, "OK")
+                return resp
 
-        resp = self._guard(call, finish)
+            resp = self._guard(call, finish)
+        finally:
+            # Also when the client went away mid-stream (the generator is closed).
+            self._answered(ticket)
         if resp is not None:
             yield service_pb2.SolveEvent(result=resp)
 
@@ -537,9 +621,7 @@ class PlacementService(service_pb2_grpc.PlacementSolverServicer):
                     "overrun": "the solve overran its time limit and was stopped by the "
                     "watchdog; this is the best checked incumbent found before",
                 }.get(outcome.kind, f"the solve failed ({outcome.error}); best incumbent")
-                resp = best_response(
-                    family, instance, outcome.best, row.id, row.time_limit_s, note
-                )
+                resp = best_response(family, instance, outcome.best, row.id, row.time_limit_s, note)
             except InputError:
                 resp = None
         data = resp.SerializeToString() if resp is not None else None
@@ -629,4 +711,3 @@ def job_message(row: JobRow | None, with_result: bool = True) -> Any:
     if with_result and row.result:
         msg.result.ParseFromString(row.result)
     return msg
-

@@ -144,7 +144,7 @@ def scenario_workers(kills: int, tmp: Path) -> dict[str, Any]:
         while not stop.is_set():
             doc = rnd.choice([TINY, MEDIUM])
             try:
-                resp = c.solve(doc, time_limit_s=1, timeout=15)
+                resp = c.solve_response(doc, time_limit_s=1, timeout=15)
                 fam, inst = parse_instance(
                     __import__("placement.api.client", fromlist=["x"]).instance_message(doc)
                 )
@@ -181,7 +181,7 @@ def scenario_workers(kills: int, tmp: Path) -> dict[str, Any]:
                 t.join(60)
             jobs = settle_jobs(c, ids, 600)
             healthy = c.health() == "SERVING"
-            after = c.solve(TINY, time_limit_s=2, timeout=60).status
+            after = c.solve_response(TINY, time_limit_s=2, timeout=60).status
     finally:
         srv.stop()
     return dict(
@@ -267,7 +267,7 @@ def scenario_diskfull(tmp: Path, limit: int = 1024 * 1024) -> dict[str, Any]:
                         break
             time.sleep(5)  # jobs run; their outcomes may not be writable
             during = Counter(STATE(c.get_job(i).state) for i in ids)
-            solve_during = service_pb2.SolutionStatus.Name(c.solve(TINY, time_limit_s=2).status)
+            solve_during = service_pb2.SolutionStatus.Name(c.solve_response(TINY, time_limit_s=2).status)
             healthy = c.health() == "SERVING"
     finally:
         srv.stop()
@@ -317,7 +317,7 @@ def scenario_corrupt(tmp: Path) -> dict[str, Any]:
                     codes["OK"] += 1
                 except grpc.RpcError as exc:
                     codes[f"{exc.code().name}: {exc.details()[:100]}"] += 1
-            solve_after = service_pb2.SolutionStatus.Name(c.solve(TINY, time_limit_s=2).status)
+            solve_after = service_pb2.SolutionStatus.Name(c.solve_response(TINY, time_limit_s=2).status)
             healthy = c.health() == "SERVING"
     finally:
         srv.kill()  # no clean shutdown: a checkpoint would write the WAL's good pages back

@@ -84,18 +84,20 @@ class SolveRequest(_message.Message):
     def __init__(self, instance: _Optional[_Union[_placement_pb2.Instance, _Mapping]] = ..., parameters: _Optional[_Union[SolveParameters, _Mapping]] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class Incumbent(_message.Message):
-    __slots__ = ("elapsed_s", "objective", "bound", "gap", "source")
+    __slots__ = ("elapsed_s", "objective", "bound", "gap", "source", "solution")
     ELAPSED_S_FIELD_NUMBER: _ClassVar[int]
     OBJECTIVE_FIELD_NUMBER: _ClassVar[int]
     BOUND_FIELD_NUMBER: _ClassVar[int]
     GAP_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
+    SOLUTION_FIELD_NUMBER: _ClassVar[int]
     elapsed_s: float
     objective: float
     bound: float
     gap: float
     source: str
-    def __init__(self, elapsed_s: _Optional[float] = ..., objective: _Optional[float] = ..., bound: _Optional[float] = ..., gap: _Optional[float] = ..., source: _Optional[str] = ...) -> None: ...
+    solution: _placement_pb2.Solution
+    def __init__(self, elapsed_s: _Optional[float] = ..., objective: _Optional[float] = ..., bound: _Optional[float] = ..., gap: _Optional[float] = ..., source: _Optional[str] = ..., solution: _Optional[_Union[_placement_pb2.Solution, _Mapping]] = ...) -> None: ...
 
 class ObjectiveTerm(_message.Message):
     __slots__ = ("name", "value", "sense")
