@@ -16,12 +16,46 @@ from typing import Any
 import numpy as np
 
 from placement.solver.errors import InputError, ValidationCollector
-from placement.solver.jsonform import finite
+from placement.solver.jsonform import FieldRange, check_ranges, finite, register_ranges
 from placement.solver.schema.v1 import dag_pb2 as pb
 
 DEFAULT_ZONE = "default"
 OBJECTIVES = ("makespan", "cost", "weighted")
 MAX_SLOTS = 1_000_000
+MAX_SECONDS = 10**8
+"""Any one time (a running time, a release, a deadline, a latency): about three years."""
+MAX_TOTAL_SECONDS = 10**9
+"""Every task's longest running time plus every edge's slowest transfer: CP-SAT's times are
+integers scaled by up to 10^6 and kept below 2^50 / tasks, so their sum must stay modest."""
+MAX_BYTES = 10**15
+MAX_MIB = 10**9
+MAX_WORK = 10**9
+MAX_PRICE = 10**4
+MAX_WEIGHT = 1000
+
+RANGES = register_ranges(
+    {
+        "DagMachine.speed": FieldRange(0.001, 10**6, unit="work per second"),
+        "DagMachine.slots": FieldRange(1, MAX_SLOTS, integer=True, unit="cores"),
+        "DagMachine.memory_mib": FieldRange(0, MAX_MIB, integer=True, unit="MiB"),
+        "DagMachine.cost_per_hour": FieldRange(0, MAX_PRICE, unit="per hour"),
+        "DagLink.bandwidth_bytes_per_s": FieldRange(1, MAX_BYTES, unit="bytes per second"),
+        "DagLink.latency_s": FieldRange(0, MAX_SECONDS, unit="seconds"),
+        "TypeTime.seconds": FieldRange(0, MAX_SECONDS, unit="seconds"),
+        "DagTask.work": FieldRange(0, MAX_WORK),
+        "DagTask.memory_mib": FieldRange(0, MAX_MIB, integer=True, unit="MiB"),
+        "DagTask.cores": FieldRange(1, MAX_SLOTS, integer=True),
+        "DagTask.release_s": FieldRange(0, MAX_SECONDS, unit="seconds"),
+        "DagTask.deadline_s": FieldRange(0, MAX_SECONDS, unit="seconds, 0 = none"),
+        "DagTask.data_bytes": FieldRange(0, MAX_BYTES, unit="bytes"),
+        "DagEdge.data_bytes": FieldRange(0, MAX_BYTES, unit="bytes"),
+        "DagInstance.makespan_limit_s": FieldRange(0, MAX_SECONDS, unit="seconds, 0 = none"),
+        "DagInstance.makespan_weight": FieldRange(0, MAX_WEIGHT),
+        "DagInstance.cost_weight": FieldRange(0, MAX_WEIGHT),
+    }
+)
+"""The documented range of every numeric field (docs/library.md lists them), and beyond
+them :data:`MAX_TOTAL_SECONDS` for the sum of the times."""
 
 
 @dataclass(frozen=True)
@@ -286,6 +320,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Da
     """
     v = ValidationCollector()
     P = "dag"
+    check_ranges(msg, RANGES, P, v)
     machines: list[DagMachine] = []
     machine_names: set[str] = set()
     v.require(len(msg.machines) > 0, f"{P}.machines", [], "at least one machine")
@@ -528,8 +563,29 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Da
             tasks[t].name,
             "a task at least one machine can run (type, cores <= slots, memory, pinned data)",
         )
+    _check_total_time(instance)
     instance.validated = True
     return instance
+
+
+def _check_total_time(instance: DagInstance) -> None:
+    """Refuse an instance whose times add up beyond :data:`MAX_TOTAL_SECONDS` (each time may
+    be in range and the sum still overflow the encodings' integers)."""
+    d = instance.duration
+    longest = np.where(np.isfinite(d), d, 0.0).max(axis=1)
+    total = float(longest.sum())
+    if instance.edges:
+        latency, per_byte = instance.network
+        worst_latency, worst_per_byte = float(np.max(latency)), float(np.max(per_byte))
+        total += sum(worst_latency + e.data_bytes * worst_per_byte for e in instance.edges)
+    if not finite(total) or total > MAX_TOTAL_SECONDS:
+        t = int(np.argmax(longest))
+        raise InputError.single(
+            "dag.tasks",
+            f"{total:.3g} s of running and transfer times (task {instance.tasks[t].name!r}: "
+            f"{longest[t]:.3g} s)",
+            f"times that add up to at most {MAX_TOTAL_SECONDS:.0e} s".replace("e+0", "e"),
+        )
 
 
 def instance_to_message(instance: DagInstance) -> Any:

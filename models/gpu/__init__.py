@@ -38,6 +38,7 @@ class GpuFamily(Family):
     name = "gpu"
     sense = "max"
     instance_type = GpuInstance
+    typed_paths = {"nodes": "cluster.nodes", "levels": "cluster.levels"}
     encodings = {
         "cpsat": "placement.models.gpu.cpsat:CpSatEncoding",
         "milp": "placement.models.gpu.milp:MilpEncoding",

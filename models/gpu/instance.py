@@ -14,13 +14,63 @@ from typing import Any
 import numpy as np
 
 from placement.solver.errors import ValidationCollector
-from placement.solver.jsonform import finite, instance_message
+from placement.solver.jsonform import (
+    FieldRange,
+    check_ranges,
+    finite,
+    instance_message,
+    register_ranges,
+)
 from placement.solver.schema.v1 import gpu_pb2 as pb
 
 MILLI = 1000
 """milli-GPU in one whole GPU."""
 MAX_GPUS_PER_NODE = 1024
 MAX_WORKERS = 1_000_000
+MAX_MIB = 10**9
+"""MiB of one node's memory (about a PiB), and of one GPU's."""
+MAX_MILLI_CORES = 10**9
+"""milli-cores of one node (a million cores)."""
+MAX_PRIORITY = 1000
+MAX_TRAFFIC_GB = 10**5
+MIN_BANDWIDTH_GBPS = 0.01
+MAX_BANDWIDTH_GBPS = 10**6
+MAX_PENALTY = 10**6
+
+RANGES = register_ranges(
+    {
+        "TopologyLevel.bandwidth_gbps": FieldRange(
+            MIN_BANDWIDTH_GBPS, MAX_BANDWIDTH_GBPS, unit="GB/s"
+        ),
+        "GpuNode.gpu_count": FieldRange(0, MAX_GPUS_PER_NODE, integer=True, unit="GPUs"),
+        "GpuNode.gpu_memory_mib": FieldRange(0, MAX_MIB, integer=True, unit="MiB"),
+        "GpuNode.nvlink_domain_size": FieldRange(0, MAX_GPUS_PER_NODE, integer=True, unit="GPUs"),
+        "GpuNode.cpu_milli": FieldRange(0, MAX_MILLI_CORES, integer=True, unit="milli-cores"),
+        "GpuNode.memory_mib": FieldRange(0, MAX_MIB, integer=True, unit="MiB"),
+        "GpuNode.cpu_milli_used": FieldRange(0, MAX_MILLI_CORES, integer=True, unit="milli-cores"),
+        "GpuNode.memory_mib_used": FieldRange(0, MAX_MIB, integer=True, unit="MiB"),
+        "GpuUsage.index": FieldRange(0, MAX_GPUS_PER_NODE - 1, integer=True),
+        "GpuUsage.milli_used": FieldRange(0, 1000, integer=True, unit="milli-GPU"),
+        "GpuUsage.memory_mib_used": FieldRange(0, MAX_MIB, integer=True, unit="MiB"),
+        "GpuJob.workers": FieldRange(1, MAX_WORKERS, integer=True),
+        "GpuJob.gpus": FieldRange(0, MAX_GPUS_PER_NODE, integer=True, unit="whole GPUs"),
+        "GpuJob.gpu_milli": FieldRange(0, 999, integer=True, unit="milli-GPU"),
+        "GpuJob.gpu_memory_mib": FieldRange(0, MAX_MIB, integer=True, unit="MiB"),
+        "GpuJob.cpu_milli": FieldRange(0, MAX_MILLI_CORES, integer=True, unit="milli-cores"),
+        "GpuJob.memory_mib": FieldRange(0, MAX_MIB, integer=True, unit="MiB"),
+        "GpuJob.priority": FieldRange(1, MAX_PRIORITY, integer=True),
+        "GpuJob.traffic_gb": FieldRange(0, MAX_TRAFFIC_GB, unit="GB"),
+        "WorkloadClass.gpus": FieldRange(0, MAX_GPUS_PER_NODE, integer=True, unit="whole GPUs"),
+        "WorkloadClass.gpu_milli": FieldRange(0, 999, integer=True, unit="milli-GPU"),
+        "WorkloadClass.weight": FieldRange(1, MAX_WORKERS, integer=True),
+        "GpuInstance.locality_miss_penalty": FieldRange(0, MAX_PENALTY),
+    }
+)
+"""The documented range of every numeric field (docs/library.md lists them). The CP-SAT
+encoding scales communication costs (traffic / bandwidth + penalties) by 10^6 and weighs
+placed GPU demand by priority: within these limits every coefficient stays below 10^14 and
+every objective below 2^62."""
+
 SPAN_SAME_GPU = -1
 """The span level of a job whose workers all share one GPU (inside the innermost level, 0:
 one NVLink domain; 1 is the node, and so on up the topology)."""
@@ -238,6 +288,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Gp
     """
     v = ValidationCollector()
     P = "gpu"
+    check_ranges(msg, RANGES, P, v)
     levels: list[TopologyLevel] = []
     seen_levels: set[str] = set()
     if len(msg.cluster.levels) < 2:
