@@ -15,7 +15,13 @@ from functools import cached_property
 from typing import Any
 
 from placement.solver.errors import ValidationCollector
-from placement.solver.jsonform import finite, instance_message
+from placement.solver.jsonform import (
+    FieldRange,
+    check_ranges,
+    finite,
+    instance_message,
+    register_ranges,
+)
 from placement.solver.schema.v1 import entanglement_pb2 as pb
 
 OBJECTIVES = ("throughput", "max_min")
@@ -25,6 +31,27 @@ DEFAULT_CANDIDATE_PATHS = 8
 MAX_CANDIDATE_PATHS = 1000
 MAX_QUBITS = 1_000_000
 MAX_CHANNELS = 10_000
+MAX_KM = 10**5
+MAX_WEIGHT = 10**6
+
+RANGES = register_ranges(
+    {
+        "QuantumNode.qubits": FieldRange(0, MAX_QUBITS, integer=True),
+        "QuantumNode.swap_success": FieldRange(0, 1, lo_open=True, unit="a probability"),
+        "QuantumNode.x": FieldRange(-(10**9), 10**9),
+        "QuantumNode.y": FieldRange(-(10**9), 10**9),
+        "QuantumLink.channels": FieldRange(1, MAX_CHANNELS, integer=True),
+        "QuantumLink.success": FieldRange(0, 1, lo_open=True, unit="a probability"),
+        "QuantumLink.length_km": FieldRange(0, MAX_KM, unit="km"),
+        "EntanglementRequest.weight": FieldRange(0, MAX_WEIGHT, lo_open=True),
+        "EntanglementRequest.min_fidelity": FieldRange(0, 1, unit="0 = no threshold"),
+        "EntanglementRequest.demand": FieldRange(0, MAX_WEIGHT, lo_open=True, unit="pairs per slot"),
+        "EntanglementInstance.attenuation_per_km": FieldRange(0, 100, unit="loss per km"),
+        "EntanglementInstance.candidate_paths": FieldRange(1, MAX_CANDIDATE_PATHS, integer=True),
+    }
+)
+"""The documented range of every numeric field but the link fidelity (whose lower limit is
+MIN_LINK_FIDELITY, checked below); docs/library.md lists them."""
 MIN_LINK_FIDELITY = 0.25
 """A Werner state of fidelity 1/4 is the maximally mixed state: no entanglement left."""
 
@@ -140,6 +167,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> En
     """
     v = ValidationCollector()
     P = "entanglement"
+    check_ranges(msg, RANGES, P, v)
     alpha = float(msg.attenuation_per_km)
     v.require(
         finite(alpha) and alpha >= 0,

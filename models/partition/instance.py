@@ -19,7 +19,7 @@ from functools import cached_property
 from typing import Any
 
 from placement.solver.errors import ValidationCollector
-from placement.solver.jsonform import finite
+from placement.solver.jsonform import FieldRange, check_ranges, finite, register_ranges
 from placement.solver.schema.v1 import partition_pb2 as pb
 
 NS_PER_S = 1_000_000_000
@@ -35,6 +35,42 @@ MAX_LAYERS = 100_000
 """Most layers an instance may have."""
 MAX_DEVICES = 10_000
 """Most devices an instance may have."""
+MAX_BYTES = 2**50
+"""Bytes of any one size (a PiB)."""
+MAX_FLOPS = 10**21
+MAX_SECONDS = 10**8
+
+RANGES = register_ranges(
+    {
+        "PartitionLayerTime.forward_s": FieldRange(0, MAX_SECONDS, unit="seconds"),
+        "PartitionLayerTime.backward_s": FieldRange(0, MAX_SECONDS, unit="seconds"),
+        "PartitionLayer.param_bytes": FieldRange(0, MAX_BYTES, integer=True, unit="bytes"),
+        "PartitionLayer.activation_bytes": FieldRange(0, MAX_BYTES, integer=True, unit="bytes"),
+        "PartitionLayer.forward_flops": FieldRange(0, MAX_FLOPS, unit="FLOP"),
+        "PartitionLayer.backward_flops": FieldRange(0, MAX_FLOPS, unit="FLOP"),
+        "PartitionLayer.kv_cache_bytes_per_token": FieldRange(
+            0, MAX_BYTES, integer=True, unit="bytes"
+        ),
+        "PartitionLayer.extra_memory_bytes": FieldRange(0, MAX_BYTES, integer=True, unit="bytes"),
+        "PartitionEdge.bytes": FieldRange(0, MAX_BYTES, integer=True, unit="bytes"),
+        "PartitionEdge.transfer_s": FieldRange(0, MAX_SECONDS, unit="seconds"),
+        "PartitionDevice.memory_bytes": FieldRange(0, MAX_BYTES, integer=True, unit="bytes"),
+        "PartitionDevice.flops_per_s": FieldRange(0, MAX_FLOPS, unit="FLOP/s"),
+        "PartitionLinks.inter_node_bandwidth_bytes_per_s": FieldRange(
+            0, 10**15, unit="bytes per second"
+        ),
+        "PartitionLinks.intra_node_bandwidth_bytes_per_s": FieldRange(
+            0, 10**15, unit="bytes per second"
+        ),
+        "PartitionWorkload.batch_size": FieldRange(1, 10**6, integer=True),
+        "PartitionWorkload.context_length": FieldRange(0, 10**8, integer=True, unit="tokens"),
+        "PartitionWorkload.in_flight_microbatches": FieldRange(1, 10**6, integer=True),
+        "PartitionWorkload.gradient_bytes_per_param_byte": FieldRange(0, 100),
+        "PartitionWorkload.optimizer_bytes_per_param_byte": FieldRange(0, 100),
+    }
+)
+"""The documented range of every numeric field (docs/library.md lists them); beyond them,
+times and memory must add up to at most MAX_TOTAL_SECONDS and MAX_TOTAL_BYTES."""
 
 
 class Mode(StrEnum):
@@ -289,6 +325,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
     """
     v = ValidationCollector()
     P = "partition"
+    check_ranges(msg, RANGES, P, v)
     wl = msg.workload
     mode = _MODES.get(int(wl.mode))
     if mode is None:
