@@ -190,6 +190,12 @@ class Family:
         example tuple lengths); raise InputError. Default: none."""
         del instance
 
+    def named_solution(self, instance: Any, solution: Any) -> Any:
+        """The solution keyed by the names of the instance (what :attr:`Result.named`
+        returns). Default: None (the family offers no named view)."""
+        del instance, solution
+        return None
+
     def auto_backend(self, instance: Any) -> str:
         """The encoding ``--backend auto`` runs on ``instance`` (a key of
         :attr:`encodings`). Default: ``cpsat``."""

@@ -667,3 +667,37 @@ def finish(instance: DagInstance, file: str = "") -> DagInstance:
     except InputError as exc:
         raise exc.with_file(file) if file else exc from None
     return out
+
+
+# -------------------------------------------------------------------------------------------
+# The solution by name (Result.named)
+
+
+@dataclass(frozen=True)
+class NamedTaskRun:
+    """Where and when one task runs, by machine name."""
+
+    task: str
+    machine: str
+    start_s: float
+    end_s: float
+
+
+@dataclass(frozen=True)
+class NamedDagSolution:
+    """A :class:`DagSolution` by name: ``runs["t3"].machine``, ``runs["t3"].start_s``."""
+
+    runs: dict[str, NamedTaskRun]
+
+
+def named_solution(instance: DagInstance, solution: DagSolution) -> NamedDagSolution:
+    """The schedule keyed by task name (tasks in instance order)."""
+    ends = end_times(instance, solution)
+    runs = {}
+    for t, task in enumerate(instance.tasks):
+        m = int(solution.machine[t])
+        if 0 <= m < len(instance.machines):
+            runs[task.name] = NamedTaskRun(
+                task.name, instance.machines[m].name, float(solution.start_s[t]), float(ends[t])
+            )
+    return NamedDagSolution(runs)

@@ -417,3 +417,41 @@ def solution_from_message(instance: EntanglementInstance, msg: Any) -> Entanglem
             paths.append(RoutedPath(r, tuple(nodes), int(rp.width)))
     v.raise_if_any()
     return EntanglementSolution(tuple(paths))
+
+
+# -------------------------------------------------------------------------------------------
+# The solution by name (Result.named)
+
+
+@dataclass(frozen=True)
+class NamedRoute:
+    """One routed path by node names, with its width in channels."""
+
+    nodes: tuple[str, ...]
+    width: int
+
+
+@dataclass(frozen=True)
+class NamedEntanglementSolution:
+    """An :class:`EntanglementSolution` by name: ``routes["r1"][0].nodes``; requests with no
+    path are in ``unserved``."""
+
+    routes: dict[str, tuple[NamedRoute, ...]]
+    unserved: tuple[str, ...]
+
+
+def named_solution(
+    instance: EntanglementInstance, solution: EntanglementSolution
+) -> NamedEntanglementSolution:
+    """The paths keyed by request name (requests in instance order)."""
+    by_request: dict[int, list[NamedRoute]] = {}
+    for path in solution.paths:
+        route = NamedRoute(tuple(instance.nodes[n].name for n in path.nodes), int(path.width))
+        by_request.setdefault(path.request, []).append(route)
+    routes = {
+        instance.requests[r].name: tuple(by_request[r])
+        for r in range(len(instance.requests))
+        if r in by_request
+    }
+    unserved = tuple(rq.name for rq in instance.requests if rq.name not in routes)
+    return NamedEntanglementSolution(routes, unserved)

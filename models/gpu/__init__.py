@@ -47,6 +47,7 @@ class GpuFamily(Family):
     instance_from_message = staticmethod(_instance.instance_from_message)
     instance_to_message = staticmethod(_instance.instance_to_message)
     solution_from_message = staticmethod(_instance.solution_from_message)
+    named_solution = staticmethod(_instance.named_solution)
     solution_to_message = staticmethod(_instance.solution_to_message)
     validate_fields = staticmethod(_instance.validate_fields)
 

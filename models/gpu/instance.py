@@ -619,3 +619,45 @@ def validate_fields(instance: GpuInstance) -> None:
                     f"one value per GPU ({node.gpu_count})",
                 )
     v.raise_if_any()
+
+
+# -------------------------------------------------------------------------------------------
+# The solution by name (Result.named)
+
+
+@dataclass(frozen=True)
+class NamedWorker:
+    """Where one worker runs, by node name, and the GPU indices inside the node."""
+
+    node: str
+    gpus: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class NamedJobPlacement:
+    """One placed job: its name and one :class:`NamedWorker` per worker."""
+
+    job: str
+    workers: tuple[NamedWorker, ...]
+
+
+@dataclass(frozen=True)
+class NamedGpuSolution:
+    """A :class:`GpuSolution` by name: ``placements["job-a"].workers[0].node``."""
+
+    placements: dict[str, NamedJobPlacement]
+    unplaced: tuple[str, ...]
+    """Names of the jobs not placed, in instance order."""
+
+
+def named_solution(instance: GpuInstance, solution: GpuSolution) -> NamedGpuSolution:
+    """The solution keyed by job and node names."""
+    placements = {
+        instance.jobs[j].name: NamedJobPlacement(
+            instance.jobs[j].name,
+            tuple(NamedWorker(instance.nodes[w.node].name, tuple(w.gpus)) for w in workers),
+        )
+        for j, workers in sorted(solution.placements.items())
+    }
+    unplaced = tuple(job.name for job in instance.jobs if job.name not in placements)
+    return NamedGpuSolution(placements, unplaced)

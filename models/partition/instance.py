@@ -642,3 +642,30 @@ def solution_to_message(
                 layer=instance.layers[layer].name, device=instance.devices[device].name
             )
     return msg
+
+
+# -------------------------------------------------------------------------------------------
+# The solution by name (Result.named)
+
+
+@dataclass(frozen=True)
+class NamedPartitionSolution:
+    """A :class:`PartitionSolution` by name: ``device_of["layer-3"] == "gpu-1"``; ``stages``
+    lists each used device's layers in pipeline order."""
+
+    device_of: dict[str, str]
+    stages: dict[str, tuple[str, ...]]
+
+
+def named_solution(
+    instance: PartitionInstance, solution: PartitionSolution
+) -> NamedPartitionSolution:
+    """The assignment keyed by layer name, and the stages keyed by device name."""
+    device_of: dict[str, str] = {}
+    stages: dict[str, list[str]] = {}
+    for layer, device in enumerate(solution.device_of):
+        if 0 <= device < len(instance.devices):
+            name, dev = instance.layers[layer].name, instance.devices[device].name
+            device_of[name] = dev
+            stages.setdefault(dev, []).append(name)
+    return NamedPartitionSolution(device_of, {d: tuple(ls) for d, ls in stages.items()})
