@@ -135,4 +135,3 @@ def check(instance: Any, solution: Any) -> CheckReport:
         except InputError as exc:
             raise (exc.with_file(file) if file else exc) from None
     return get_family(family.name).check(inst, solution)
-

@@ -350,7 +350,11 @@ def _check_value(
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
         if not isinstance(value, hint):
             names = ", ".join(str(m.value) for m in hint)
-            v.add(path, value if isinstance(value, str) else Shown(_describe(value)), f"one of {names}")
+            v.add(
+                path,
+                value if isinstance(value, str) else Shown(_describe(value)),
+                f"one of {names}",
+            )
         return
     if origin in (list, tuple):
         if not isinstance(value, list | tuple):

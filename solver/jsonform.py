@@ -75,7 +75,7 @@ def format_number(value: float) -> str:
             k = abs(v).bit_length() - 1
             if abs(v) == base**k:
                 return f"{'-' if v < 0 else ''}2**{k}"
-            if abs(v) == base**(k + 1) - 1:
+            if abs(v) == base ** (k + 1) - 1:
                 return f"{'-' if v < 0 else ''}2**{k + 1}-1"
         return f"{value:.6g}"
     return f"{value:.6g}"

@@ -657,7 +657,6 @@ def solution_from_message(instance: DagInstance, msg: Any) -> DagSolution:
     return solution
 
 
-
 def finish(instance: DagInstance, file: str = "") -> DagInstance:
     """Validate a loaded instance with the rules of instance files (errors name ``file``)."""
     try:

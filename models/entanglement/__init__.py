@@ -23,6 +23,7 @@ from placement.models.entanglement.generate import GENERATORS
 from placement.models.entanglement.greedy import qcast_greedy
 from placement.models.entanglement.instance import (
     EntanglementInstance,
+    EntanglementRequest,
     EntanglementSolution,
     QuantumLink,
     QuantumNode,
@@ -84,6 +85,7 @@ FAMILY = EntanglementFamily()
 __all__ = [
     "FAMILY",
     "EntanglementInstance",
+    "EntanglementRequest",
     "EntanglementSolution",
     "QuantumLink",
     "QuantumNode",

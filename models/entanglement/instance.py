@@ -45,7 +45,9 @@ RANGES = register_ranges(
         "QuantumLink.length_km": FieldRange(0, MAX_KM, unit="km"),
         "EntanglementRequest.weight": FieldRange(0, MAX_WEIGHT, lo_open=True),
         "EntanglementRequest.min_fidelity": FieldRange(0, 1, unit="0 = no threshold"),
-        "EntanglementRequest.demand": FieldRange(0, MAX_WEIGHT, lo_open=True, unit="pairs per slot"),
+        "EntanglementRequest.demand": FieldRange(
+            0, MAX_WEIGHT, lo_open=True, unit="pairs per slot"
+        ),
         "EntanglementInstance.attenuation_per_km": FieldRange(0, 100, unit="loss per km"),
         "EntanglementInstance.candidate_paths": FieldRange(1, MAX_CANDIDATE_PATHS, integer=True),
     }
@@ -84,7 +86,7 @@ class QuantumLink:
 
 
 @dataclass(frozen=True)
-class Request:
+class EntanglementRequest:
     """Entanglement wanted between node indices ``source`` and ``destination``.
 
     ``demand`` (pairs per slot) caps the throughput that counts; None = no cap.
@@ -106,7 +108,7 @@ class EntanglementInstance:
 
     nodes: list[QuantumNode]
     links: list[QuantumLink]
-    requests: list[Request]
+    requests: list[EntanglementRequest]
     attenuation_per_km: float = 0.0
     objective: str = "throughput"
     candidate_paths: int = DEFAULT_CANDIDATE_PATHS
@@ -264,7 +266,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> En
             )
         )
 
-    requests: list[Request] = []
+    requests: list[EntanglementRequest] = []
     names: set[str] = set()
     for i, rq in enumerate(msg.requests):
         path = f"{P}.requests[{i}]"
@@ -301,7 +303,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> En
                 finite(demand) and demand > 0, f"{path}.demand", rq.demand, "pairs per slot > 0"
             )
         requests.append(
-            Request(
+            EntanglementRequest(
                 rq.name,
                 s if s is not None else -1,
                 d if d is not None else -1,
@@ -358,7 +360,6 @@ def instance_to_message(instance: EntanglementInstance) -> Any:
     msg.objective = instance.objective
     msg.candidate_paths = instance.candidate_paths
     return msg
-
 
 
 def instance_from_dict(data: dict[str, Any]) -> EntanglementInstance:
@@ -455,3 +456,7 @@ def named_solution(
     }
     unserved = tuple(rq.name for rq in instance.requests if rq.name not in routes)
     return NamedEntanglementSolution(routes, unserved)
+
+
+# The name before the family-prefixed convention (docs/library.md, "Names"), kept for callers.
+Request = EntanglementRequest

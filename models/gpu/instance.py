@@ -600,7 +600,6 @@ def solution_to_message(
     return msg
 
 
-
 def instance_from_dict(data: dict[str, Any]) -> GpuInstance:
     """An instance from the JSON form of its ``gpu`` section (validated)."""
     return instance_from_message(instance_message({"gpu": data}).gpu)

@@ -90,7 +90,7 @@ class Mode(StrEnum):
 
 
 @dataclass(frozen=True)
-class LayerTime:
+class PartitionLayerTime:
     """Measured seconds of a layer on one device type."""
 
     device_type: str
@@ -99,7 +99,7 @@ class LayerTime:
 
 
 @dataclass(frozen=True)
-class Layer:
+class PartitionLayer:
     """A layer (or operator) of the model; see ``PartitionLayer`` in partition.proto."""
 
     name: str
@@ -110,9 +110,9 @@ class Layer:
     kv_cache_bytes_per_token: int = 0
     extra_memory_bytes: int = 0
     colocation_group: str = ""
-    times: tuple[LayerTime, ...] = ()
+    times: tuple[PartitionLayerTime, ...] = ()
 
-    def measured(self, device_type: str) -> LayerTime | None:
+    def measured(self, device_type: str) -> PartitionLayerTime | None:
         """The measured time for ``device_type``, if any."""
         for t in self.times:
             if t.device_type == device_type:
@@ -121,7 +121,7 @@ class Layer:
 
 
 @dataclass(frozen=True)
-class Edge:
+class PartitionEdge:
     """A data dependency: ``bytes`` (or a fixed ``transfer_s``) from layer ``src`` to ``dst``."""
 
     src: int
@@ -131,7 +131,7 @@ class Edge:
 
 
 @dataclass(frozen=True)
-class Device:
+class PartitionDevice:
     """An accelerator with ``memory_bytes`` for the model and ``flops_per_s`` of compute."""
 
     name: str
@@ -142,7 +142,7 @@ class Device:
 
 
 @dataclass(frozen=True)
-class Links:
+class PartitionLinks:
     """Bandwidth between devices, bytes/s: inter-node, and intra-node (0 = the same)."""
 
     inter_node_bandwidth_bytes_per_s: float = 0.0
@@ -150,7 +150,7 @@ class Links:
 
 
 @dataclass(frozen=True)
-class Workload:
+class PartitionWorkload:
     """The mode and its memory accounting; see ``PartitionWorkload`` in partition.proto."""
 
     mode: Mode = Mode.TRAINING
@@ -187,11 +187,11 @@ class PartitionInstance:
 
     family_name = "partition"
 
-    layers: list[Layer]
-    devices: list[Device]
-    links: Links = field(default_factory=Links)
-    workload: Workload = field(default_factory=Workload)
-    edges: list[Edge] = field(default_factory=list)
+    layers: list[PartitionLayer]
+    devices: list[PartitionDevice]
+    links: PartitionLinks = field(default_factory=PartitionLinks)
+    workload: PartitionWorkload = field(default_factory=PartitionWorkload)
+    edges: list[PartitionEdge] = field(default_factory=list)
     """Explicit DAG edges; empty for a chain (then :attr:`graph_edges` derives them)."""
     name: str = ""
     description: str = ""
@@ -208,12 +208,13 @@ class PartitionInstance:
         return {d.name: i for i, d in enumerate(self.devices)}
 
     @cached_property
-    def graph_edges(self) -> list[Edge]:
+    def graph_edges(self) -> list[PartitionEdge]:
         """The edges of the model: the explicit ones, or the chain's (i -> i + 1)."""
         if self.edges:
             return list(self.edges)
         return [
-            Edge(i, i + 1, self.layers[i].activation_bytes) for i in range(len(self.layers) - 1)
+            PartitionEdge(i, i + 1, self.layers[i].activation_bytes)
+            for i in range(len(self.layers) - 1)
         ]
 
     def layer_memory_bytes(self, layer: int) -> int:
@@ -269,7 +270,7 @@ def layer_time_ns(instance: PartitionInstance, layer: int, device: int) -> int:
     return seconds_to_ns(flops / dev.flops_per_s)
 
 
-def edge_time_ns(instance: PartitionInstance, edge: Edge, a: int, b: int) -> int:
+def edge_time_ns(instance: PartitionInstance, edge: PartitionEdge, a: int, b: int) -> int:
     """Nanoseconds to move ``edge``'s data from device ``a`` to device ``b`` (0 if a == b)."""
     if a == b:
         return 0
@@ -348,7 +349,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
     )
     grad = _non_negative_float(v, grad, f"{P}.workload.gradient_bytes_per_param_byte", "a factor")
     opt = _non_negative_float(v, opt, f"{P}.workload.optimizer_bytes_per_param_byte", "a factor")
-    workload = Workload(
+    workload = PartitionWorkload(
         mode=mode,
         batch_size=max(1, batch),
         context_length=max(0, wl.context_length),
@@ -359,7 +360,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
     )
     training = mode is Mode.TRAINING
 
-    devices: list[Device] = []
+    devices: list[PartitionDevice] = []
     device_names: set[str] = set()
     v.require(
         0 < len(msg.devices) <= MAX_DEVICES,
@@ -378,9 +379,9 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
         v.require(mem <= MAX_TOTAL_BYTES, f"{path}.memory_bytes", mem, "bytes <= 2**62")
         mem = min(mem, MAX_TOTAL_BYTES)
         flops = _non_negative_float(v, d.flops_per_s, f"{path}.flops_per_s", "FLOP/s")
-        devices.append(Device(d.name, d.type, mem, flops, d.node))
+        devices.append(PartitionDevice(d.name, d.type, mem, flops, d.node))
 
-    layers: list[Layer] = []
+    layers: list[PartitionLayer] = []
     layer_names: set[str] = set()
     v.require(
         0 < len(msg.layers) <= MAX_LAYERS,
@@ -393,7 +394,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
         v.require(bool(lay.name), f"{path}.name", lay.name, "a non-empty layer name")
         v.require(lay.name not in layer_names, f"{path}.name", lay.name, "a layer name used once")
         layer_names.add(lay.name)
-        times: list[LayerTime] = []
+        times: list[PartitionLayerTime] = []
         seen_types: set[str] = set()
         for k, t in enumerate(lay.times):
             tp = f"{path}.times[{k}]"
@@ -407,8 +408,8 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
             seen_types.add(t.device_type)
             fwd = _non_negative_float(v, t.forward_s, f"{tp}.forward_s", "seconds")
             bwd = _non_negative_float(v, t.backward_s, f"{tp}.backward_s", "seconds")
-            times.append(LayerTime(t.device_type, fwd, bwd))
-        layer = Layer(
+            times.append(PartitionLayerTime(t.device_type, fwd, bwd))
+        layer = PartitionLayer(
             name=lay.name,
             param_bytes=_non_negative_int(v, lay.param_bytes, f"{path}.param_bytes", "bytes"),
             activation_bytes=_non_negative_int(
@@ -444,7 +445,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
         layers.append(layer)
 
     index = {layer.name: i for i, layer in enumerate(layers)}
-    edges: list[Edge] = []
+    edges: list[PartitionEdge] = []
     needs_bandwidth = False
     for k, e in enumerate(msg.edges):
         path = f"{P}.edges[{k}]"
@@ -462,7 +463,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
         transfer = _non_negative_float(v, e.transfer_s, f"{path}.transfer_s", "seconds")
         needs_bandwidth |= nbytes > 0 and transfer == 0
         if ok and src is not None and dst is not None:
-            edges.append(Edge(src, dst, nbytes, transfer))
+            edges.append(PartitionEdge(src, dst, nbytes, transfer))
     if not msg.edges:
         needs_bandwidth = any(lay.activation_bytes > 0 for lay in layers[:-1])
     inter = _non_negative_float(
@@ -488,7 +489,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
     instance = PartitionInstance(
         layers=layers,
         devices=devices,
-        links=Links(inter, intra),
+        links=PartitionLinks(inter, intra),
         workload=workload,
         edges=edges,
         name=name,
@@ -669,3 +670,12 @@ def named_solution(
             device_of[name] = dev
             stages.setdefault(dev, []).append(name)
     return NamedPartitionSolution(device_of, {d: tuple(ls) for d, ls in stages.items()})
+
+
+# The names before the family-prefixed convention (docs/library.md, "Names"), kept for callers.
+LayerTime = PartitionLayerTime
+Layer = PartitionLayer
+Edge = PartitionEdge
+Device = PartitionDevice
+Links = PartitionLinks
+Workload = PartitionWorkload
