@@ -24,7 +24,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from placement.solver.errors import InputError
+from placement.solver.errors import InputError, Shown
 from placement.solver.family import (
     CheckReport,
     family_of,
@@ -32,7 +32,13 @@ from placement.solver.family import (
     instance_from_document,
     validate,
 )
-from placement.solver.jsonform import check_file_kind, load_json, parse_json_text, solution_message
+from placement.solver.jsonform import (
+    check_file_kind,
+    json_type_name,
+    load_json,
+    parse_json_text,
+    solution_message,
+)
 from placement.solver.options import SolveOptions
 from placement.solver.portfolio import solve as _solve
 from placement.solver.result import Result
@@ -62,13 +68,17 @@ def _document(source: Any, what: str) -> tuple[dict[str, Any], str | None]:
     if isinstance(source, dict):
         return source, None
     if isinstance(source, os.PathLike) or (
-        isinstance(source, str) and not source.lstrip().startswith("{")
+        isinstance(source, str) and not source.lstrip().startswith(("{", "["))
     ):
         return load_json(source), os.fspath(source)
     if isinstance(source, str):
         return parse_json_text(source), None
+    plain = source is None or isinstance(source, int | float | list)
+    shown = (
+        json_type_name(source) if plain else Shown(f"an object of class {type(source).__name__}")
+    )
     raise InputError.single(
-        "", f"a {type(source).__name__}", f"{what}: a file path, JSON text or a dict"
+        "", shown, f"{what}: a file path, JSON text, a dict or a typed {what.split()[-1]}"
     )
 
 

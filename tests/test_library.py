@@ -240,3 +240,15 @@ def test_every_family_reads_its_solution_by_name() -> None:
         name = read(result.named)
         assert isinstance(name, str) and name, family
         assert result.to_dict()["solution"] is not None, family
+
+
+def test_messages_carry_no_python_type_names(tmp_path: Path) -> None:
+    with pytest.raises(InputError) as info:
+        placement.load(None)
+    assert str(info.value).startswith("got null, expected an instance: a file path")
+    with pytest.raises(InputError) as info:
+        placement.load("[1, 2]")
+    assert str(info.value) == "got a JSON list, expected a JSON object"
+    with pytest.raises(InputError) as info:
+        SolveOptions(time_limit_s=None)  # type: ignore[arg-type]
+    assert str(info.value).startswith("time_limit_s: got null, expected")
