@@ -252,3 +252,25 @@ def test_messages_carry_no_python_type_names(tmp_path: Path) -> None:
     with pytest.raises(InputError) as info:
         SolveOptions(time_limit_s=None)  # type: ignore[arg-type]
     assert str(info.value).startswith("time_limit_s: got null, expected")
+
+
+@pytest.mark.parametrize(
+    "field,value,expected",
+    [
+        ("gpu_count", "8", "gpu.cluster.nodes[0].gpu_count: got '8', expected an integer in"),
+        ("gpu_count", 10**12, "gpu.cluster.nodes[0].gpu_count: got 1e12, expected an integer"),
+        ("groups", "rack", "gpu.cluster.nodes[0].groups: got a string, expected a list"),
+    ],
+)
+def test_a_typed_node_of_the_wrong_shape_is_named_not_crashed(
+    field: str, value: Any, expected: str
+) -> None:
+    # gpu_count="8" raised TypeError and 10**12 a MemoryError while the node was built.
+    fields = dict(
+        name="n0", gpu_type="A100", gpu_count=8, gpu_memory_mib=40_960,
+        nvlink_domain_size=4, cpu_milli=64_000, memory_mib=512_000,
+    )  # fmt: skip
+    node = GpuNode(**{**fields, field: value})
+    with pytest.raises(InputError) as info:
+        placement.load(GpuInstance(levels=LEVELS, nodes=[node], jobs=[GpuJob("j")]))
+    assert str(info.value).startswith(expected), str(info.value)

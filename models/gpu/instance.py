@@ -104,12 +104,16 @@ class GpuNode:
     """Per GPU, the MiB of GPU memory in use (length ``gpu_count``)."""
 
     def __post_init__(self) -> None:
-        # A node built in code may leave the per-GPU usage out: all GPUs free.
-        if not self.gpu_milli_used and self.gpu_count > 0:
-            object.__setattr__(self, "gpu_milli_used", (0,) * self.gpu_count)
-        if not self.gpu_memory_mib_used and self.gpu_count > 0:
-            object.__setattr__(self, "gpu_memory_mib_used", (0,) * self.gpu_count)
-        object.__setattr__(self, "groups", tuple(self.groups))
+        # A node built in code may leave the per-GPU usage out: all GPUs free. A count of
+        # the wrong type or size is left for validation to name (gpu.cluster.nodes[i]).
+        count = self.gpu_count
+        if isinstance(count, int) and 0 < count <= MAX_GPUS_PER_NODE:
+            if not self.gpu_milli_used:
+                object.__setattr__(self, "gpu_milli_used", (0,) * count)
+            if not self.gpu_memory_mib_used:
+                object.__setattr__(self, "gpu_memory_mib_used", (0,) * count)
+        if isinstance(self.groups, list):
+            object.__setattr__(self, "groups", tuple(self.groups))
 
     def nvlink_domain(self, gpu: int) -> int:
         """The NVLink domain of GPU ``gpu``."""
