@@ -306,12 +306,6 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Gp
         v.require(bool(lv.name), f"{path}.name", lv.name, "a non-empty level name")
         v.require(lv.name not in seen_levels, f"{path}.name", lv.name, "a level name used once")
         seen_levels.add(lv.name)
-        v.require(
-            finite(lv.bandwidth_gbps) and lv.bandwidth_gbps > 0,
-            f"{path}.bandwidth_gbps",
-            lv.bandwidth_gbps,
-            "a bandwidth in GB/s > 0",
-        )
         if levels and finite(lv.bandwidth_gbps) and lv.bandwidth_gbps > levels[-1].bandwidth_gbps:
             v.add(
                 f"{path}.bandwidth_gbps",
@@ -330,24 +324,9 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Gp
         v.require(bool(nd.name), f"{path}.name", nd.name, "a non-empty node name")
         v.require(nd.name not in node_names, f"{path}.name", nd.name, "a node name used once")
         node_names.add(nd.name)
-        ok = v.require(
-            0 <= nd.gpu_count <= MAX_GPUS_PER_NODE,
-            f"{path}.gpu_count",
-            nd.gpu_count,
-            f"an integer in [0, {MAX_GPUS_PER_NODE}]",
-        )
-        gpu_count = nd.gpu_count if ok else 0
+        gpu_count = nd.gpu_count if RANGES["GpuNode.gpu_count"].contains(nd.gpu_count) else 0
         if gpu_count > 0:
             v.require(bool(nd.gpu_type), f"{path}.gpu_type", nd.gpu_type, "a GPU type name")
-        v.require(nd.gpu_memory_mib >= 0, f"{path}.gpu_memory_mib", nd.gpu_memory_mib, "MiB >= 0")
-        v.require(
-            nd.nvlink_domain_size >= 0,
-            f"{path}.nvlink_domain_size",
-            nd.nvlink_domain_size,
-            "GPUs per NVLink domain >= 0 (0 = one domain)",
-        )
-        v.require(nd.cpu_milli >= 0, f"{path}.cpu_milli", nd.cpu_milli, "milli-cores >= 0")
-        v.require(nd.memory_mib >= 0, f"{path}.memory_mib", nd.memory_mib, "MiB >= 0")
         v.require(
             0 <= nd.cpu_milli_used <= max(nd.cpu_milli, 0),
             f"{path}.cpu_milli_used",
@@ -423,31 +402,12 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Gp
         job_names.add(jb.name)
         workers = jb.workers if jb.HasField("workers") else 1
         v.require(
-            1 <= workers <= MAX_WORKERS,
-            f"{path}.workers",
-            workers,
-            f"an integer in [1, {MAX_WORKERS}]",
-        )
-        v.require(
-            0 <= jb.gpus <= MAX_GPUS_PER_NODE,
-            f"{path}.gpus",
-            jb.gpus,
-            f"whole GPUs in [0, {MAX_GPUS_PER_NODE}]",
-        )
-        v.require(
-            0 <= jb.gpu_milli < MILLI, f"{path}.gpu_milli", jb.gpu_milli, "milli-GPU in [0, 999]"
-        )
-        v.require(
             not (jb.gpus > 0 and jb.gpu_milli > 0),
             f"{path}.gpu_milli",
             jb.gpu_milli,
             "0 when gpus > 0 (a worker takes whole GPUs or a share of one, not both)",
         )
-        v.require(jb.gpu_memory_mib >= 0, f"{path}.gpu_memory_mib", jb.gpu_memory_mib, "MiB >= 0")
-        v.require(jb.cpu_milli >= 0, f"{path}.cpu_milli", jb.cpu_milli, "milli-cores >= 0")
-        v.require(jb.memory_mib >= 0, f"{path}.memory_mib", jb.memory_mib, "MiB >= 0")
         priority = jb.priority if jb.HasField("priority") else 1
-        v.require(priority >= 1, f"{path}.priority", priority, "an integer >= 1")
         if jb.locality_level:
             v.require(
                 jb.locality_level in seen_levels,
@@ -462,12 +422,6 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Gp
                 True,
                 "false unless locality_level names a level",
             )
-        v.require(
-            finite(jb.traffic_gb) and jb.traffic_gb >= 0,
-            f"{path}.traffic_gb",
-            jb.traffic_gb,
-            "GB >= 0",
-        )
         jobs.append(
             GpuJob(
                 name=jb.name,
@@ -486,18 +440,9 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Gp
         )
 
     mix: list[WorkloadClass] = []
-    for i, c in enumerate(msg.expected_mix):
-        path = f"{P}.expected_mix[{i}]"
-        v.require(c.gpus >= 0, f"{path}.gpus", c.gpus, "whole GPUs >= 0")
-        v.require(
-            0 <= c.gpu_milli < MILLI, f"{path}.gpu_milli", c.gpu_milli, "milli-GPU in [0, 999]"
-        )
-        v.require(c.weight >= 1, f"{path}.weight", c.weight, "an integer weight >= 1")
+    for c in msg.expected_mix:
         mix.append(WorkloadClass(c.gpus, c.gpu_milli, c.weight))
     penalty = msg.locality_miss_penalty if msg.HasField("locality_miss_penalty") else 1.0
-    v.require(
-        finite(penalty) and penalty >= 0, f"{P}.locality_miss_penalty", penalty, "a number >= 0"
-    )
     v.raise_if_any()
     return GpuInstance(
         levels=levels,
