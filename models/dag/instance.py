@@ -330,16 +330,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Da
         v.require(mc.name not in machine_names, f"{path}.name", mc.name, "a name used once")
         machine_names.add(mc.name)
         speed = _positive_or_default(mc, "speed", 1.0)
-        v.require(finite(speed) and speed > 0, f"{path}.speed", speed, "a speed factor > 0")
         slots = _positive_or_default(mc, "slots", 1)
-        v.require(1 <= slots <= MAX_SLOTS, f"{path}.slots", slots, f"slots in [1, {MAX_SLOTS}]")
-        v.require(mc.memory_mib >= 0, f"{path}.memory_mib", mc.memory_mib, "MiB >= 0")
-        v.require(
-            finite(mc.cost_per_hour) and mc.cost_per_hour >= 0,
-            f"{path}.cost_per_hour",
-            mc.cost_per_hour,
-            "a price per hour >= 0",
-        )
         machines.append(
             DagMachine(
                 name=mc.name,
@@ -362,19 +353,8 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Da
         key = frozenset((from_zone, to_zone))
         v.require(key not in pairs, f"{path}", [from_zone, to_zone], "one link per zone pair")
         pairs.add(key)
-        ok_bw = v.require(
-            finite(lk.bandwidth_bytes_per_s) and lk.bandwidth_bytes_per_s > 0,
-            f"{path}.bandwidth_bytes_per_s",
-            lk.bandwidth_bytes_per_s,
-            "bytes per second > 0",
-        )
-        ok_lat = v.require(
-            finite(lk.latency_s) and lk.latency_s >= 0,
-            f"{path}.latency_s",
-            lk.latency_s,
-            "seconds >= 0",
-        )
-        if ok_bw and ok_lat:
+        ok_bw = RANGES["DagLink.bandwidth_bytes_per_s"].contains(lk.bandwidth_bytes_per_s)
+        if ok_bw and RANGES["DagLink.latency_s"].contains(lk.latency_s):
             links.append(
                 DagLink(from_zone, to_zone, float(lk.bandwidth_bytes_per_s), float(lk.latency_s))
             )
@@ -395,7 +375,6 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Da
         v.require(bool(tk.name), f"{path}.name", tk.name, "a non-empty task name")
         v.require(tk.name not in task_names, f"{path}.name", tk.name, "a name used once")
         task_names.add(tk.name)
-        v.require(finite(tk.work) and tk.work >= 0, f"{path}.work", tk.work, "work >= 0")
         times: dict[str, float] = {}
         for j, entry in enumerate(tk.times):
             type_name, seconds = entry.type, entry.seconds
@@ -408,25 +387,9 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Da
                 "a machine type of the instance: " + ", ".join(sorted(types)),
             ):
                 continue
-            if v.require(
-                finite(seconds) and seconds >= 0, f"{tpath}.seconds", seconds, "seconds >= 0"
-            ):
+            if RANGES["TypeTime.seconds"].contains(seconds):
                 times[type_name] = float(seconds)
         cores = _positive_or_default(tk, "cores", 1)
-        v.require(1 <= cores <= MAX_SLOTS, f"{path}.cores", cores, f"cores in [1, {MAX_SLOTS}]")
-        v.require(tk.memory_mib >= 0, f"{path}.memory_mib", tk.memory_mib, "MiB >= 0")
-        v.require(
-            finite(tk.release_s) and tk.release_s >= 0,
-            f"{path}.release_s",
-            tk.release_s,
-            "seconds >= 0",
-        )
-        v.require(
-            finite(tk.deadline_s) and tk.deadline_s >= 0,
-            f"{path}.deadline_s",
-            tk.deadline_s,
-            "seconds >= 0 (0 = none)",
-        )
         if tk.deadline_s > 0 and finite(tk.release_s) and finite(tk.deadline_s):
             v.require(
                 tk.deadline_s >= tk.release_s,
@@ -454,12 +417,6 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Da
                 tk.data_machine,
                 "the name of a machine of the instance",
             )
-        v.require(
-            finite(tk.data_bytes) and tk.data_bytes >= 0,
-            f"{path}.data_bytes",
-            tk.data_bytes,
-            "bytes >= 0",
-        )
         v.require(
             not tk.data_pinned or bool(tk.data_zone or tk.data_machine),
             f"{path}.data_pinned",
@@ -497,12 +454,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Da
             [ed.parent, ed.child],
             "each edge once",
         )
-        ok &= v.require(
-            finite(ed.data_bytes) and ed.data_bytes >= 0,
-            f"{path}.data_bytes",
-            ed.data_bytes,
-            "bytes >= 0",
-        )
+        ok &= RANGES["DagEdge.data_bytes"].contains(ed.data_bytes)
         seen_edges.add((ed.parent, ed.child))
         if ok:
             edges.append(DagEdge(ed.parent, ed.child, float(ed.data_bytes)))
@@ -511,12 +463,6 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Da
     v.require(
         objective in OBJECTIVES, f"{P}.objective", msg.objective, "one of " + ", ".join(OBJECTIVES)
     )
-    v.require(
-        finite(msg.makespan_limit_s) and msg.makespan_limit_s >= 0,
-        f"{P}.makespan_limit_s",
-        msg.makespan_limit_s,
-        "seconds >= 0 (0 = none)",
-    )
     if objective == "cost":
         v.require(
             msg.makespan_limit_s > 0,
@@ -524,9 +470,6 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Da
             msg.makespan_limit_s,
             "seconds > 0 (the cost objective minimises cost under a makespan limit)",
         )
-    for attr in ("makespan_weight", "cost_weight"):
-        value = getattr(msg, attr)
-        v.require(finite(value) and value >= 0, f"{P}.{attr}", value, "a weight >= 0")
     if objective == "weighted":
         v.require(
             msg.makespan_weight > 0 or msg.cost_weight > 0,
