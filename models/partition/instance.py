@@ -73,7 +73,7 @@ RANGES = register_ranges(
 times and memory must add up to at most MAX_TOTAL_SECONDS and MAX_TOTAL_BYTES."""
 
 
-class Mode(StrEnum):
+class PartitionMode(StrEnum):
     """The workload: what the split is for."""
 
     TRAINING = "TRAINING_PIPELINE"
@@ -86,7 +86,7 @@ class Mode(StrEnum):
     @property
     def bottleneck(self) -> bool:
         """True when the objective is the slowest stage (pipelining), False for a sum."""
-        return self is not Mode.INFERENCE
+        return self is not PartitionMode.INFERENCE
 
 
 @dataclass(frozen=True)
@@ -153,7 +153,7 @@ class PartitionLinks:
 class PartitionWorkload:
     """The mode and its memory accounting; see ``PartitionWorkload`` in partition.proto."""
 
-    mode: Mode = Mode.TRAINING
+    mode: PartitionMode = PartitionMode.TRAINING
     batch_size: int = 1
     context_length: int = 0
     in_flight_microbatches: int = 1
@@ -170,13 +170,13 @@ class PartitionWorkload:
     def max_stages(self) -> int | None:
         """Serving: at most ``in_flight_microbatches`` stages, so that the pipeline is full
         (each stage decodes its own micro-batch) and ``batch_size / step time`` is the rate."""
-        return self.in_flight_microbatches if self.mode is Mode.SERVING else None
+        return self.in_flight_microbatches if self.mode is PartitionMode.SERVING else None
 
     @property
     def comm_factor(self) -> int:
         """Edge bytes are multiplied by this: training also sends the gradient back; a serving
         step carries ``batch_size`` sequences."""
-        if self.mode is Mode.TRAINING:
+        if self.mode is PartitionMode.TRAINING:
             return 2
         return self.batch_size
 
@@ -226,13 +226,15 @@ class PartitionInstance:
         sequences (every micro-batch in the pipeline keeps its KV cache on every stage).
         """
         lay, w = self.layers[layer], self.workload
-        if w.mode is Mode.TRAINING:
+        if w.mode is PartitionMode.TRAINING:
             state = math.ceil(
                 lay.param_bytes
                 * (1.0 + w.gradient_bytes_per_param_byte + w.optimizer_bytes_per_param_byte)
             )
             return lay.extra_memory_bytes + state + lay.activation_bytes * w.in_flight_microbatches
-        sequences = w.batch_size * (w.in_flight_microbatches if w.mode is Mode.SERVING else 1)
+        sequences = w.batch_size * (
+            w.in_flight_microbatches if w.mode is PartitionMode.SERVING else 1
+        )
         per_sequence = lay.activation_bytes + lay.kv_cache_bytes_per_token * w.context_length
         return lay.extra_memory_bytes + lay.param_bytes + per_sequence * sequences
 
@@ -258,12 +260,12 @@ def layer_time_ns(instance: PartitionInstance, layer: int, device: int) -> int:
     """
     lay, dev, w = instance.layers[layer], instance.devices[device], instance.workload
     measured = lay.measured(dev.type)
-    training = w.mode is Mode.TRAINING
+    training = w.mode is PartitionMode.TRAINING
     if measured is not None:
         seconds = measured.forward_s + (measured.backward_s if training else 0.0)
         return seconds_to_ns(seconds)
     flops = lay.forward_flops + (lay.backward_flops if training else 0.0)
-    if w.mode is Mode.SERVING:
+    if w.mode is PartitionMode.SERVING:
         flops *= w.batch_size
     if flops == 0:
         return 0
@@ -306,7 +308,12 @@ class PartitionSolution:
 # -------------------------------------------------------------------------------------------
 # From and to the placement/v1 message
 
-_MODES = {0: Mode.TRAINING, 1: Mode.TRAINING, 2: Mode.INFERENCE, 3: Mode.SERVING}
+_MODES = {
+    0: PartitionMode.TRAINING,
+    1: PartitionMode.TRAINING,
+    2: PartitionMode.INFERENCE,
+    3: PartitionMode.SERVING,
+}
 
 
 def _non_negative_int(v: ValidationCollector, value: int, path: str, what: str) -> int:
@@ -335,7 +342,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
             int(wl.mode),
             "TRAINING_PIPELINE, INFERENCE_LATENCY or LLM_SERVING",
         )
-        mode = Mode.TRAINING
+        mode = PartitionMode.TRAINING
     batch = wl.batch_size if wl.HasField("batch_size") else 1
     v.require(batch >= 1, f"{P}.workload.batch_size", batch, "an integer >= 1")
     v.require(
@@ -358,7 +365,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
         optimizer_bytes_per_param_byte=opt,
         non_contiguous=bool(wl.non_contiguous),
     )
-    training = mode is Mode.TRAINING
+    training = mode is PartitionMode.TRAINING
 
     devices: list[PartitionDevice] = []
     device_names: set[str] = set()
@@ -514,12 +521,12 @@ def _check_magnitudes(instance: PartitionInstance, v: ValidationCollector) -> No
     total_bytes = 0
     for i, lay in enumerate(instance.layers):
         path = f"{P}.layers[{i}]"
-        training = w.mode is Mode.TRAINING
+        training = w.mode is PartitionMode.TRAINING
         worst = max(
             (t.forward_s + (t.backward_s if training else 0.0) for t in lay.times), default=0.0
         )
         flops = lay.forward_flops + (lay.backward_flops if training else 0.0)
-        if w.mode is Mode.SERVING:
+        if w.mode is PartitionMode.SERVING:
             flops *= w.batch_size
         if flops > 0 and slowest > 0:
             worst = max(worst, flops / slowest)
@@ -561,7 +568,7 @@ def _check_magnitudes(instance: PartitionInstance, v: ValidationCollector) -> No
             return
 
 
-_MODE_VALUES = {Mode.TRAINING: 1, Mode.INFERENCE: 2, Mode.SERVING: 3}
+_MODE_VALUES = {PartitionMode.TRAINING: 1, PartitionMode.INFERENCE: 2, PartitionMode.SERVING: 3}
 
 
 def instance_to_message(instance: PartitionInstance) -> Any:
@@ -598,7 +605,7 @@ def instance_to_message(instance: PartitionInstance) -> Any:
     msg.links.inter_node_bandwidth_bytes_per_s = instance.links.inter_node_bandwidth_bytes_per_s
     msg.links.intra_node_bandwidth_bytes_per_s = instance.links.intra_node_bandwidth_bytes_per_s
     w = instance.workload
-    msg.workload.mode = _MODE_VALUES[Mode(w.mode)]
+    msg.workload.mode = _MODE_VALUES[PartitionMode(w.mode)]
     msg.workload.batch_size = w.batch_size
     msg.workload.context_length = w.context_length
     msg.workload.in_flight_microbatches = w.in_flight_microbatches
@@ -674,6 +681,7 @@ def named_solution(
 
 # The names before the family-prefixed convention (docs/library.md, "Names"), kept for callers.
 LayerTime = PartitionLayerTime
+Mode = PartitionMode
 Layer = PartitionLayer
 Edge = PartitionEdge
 Device = PartitionDevice
