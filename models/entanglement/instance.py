@@ -171,21 +171,9 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> En
     P = "entanglement"
     check_ranges(msg, RANGES, P, v)
     alpha = float(msg.attenuation_per_km)
-    v.require(
-        finite(alpha) and alpha >= 0,
-        f"{P}.attenuation_per_km",
-        msg.attenuation_per_km,
-        "a loss per km >= 0",
-    )
     objective = msg.objective or "throughput"
     v.require(objective in OBJECTIVES, f"{P}.objective", msg.objective, " or ".join(OBJECTIVES))
     k = msg.candidate_paths if msg.HasField("candidate_paths") else DEFAULT_CANDIDATE_PATHS
-    v.require(
-        1 <= k <= MAX_CANDIDATE_PATHS,
-        f"{P}.candidate_paths",
-        k,
-        f"an integer in [1, {MAX_CANDIDATE_PATHS}]",
-    )
 
     nodes: list[QuantumNode] = []
     index: dict[str, int] = {}
@@ -195,16 +183,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> En
         if v.require(bool(nd.name), f"{path}.name", nd.name, "a non-empty node name"):
             v.require(nd.name not in index, f"{path}.name", nd.name, "a node name used once")
         index.setdefault(nd.name, i)
-        v.require(
-            0 <= nd.qubits <= MAX_QUBITS,
-            f"{path}.qubits",
-            nd.qubits,
-            f"an integer in [0, {MAX_QUBITS}]",
-        )
         q = nd.swap_success if nd.HasField("swap_success") else 1.0
-        v.require(finite(q) and 0 < q <= 1, f"{path}.swap_success", q, "a probability in (0, 1]")
-        v.require(finite(nd.x), f"{path}.x", nd.x, "a finite coordinate")
-        v.require(finite(nd.y), f"{path}.y", nd.y, "a finite coordinate")
         nodes.append(QuantumNode(nd.name, int(nd.qubits), float(q), float(nd.x), float(nd.y)))
 
     links: list[QuantumLink] = []
@@ -222,20 +201,8 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> En
             pair = (min(a, b), max(a, b))
             v.require(pair not in pairs, path, f"{lk.a}-{lk.b}", "at most one link per node pair")
             pairs.add(pair)
-        v.require(
-            1 <= lk.channels <= MAX_CHANNELS,
-            f"{path}.channels",
-            lk.channels,
-            f"an integer in [1, {MAX_CHANNELS}]",
-        )
-        v.require(
-            finite(lk.length_km) and lk.length_km >= 0, f"{path}.length_km", lk.length_km, "km >= 0"
-        )
         if lk.HasField("success"):
             p = float(lk.success)
-            v.require(
-                finite(p) and 0 < p <= 1, f"{path}.success", lk.success, "a probability in (0, 1]"
-            )
         elif finite(alpha) and alpha >= 0 and finite(lk.length_km) and lk.length_km >= 0:
             exponent = alpha * lk.length_km
             p = math.exp(-exponent) if finite(exponent) else 0.0
@@ -289,19 +256,9 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> En
                 f"a node other than the source {rq.source!r}",
             )
         w = rq.weight if rq.HasField("weight") else 1.0
-        v.require(finite(w) and w > 0, f"{path}.weight", w, "a weight > 0")
-        v.require(
-            finite(rq.min_fidelity) and 0 <= rq.min_fidelity <= 1,
-            f"{path}.min_fidelity",
-            rq.min_fidelity,
-            "a fidelity in [0, 1] (0 = no threshold)",
-        )
         demand = None
         if rq.HasField("demand"):
             demand = float(rq.demand)
-            v.require(
-                finite(demand) and demand > 0, f"{path}.demand", rq.demand, "pairs per slot > 0"
-            )
         requests.append(
             EntanglementRequest(
                 rq.name,
