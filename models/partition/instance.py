@@ -316,14 +316,14 @@ _MODES = {
 }
 
 
-def _non_negative_int(v: ValidationCollector, value: int, path: str, what: str) -> int:
-    v.require(value >= 0, path, value, f"{what} >= 0")
+def _clamp_int(value: int) -> int:
+    """A count out of range as 0 (its RANGES entry reported it), so validation goes on."""
     return max(0, int(value))
 
 
-def _non_negative_float(v: ValidationCollector, value: float, path: str, what: str) -> float:
-    ok = v.require(finite(value) and value >= 0, path, value, f"{what}: a finite number >= 0")
-    return float(value) if ok else 0.0
+def _clamp_float(value: float) -> float:
+    """A number out of range as 0.0 (its RANGES entry reported it)."""
+    return float(value) if finite(value) and value >= 0 else 0.0
 
 
 def instance_from_message(msg: Any, name: str = "", description: str = "") -> PartitionInstance:
@@ -344,18 +344,13 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
         )
         mode = PartitionMode.TRAINING
     batch = wl.batch_size if wl.HasField("batch_size") else 1
-    v.require(batch >= 1, f"{P}.workload.batch_size", batch, "an integer >= 1")
-    v.require(
-        wl.context_length >= 0, f"{P}.workload.context_length", wl.context_length, "tokens >= 0"
-    )
     inflight = wl.in_flight_microbatches if wl.HasField("in_flight_microbatches") else 1
-    v.require(inflight >= 1, f"{P}.workload.in_flight_microbatches", inflight, "an integer >= 1")
     grad = wl.gradient_bytes_per_param_byte if wl.HasField("gradient_bytes_per_param_byte") else 1.0
     opt = (
         wl.optimizer_bytes_per_param_byte if wl.HasField("optimizer_bytes_per_param_byte") else 2.0
     )
-    grad = _non_negative_float(v, grad, f"{P}.workload.gradient_bytes_per_param_byte", "a factor")
-    opt = _non_negative_float(v, opt, f"{P}.workload.optimizer_bytes_per_param_byte", "a factor")
+    grad = _clamp_float(grad)
+    opt = _clamp_float(opt)
     workload = PartitionWorkload(
         mode=mode,
         batch_size=max(1, batch),
@@ -381,11 +376,10 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
         v.require(d.name not in device_names, f"{path}.name", d.name, "a device name used once")
         device_names.add(d.name)
         v.require(bool(d.type), f"{path}.type", d.type, "a device type name")
-        mem = _non_negative_int(v, d.memory_bytes, f"{path}.memory_bytes", "bytes")
+        mem = _clamp_int(d.memory_bytes)
         # The solvers add memory in int64: a capacity near 2**64 would wrap around.
-        v.require(mem <= MAX_TOTAL_BYTES, f"{path}.memory_bytes", mem, "bytes <= 2**62")
         mem = min(mem, MAX_TOTAL_BYTES)
-        flops = _non_negative_float(v, d.flops_per_s, f"{path}.flops_per_s", "FLOP/s")
+        flops = _clamp_float(d.flops_per_s)
         devices.append(PartitionDevice(d.name, d.type, mem, flops, d.node))
 
     layers: list[PartitionLayer] = []
@@ -413,27 +407,17 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
                 "each device type timed once per layer",
             )
             seen_types.add(t.device_type)
-            fwd = _non_negative_float(v, t.forward_s, f"{tp}.forward_s", "seconds")
-            bwd = _non_negative_float(v, t.backward_s, f"{tp}.backward_s", "seconds")
+            fwd = _clamp_float(t.forward_s)
+            bwd = _clamp_float(t.backward_s)
             times.append(PartitionLayerTime(t.device_type, fwd, bwd))
         layer = PartitionLayer(
             name=lay.name,
-            param_bytes=_non_negative_int(v, lay.param_bytes, f"{path}.param_bytes", "bytes"),
-            activation_bytes=_non_negative_int(
-                v, lay.activation_bytes, f"{path}.activation_bytes", "bytes"
-            ),
-            forward_flops=_non_negative_float(
-                v, lay.forward_flops, f"{path}.forward_flops", "FLOPs"
-            ),
-            backward_flops=_non_negative_float(
-                v, lay.backward_flops, f"{path}.backward_flops", "FLOPs"
-            ),
-            kv_cache_bytes_per_token=_non_negative_int(
-                v, lay.kv_cache_bytes_per_token, f"{path}.kv_cache_bytes_per_token", "bytes"
-            ),
-            extra_memory_bytes=_non_negative_int(
-                v, lay.extra_memory_bytes, f"{path}.extra_memory_bytes", "bytes"
-            ),
+            param_bytes=_clamp_int(lay.param_bytes),
+            activation_bytes=_clamp_int(lay.activation_bytes),
+            forward_flops=_clamp_float(lay.forward_flops),
+            backward_flops=_clamp_float(lay.backward_flops),
+            kv_cache_bytes_per_token=_clamp_int(lay.kv_cache_bytes_per_token),
+            extra_memory_bytes=_clamp_int(lay.extra_memory_bytes),
             colocation_group=lay.colocation_group,
             times=tuple(times),
         )
@@ -466,25 +450,15 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
                 e.dst,
                 f"a layer listed after {e.src!r} (layers are in topological order)",
             )
-        nbytes = _non_negative_int(v, e.bytes, f"{path}.bytes", "bytes")
-        transfer = _non_negative_float(v, e.transfer_s, f"{path}.transfer_s", "seconds")
+        nbytes = _clamp_int(e.bytes)
+        transfer = _clamp_float(e.transfer_s)
         needs_bandwidth |= nbytes > 0 and transfer == 0
         if ok and src is not None and dst is not None:
             edges.append(PartitionEdge(src, dst, nbytes, transfer))
     if not msg.edges:
         needs_bandwidth = any(lay.activation_bytes > 0 for lay in layers[:-1])
-    inter = _non_negative_float(
-        v,
-        msg.links.inter_node_bandwidth_bytes_per_s,
-        f"{P}.links.inter_node_bandwidth_bytes_per_s",
-        "bytes/s",
-    )
-    intra = _non_negative_float(
-        v,
-        msg.links.intra_node_bandwidth_bytes_per_s,
-        f"{P}.links.intra_node_bandwidth_bytes_per_s",
-        "bytes/s",
-    )
+    inter = _clamp_float(msg.links.inter_node_bandwidth_bytes_per_s)
+    intra = _clamp_float(msg.links.intra_node_bandwidth_bytes_per_s)
     if needs_bandwidth and len(devices) > 1:
         v.require(
             inter > 0,
