@@ -46,13 +46,15 @@ class FieldRange:
     """True when ``lo`` itself is refused (``value > lo``)."""
 
     def contains(self, value: float) -> bool:
-        """Whether ``value`` is inside the range."""
-        if not finite(value):
+        """Whether ``value`` is inside the range (NaN is not: every comparison fails)."""
+        try:
+            above = value > self.lo if self.lo_open else value >= self.lo
+            inside = above and value <= self.hi
+        except TypeError:
             return False
-        if self.integer and (isinstance(value, float) and not value.is_integer()):
-            return False
-        above = value > self.lo if self.lo_open else value >= self.lo
-        return above and value <= self.hi
+        if inside and self.integer and isinstance(value, float):
+            return value.is_integer()
+        return inside
 
     def expected(self) -> str:
         """The range in words, e.g. ``an integer in [0, 1024] (GPUs)``."""
@@ -106,31 +108,48 @@ def declared_range(type_name: str, field_name: str, prefix: str = "") -> FieldRa
     )
 
 
+_PLANS: dict[tuple[int, str], tuple[list[Any], list[Any]]] = {}
+"""Per (table, message type): the ranged scalar fields and the message fields to walk."""
+
+
+def _plan(descriptor: Any, table: RangeTable) -> tuple[list[Any], list[Any]]:
+    key = (id(table), descriptor.full_name)
+    plan = _PLANS.get(key)
+    if plan is None:
+        scalars, messages = [], []
+        for fd in descriptor.fields:
+            if fd.type == FieldDescriptor.TYPE_MESSAGE:
+                messages.append((fd.name, fd.is_repeated))
+                continue
+            rng = table.get(f"{descriptor.name}.{fd.name}")
+            if rng is not None:
+                optional = fd.has_presence and not fd.is_repeated
+                scalars.append((fd.name, rng, fd.is_repeated, optional))
+        plan = _PLANS[key] = (scalars, messages)
+    return plan
+
+
 def check_ranges(message: Any, table: RangeTable, path: str, collector: Any) -> None:
     """Add an error to ``collector`` for each numeric field of ``message`` (recursively) that
     is outside its range in ``table``. Fields with presence that are unset are skipped (their
     defaults apply); paths are the JSON paths, ``gpu.jobs[3].gpus``."""
-    descriptor = message.DESCRIPTOR
-    for fd in descriptor.fields:
-        here = f"{path}.{fd.name}" if path else fd.name
-        if fd.type == FieldDescriptor.TYPE_MESSAGE:
-            value = getattr(message, fd.name)
-            if fd.is_repeated:
-                for i, item in enumerate(value):
-                    check_ranges(item, table, f"{here}[{i}]", collector)
-            elif message.HasField(fd.name):
-                check_ranges(value, table, here, collector)
+    scalars, messages = _plan(message.DESCRIPTOR, table)
+    for name, rng, repeated, optional in scalars:
+        if optional and not message.HasField(name):
             continue
-        rng = table.get(f"{descriptor.name}.{fd.name}")
-        if rng is None:
-            continue
-        if fd.has_presence and not fd.is_repeated and not message.HasField(fd.name):
-            continue
-        value = getattr(message, fd.name)
-        items = list(enumerate(value)) if fd.is_repeated else [(None, value)]
-        for i, item in items:
-            if not rng.contains(item):
-                collector.add(here if i is None else f"{here}[{i}]", item, rng.expected())
+        value = getattr(message, name)
+        if repeated:
+            for i, item in enumerate(value):
+                if not rng.contains(item):
+                    collector.add(f"{path}.{name}[{i}]", item, rng.expected())
+        elif not rng.contains(value):
+            collector.add(f"{path}.{name}", value, rng.expected())
+    for name, repeated in messages:
+        if repeated:
+            for i, item in enumerate(getattr(message, name)):
+                check_ranges(item, table, f"{path}.{name}[{i}]", collector)
+        elif message.HasField(name):
+            check_ranges(getattr(message, name), table, f"{path}.{name}", collector)
 
 
 def json_type_name(value: Any) -> str:
