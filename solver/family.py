@@ -234,9 +234,11 @@ class Family:
     # -- written once -----------------------------------------------------------------
 
     def validate(self, instance: Any) -> None:
-        """Validate a typed instance built in code with the rules applied to files: the
-        family's own field rules, then a round trip through its message (raises InputError
-        naming every bad field; marks the instance validated)."""
+        """Validate a typed instance built in code with the rules applied to files, with the
+        same field paths and words: every field's type against its annotation (and its
+        declared range), the family's own field rules, then a round trip through its message
+        (the ranges and rules of files). Raises InputError naming every bad field; marks the
+        instance validated. A list given for a tuple field is stored as a tuple."""
         if not isinstance(instance, self.instance_type):
             raise InputError.single(
                 "instance", Shown(_describe(instance)), f"a {self.instance_type.__name__}"
