@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +44,9 @@ from placement.solver.result import Result
 
 
 def _version() -> str:
+    # Local: importlib.metadata costs ~50 ms at start-up; only __version__ needs it.
+    from importlib import metadata
+
     try:
         return metadata.version("placement-solver")
     except metadata.PackageNotFoundError:  # a checkout on sys.path, not installed
@@ -57,8 +59,14 @@ def _version() -> str:
             return "0+unknown"
 
 
-__version__ = _version()
-"""The installed distribution's version (``placement-solver``)."""
+def __getattr__(name: str) -> Any:
+    """``__version__``, computed on first use (the installed distribution's version)."""
+    if name == "__version__":
+        version = _version()
+        globals()["__version__"] = version
+        return version
+    raise AttributeError(f"module 'placement' has no attribute {name!r}")
+
 
 __all__ = ["InputError", "Result", "SolveOptions", "__version__", "check", "load", "solve"]
 
