@@ -294,8 +294,14 @@ _HINTS: dict[type, list[tuple[str, Any]]] = {}
 def _typed_fields(cls: type) -> list[tuple[str, Any]]:
     """The dataclass fields of ``cls`` as (name, resolved type hint)."""
     if cls not in _HINTS:
-        hints = typing.get_type_hints(cls)
-        _HINTS[cls] = [(f.name, hints.get(f.name, Any)) for f in dataclasses.fields(cls)]
+        if not dataclasses.is_dataclass(cls):
+            _HINTS[cls] = []  # an embedder's family with its own instance type: its own rules
+        else:
+            try:
+                hints = typing.get_type_hints(cls)
+            except (NameError, TypeError):  # an annotation that does not resolve: not checked
+                hints = {}
+            _HINTS[cls] = [(f.name, hints.get(f.name, Any)) for f in dataclasses.fields(cls)]
     return _HINTS[cls]
 
 
