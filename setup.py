@@ -14,8 +14,10 @@ FOLDERS = ("solver", "models", "api", "benchmarks")
 EXCLUDED = ("benchmarks.reliability",)
 """Packages of the folders that are not installed."""
 
-packages = []
-package_dir = {}
+packages = ["placement"]
+package_dir = {"placement": "placement"}
+"""``placement`` itself: ``placement/__init__.py`` (solve, check, load, __version__) and
+``py.typed``."""
 for folder in FOLDERS:
     for sub in [folder, *(f"{folder}.{p}" for p in find_packages(folder))]:
         if sub in EXCLUDED or sub.startswith(tuple(f"{e}." for e in EXCLUDED)):
@@ -27,5 +29,8 @@ for folder in FOLDERS:
 setup(
     packages=packages,
     package_dir=package_dir,
-    package_data={"placement.solver.schema": ["proto/placement/v1/*.proto"]},
+    package_data={
+        "placement": ["py.typed"],
+        "placement.solver.schema": ["proto/placement/v1/*.proto"],
+    },
 )

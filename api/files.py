@@ -18,6 +18,7 @@ from typing import Any
 from placement.solver.errors import InputError
 from placement.solver.family import Family, family_names, get_family
 from placement.solver.jsonform import (
+    check_file_kind,
     family_key,
     instance_message,
     load_json,
@@ -110,6 +111,10 @@ def _read_envelope(
     key."""
     file = os.fspath(path)
     data = load_json(file) if text is None else parse_json_text(text, file=file)
+    try:
+        check_file_kind(data, "instance" if message_cls is pb.Instance else "solution")
+    except InputError as exc:
+        raise exc.with_file(file) from None
     _check_envelope_keys(data, message_cls, file)
     try:
         msg = parse(data)

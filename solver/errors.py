@@ -11,6 +11,33 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+class Shown(str):
+    """A value shown as it is in a message (a description such as ``a JSON list``), not
+    quoted like the user's own text."""
+
+    __slots__ = ()
+
+
+def show_value(value: Any) -> str:
+    """The bad value as a message shows it: quoted text, numbers as written, JSON names."""
+    if isinstance(value, Shown):
+        return str(value)
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")) or abs(value) >= 1e7:
+            return f"{value:.6g}"
+        return repr(value)
+    if isinstance(value, int) and abs(value) >= 10**12:
+        digits = str(abs(value))
+        sign = "-" if value < 0 else ""
+        rest = digits[1:6].rstrip("0")
+        return f"{sign}{digits[0]}{'.' + rest if rest else ''}e{len(digits) - 1}"
+    return repr(value)
+
+
 @dataclass
 class FieldError:
     """One bad field: where it is, what it holds, and what was expected."""
@@ -20,7 +47,7 @@ class FieldError:
     expected: str
 
     def __str__(self) -> str:
-        shown = repr(self.value)
+        shown = show_value(self.value)
         if len(shown) > 80:
             shown = shown[:77] + "..."
         if not self.path:
@@ -60,7 +87,10 @@ class ValidationCollector:
         self.errors: list[FieldError] = []
 
     def add(self, path: str, value: Any, expected: str) -> None:
-        """Record one bad field."""
+        """Record one bad field (a path already reported keeps its first error: the declared
+        range of a field is checked first, the family's finer rules after it)."""
+        if any(e.path == path for e in self.errors):
+            return
         self.errors.append(FieldError(path, value, expected))
 
     def require(self, ok: bool, path: str, value: Any, expected: str) -> bool:

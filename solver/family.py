@@ -7,14 +7,26 @@ touches its own folder, one line in :data:`FAMILY_MODULES`, the proto, docs and 
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import importlib
+import types
+import typing
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
+from placement.solver import jsonform
 from placement.solver.cancel import CancellationToken
-from placement.solver.errors import InputError
-from placement.solver.jsonform import family_key, instance_message, message_to_dict
+from placement.solver.errors import InputError, Shown, ValidationCollector
+from placement.solver.jsonform import (
+    FieldRange,
+    declared_range,
+    family_key,
+    instance_message,
+    json_type_name,
+    message_to_dict,
+)
 from placement.solver.options import SolveOptions
 from placement.solver.result import StopReason
 
@@ -178,6 +190,12 @@ class Family:
         example tuple lengths); raise InputError. Default: none."""
         del instance
 
+    def named_solution(self, instance: Any, solution: Any) -> Any:
+        """The solution keyed by the names of the instance (what :attr:`Result.named`
+        returns). Default: None (the family offers no named view)."""
+        del instance, solution
+        return None
+
     def auto_backend(self, instance: Any) -> str:
         """The encoding ``--backend auto`` runs on ``instance`` (a key of
         :attr:`encodings`). Default: ``cpsat``."""
@@ -205,20 +223,35 @@ class Family:
         """Run every code path of a solve once on a small instance (a fresh service worker
         calls it, so its first request pays no first-call costs). Default: nothing."""
 
+    typed_paths: ClassVar[dict[str, str]] = {}
+    """Attribute of the typed instance -> its JSON path inside the family section, where the
+    two differ (gpu: ``nodes`` -> ``cluster.nodes``), so errors on typed instances name the
+    field as files do."""
+
     plot: ClassVar[Callable[[Any, Any, str], None] | None] = None
     """``plot(instance, solution, out_path)`` draws a solution (``placement plot``), or None."""
 
     # -- written once -----------------------------------------------------------------
 
     def validate(self, instance: Any) -> None:
-        """Validate a typed instance built in code with the rules applied to files: the
-        family's own field rules, then a round trip through its message (raises InputError
-        naming every bad field; marks the instance validated)."""
+        """Validate a typed instance built in code with the rules applied to files, with the
+        same field paths and words: every field's type against its annotation (and its
+        declared range), the family's own field rules, then a round trip through its message
+        (the ranges and rules of files). Raises InputError naming every bad field; marks the
+        instance validated. A list given for a tuple field is stored as a tuple."""
         if not isinstance(instance, self.instance_type):
-            article = "an" if self.instance_type.__name__[0] in "AEIOU" else "a"
             raise InputError.single(
-                "instance", type(instance).__name__, f"{article} {self.instance_type.__name__}"
+                "instance", Shown(_describe(instance)), f"a {self.instance_type.__name__}"
             )
+        v = ValidationCollector()
+        prefix = self.name.capitalize()
+        for name, hint in _typed_fields(type(instance)):
+            if name == "validated":
+                continue
+            path = self.typed_paths.get(name, name)
+            where = path if name in ("name", "description") else f"{self.name}.{path}"
+            _check_typed(instance, name, hint, where, prefix, v)
+        v.raise_if_any()
         self.validate_fields(instance)
         try:
             message = self.instance_to_message(instance)
@@ -248,6 +281,114 @@ class Family:
         return getattr(importlib.import_module(module), cls)()
 
 
+def _describe(value: Any) -> str:
+    """A value's kind in a message: JSON words for plain data, the class for objects."""
+    if isinstance(value, str | int | float | bool | list | tuple | dict) or value is None:
+        return json_type_name(value)
+    return f"a {type(value).__name__}"
+
+
+_HINTS: dict[type, list[tuple[str, Any]]] = {}
+
+
+def _typed_fields(cls: type) -> list[tuple[str, Any]]:
+    """The dataclass fields of ``cls`` as (name, resolved type hint)."""
+    if cls not in _HINTS:
+        if not dataclasses.is_dataclass(cls):
+            _HINTS[cls] = []  # an embedder's family with its own instance type: its own rules
+        else:
+            try:
+                hints = typing.get_type_hints(cls)
+            except (NameError, TypeError):  # an annotation that does not resolve: not checked
+                hints = {}
+            _HINTS[cls] = [(f.name, hints.get(f.name, Any)) for f in dataclasses.fields(cls)]
+    return _HINTS[cls]
+
+
+_SCALAR_WORDS = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+
+
+def _check_scalar(value: Any, hint: type) -> bool:
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    return isinstance(value, str)
+
+
+def _check_typed(
+    owner: Any, name: str, hint: Any, path: str, prefix: str, v: ValidationCollector
+) -> None:
+    """Check one field of a typed dataclass against its annotation, with the words (and the
+    declared range) a file's field gets. A list given for a tuple field is stored as a tuple,
+    so frozen objects stay hashable."""
+    value = getattr(owner, name)
+    rng = declared_range(type(owner).__name__, name, prefix)
+    _check_value(value, hint, path, rng, prefix, v)
+    if typing.get_origin(hint) is tuple and isinstance(value, list):
+        object.__setattr__(owner, name, tuple(value))
+
+
+def _check_value(
+    value: Any,
+    hint: Any,
+    path: str,
+    rng: FieldRange | None,
+    prefix: str,
+    v: ValidationCollector,
+) -> None:
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if hint is Any or (isinstance(hint, type) and hint.__module__.startswith("numpy")):
+        return
+    if origin in (types.UnionType, typing.Union):
+        if value is None and type(None) in args:
+            return
+        hint = next(a for a in args if a is not type(None))
+        origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint in _SCALAR_WORDS:
+        if not _check_scalar(value, hint):
+            shown = value if isinstance(value, str) else Shown(_describe(value))
+            v.add(path, shown, rng.expected() if rng else _SCALAR_WORDS[hint])
+        elif rng is not None and not isinstance(value, bool) and not rng.contains(value):
+            v.add(path, value, rng.expected())
+        return
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        if not isinstance(value, hint):
+            names = ", ".join(str(m.value) for m in hint)
+            v.add(
+                path,
+                value if isinstance(value, str) else Shown(_describe(value)),
+                f"one of {names}",
+            )
+        return
+    if origin in (list, tuple):
+        if not isinstance(value, list | tuple):
+            v.add(path, Shown(_describe(value)), "a list")
+            return
+        item = args[0] if args else Any
+        for i, element in enumerate(value):
+            _check_value(element, item, f"{path}[{i}]", rng, prefix, v)
+        return
+    if origin is dict:
+        if not isinstance(value, dict):
+            v.add(path, Shown(_describe(value)), "a mapping")
+            return
+        key_hint, value_hint = args or (Any, Any)
+        for key, element in value.items():
+            _check_value(key, key_hint, f"{path}[{key!r}]", None, prefix, v)
+            _check_value(element, value_hint, f"{path}[{key!r}]", rng, prefix, v)
+        return
+    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
+        if not isinstance(value, hint):
+            v.add(path, Shown(_describe(value)), f"a {hint.__name__}")
+            return
+        for name, sub in _typed_fields(hint):
+            _check_typed(value, name, sub, f"{path}.{name}", prefix, v)
+
+
 FAMILY_MODULES: dict[str, str] = {
     "gpu": "placement.models.gpu",
     "dag": "placement.models.dag",
@@ -257,6 +398,15 @@ FAMILY_MODULES: dict[str, str] = {
 """Family name -> module exposing ``FAMILY``. One line per family."""
 
 _loaded: dict[str, Family] = {}
+
+
+def _load_for_ranges(key: str) -> None:
+    """Import a family before its file section is parsed, so its ranges are registered."""
+    if key in FAMILY_MODULES and key not in _loaded:
+        get_family(key)
+
+
+jsonform.family_loader = _load_for_ranges
 
 
 def get_family(name: str) -> Family:

@@ -10,17 +10,164 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from google.protobuf import json_format
 from google.protobuf.descriptor import FieldDescriptor
 
-from placement.solver.errors import InputError
+from placement.solver.errors import InputError, Shown
 from placement.solver.schema.v1 import placement_pb2
 
 MAX_FILE_BYTES = 512 * 1024 * 1024
 """Files larger than this are refused before reading."""
+
+SOLUTION_ONLY_KEYS = ("instance_name",)
+"""Top-level keys only a solution file has (an instance file given one is a solution)."""
+
+
+@dataclass(frozen=True)
+class FieldRange:
+    """The documented range of one numeric field: ``lo <= value <= hi``.
+
+    Families declare one per numeric field of their messages, in a table keyed by
+    ``"<Message>.<field>"`` (``"GpuJob.gpus"``) that :func:`check_ranges` reads. The limits are
+    round numbers that the exact encodings can honour once they scale values to integers.
+    """
+
+    lo: float
+    hi: float
+    integer: bool = False
+    unit: str = ""
+    """What the number counts, shown in the message (``GB``, ``milli-GPU``)."""
+    lo_open: bool = False
+    """True when ``lo`` itself is refused (``value > lo``)."""
+
+    def contains(self, value: float) -> bool:
+        """Whether ``value`` is inside the range (NaN is not: every comparison fails)."""
+        try:
+            above = value > self.lo if self.lo_open else value >= self.lo
+            inside = above and value <= self.hi
+        except TypeError:
+            return False
+        if inside and self.integer and isinstance(value, float):
+            return value.is_integer()
+        return inside
+
+    def expected(self) -> str:
+        """The range in words, e.g. ``an integer in [0, 1024] (GPUs)``."""
+        left = "(" if self.lo_open else "["
+        what = "an integer" if self.integer else "a number"
+        unit = f" ({self.unit})" if self.unit else ""
+        return f"{what} in {left}{format_number(self.lo)}, {format_number(self.hi)}]{unit}"
+
+
+def format_number(value: float) -> str:
+    """A number as people write it: ``1024``, ``0.001``, ``1e6``, ``2**62`` stays exact."""
+    if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
+        v = int(value)
+        exp = len(str(abs(v))) - 1
+        if exp >= 5 and abs(v) == 10**exp:
+            return f"{'-' if v < 0 else ''}1e{exp}"
+        if abs(v) < 10**7:
+            return str(v)
+        for base in (2,):
+            k = abs(v).bit_length() - 1
+            if abs(v) == base**k:
+                return f"{'-' if v < 0 else ''}2**{k}"
+            if abs(v) == base ** (k + 1) - 1:
+                return f"{'-' if v < 0 else ''}2**{k + 1}-1"
+        return f"{value:.6g}"
+    return f"{value:.6g}"
+
+
+RangeTable = Mapping[str, FieldRange]
+"""``"<Message>.<field>"`` -> its :class:`FieldRange`."""
+
+_RANGES: dict[str, FieldRange] = {}
+"""Every family's declared ranges, by ``"<Message>.<field>"`` (filled by :func:`register_ranges`)."""
+
+family_loader: Callable[[str], Any] | None = None
+"""Loads the family of a file section by its key, so its ranges are registered before the
+file is parsed (set by :mod:`placement.solver.family`, which knows the registry)."""
+
+
+def register_ranges(table: RangeTable) -> RangeTable:
+    """Make a family's range table known to the JSON reader (for values too large to store)."""
+    _RANGES.update(table)
+    return table
+
+
+def declared_range(type_name: str, field_name: str, prefix: str = "") -> FieldRange | None:
+    """The registered range of ``field_name`` of the message called ``type_name`` (or
+    ``prefix + type_name``: the typed ``Layer`` is the ``PartitionLayer`` message)."""
+    return _RANGES.get(f"{type_name}.{field_name}") or _RANGES.get(
+        f"{prefix}{type_name}.{field_name}"
+    )
+
+
+_PLANS: dict[tuple[int, str], tuple[list[Any], list[Any]]] = {}
+"""Per (table, message type): the ranged scalar fields and the message fields to walk."""
+
+
+def _plan(descriptor: Any, table: RangeTable) -> tuple[list[Any], list[Any]]:
+    key = (id(table), descriptor.full_name)
+    plan = _PLANS.get(key)
+    if plan is None:
+        scalars, messages = [], []
+        for fd in descriptor.fields:
+            if fd.type == FieldDescriptor.TYPE_MESSAGE:
+                messages.append((fd.name, fd.is_repeated))
+                continue
+            rng = table.get(f"{descriptor.name}.{fd.name}")
+            if rng is not None:
+                optional = fd.has_presence and not fd.is_repeated
+                scalars.append((fd.name, rng, fd.is_repeated, optional))
+        plan = _PLANS[key] = (scalars, messages)
+    return plan
+
+
+def check_ranges(message: Any, table: RangeTable, path: str, collector: Any) -> None:
+    """Add an error to ``collector`` for each numeric field of ``message`` (recursively) that
+    is outside its range in ``table``. Fields with presence that are unset are skipped (their
+    defaults apply); paths are the JSON paths, ``gpu.jobs[3].gpus``."""
+    scalars, messages = _plan(message.DESCRIPTOR, table)
+    for name, rng, repeated, optional in scalars:
+        if optional and not message.HasField(name):
+            continue
+        value = getattr(message, name)
+        if repeated:
+            for i, item in enumerate(value):
+                if not rng.contains(item):
+                    collector.add(f"{path}.{name}[{i}]", item, rng.expected())
+        elif not rng.contains(value):
+            collector.add(f"{path}.{name}", value, rng.expected())
+    for name, repeated in messages:
+        if repeated:
+            for i, item in enumerate(getattr(message, name)):
+                check_ranges(item, table, f"{path}.{name}[{i}]", collector)
+        elif message.HasField(name):
+            check_ranges(getattr(message, name), table, f"{path}.{name}", collector)
+
+
+def json_type_name(value: Any) -> str:
+    """What a JSON value is, in JSON's words (never a Python type name)."""
+    if value is None:
+        return Shown("null")
+    if isinstance(value, bool):
+        return Shown("true" if value else "false")
+    if isinstance(value, dict):
+        return Shown("a JSON object")
+    if isinstance(value, list | tuple):
+        return Shown("a JSON list")
+    if isinstance(value, str):
+        return Shown("a string")
+    if isinstance(value, int | float):
+        return Shown("a number")
+    return Shown("a value of another kind")
+
 
 _AT = re.compile(r' at "([^"]*)"')
 _NO_FIELD = re.compile(r'has no field named "([^"]+)"')
@@ -65,7 +212,7 @@ def parse_json_text(text: str, file: str | None = None) -> dict[str, Any]:
             "", "deeply nested JSON", "at most a few hundred levels", file=file
         ) from None
     if not isinstance(data, dict):
-        raise InputError.single("", type(data).__name__, "a JSON object", file=file)
+        raise InputError.single("", json_type_name(data), "a JSON object", file=file)
     return data
 
 
@@ -85,23 +232,29 @@ _FLOATS = (FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FLOAT)
 
 
 def _scalar_problem(field: Any, value: Any) -> str | None:
-    """What is expected of ``value`` for scalar ``field``, or None if it is acceptable."""
+    """What is expected of ``value`` for scalar ``field``, or None if it is acceptable.
+
+    The declared range of the field (:func:`register_ranges`) is what a value that cannot even
+    be stored is told; values that fit are judged against it by the family's
+    :func:`check_ranges`, for files and typed instances alike."""
     t = field.type
+    declared = _RANGES.get(f"{field.containing_type.name}.{field.name}")
     if t in _INT_RANGES:
         lo, hi = _INT_RANGES[t]
+        expected = declared.expected() if declared else f"an integer in [{lo}, {hi}]"
         if isinstance(value, str):
             try:
                 value = int(value)
             except ValueError:
-                return f"an integer in [{lo}, {hi}]"
+                return expected
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-            return f"an integer in [{lo}, {hi}]"
+            return expected
         return None
     if t in _FLOATS:
         if isinstance(value, bool) or not finite(value):
-            return "a finite number"
+            return declared.expected() if declared else "a finite number"
         return None
     if t == FieldDescriptor.TYPE_BOOL:
         return None if isinstance(value, bool) else "true or false"
@@ -152,6 +305,11 @@ def _locate(data: Any, descriptor: Any, path: str) -> tuple[str, Any, str] | Non
 
 
 def _message_from_dict(data: dict[str, Any], message: Any, root: str) -> Any:
+    if family_loader is not None:
+        oneof = message.DESCRIPTOR.oneofs_by_name.get("family")
+        for key in data:
+            if oneof is not None and key in {f.name for f in oneof.fields}:
+                family_loader(key)
     # Walk first: json_format accepts some wrong shapes (a list for a message field) and
     # loses list indices in its errors.
     try:
@@ -182,13 +340,48 @@ def _message_from_dict(data: dict[str, Any], message: Any, root: str) -> Any:
 
 
 def instance_message(data: dict[str, Any]) -> Any:
-    """A ``placement.v1.Instance`` from its JSON dict."""
+    """A ``placement.v1.Instance`` from its JSON dict (a solution's content is refused as
+    such)."""
+    check_file_kind(data, "instance")
     return _message_from_dict(data, placement_pb2.Instance(), "Instance")
 
 
 def solution_message(data: dict[str, Any]) -> Any:
-    """A ``placement.v1.Solution`` from its JSON dict."""
+    """A ``placement.v1.Solution`` from its JSON dict (an instance's content is refused as
+    such)."""
+    check_file_kind(data, "solution")
     return _message_from_dict(data, placement_pb2.Solution(), "Solution")
+
+
+_INSTANCE_ONLY = {
+    f.name
+    for fam in placement_pb2.Instance.DESCRIPTOR.oneofs_by_name["family"].fields
+    for f in fam.message_type.fields
+} - {
+    f.name
+    for fam in placement_pb2.Solution.DESCRIPTOR.oneofs_by_name["family"].fields
+    for f in fam.message_type.fields
+}
+"""Field names of the family sections that only instances have (``jobs``, ``tasks``...)."""
+
+
+def _looks_like_instance(data: dict[str, Any]) -> bool:
+    """True when a family section holds fields only an instance has."""
+    return any(
+        isinstance(section, dict) and any(k in _INSTANCE_ONLY for k in section)
+        for section in data.values()
+    )
+
+
+def check_file_kind(data: dict[str, Any], wanted: str) -> None:
+    """Refuse a solution's content where an instance is expected (``wanted="instance"``) and
+    vice versa, saying so, rather than naming the first field that does not fit."""
+    is_solution = any(key in data for key in SOLUTION_ONLY_KEYS)
+    is_instance = "description" in data or _looks_like_instance(data)
+    if wanted == "instance" and is_solution and not is_instance:
+        raise InputError.single("", Shown("a solution file"), "an instance file")
+    if wanted == "solution" and is_instance and not is_solution:
+        raise InputError.single("", Shown("an instance file"), "a solution file")
 
 
 _INT64 = {

@@ -92,6 +92,35 @@ class Result:
     rejected_candidates: int = 0
     """Candidate solutions a heuristic or backend reported that the checker rejected (they
     were dropped; ``message`` says so). Nonzero means a bug in an encoding or heuristic."""
+    instance: Any | None = field(default=None, compare=False, repr=False)
+    """The typed instance solved, when the caller kept it (:func:`placement.solve` does): it
+    lets :meth:`to_dict` include the solution's JSON form and :attr:`named` read the solution
+    by name."""
+
+    def __repr__(self) -> str:
+        def num(x: float | None) -> str:
+            return "None" if x is None else f"{x:.6g}"
+
+        gap = "None" if self.gap is None else f"{100 * self.gap:.2f}%"
+        total = self.phase_times_s.get("total")
+        time = "None" if total is None else f"{total:.2f}s"
+        return (
+            f"Result(family={self.family!r}, status={self.status.value}, "
+            f"stop_reason={self.stop_reason.value}, objective={num(self.objective)}, "
+            f"bound={num(self.bound)}, gap={gap}, backend={self.backend!r}, time={time})"
+        )
+
+    @property
+    def named(self) -> Any | None:
+        """The solution keyed by names rather than indices (gpu: ``placements[job].workers[k]
+        .node``; dag: ``runs[task]``; partition: ``device_of[layer]``; entanglement:
+        ``routes[request]``), or None without a solution or without :attr:`instance`."""
+        if self.solution is None or self.instance is None:
+            return None
+        # Local: the family registry sits above this module (family.py imports result.py).
+        from placement.solver.family import get_family
+
+        return get_family(self.family).named_solution(self.instance, self.solution)
 
     @property
     def has_solution(self) -> bool:
@@ -99,12 +128,19 @@ class Result:
         return self.solution is not None
 
     def to_dict(self, solution_dict: dict[str, Any] | None = None) -> dict[str, Any]:
-        """A JSON-ready dict; ``solution_dict`` is the family's JSON form of the solution."""
+        """A JSON-ready dict with the solution's JSON form: ``solution_dict`` when given, else
+        computed when the result carries its :attr:`instance` (None otherwise)."""
         # Field by field: asdict would deep-copy the (possibly large) typed solution only to
         # replace it with its JSON form.
-        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "instance"}
         data["status"] = self.status.value
         data["stop_reason"] = self.stop_reason.value
+        if solution_dict is None and self.solution is not None and self.instance is not None:
+            # Local: the family registry sits above this module (family.py imports result.py).
+            from placement.solver.family import get_family
+
+            family = get_family(self.family)
+            solution_dict = family.solution_to_dict(self.instance, self.solution, self.unplaced)
         data["solution"] = solution_dict
         data["history"] = [h.summary() for h in self.history]
         data["objective_terms"] = dict(self.objective_terms)

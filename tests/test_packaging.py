@@ -58,6 +58,7 @@ def test_every_module_is_in_the_wheel(wheel: Path) -> None:
     missing = sorted(_modules_in_tree() - names)
     assert not missing, f"modules missing from the wheel: {missing}"
     assert "placement/solver/schema/proto/placement/v1/placement.proto" in names
+    assert {"placement/__init__.py", "placement/py.typed"} <= names
     assert not [n for n in names if n.startswith("placement/benchmarks/reliability/")]
 
 

@@ -60,7 +60,7 @@ BASE = {
     [
         (
             {"layers": [{"name": "a", "param_bytes": -1}]},
-            "partition.layers[0].param_bytes: got -1, expected bytes >= 0",
+            "partition.layers[0].param_bytes: got -1, expected an integer in [0, 2**50] (bytes)",
         ),
         (
             {"layers": [{"name": "a"}, {"name": "a"}]},
@@ -81,11 +81,11 @@ BASE = {
         ),
         (
             {"workload": {"batch_size": 0}},
-            "partition.workload.batch_size: got 0, expected an integer >= 1",
+            "partition.workload.batch_size: got 0, expected an integer in [1, 1e6]",
         ),
         (
             {"layers": [{"name": "a", "times": [{"device_type": "g", "forward_s": -1}]}]},
-            "partition.layers[0].times[0].forward_s: got -1.0, expected seconds",
+            "partition.layers[0].times[0].forward_s: got -1.0, expected a number in [0, 1e8] (seconds)",
         ),
     ],
 )

@@ -51,6 +51,7 @@ class DagFamily(Family):
     instance_from_message = staticmethod(_instance.instance_from_message)
     instance_to_message = staticmethod(_instance.instance_to_message)
     solution_from_message = staticmethod(_instance.solution_from_message)
+    named_solution = staticmethod(_instance.named_solution)
     solution_to_message = staticmethod(solution_to_message)
 
     greedy = staticmethod(greedy_solutions)

@@ -16,12 +16,46 @@ from typing import Any
 import numpy as np
 
 from placement.solver.errors import InputError, ValidationCollector
-from placement.solver.jsonform import finite
+from placement.solver.jsonform import FieldRange, check_ranges, finite, register_ranges
 from placement.solver.schema.v1 import dag_pb2 as pb
 
 DEFAULT_ZONE = "default"
 OBJECTIVES = ("makespan", "cost", "weighted")
 MAX_SLOTS = 1_000_000
+MAX_SECONDS = 10**8
+"""Any one time (a running time, a release, a deadline, a latency): about three years."""
+MAX_TOTAL_SECONDS = 10**9
+"""Every task's longest running time plus every edge's slowest transfer: CP-SAT's times are
+integers scaled by up to 10^6 and kept below 2^50 / tasks, so their sum must stay modest."""
+MAX_BYTES = 10**15
+MAX_MIB = 10**9
+MAX_WORK = 10**9
+MAX_PRICE = 10**4
+MAX_WEIGHT = 1000
+
+RANGES = register_ranges(
+    {
+        "DagMachine.speed": FieldRange(0.001, 10**6, unit="work per second"),
+        "DagMachine.slots": FieldRange(1, MAX_SLOTS, integer=True, unit="cores"),
+        "DagMachine.memory_mib": FieldRange(0, MAX_MIB, integer=True, unit="MiB"),
+        "DagMachine.cost_per_hour": FieldRange(0, MAX_PRICE, unit="per hour"),
+        "DagLink.bandwidth_bytes_per_s": FieldRange(1, MAX_BYTES, unit="bytes per second"),
+        "DagLink.latency_s": FieldRange(0, MAX_SECONDS, unit="seconds"),
+        "TypeTime.seconds": FieldRange(0, MAX_SECONDS, unit="seconds"),
+        "DagTask.work": FieldRange(0, MAX_WORK),
+        "DagTask.memory_mib": FieldRange(0, MAX_MIB, integer=True, unit="MiB"),
+        "DagTask.cores": FieldRange(1, MAX_SLOTS, integer=True),
+        "DagTask.release_s": FieldRange(0, MAX_SECONDS, unit="seconds"),
+        "DagTask.deadline_s": FieldRange(0, MAX_SECONDS, unit="seconds, 0 = none"),
+        "DagTask.data_bytes": FieldRange(0, MAX_BYTES, unit="bytes"),
+        "DagEdge.data_bytes": FieldRange(0, MAX_BYTES, unit="bytes"),
+        "DagInstance.makespan_limit_s": FieldRange(0, MAX_SECONDS, unit="seconds, 0 = none"),
+        "DagInstance.makespan_weight": FieldRange(0, MAX_WEIGHT),
+        "DagInstance.cost_weight": FieldRange(0, MAX_WEIGHT),
+    }
+)
+"""The documented range of every numeric field (docs/library.md lists them), and beyond
+them :data:`MAX_TOTAL_SECONDS` for the sum of the times."""
 
 
 @dataclass(frozen=True)
@@ -286,6 +320,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Da
     """
     v = ValidationCollector()
     P = "dag"
+    check_ranges(msg, RANGES, P, v)
     machines: list[DagMachine] = []
     machine_names: set[str] = set()
     v.require(len(msg.machines) > 0, f"{P}.machines", [], "at least one machine")
@@ -295,16 +330,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Da
         v.require(mc.name not in machine_names, f"{path}.name", mc.name, "a name used once")
         machine_names.add(mc.name)
         speed = _positive_or_default(mc, "speed", 1.0)
-        v.require(finite(speed) and speed > 0, f"{path}.speed", speed, "a speed factor > 0")
         slots = _positive_or_default(mc, "slots", 1)
-        v.require(1 <= slots <= MAX_SLOTS, f"{path}.slots", slots, f"slots in [1, {MAX_SLOTS}]")
-        v.require(mc.memory_mib >= 0, f"{path}.memory_mib", mc.memory_mib, "MiB >= 0")
-        v.require(
-            finite(mc.cost_per_hour) and mc.cost_per_hour >= 0,
-            f"{path}.cost_per_hour",
-            mc.cost_per_hour,
-            "a price per hour >= 0",
-        )
         machines.append(
             DagMachine(
                 name=mc.name,
@@ -327,19 +353,8 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Da
         key = frozenset((from_zone, to_zone))
         v.require(key not in pairs, f"{path}", [from_zone, to_zone], "one link per zone pair")
         pairs.add(key)
-        ok_bw = v.require(
-            finite(lk.bandwidth_bytes_per_s) and lk.bandwidth_bytes_per_s > 0,
-            f"{path}.bandwidth_bytes_per_s",
-            lk.bandwidth_bytes_per_s,
-            "bytes per second > 0",
-        )
-        ok_lat = v.require(
-            finite(lk.latency_s) and lk.latency_s >= 0,
-            f"{path}.latency_s",
-            lk.latency_s,
-            "seconds >= 0",
-        )
-        if ok_bw and ok_lat:
+        ok_bw = RANGES["DagLink.bandwidth_bytes_per_s"].contains(lk.bandwidth_bytes_per_s)
+        if ok_bw and RANGES["DagLink.latency_s"].contains(lk.latency_s):
             links.append(
                 DagLink(from_zone, to_zone, float(lk.bandwidth_bytes_per_s), float(lk.latency_s))
             )
@@ -360,7 +375,6 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Da
         v.require(bool(tk.name), f"{path}.name", tk.name, "a non-empty task name")
         v.require(tk.name not in task_names, f"{path}.name", tk.name, "a name used once")
         task_names.add(tk.name)
-        v.require(finite(tk.work) and tk.work >= 0, f"{path}.work", tk.work, "work >= 0")
         times: dict[str, float] = {}
         for j, entry in enumerate(tk.times):
             type_name, seconds = entry.type, entry.seconds
@@ -373,25 +387,9 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Da
                 "a machine type of the instance: " + ", ".join(sorted(types)),
             ):
                 continue
-            if v.require(
-                finite(seconds) and seconds >= 0, f"{tpath}.seconds", seconds, "seconds >= 0"
-            ):
+            if RANGES["TypeTime.seconds"].contains(seconds):
                 times[type_name] = float(seconds)
         cores = _positive_or_default(tk, "cores", 1)
-        v.require(1 <= cores <= MAX_SLOTS, f"{path}.cores", cores, f"cores in [1, {MAX_SLOTS}]")
-        v.require(tk.memory_mib >= 0, f"{path}.memory_mib", tk.memory_mib, "MiB >= 0")
-        v.require(
-            finite(tk.release_s) and tk.release_s >= 0,
-            f"{path}.release_s",
-            tk.release_s,
-            "seconds >= 0",
-        )
-        v.require(
-            finite(tk.deadline_s) and tk.deadline_s >= 0,
-            f"{path}.deadline_s",
-            tk.deadline_s,
-            "seconds >= 0 (0 = none)",
-        )
         if tk.deadline_s > 0 and finite(tk.release_s) and finite(tk.deadline_s):
             v.require(
                 tk.deadline_s >= tk.release_s,
@@ -419,12 +417,6 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Da
                 tk.data_machine,
                 "the name of a machine of the instance",
             )
-        v.require(
-            finite(tk.data_bytes) and tk.data_bytes >= 0,
-            f"{path}.data_bytes",
-            tk.data_bytes,
-            "bytes >= 0",
-        )
         v.require(
             not tk.data_pinned or bool(tk.data_zone or tk.data_machine),
             f"{path}.data_pinned",
@@ -462,12 +454,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Da
             [ed.parent, ed.child],
             "each edge once",
         )
-        ok &= v.require(
-            finite(ed.data_bytes) and ed.data_bytes >= 0,
-            f"{path}.data_bytes",
-            ed.data_bytes,
-            "bytes >= 0",
-        )
+        ok &= RANGES["DagEdge.data_bytes"].contains(ed.data_bytes)
         seen_edges.add((ed.parent, ed.child))
         if ok:
             edges.append(DagEdge(ed.parent, ed.child, float(ed.data_bytes)))
@@ -476,12 +463,6 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Da
     v.require(
         objective in OBJECTIVES, f"{P}.objective", msg.objective, "one of " + ", ".join(OBJECTIVES)
     )
-    v.require(
-        finite(msg.makespan_limit_s) and msg.makespan_limit_s >= 0,
-        f"{P}.makespan_limit_s",
-        msg.makespan_limit_s,
-        "seconds >= 0 (0 = none)",
-    )
     if objective == "cost":
         v.require(
             msg.makespan_limit_s > 0,
@@ -489,9 +470,6 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Da
             msg.makespan_limit_s,
             "seconds > 0 (the cost objective minimises cost under a makespan limit)",
         )
-    for attr in ("makespan_weight", "cost_weight"):
-        value = getattr(msg, attr)
-        v.require(finite(value) and value >= 0, f"{P}.{attr}", value, "a weight >= 0")
     if objective == "weighted":
         v.require(
             msg.makespan_weight > 0 or msg.cost_weight > 0,
@@ -528,8 +506,29 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Da
             tasks[t].name,
             "a task at least one machine can run (type, cores <= slots, memory, pinned data)",
         )
+    _check_total_time(instance)
     instance.validated = True
     return instance
+
+
+def _check_total_time(instance: DagInstance) -> None:
+    """Refuse an instance whose times add up beyond :data:`MAX_TOTAL_SECONDS` (each time may
+    be in range and the sum still overflow the encodings' integers)."""
+    d = instance.duration
+    longest = np.where(np.isfinite(d), d, 0.0).max(axis=1)
+    total = float(longest.sum())
+    if instance.edges:
+        latency, per_byte = instance.network
+        worst_latency, worst_per_byte = float(np.max(latency)), float(np.max(per_byte))
+        total += sum(worst_latency + e.data_bytes * worst_per_byte for e in instance.edges)
+    if not finite(total) or total > MAX_TOTAL_SECONDS:
+        t = int(np.argmax(longest))
+        raise InputError.single(
+            "dag.tasks",
+            f"{total:.3g} s of running and transfer times (task {instance.tasks[t].name!r}: "
+            f"{longest[t]:.3g} s)",
+            f"times that add up to at most {MAX_TOTAL_SECONDS:.0e} s".replace("e+0", "e"),
+        )
 
 
 def instance_to_message(instance: DagInstance) -> Any:
@@ -601,7 +600,6 @@ def solution_from_message(instance: DagInstance, msg: Any) -> DagSolution:
     return solution
 
 
-
 def finish(instance: DagInstance, file: str = "") -> DagInstance:
     """Validate a loaded instance with the rules of instance files (errors name ``file``)."""
     try:
@@ -611,3 +609,37 @@ def finish(instance: DagInstance, file: str = "") -> DagInstance:
     except InputError as exc:
         raise exc.with_file(file) if file else exc from None
     return out
+
+
+# -------------------------------------------------------------------------------------------
+# The solution by name (Result.named)
+
+
+@dataclass(frozen=True)
+class NamedTaskRun:
+    """Where and when one task runs, by machine name."""
+
+    task: str
+    machine: str
+    start_s: float
+    end_s: float
+
+
+@dataclass(frozen=True)
+class NamedDagSolution:
+    """A :class:`DagSolution` by name: ``runs["t3"].machine``, ``runs["t3"].start_s``."""
+
+    runs: dict[str, NamedTaskRun]
+
+
+def named_solution(instance: DagInstance, solution: DagSolution) -> NamedDagSolution:
+    """The schedule keyed by task name (tasks in instance order)."""
+    ends = end_times(instance, solution)
+    runs = {}
+    for t, task in enumerate(instance.tasks):
+        m = int(solution.machine[t])
+        if 0 <= m < len(instance.machines):
+            runs[task.name] = NamedTaskRun(
+                task.name, instance.machines[m].name, float(solution.start_s[t]), float(ends[t])
+            )
+    return NamedDagSolution(runs)

@@ -23,6 +23,7 @@ from placement.models.entanglement.generate import GENERATORS
 from placement.models.entanglement.greedy import qcast_greedy
 from placement.models.entanglement.instance import (
     EntanglementInstance,
+    EntanglementRequest,
     EntanglementSolution,
     QuantumLink,
     QuantumNode,
@@ -49,6 +50,7 @@ class EntanglementFamily(Family):
     instance_from_message = staticmethod(_instance.instance_from_message)
     instance_to_message = staticmethod(_instance.instance_to_message)
     solution_from_message = staticmethod(_instance.solution_from_message)
+    named_solution = staticmethod(_instance.named_solution)
     solution_to_message = staticmethod(solution_to_message)
     validate_fields = staticmethod(_instance.validate_fields)
 
@@ -83,6 +85,7 @@ FAMILY = EntanglementFamily()
 __all__ = [
     "FAMILY",
     "EntanglementInstance",
+    "EntanglementRequest",
     "EntanglementSolution",
     "QuantumLink",
     "QuantumNode",

@@ -15,7 +15,13 @@ from functools import cached_property
 from typing import Any
 
 from placement.solver.errors import ValidationCollector
-from placement.solver.jsonform import finite, instance_message
+from placement.solver.jsonform import (
+    FieldRange,
+    check_ranges,
+    finite,
+    instance_message,
+    register_ranges,
+)
 from placement.solver.schema.v1 import entanglement_pb2 as pb
 
 OBJECTIVES = ("throughput", "max_min")
@@ -25,6 +31,29 @@ DEFAULT_CANDIDATE_PATHS = 8
 MAX_CANDIDATE_PATHS = 1000
 MAX_QUBITS = 1_000_000
 MAX_CHANNELS = 10_000
+MAX_KM = 10**5
+MAX_WEIGHT = 10**6
+
+RANGES = register_ranges(
+    {
+        "QuantumNode.qubits": FieldRange(0, MAX_QUBITS, integer=True),
+        "QuantumNode.swap_success": FieldRange(0, 1, lo_open=True, unit="a probability"),
+        "QuantumNode.x": FieldRange(-(10**9), 10**9),
+        "QuantumNode.y": FieldRange(-(10**9), 10**9),
+        "QuantumLink.channels": FieldRange(1, MAX_CHANNELS, integer=True),
+        "QuantumLink.success": FieldRange(0, 1, lo_open=True, unit="a probability"),
+        "QuantumLink.length_km": FieldRange(0, MAX_KM, unit="km"),
+        "EntanglementRequest.weight": FieldRange(0, MAX_WEIGHT, lo_open=True),
+        "EntanglementRequest.min_fidelity": FieldRange(0, 1, unit="0 = no threshold"),
+        "EntanglementRequest.demand": FieldRange(
+            0, MAX_WEIGHT, lo_open=True, unit="pairs per slot"
+        ),
+        "EntanglementInstance.attenuation_per_km": FieldRange(0, 100, unit="loss per km"),
+        "EntanglementInstance.candidate_paths": FieldRange(1, MAX_CANDIDATE_PATHS, integer=True),
+    }
+)
+"""The documented range of every numeric field but the link fidelity (whose lower limit is
+MIN_LINK_FIDELITY, checked below); docs/library.md lists them."""
 MIN_LINK_FIDELITY = 0.25
 """A Werner state of fidelity 1/4 is the maximally mixed state: no entanglement left."""
 
@@ -57,7 +86,7 @@ class QuantumLink:
 
 
 @dataclass(frozen=True)
-class Request:
+class EntanglementRequest:
     """Entanglement wanted between node indices ``source`` and ``destination``.
 
     ``demand`` (pairs per slot) caps the throughput that counts; None = no cap.
@@ -79,7 +108,7 @@ class EntanglementInstance:
 
     nodes: list[QuantumNode]
     links: list[QuantumLink]
-    requests: list[Request]
+    requests: list[EntanglementRequest]
     attenuation_per_km: float = 0.0
     objective: str = "throughput"
     candidate_paths: int = DEFAULT_CANDIDATE_PATHS
@@ -140,22 +169,11 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> En
     """
     v = ValidationCollector()
     P = "entanglement"
+    check_ranges(msg, RANGES, P, v)
     alpha = float(msg.attenuation_per_km)
-    v.require(
-        finite(alpha) and alpha >= 0,
-        f"{P}.attenuation_per_km",
-        msg.attenuation_per_km,
-        "a loss per km >= 0",
-    )
     objective = msg.objective or "throughput"
     v.require(objective in OBJECTIVES, f"{P}.objective", msg.objective, " or ".join(OBJECTIVES))
     k = msg.candidate_paths if msg.HasField("candidate_paths") else DEFAULT_CANDIDATE_PATHS
-    v.require(
-        1 <= k <= MAX_CANDIDATE_PATHS,
-        f"{P}.candidate_paths",
-        k,
-        f"an integer in [1, {MAX_CANDIDATE_PATHS}]",
-    )
 
     nodes: list[QuantumNode] = []
     index: dict[str, int] = {}
@@ -165,16 +183,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> En
         if v.require(bool(nd.name), f"{path}.name", nd.name, "a non-empty node name"):
             v.require(nd.name not in index, f"{path}.name", nd.name, "a node name used once")
         index.setdefault(nd.name, i)
-        v.require(
-            0 <= nd.qubits <= MAX_QUBITS,
-            f"{path}.qubits",
-            nd.qubits,
-            f"an integer in [0, {MAX_QUBITS}]",
-        )
         q = nd.swap_success if nd.HasField("swap_success") else 1.0
-        v.require(finite(q) and 0 < q <= 1, f"{path}.swap_success", q, "a probability in (0, 1]")
-        v.require(finite(nd.x), f"{path}.x", nd.x, "a finite coordinate")
-        v.require(finite(nd.y), f"{path}.y", nd.y, "a finite coordinate")
         nodes.append(QuantumNode(nd.name, int(nd.qubits), float(q), float(nd.x), float(nd.y)))
 
     links: list[QuantumLink] = []
@@ -192,20 +201,8 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> En
             pair = (min(a, b), max(a, b))
             v.require(pair not in pairs, path, f"{lk.a}-{lk.b}", "at most one link per node pair")
             pairs.add(pair)
-        v.require(
-            1 <= lk.channels <= MAX_CHANNELS,
-            f"{path}.channels",
-            lk.channels,
-            f"an integer in [1, {MAX_CHANNELS}]",
-        )
-        v.require(
-            finite(lk.length_km) and lk.length_km >= 0, f"{path}.length_km", lk.length_km, "km >= 0"
-        )
         if lk.HasField("success"):
             p = float(lk.success)
-            v.require(
-                finite(p) and 0 < p <= 1, f"{path}.success", lk.success, "a probability in (0, 1]"
-            )
         elif finite(alpha) and alpha >= 0 and finite(lk.length_km) and lk.length_km >= 0:
             exponent = alpha * lk.length_km
             p = math.exp(-exponent) if finite(exponent) else 0.0
@@ -236,7 +233,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> En
             )
         )
 
-    requests: list[Request] = []
+    requests: list[EntanglementRequest] = []
     names: set[str] = set()
     for i, rq in enumerate(msg.requests):
         path = f"{P}.requests[{i}]"
@@ -259,21 +256,11 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> En
                 f"a node other than the source {rq.source!r}",
             )
         w = rq.weight if rq.HasField("weight") else 1.0
-        v.require(finite(w) and w > 0, f"{path}.weight", w, "a weight > 0")
-        v.require(
-            finite(rq.min_fidelity) and 0 <= rq.min_fidelity <= 1,
-            f"{path}.min_fidelity",
-            rq.min_fidelity,
-            "a fidelity in [0, 1] (0 = no threshold)",
-        )
         demand = None
         if rq.HasField("demand"):
             demand = float(rq.demand)
-            v.require(
-                finite(demand) and demand > 0, f"{path}.demand", rq.demand, "pairs per slot > 0"
-            )
         requests.append(
-            Request(
+            EntanglementRequest(
                 rq.name,
                 s if s is not None else -1,
                 d if d is not None else -1,
@@ -332,7 +319,6 @@ def instance_to_message(instance: EntanglementInstance) -> Any:
     return msg
 
 
-
 def instance_from_dict(data: dict[str, Any]) -> EntanglementInstance:
     """An instance from the JSON form of its ``entanglement`` section (validated)."""
     return instance_from_message(instance_message({"entanglement": data}).entanglement)
@@ -389,3 +375,45 @@ def solution_from_message(instance: EntanglementInstance, msg: Any) -> Entanglem
             paths.append(RoutedPath(r, tuple(nodes), int(rp.width)))
     v.raise_if_any()
     return EntanglementSolution(tuple(paths))
+
+
+# -------------------------------------------------------------------------------------------
+# The solution by name (Result.named)
+
+
+@dataclass(frozen=True)
+class NamedRoute:
+    """One routed path by node names, with its width in channels."""
+
+    nodes: tuple[str, ...]
+    width: int
+
+
+@dataclass(frozen=True)
+class NamedEntanglementSolution:
+    """An :class:`EntanglementSolution` by name: ``routes["r1"][0].nodes``; requests with no
+    path are in ``unserved``."""
+
+    routes: dict[str, tuple[NamedRoute, ...]]
+    unserved: tuple[str, ...]
+
+
+def named_solution(
+    instance: EntanglementInstance, solution: EntanglementSolution
+) -> NamedEntanglementSolution:
+    """The paths keyed by request name (requests in instance order)."""
+    by_request: dict[int, list[NamedRoute]] = {}
+    for path in solution.paths:
+        route = NamedRoute(tuple(instance.nodes[n].name for n in path.nodes), int(path.width))
+        by_request.setdefault(path.request, []).append(route)
+    routes = {
+        instance.requests[r].name: tuple(by_request[r])
+        for r in range(len(instance.requests))
+        if r in by_request
+    }
+    unserved = tuple(rq.name for rq in instance.requests if rq.name not in routes)
+    return NamedEntanglementSolution(routes, unserved)
+
+
+# The name before the family-prefixed convention (docs/library.md, "Names"), kept for callers.
+Request = EntanglementRequest

@@ -40,6 +40,7 @@ class GpuFamily(Family):
     name = "gpu"
     sense = "max"
     instance_type = GpuInstance
+    typed_paths = {"nodes": "cluster.nodes", "levels": "cluster.levels"}
     encodings = {
         "cpsat": "placement.models.gpu.cpsat:CpSatEncoding",
         "milp": "placement.models.gpu.milp:MilpEncoding",
@@ -48,6 +49,7 @@ class GpuFamily(Family):
     instance_from_message = staticmethod(_instance.instance_from_message)
     instance_to_message = staticmethod(_instance.instance_to_message)
     solution_from_message = staticmethod(_instance.solution_from_message)
+    named_solution = staticmethod(_instance.named_solution)
     solution_to_message = staticmethod(_instance.solution_to_message)
     validate_fields = staticmethod(_instance.validate_fields)
 

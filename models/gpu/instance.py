@@ -14,13 +14,63 @@ from typing import Any
 import numpy as np
 
 from placement.solver.errors import ValidationCollector
-from placement.solver.jsonform import finite, instance_message
+from placement.solver.jsonform import (
+    FieldRange,
+    check_ranges,
+    finite,
+    instance_message,
+    register_ranges,
+)
 from placement.solver.schema.v1 import gpu_pb2 as pb
 
 MILLI = 1000
 """milli-GPU in one whole GPU."""
 MAX_GPUS_PER_NODE = 1024
 MAX_WORKERS = 1_000_000
+MAX_MIB = 10**9
+"""MiB of one node's memory (about a PiB), and of one GPU's."""
+MAX_MILLI_CORES = 10**9
+"""milli-cores of one node (a million cores)."""
+MAX_PRIORITY = 1000
+MAX_TRAFFIC_GB = 10**5
+MIN_BANDWIDTH_GBPS = 0.01
+MAX_BANDWIDTH_GBPS = 10**6
+MAX_PENALTY = 10**6
+
+RANGES = register_ranges(
+    {
+        "TopologyLevel.bandwidth_gbps": FieldRange(
+            MIN_BANDWIDTH_GBPS, MAX_BANDWIDTH_GBPS, unit="GB/s"
+        ),
+        "GpuNode.gpu_count": FieldRange(0, MAX_GPUS_PER_NODE, integer=True, unit="GPUs"),
+        "GpuNode.gpu_memory_mib": FieldRange(0, MAX_MIB, integer=True, unit="MiB"),
+        "GpuNode.nvlink_domain_size": FieldRange(0, MAX_GPUS_PER_NODE, integer=True, unit="GPUs"),
+        "GpuNode.cpu_milli": FieldRange(0, MAX_MILLI_CORES, integer=True, unit="milli-cores"),
+        "GpuNode.memory_mib": FieldRange(0, MAX_MIB, integer=True, unit="MiB"),
+        "GpuNode.cpu_milli_used": FieldRange(0, MAX_MILLI_CORES, integer=True, unit="milli-cores"),
+        "GpuNode.memory_mib_used": FieldRange(0, MAX_MIB, integer=True, unit="MiB"),
+        "GpuUsage.index": FieldRange(0, MAX_GPUS_PER_NODE - 1, integer=True),
+        "GpuUsage.milli_used": FieldRange(0, 1000, integer=True, unit="milli-GPU"),
+        "GpuUsage.memory_mib_used": FieldRange(0, MAX_MIB, integer=True, unit="MiB"),
+        "GpuJob.workers": FieldRange(1, MAX_WORKERS, integer=True),
+        "GpuJob.gpus": FieldRange(0, MAX_GPUS_PER_NODE, integer=True, unit="whole GPUs"),
+        "GpuJob.gpu_milli": FieldRange(0, 999, integer=True, unit="milli-GPU"),
+        "GpuJob.gpu_memory_mib": FieldRange(0, MAX_MIB, integer=True, unit="MiB"),
+        "GpuJob.cpu_milli": FieldRange(0, MAX_MILLI_CORES, integer=True, unit="milli-cores"),
+        "GpuJob.memory_mib": FieldRange(0, MAX_MIB, integer=True, unit="MiB"),
+        "GpuJob.priority": FieldRange(1, MAX_PRIORITY, integer=True),
+        "GpuJob.traffic_gb": FieldRange(0, MAX_TRAFFIC_GB, unit="GB"),
+        "WorkloadClass.gpus": FieldRange(0, MAX_GPUS_PER_NODE, integer=True, unit="whole GPUs"),
+        "WorkloadClass.gpu_milli": FieldRange(0, 999, integer=True, unit="milli-GPU"),
+        "WorkloadClass.weight": FieldRange(1, MAX_WORKERS, integer=True),
+        "GpuInstance.locality_miss_penalty": FieldRange(0, MAX_PENALTY),
+    }
+)
+"""The documented range of every numeric field (docs/library.md lists them). The CP-SAT
+encoding scales communication costs (traffic / bandwidth + penalties) by 10^6 and weighs
+placed GPU demand by priority: within these limits every coefficient stays below 10^14 and
+every objective below 2^62."""
+
 SPAN_SAME_GPU = -1
 """The span level of a job whose workers all share one GPU (inside the innermost level, 0:
 one NVLink domain; 1 is the node, and so on up the topology)."""
@@ -54,12 +104,16 @@ class GpuNode:
     """Per GPU, the MiB of GPU memory in use (length ``gpu_count``)."""
 
     def __post_init__(self) -> None:
-        # A node built in code may leave the per-GPU usage out: all GPUs free.
-        if not self.gpu_milli_used and self.gpu_count > 0:
-            object.__setattr__(self, "gpu_milli_used", (0,) * self.gpu_count)
-        if not self.gpu_memory_mib_used and self.gpu_count > 0:
-            object.__setattr__(self, "gpu_memory_mib_used", (0,) * self.gpu_count)
-        object.__setattr__(self, "groups", tuple(self.groups))
+        # A node built in code may leave the per-GPU usage out: all GPUs free. A count of
+        # the wrong type or size is left for validation to name (gpu.cluster.nodes[i]).
+        count = self.gpu_count
+        if isinstance(count, int) and 0 < count <= MAX_GPUS_PER_NODE:
+            if not self.gpu_milli_used:
+                object.__setattr__(self, "gpu_milli_used", (0,) * count)
+            if not self.gpu_memory_mib_used:
+                object.__setattr__(self, "gpu_memory_mib_used", (0,) * count)
+        if isinstance(self.groups, list):
+            object.__setattr__(self, "groups", tuple(self.groups))
 
     def nvlink_domain(self, gpu: int) -> int:
         """The NVLink domain of GPU ``gpu``."""
@@ -238,6 +292,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Gp
     """
     v = ValidationCollector()
     P = "gpu"
+    check_ranges(msg, RANGES, P, v)
     levels: list[TopologyLevel] = []
     seen_levels: set[str] = set()
     if len(msg.cluster.levels) < 2:
@@ -251,12 +306,6 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Gp
         v.require(bool(lv.name), f"{path}.name", lv.name, "a non-empty level name")
         v.require(lv.name not in seen_levels, f"{path}.name", lv.name, "a level name used once")
         seen_levels.add(lv.name)
-        v.require(
-            finite(lv.bandwidth_gbps) and lv.bandwidth_gbps > 0,
-            f"{path}.bandwidth_gbps",
-            lv.bandwidth_gbps,
-            "a bandwidth in GB/s > 0",
-        )
         if levels and finite(lv.bandwidth_gbps) and lv.bandwidth_gbps > levels[-1].bandwidth_gbps:
             v.add(
                 f"{path}.bandwidth_gbps",
@@ -275,24 +324,9 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Gp
         v.require(bool(nd.name), f"{path}.name", nd.name, "a non-empty node name")
         v.require(nd.name not in node_names, f"{path}.name", nd.name, "a node name used once")
         node_names.add(nd.name)
-        ok = v.require(
-            0 <= nd.gpu_count <= MAX_GPUS_PER_NODE,
-            f"{path}.gpu_count",
-            nd.gpu_count,
-            f"an integer in [0, {MAX_GPUS_PER_NODE}]",
-        )
-        gpu_count = nd.gpu_count if ok else 0
+        gpu_count = nd.gpu_count if RANGES["GpuNode.gpu_count"].contains(nd.gpu_count) else 0
         if gpu_count > 0:
             v.require(bool(nd.gpu_type), f"{path}.gpu_type", nd.gpu_type, "a GPU type name")
-        v.require(nd.gpu_memory_mib >= 0, f"{path}.gpu_memory_mib", nd.gpu_memory_mib, "MiB >= 0")
-        v.require(
-            nd.nvlink_domain_size >= 0,
-            f"{path}.nvlink_domain_size",
-            nd.nvlink_domain_size,
-            "GPUs per NVLink domain >= 0 (0 = one domain)",
-        )
-        v.require(nd.cpu_milli >= 0, f"{path}.cpu_milli", nd.cpu_milli, "milli-cores >= 0")
-        v.require(nd.memory_mib >= 0, f"{path}.memory_mib", nd.memory_mib, "MiB >= 0")
         v.require(
             0 <= nd.cpu_milli_used <= max(nd.cpu_milli, 0),
             f"{path}.cpu_milli_used",
@@ -368,31 +402,12 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Gp
         job_names.add(jb.name)
         workers = jb.workers if jb.HasField("workers") else 1
         v.require(
-            1 <= workers <= MAX_WORKERS,
-            f"{path}.workers",
-            workers,
-            f"an integer in [1, {MAX_WORKERS}]",
-        )
-        v.require(
-            0 <= jb.gpus <= MAX_GPUS_PER_NODE,
-            f"{path}.gpus",
-            jb.gpus,
-            f"whole GPUs in [0, {MAX_GPUS_PER_NODE}]",
-        )
-        v.require(
-            0 <= jb.gpu_milli < MILLI, f"{path}.gpu_milli", jb.gpu_milli, "milli-GPU in [0, 999]"
-        )
-        v.require(
             not (jb.gpus > 0 and jb.gpu_milli > 0),
             f"{path}.gpu_milli",
             jb.gpu_milli,
             "0 when gpus > 0 (a worker takes whole GPUs or a share of one, not both)",
         )
-        v.require(jb.gpu_memory_mib >= 0, f"{path}.gpu_memory_mib", jb.gpu_memory_mib, "MiB >= 0")
-        v.require(jb.cpu_milli >= 0, f"{path}.cpu_milli", jb.cpu_milli, "milli-cores >= 0")
-        v.require(jb.memory_mib >= 0, f"{path}.memory_mib", jb.memory_mib, "MiB >= 0")
         priority = jb.priority if jb.HasField("priority") else 1
-        v.require(priority >= 1, f"{path}.priority", priority, "an integer >= 1")
         if jb.locality_level:
             v.require(
                 jb.locality_level in seen_levels,
@@ -407,12 +422,6 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Gp
                 True,
                 "false unless locality_level names a level",
             )
-        v.require(
-            finite(jb.traffic_gb) and jb.traffic_gb >= 0,
-            f"{path}.traffic_gb",
-            jb.traffic_gb,
-            "GB >= 0",
-        )
         jobs.append(
             GpuJob(
                 name=jb.name,
@@ -431,18 +440,9 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Gp
         )
 
     mix: list[WorkloadClass] = []
-    for i, c in enumerate(msg.expected_mix):
-        path = f"{P}.expected_mix[{i}]"
-        v.require(c.gpus >= 0, f"{path}.gpus", c.gpus, "whole GPUs >= 0")
-        v.require(
-            0 <= c.gpu_milli < MILLI, f"{path}.gpu_milli", c.gpu_milli, "milli-GPU in [0, 999]"
-        )
-        v.require(c.weight >= 1, f"{path}.weight", c.weight, "an integer weight >= 1")
+    for c in msg.expected_mix:
         mix.append(WorkloadClass(c.gpus, c.gpu_milli, c.weight))
     penalty = msg.locality_miss_penalty if msg.HasField("locality_miss_penalty") else 1.0
-    v.require(
-        finite(penalty) and penalty >= 0, f"{P}.locality_miss_penalty", penalty, "a number >= 0"
-    )
     v.raise_if_any()
     return GpuInstance(
         levels=levels,
@@ -549,7 +549,6 @@ def solution_to_message(
     return msg
 
 
-
 def instance_from_dict(data: dict[str, Any]) -> GpuInstance:
     """An instance from the JSON form of its ``gpu`` section (validated)."""
     return instance_from_message(instance_message({"gpu": data}).gpu)
@@ -568,3 +567,45 @@ def validate_fields(instance: GpuInstance) -> None:
                     f"one value per GPU ({node.gpu_count})",
                 )
     v.raise_if_any()
+
+
+# -------------------------------------------------------------------------------------------
+# The solution by name (Result.named)
+
+
+@dataclass(frozen=True)
+class NamedWorker:
+    """Where one worker runs, by node name, and the GPU indices inside the node."""
+
+    node: str
+    gpus: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class NamedJobPlacement:
+    """One placed job: its name and one :class:`NamedWorker` per worker."""
+
+    job: str
+    workers: tuple[NamedWorker, ...]
+
+
+@dataclass(frozen=True)
+class NamedGpuSolution:
+    """A :class:`GpuSolution` by name: ``placements["job-a"].workers[0].node``."""
+
+    placements: dict[str, NamedJobPlacement]
+    unplaced: tuple[str, ...]
+    """Names of the jobs not placed, in instance order."""
+
+
+def named_solution(instance: GpuInstance, solution: GpuSolution) -> NamedGpuSolution:
+    """The solution keyed by job and node names."""
+    placements = {
+        instance.jobs[j].name: NamedJobPlacement(
+            instance.jobs[j].name,
+            tuple(NamedWorker(instance.nodes[w.node].name, tuple(w.gpus)) for w in workers),
+        )
+        for j, workers in sorted(solution.placements.items())
+    }
+    unplaced = tuple(job.name for job in instance.jobs if job.name not in placements)
+    return NamedGpuSolution(placements, unplaced)

@@ -29,8 +29,15 @@ from placement.models.partition.instance import (
     LayerTime,
     Links,
     Mode,
+    PartitionDevice,
+    PartitionEdge,
     PartitionInstance,
+    PartitionLayer,
+    PartitionLayerTime,
+    PartitionLinks,
+    PartitionMode,
     PartitionSolution,
+    PartitionWorkload,
     Workload,
 )
 from placement.models.partition.plot import draw
@@ -51,6 +58,7 @@ class PartitionFamily(Family):
     instance_from_message = staticmethod(_instance.instance_from_message)
     instance_to_message = staticmethod(_instance.instance_to_message)
     solution_from_message = staticmethod(_instance.solution_from_message)
+    named_solution = staticmethod(_instance.named_solution)
     solution_to_message = staticmethod(_instance.solution_to_message)
 
     greedy = staticmethod(greedy_solutions)
@@ -76,8 +84,15 @@ __all__ = [
     "LayerTime",
     "Links",
     "Mode",
+    "PartitionDevice",
+    "PartitionEdge",
     "PartitionInstance",
+    "PartitionLayer",
+    "PartitionLayerTime",
+    "PartitionLinks",
+    "PartitionMode",
     "PartitionSolution",
+    "PartitionWorkload",
     "Workload",
     "check",
 ]

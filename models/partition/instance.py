@@ -19,7 +19,7 @@ from functools import cached_property
 from typing import Any
 
 from placement.solver.errors import ValidationCollector
-from placement.solver.jsonform import finite
+from placement.solver.jsonform import FieldRange, check_ranges, finite, register_ranges
 from placement.solver.schema.v1 import partition_pb2 as pb
 
 NS_PER_S = 1_000_000_000
@@ -35,9 +35,45 @@ MAX_LAYERS = 100_000
 """Most layers an instance may have."""
 MAX_DEVICES = 10_000
 """Most devices an instance may have."""
+MAX_BYTES = 2**50
+"""Bytes of any one size (a PiB)."""
+MAX_FLOPS = 10**21
+MAX_SECONDS = 10**8
+
+RANGES = register_ranges(
+    {
+        "PartitionLayerTime.forward_s": FieldRange(0, MAX_SECONDS, unit="seconds"),
+        "PartitionLayerTime.backward_s": FieldRange(0, MAX_SECONDS, unit="seconds"),
+        "PartitionLayer.param_bytes": FieldRange(0, MAX_BYTES, integer=True, unit="bytes"),
+        "PartitionLayer.activation_bytes": FieldRange(0, MAX_BYTES, integer=True, unit="bytes"),
+        "PartitionLayer.forward_flops": FieldRange(0, MAX_FLOPS, unit="FLOP"),
+        "PartitionLayer.backward_flops": FieldRange(0, MAX_FLOPS, unit="FLOP"),
+        "PartitionLayer.kv_cache_bytes_per_token": FieldRange(
+            0, MAX_BYTES, integer=True, unit="bytes"
+        ),
+        "PartitionLayer.extra_memory_bytes": FieldRange(0, MAX_BYTES, integer=True, unit="bytes"),
+        "PartitionEdge.bytes": FieldRange(0, MAX_BYTES, integer=True, unit="bytes"),
+        "PartitionEdge.transfer_s": FieldRange(0, MAX_SECONDS, unit="seconds"),
+        "PartitionDevice.memory_bytes": FieldRange(0, MAX_BYTES, integer=True, unit="bytes"),
+        "PartitionDevice.flops_per_s": FieldRange(0, MAX_FLOPS, unit="FLOP/s"),
+        "PartitionLinks.inter_node_bandwidth_bytes_per_s": FieldRange(
+            0, 10**15, unit="bytes per second"
+        ),
+        "PartitionLinks.intra_node_bandwidth_bytes_per_s": FieldRange(
+            0, 10**15, unit="bytes per second"
+        ),
+        "PartitionWorkload.batch_size": FieldRange(1, 10**6, integer=True),
+        "PartitionWorkload.context_length": FieldRange(0, 10**8, integer=True, unit="tokens"),
+        "PartitionWorkload.in_flight_microbatches": FieldRange(1, 10**6, integer=True),
+        "PartitionWorkload.gradient_bytes_per_param_byte": FieldRange(0, 100),
+        "PartitionWorkload.optimizer_bytes_per_param_byte": FieldRange(0, 100),
+    }
+)
+"""The documented range of every numeric field (docs/library.md lists them); beyond them,
+times and memory must add up to at most MAX_TOTAL_SECONDS and MAX_TOTAL_BYTES."""
 
 
-class Mode(StrEnum):
+class PartitionMode(StrEnum):
     """The workload: what the split is for."""
 
     TRAINING = "TRAINING_PIPELINE"
@@ -50,11 +86,11 @@ class Mode(StrEnum):
     @property
     def bottleneck(self) -> bool:
         """True when the objective is the slowest stage (pipelining), False for a sum."""
-        return self is not Mode.INFERENCE
+        return self is not PartitionMode.INFERENCE
 
 
 @dataclass(frozen=True)
-class LayerTime:
+class PartitionLayerTime:
     """Measured seconds of a layer on one device type."""
 
     device_type: str
@@ -63,7 +99,7 @@ class LayerTime:
 
 
 @dataclass(frozen=True)
-class Layer:
+class PartitionLayer:
     """A layer (or operator) of the model; see ``PartitionLayer`` in partition.proto."""
 
     name: str
@@ -74,9 +110,9 @@ class Layer:
     kv_cache_bytes_per_token: int = 0
     extra_memory_bytes: int = 0
     colocation_group: str = ""
-    times: tuple[LayerTime, ...] = ()
+    times: tuple[PartitionLayerTime, ...] = ()
 
-    def measured(self, device_type: str) -> LayerTime | None:
+    def measured(self, device_type: str) -> PartitionLayerTime | None:
         """The measured time for ``device_type``, if any."""
         for t in self.times:
             if t.device_type == device_type:
@@ -85,7 +121,7 @@ class Layer:
 
 
 @dataclass(frozen=True)
-class Edge:
+class PartitionEdge:
     """A data dependency: ``bytes`` (or a fixed ``transfer_s``) from layer ``src`` to ``dst``."""
 
     src: int
@@ -95,7 +131,7 @@ class Edge:
 
 
 @dataclass(frozen=True)
-class Device:
+class PartitionDevice:
     """An accelerator with ``memory_bytes`` for the model and ``flops_per_s`` of compute."""
 
     name: str
@@ -106,7 +142,7 @@ class Device:
 
 
 @dataclass(frozen=True)
-class Links:
+class PartitionLinks:
     """Bandwidth between devices, bytes/s: inter-node, and intra-node (0 = the same)."""
 
     inter_node_bandwidth_bytes_per_s: float = 0.0
@@ -114,10 +150,10 @@ class Links:
 
 
 @dataclass(frozen=True)
-class Workload:
+class PartitionWorkload:
     """The mode and its memory accounting; see ``PartitionWorkload`` in partition.proto."""
 
-    mode: Mode = Mode.TRAINING
+    mode: PartitionMode = PartitionMode.TRAINING
     batch_size: int = 1
     context_length: int = 0
     in_flight_microbatches: int = 1
@@ -134,13 +170,13 @@ class Workload:
     def max_stages(self) -> int | None:
         """Serving: at most ``in_flight_microbatches`` stages, so that the pipeline is full
         (each stage decodes its own micro-batch) and ``batch_size / step time`` is the rate."""
-        return self.in_flight_microbatches if self.mode is Mode.SERVING else None
+        return self.in_flight_microbatches if self.mode is PartitionMode.SERVING else None
 
     @property
     def comm_factor(self) -> int:
         """Edge bytes are multiplied by this: training also sends the gradient back; a serving
         step carries ``batch_size`` sequences."""
-        if self.mode is Mode.TRAINING:
+        if self.mode is PartitionMode.TRAINING:
             return 2
         return self.batch_size
 
@@ -151,11 +187,11 @@ class PartitionInstance:
 
     family_name = "partition"
 
-    layers: list[Layer]
-    devices: list[Device]
-    links: Links = field(default_factory=Links)
-    workload: Workload = field(default_factory=Workload)
-    edges: list[Edge] = field(default_factory=list)
+    layers: list[PartitionLayer]
+    devices: list[PartitionDevice]
+    links: PartitionLinks = field(default_factory=PartitionLinks)
+    workload: PartitionWorkload = field(default_factory=PartitionWorkload)
+    edges: list[PartitionEdge] = field(default_factory=list)
     """Explicit DAG edges; empty for a chain (then :attr:`graph_edges` derives them)."""
     name: str = ""
     description: str = ""
@@ -172,12 +208,13 @@ class PartitionInstance:
         return {d.name: i for i, d in enumerate(self.devices)}
 
     @cached_property
-    def graph_edges(self) -> list[Edge]:
+    def graph_edges(self) -> list[PartitionEdge]:
         """The edges of the model: the explicit ones, or the chain's (i -> i + 1)."""
         if self.edges:
             return list(self.edges)
         return [
-            Edge(i, i + 1, self.layers[i].activation_bytes) for i in range(len(self.layers) - 1)
+            PartitionEdge(i, i + 1, self.layers[i].activation_bytes)
+            for i in range(len(self.layers) - 1)
         ]
 
     def layer_memory_bytes(self, layer: int) -> int:
@@ -189,13 +226,15 @@ class PartitionInstance:
         sequences (every micro-batch in the pipeline keeps its KV cache on every stage).
         """
         lay, w = self.layers[layer], self.workload
-        if w.mode is Mode.TRAINING:
+        if w.mode is PartitionMode.TRAINING:
             state = math.ceil(
                 lay.param_bytes
                 * (1.0 + w.gradient_bytes_per_param_byte + w.optimizer_bytes_per_param_byte)
             )
             return lay.extra_memory_bytes + state + lay.activation_bytes * w.in_flight_microbatches
-        sequences = w.batch_size * (w.in_flight_microbatches if w.mode is Mode.SERVING else 1)
+        sequences = w.batch_size * (
+            w.in_flight_microbatches if w.mode is PartitionMode.SERVING else 1
+        )
         per_sequence = lay.activation_bytes + lay.kv_cache_bytes_per_token * w.context_length
         return lay.extra_memory_bytes + lay.param_bytes + per_sequence * sequences
 
@@ -221,19 +260,19 @@ def layer_time_ns(instance: PartitionInstance, layer: int, device: int) -> int:
     """
     lay, dev, w = instance.layers[layer], instance.devices[device], instance.workload
     measured = lay.measured(dev.type)
-    training = w.mode is Mode.TRAINING
+    training = w.mode is PartitionMode.TRAINING
     if measured is not None:
         seconds = measured.forward_s + (measured.backward_s if training else 0.0)
         return seconds_to_ns(seconds)
     flops = lay.forward_flops + (lay.backward_flops if training else 0.0)
-    if w.mode is Mode.SERVING:
+    if w.mode is PartitionMode.SERVING:
         flops *= w.batch_size
     if flops == 0:
         return 0
     return seconds_to_ns(flops / dev.flops_per_s)
 
 
-def edge_time_ns(instance: PartitionInstance, edge: Edge, a: int, b: int) -> int:
+def edge_time_ns(instance: PartitionInstance, edge: PartitionEdge, a: int, b: int) -> int:
     """Nanoseconds to move ``edge``'s data from device ``a`` to device ``b`` (0 if a == b)."""
     if a == b:
         return 0
@@ -269,17 +308,22 @@ class PartitionSolution:
 # -------------------------------------------------------------------------------------------
 # From and to the placement/v1 message
 
-_MODES = {0: Mode.TRAINING, 1: Mode.TRAINING, 2: Mode.INFERENCE, 3: Mode.SERVING}
+_MODES = {
+    0: PartitionMode.TRAINING,
+    1: PartitionMode.TRAINING,
+    2: PartitionMode.INFERENCE,
+    3: PartitionMode.SERVING,
+}
 
 
-def _non_negative_int(v: ValidationCollector, value: int, path: str, what: str) -> int:
-    v.require(value >= 0, path, value, f"{what} >= 0")
+def _clamp_int(value: int) -> int:
+    """A count out of range as 0 (its RANGES entry reported it), so validation goes on."""
     return max(0, int(value))
 
 
-def _non_negative_float(v: ValidationCollector, value: float, path: str, what: str) -> float:
-    ok = v.require(finite(value) and value >= 0, path, value, f"{what}: a finite number >= 0")
-    return float(value) if ok else 0.0
+def _clamp_float(value: float) -> float:
+    """A number out of range as 0.0 (its RANGES entry reported it)."""
+    return float(value) if finite(value) and value >= 0 else 0.0
 
 
 def instance_from_message(msg: Any, name: str = "", description: str = "") -> PartitionInstance:
@@ -289,6 +333,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
     """
     v = ValidationCollector()
     P = "partition"
+    check_ranges(msg, RANGES, P, v)
     wl = msg.workload
     mode = _MODES.get(int(wl.mode))
     if mode is None:
@@ -297,21 +342,16 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
             int(wl.mode),
             "TRAINING_PIPELINE, INFERENCE_LATENCY or LLM_SERVING",
         )
-        mode = Mode.TRAINING
+        mode = PartitionMode.TRAINING
     batch = wl.batch_size if wl.HasField("batch_size") else 1
-    v.require(batch >= 1, f"{P}.workload.batch_size", batch, "an integer >= 1")
-    v.require(
-        wl.context_length >= 0, f"{P}.workload.context_length", wl.context_length, "tokens >= 0"
-    )
     inflight = wl.in_flight_microbatches if wl.HasField("in_flight_microbatches") else 1
-    v.require(inflight >= 1, f"{P}.workload.in_flight_microbatches", inflight, "an integer >= 1")
     grad = wl.gradient_bytes_per_param_byte if wl.HasField("gradient_bytes_per_param_byte") else 1.0
     opt = (
         wl.optimizer_bytes_per_param_byte if wl.HasField("optimizer_bytes_per_param_byte") else 2.0
     )
-    grad = _non_negative_float(v, grad, f"{P}.workload.gradient_bytes_per_param_byte", "a factor")
-    opt = _non_negative_float(v, opt, f"{P}.workload.optimizer_bytes_per_param_byte", "a factor")
-    workload = Workload(
+    grad = _clamp_float(grad)
+    opt = _clamp_float(opt)
+    workload = PartitionWorkload(
         mode=mode,
         batch_size=max(1, batch),
         context_length=max(0, wl.context_length),
@@ -320,9 +360,9 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
         optimizer_bytes_per_param_byte=opt,
         non_contiguous=bool(wl.non_contiguous),
     )
-    training = mode is Mode.TRAINING
+    training = mode is PartitionMode.TRAINING
 
-    devices: list[Device] = []
+    devices: list[PartitionDevice] = []
     device_names: set[str] = set()
     v.require(
         0 < len(msg.devices) <= MAX_DEVICES,
@@ -336,14 +376,13 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
         v.require(d.name not in device_names, f"{path}.name", d.name, "a device name used once")
         device_names.add(d.name)
         v.require(bool(d.type), f"{path}.type", d.type, "a device type name")
-        mem = _non_negative_int(v, d.memory_bytes, f"{path}.memory_bytes", "bytes")
+        mem = _clamp_int(d.memory_bytes)
         # The solvers add memory in int64: a capacity near 2**64 would wrap around.
-        v.require(mem <= MAX_TOTAL_BYTES, f"{path}.memory_bytes", mem, "bytes <= 2**62")
         mem = min(mem, MAX_TOTAL_BYTES)
-        flops = _non_negative_float(v, d.flops_per_s, f"{path}.flops_per_s", "FLOP/s")
-        devices.append(Device(d.name, d.type, mem, flops, d.node))
+        flops = _clamp_float(d.flops_per_s)
+        devices.append(PartitionDevice(d.name, d.type, mem, flops, d.node))
 
-    layers: list[Layer] = []
+    layers: list[PartitionLayer] = []
     layer_names: set[str] = set()
     v.require(
         0 < len(msg.layers) <= MAX_LAYERS,
@@ -356,7 +395,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
         v.require(bool(lay.name), f"{path}.name", lay.name, "a non-empty layer name")
         v.require(lay.name not in layer_names, f"{path}.name", lay.name, "a layer name used once")
         layer_names.add(lay.name)
-        times: list[LayerTime] = []
+        times: list[PartitionLayerTime] = []
         seen_types: set[str] = set()
         for k, t in enumerate(lay.times):
             tp = f"{path}.times[{k}]"
@@ -368,27 +407,17 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
                 "each device type timed once per layer",
             )
             seen_types.add(t.device_type)
-            fwd = _non_negative_float(v, t.forward_s, f"{tp}.forward_s", "seconds")
-            bwd = _non_negative_float(v, t.backward_s, f"{tp}.backward_s", "seconds")
-            times.append(LayerTime(t.device_type, fwd, bwd))
-        layer = Layer(
+            fwd = _clamp_float(t.forward_s)
+            bwd = _clamp_float(t.backward_s)
+            times.append(PartitionLayerTime(t.device_type, fwd, bwd))
+        layer = PartitionLayer(
             name=lay.name,
-            param_bytes=_non_negative_int(v, lay.param_bytes, f"{path}.param_bytes", "bytes"),
-            activation_bytes=_non_negative_int(
-                v, lay.activation_bytes, f"{path}.activation_bytes", "bytes"
-            ),
-            forward_flops=_non_negative_float(
-                v, lay.forward_flops, f"{path}.forward_flops", "FLOPs"
-            ),
-            backward_flops=_non_negative_float(
-                v, lay.backward_flops, f"{path}.backward_flops", "FLOPs"
-            ),
-            kv_cache_bytes_per_token=_non_negative_int(
-                v, lay.kv_cache_bytes_per_token, f"{path}.kv_cache_bytes_per_token", "bytes"
-            ),
-            extra_memory_bytes=_non_negative_int(
-                v, lay.extra_memory_bytes, f"{path}.extra_memory_bytes", "bytes"
-            ),
+            param_bytes=_clamp_int(lay.param_bytes),
+            activation_bytes=_clamp_int(lay.activation_bytes),
+            forward_flops=_clamp_float(lay.forward_flops),
+            backward_flops=_clamp_float(lay.backward_flops),
+            kv_cache_bytes_per_token=_clamp_int(lay.kv_cache_bytes_per_token),
+            extra_memory_bytes=_clamp_int(lay.extra_memory_bytes),
             colocation_group=lay.colocation_group,
             times=tuple(times),
         )
@@ -407,7 +436,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
         layers.append(layer)
 
     index = {layer.name: i for i, layer in enumerate(layers)}
-    edges: list[Edge] = []
+    edges: list[PartitionEdge] = []
     needs_bandwidth = False
     for k, e in enumerate(msg.edges):
         path = f"{P}.edges[{k}]"
@@ -421,25 +450,15 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
                 e.dst,
                 f"a layer listed after {e.src!r} (layers are in topological order)",
             )
-        nbytes = _non_negative_int(v, e.bytes, f"{path}.bytes", "bytes")
-        transfer = _non_negative_float(v, e.transfer_s, f"{path}.transfer_s", "seconds")
+        nbytes = _clamp_int(e.bytes)
+        transfer = _clamp_float(e.transfer_s)
         needs_bandwidth |= nbytes > 0 and transfer == 0
         if ok and src is not None and dst is not None:
-            edges.append(Edge(src, dst, nbytes, transfer))
+            edges.append(PartitionEdge(src, dst, nbytes, transfer))
     if not msg.edges:
         needs_bandwidth = any(lay.activation_bytes > 0 for lay in layers[:-1])
-    inter = _non_negative_float(
-        v,
-        msg.links.inter_node_bandwidth_bytes_per_s,
-        f"{P}.links.inter_node_bandwidth_bytes_per_s",
-        "bytes/s",
-    )
-    intra = _non_negative_float(
-        v,
-        msg.links.intra_node_bandwidth_bytes_per_s,
-        f"{P}.links.intra_node_bandwidth_bytes_per_s",
-        "bytes/s",
-    )
+    inter = _clamp_float(msg.links.inter_node_bandwidth_bytes_per_s)
+    intra = _clamp_float(msg.links.intra_node_bandwidth_bytes_per_s)
     if needs_bandwidth and len(devices) > 1:
         v.require(
             inter > 0,
@@ -451,7 +470,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
     instance = PartitionInstance(
         layers=layers,
         devices=devices,
-        links=Links(inter, intra),
+        links=PartitionLinks(inter, intra),
         workload=workload,
         edges=edges,
         name=name,
@@ -476,12 +495,12 @@ def _check_magnitudes(instance: PartitionInstance, v: ValidationCollector) -> No
     total_bytes = 0
     for i, lay in enumerate(instance.layers):
         path = f"{P}.layers[{i}]"
-        training = w.mode is Mode.TRAINING
+        training = w.mode is PartitionMode.TRAINING
         worst = max(
             (t.forward_s + (t.backward_s if training else 0.0) for t in lay.times), default=0.0
         )
         flops = lay.forward_flops + (lay.backward_flops if training else 0.0)
-        if w.mode is Mode.SERVING:
+        if w.mode is PartitionMode.SERVING:
             flops *= w.batch_size
         if flops > 0 and slowest > 0:
             worst = max(worst, flops / slowest)
@@ -523,7 +542,7 @@ def _check_magnitudes(instance: PartitionInstance, v: ValidationCollector) -> No
             return
 
 
-_MODE_VALUES = {Mode.TRAINING: 1, Mode.INFERENCE: 2, Mode.SERVING: 3}
+_MODE_VALUES = {PartitionMode.TRAINING: 1, PartitionMode.INFERENCE: 2, PartitionMode.SERVING: 3}
 
 
 def instance_to_message(instance: PartitionInstance) -> Any:
@@ -560,7 +579,7 @@ def instance_to_message(instance: PartitionInstance) -> Any:
     msg.links.inter_node_bandwidth_bytes_per_s = instance.links.inter_node_bandwidth_bytes_per_s
     msg.links.intra_node_bandwidth_bytes_per_s = instance.links.intra_node_bandwidth_bytes_per_s
     w = instance.workload
-    msg.workload.mode = _MODE_VALUES[Mode(w.mode)]
+    msg.workload.mode = _MODE_VALUES[PartitionMode(w.mode)]
     msg.workload.batch_size = w.batch_size
     msg.workload.context_length = w.context_length
     msg.workload.in_flight_microbatches = w.in_flight_microbatches
@@ -605,3 +624,40 @@ def solution_to_message(
                 layer=instance.layers[layer].name, device=instance.devices[device].name
             )
     return msg
+
+
+# -------------------------------------------------------------------------------------------
+# The solution by name (Result.named)
+
+
+@dataclass(frozen=True)
+class NamedPartitionSolution:
+    """A :class:`PartitionSolution` by name: ``device_of["layer-3"] == "gpu-1"``; ``stages``
+    lists each used device's layers in pipeline order."""
+
+    device_of: dict[str, str]
+    stages: dict[str, tuple[str, ...]]
+
+
+def named_solution(
+    instance: PartitionInstance, solution: PartitionSolution
+) -> NamedPartitionSolution:
+    """The assignment keyed by layer name, and the stages keyed by device name."""
+    device_of: dict[str, str] = {}
+    stages: dict[str, list[str]] = {}
+    for layer, device in enumerate(solution.device_of):
+        if 0 <= device < len(instance.devices):
+            name, dev = instance.layers[layer].name, instance.devices[device].name
+            device_of[name] = dev
+            stages.setdefault(dev, []).append(name)
+    return NamedPartitionSolution(device_of, {d: tuple(ls) for d, ls in stages.items()})
+
+
+# The names before the family-prefixed convention (docs/library.md, "Names"), kept for callers.
+LayerTime = PartitionLayerTime
+Mode = PartitionMode
+Layer = PartitionLayer
+Edge = PartitionEdge
+Device = PartitionDevice
+Links = PartitionLinks
+Workload = PartitionWorkload
