@@ -10,7 +10,7 @@ function once per argument tuple and yields each outcome as it finishes:
   the cluster named by ``RAY_ADDRESS``; ``ray="HOST:PORT"`` or ``"ray://HOST:PORT"`` connects
   to that cluster). The same function runs as one Ray task per argument tuple, so results
   are the same as the local pool's. Ray is an optional extra
-  (``pip install 'placement-solver[ray]'``); without it, :class:`RayUnavailable` says so.
+  (``pip install -e '.[ray]'`` in the checkout); without it, :class:`RayUnavailable` says so.
 
 Stopping: when ``should_stop()`` turns true, tasks not started yet are cancelled; running
 tasks are left to finish (they learn of the stop by other means, e.g. the batch's stop event,
@@ -31,7 +31,7 @@ from placement.solver import InputError
 
 __all__ = ["RAY_INSTALL", "RayUnavailable", "TaskOutcome", "ray_available", "run_tasks"]
 
-RAY_INSTALL = "pip install 'placement-solver[ray]'"
+RAY_INSTALL = "pip install -e '.[ray]' in the checkout"
 """How to get the optional Ray extra."""
 
 POLL_S = 0.2

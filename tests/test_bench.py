@@ -148,7 +148,7 @@ def test_ray_missing_gives_one_line_on_how_to_install(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and "pip install 'placement-solver[ray]'" in lines[0], proc.stderr
+    assert len(lines) == 1 and "pip install -e '.[ray]' in the checkout" in lines[0], proc.stderr
 
 
 @pytest.mark.skipif(not ray_available(), reason="Ray is not installed (pip install -e '.[ray]')")

@@ -512,7 +512,7 @@ def _ray_argument(p: argparse.ArgumentParser) -> None:
         metavar="ADDRESS",
         help="run the solves as Ray tasks: 'auto' (a local Ray instance, or the cluster of "
         "$RAY_ADDRESS) or the cluster's HOST:PORT; needs the ray extra "
-        "(pip install 'placement-solver[ray]')",
+        "(pip install -e '.[ray]' in the checkout)",
     )
 
 
