@@ -12,6 +12,8 @@ the first (docs/formulations/mc.md derives it)::
 
     L <= 1,  HH <= 1,  slack = (1 - L)(1 - HH) - L * HL >= 0
 
+(at ``L = 1`` also ``HH = 0``, implied for real task sets: see :func:`passes`),
+
 equivalently ``1 - L - HH + L * D >= 0`` with ``D = HH - HL`` (the HI tasks' utilisation
 difference). This module computes that form; :mod:`.check` decides each core with the
 paper's two cases independently.
@@ -34,7 +36,13 @@ def slack(lo: Fraction, hi_lo: Fraction, hi_hi: Fraction) -> Fraction:
 
 
 def passes(lo: Fraction, hi_lo: Fraction, hi_hi: Fraction) -> bool:
-    """The EDF-VD test on one core (polynomial form, see the module docstring)."""
+    """The EDF-VD test on one core (polynomial form, see the module docstring).
+
+    At ``L = 1`` the paper passes only ``HH = 0``, the polynomial any ``HL = 0``: they differ
+    only for sums no task set has (a HI task has ``C(LO) >= 1``, so ``HL > 0`` with ``HH > 0``),
+    and the last clause makes them agree everywhere."""
+    if lo == 1 and hi_hi > 0:
+        return False
     return lo <= 1 and hi_hi <= 1 and slack(lo, hi_lo, hi_hi) >= 0
 
 

@@ -188,6 +188,8 @@ class McEncoding:
 
     def __init__(self, feasibility_only: bool = False) -> None:
         self.feasibility_only = feasibility_only
+        self.last_stats: dict[str, Any] = {}
+        """Sizes of the last model and the no-good cuts the exactness loop added."""
 
     def _run(
         self,
@@ -204,6 +206,7 @@ class McEncoding:
     def solve(self, instance: McInstance, ctx: ExactContext) -> ExactOutcome:
         """Decide schedulability, then the tiers; report every exact-feasible solution."""
         tables = build_tables(instance)
+        self.last_stats = model_stats(tables)
         tiers: list[str | None] = []
         if instance.any_droppable:
             tiers.append("dropped_cost")
@@ -231,6 +234,7 @@ class McEncoding:
                 for k in failing:
                     tasks = frozenset(i for i, kk in enumerate(run.core_of) if kk == k)
                     tables.nogoods.append((tasks, instance.cores[k].speed_exact))
+                self.last_stats["nogoods"] = len(tables.nogoods)
                 if ctx.time_left() <= 0:
                     run = RunResult(None, False, False, StopReason.TIME_LIMIT)
                     break
@@ -285,4 +289,9 @@ class McEncoding:
 
 def model_stats(tables: Tables) -> dict[str, Any]:
     """Sizes of the model (for benchmarks)."""
-    return {"pairs": len(tables.pairs), "scale": tables.scale, "exact_scale": tables.exact}
+    return {
+        "pairs": len(tables.pairs),
+        "scale": tables.scale,
+        "exact_scale": tables.exact,
+        "nogoods": len(tables.nogoods),
+    }
