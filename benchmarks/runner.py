@@ -174,8 +174,8 @@ class BenchConfig:
     command:
         The command line that reproduces the run.
     params:
-        The suite's parameters by name (:attr:`Suite.parameters`: every default, overridden
-        by ``--param NAME=VALUE``).
+        The values given with ``--param NAME=VALUE`` for the suite's :attr:`Suite.parameters`
+        (the suite applies the defaults of the others).
     """
 
     suite: str

@@ -52,7 +52,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             argv += ["--jobs", str(args.jobs)]
         if args.ray:
             argv += ["--ray", args.ray]
-        params = {p.name: p.default for p in suite.parameters}
+        params = {}
         for p in suite.parameters:
             if p.name in given:
                 params[p.name] = given[p.name][1]

@@ -41,9 +41,9 @@ HEURISTIC_ORDER = ("ffd", "bfd", "wfd", "ca-ffd", "ca-bfd", "ca-wfd", "udp")
 
 def _settings(config: Any) -> dict[str, Any]:
     params = {p.name: p.default for p in PARAMETERS}
-    params.update(config.params or {})
     if config.quick:
         params.update(QUICK)
+    params.update(config.params or {})
     for name in params["backends"]:
         if name not in ENCODINGS:
             raise InputError.single("--param backends", name, "cpsat or milp")
