@@ -188,3 +188,20 @@ def test_the_generator_is_seeded_and_meets_the_normalised_bound() -> None:
     assert any(t.hi for t in a.tasks) and not all(t.hi for t in a.tasks)
     with pytest.raises(InputError, match="utilisation"):
         generate(4, 8, 0.9)
+
+
+@pytest.mark.parametrize(("backend", "milp_solver"), EXACT, ids=[b[0] + b[1] for b in EXACT])
+def test_a_task_too_big_for_every_core_is_explained(backend: str, milp_solver: str) -> None:
+    # 'big' needs 0.9 | 1.2 of a unit core: HH > 1 alone; the fast core is excluded for it.
+    doc = _doc([_hi("big", 10, 9, 12, excluded_cores=["fast"]), _lo("x", 10, 1)])
+    doc["mc"]["cores"] = [{"name": "slow"}, {"name": "fast", "speed": 2.0}]
+    doc["mc"]["tasks"][0]["budget_hi"] = 10  # C(HI) <= T: 0.9 | 1.0 passes alone on slow
+    doc["mc"]["tasks"][0]["budget_lo"] = 9
+    inst = instance_from_document(doc)
+    assert FAMILY.check(inst, McSolution((0, 1))).feasible
+    doc["mc"]["cores"][0]["speed"] = 0.5  # now 1.8 | 2.0 on slow: fails alone everywhere
+    inst = instance_from_document(doc)
+    options = SolveOptions(backend=backend, milp_solver=milp_solver, time_limit_s=10, threads=1)
+    result = solve(inst, options)
+    assert result.status == SolutionStatus.INFEASIBLE, result.message
+    assert "task 'big'" in result.message and "alone on every core" in result.message

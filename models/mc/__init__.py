@@ -17,11 +17,13 @@ from __future__ import annotations
 
 from placement.models.mc import check as _check
 from placement.models.mc import instance as _instance
-from placement.models.mc.generate import GENERATORS
+from placement.models.mc.generate import GENERATORS, generate
 from placement.models.mc.greedy import greedy_solutions
 from placement.models.mc.instance import Core, McInstance, McSolution, Task
 from placement.models.mc.plot import draw
 from placement.solver.family import Family
+from placement.solver.options import SolveOptions
+from placement.solver.portfolio import solve
 
 
 class McFamily(Family):
@@ -55,6 +57,10 @@ class McFamily(Family):
     def corrupt(self, instance: McInstance, solution: McSolution) -> McSolution:
         """A solution made infeasible: its first task on a core the instance lacks."""
         return McSolution((len(instance.cores), *solution.core_of[1:]))
+
+    def warm_up(self) -> None:
+        """Run every code path of a solve once on a small generated task set."""
+        solve(generate(6, 2, 0.7, seed=0), SolveOptions(time_limit_s=0.5, threads=1))
 
     generators = GENERATORS
 

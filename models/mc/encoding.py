@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from placement.models.mc.edfvd import loads, passes
+from placement.models.mc.edfvd import CoreLoad, loads, passes
 from placement.models.mc.explain import explain_unschedulable
 from placement.models.mc.greedy import decreasing
 from placement.models.mc.instance import MAX_MIN_SLACK, McInstance, McSolution
@@ -95,11 +95,14 @@ def build_tables(instance: McInstance) -> Tables:
     n, m = len(instance.tasks), len(instance.cores)
     symmetric = instance.cores_identical
     rank = {task: r for r, task in enumerate(decreasing(instance))}
+    # A pair whose task fails the test alone on the core is left out: it is in no schedulable
+    # assignment, and every coefficient kept is then at most S.
+    empty = [CoreLoad(c.speed_exact) for c in instance.cores]
     pairs = [
         (i, k)
         for i in range(n)
         for k in range(m)
-        if instance.allowed(i, k) and (not symmetric or k <= rank[i])
+        if instance.allowed(i, k) and (not symmetric or k <= rank[i]) and empty[k].fits(instance, i)
     ]
     values: dict[tuple[int, int], tuple[Fraction, Fraction]] = {}
     denominator = 1
