@@ -19,8 +19,9 @@ dropped if it may be, and otherwise the heuristic fails (returns None).
   ``C(LO)/T``, each on the core of largest slack where it fits (worst fit). The paper's
   own tie rules and its variants are not reproduced.
 
-The fallback (first yielded) is ``ca-wfd``-then-the-rest: every heuristic that succeeds is
-yielded, cheapest first; the portfolio keeps the best by the checker's tiers.
+Every heuristic that succeeds is yielded, ``wfd`` first (the fallback: in
+``placement bench mc-partition`` the decreasing-utilisation orders schedule the most sets,
+and worst fit leaves the most slack); the portfolio keeps the best by the checker's tiers.
 """
 
 from __future__ import annotations
@@ -108,11 +109,11 @@ def udp(instance: McInstance) -> McSolution | None:
 
 
 HEURISTICS: dict[str, Callable[[McInstance], McSolution | None]] = {
-    "ca-wfd": lambda inst: place(inst, criticality_aware(inst), _worst),
-    "udp": udp,
+    "wfd": lambda inst: place(inst, decreasing(inst), _worst),
     "ffd": lambda inst: place(inst, decreasing(inst), _first),
     "bfd": lambda inst: place(inst, decreasing(inst), _best),
-    "wfd": lambda inst: place(inst, decreasing(inst), _worst),
+    "udp": udp,
+    "ca-wfd": lambda inst: place(inst, criticality_aware(inst), _worst),
     "ca-ffd": lambda inst: place(inst, criticality_aware(inst), _first),
     "ca-bfd": lambda inst: place(inst, criticality_aware(inst), _best),
 }
