@@ -6,6 +6,8 @@ platform (cores) and task count, for each normalised utilisation bound ``U`` (0.
 steps of 0.05), ``sets`` task sets from :func:`placement.models.mc.generate.generate` (seeded:
 set ``j`` of point ``p`` has seed ``10_000 p + j``), and for each set:
 
+* HI tasks with probability 0.5, each with a criticality factor C(HI)/C(LO) uniform in
+  [1, 4], periods log-uniform in [10, 1000] ms;
 * every heuristic of :mod:`placement.models.mc.greedy` (FFD, BFD, WFD, their
   criticality-aware variants, and MC-UDP, the paper's): schedulable or not;
 * each exact backend on its own (no heuristic incumbent), asked the schedulability question
@@ -35,6 +37,9 @@ from placement.solver import InputError, SolveOptions
 from placement.solver.testing import ExactContext
 
 QUICK = {"sets": 2, "cores": ("2",), "tasks": ("6",), "utilisations": ("0.80", "1.00")}
+CRITICALITY = (1.0, 4.0)
+"""Each HI task's C(HI)/C(LO) is drawn uniformly in this range (our choice; one factor for
+every task would make MC-UDP coincide with criticality-aware worst fit)."""
 ENCODINGS = {"cpsat": CpSatEncoding, "milp": MilpEncoding}
 HEURISTIC_ORDER = ("ffd", "bfd", "wfd", "ca-ffd", "ca-bfd", "ca-wfd", "udp")
 
@@ -82,7 +87,14 @@ def run(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     rows = []
     for j in range(case["first"], case["first"] + case["count"]):
         seed = 10_000 * case["point"] + j
-        inst = generate(case["tasks"], case["cores"], case["utilisation"], seed)
+        inst = generate(
+            case["tasks"],
+            case["cores"],
+            case["utilisation"],
+            seed,
+            criticality_factor=CRITICALITY[0],
+            criticality_factor_max=CRITICALITY[1],
+        )
         base = {
             "cores": case["cores"],
             "tasks": case["tasks"],

@@ -9,7 +9,10 @@ Everything random comes from ``numpy.random.default_rng(seed)``:
 * UUniFast-discard (Bini and Buttazzo 2005; Davis and Burns 2009) draws the ``n``
   utilisations at the tasks' own levels; each task is HI with probability
   ``hi_probability``, and a HI task's LO-mode utilisation is its HI one over the
-  criticality factor ``R``; the draw is then scaled so that ``max(U_LO, U_HI) = U m``, and
+  criticality factor ``R`` (one ``R`` for every task, or, with ``criticality_factor_max``,
+  drawn per task uniformly in ``[criticality_factor, criticality_factor_max]``: with one
+  ``R`` the utilisation difference is proportional to the utilisation, and MC-UDP's order
+  and choice of core coincide with criticality-aware worst fit); the draw is then scaled so that ``max(U_LO, U_HI) = U m``, and
   discarded (drawn again) when a task's utilisation exceeds 1;
 * periods are log-uniform in ``[period_min_ms, period_max_ms]``, in integer microseconds;
   budgets are rounded to microseconds (at least 1), so the realised utilisations differ from
@@ -55,6 +58,7 @@ def generate(
     *,
     hi_probability: float = 0.5,
     criticality_factor: float = 2.0,
+    criticality_factor_max: float = 0.0,
     period_min_ms: float = 10.0,
     period_max_ms: float = 1000.0,
     objective: str = MAX_MIN_SLACK,
@@ -79,6 +83,10 @@ def generate(
         )
     if criticality_factor < 1:
         raise InputError.single("criticality_factor", criticality_factor, "a number >= 1")
+    if criticality_factor_max and criticality_factor_max < criticality_factor:
+        raise InputError.single(
+            "criticality_factor_max", criticality_factor_max, "0 or a number >= criticality_factor"
+        )
     if not 0 < period_min_ms <= period_max_ms:
         raise InputError.single("period_min_ms", period_min_ms, "a number in (0, period_max_ms]")
     if objective not in (MAX_MIN_SLACK, MIN_CORES):
@@ -88,7 +96,10 @@ def generate(
     for _ in range(MAX_DISCARDS):
         u = uunifast_discard(rng, tasks, target)
         hi = rng.random(tasks) < hi_probability
-        lo_mode = float(np.where(hi, u / criticality_factor, u).sum())
+        factor = np.full(tasks, criticality_factor)
+        if criticality_factor_max:
+            factor = rng.uniform(criticality_factor, criticality_factor_max, tasks)
+        lo_mode = float(np.where(hi, u / factor, u).sum())
         hi_mode = float(u[hi].sum())
         u = u * (target / max(lo_mode, hi_mode))
         if (u <= 1.0).all():
@@ -102,7 +113,7 @@ def generate(
     for i in range(tasks):
         period = max(1, round(math.exp(log_periods[i]) * 1000))
         own = min(period, max(1, round(u[i] * period)))
-        budget_lo = max(1, round(own / criticality_factor)) if hi[i] else own
+        budget_lo = max(1, round(own / factor[i])) if hi[i] else own
         out_tasks.append(
             Task(f"t{i:03d}", period, budget_lo, own if hi[i] else budget_lo, bool(hi[i]))
         )
@@ -114,6 +125,7 @@ def generate(
             "seed": seed,
             "hi_probability": hi_probability,
             "criticality_factor": criticality_factor,
+            "criticality_factor_max": criticality_factor_max,
             "period_min_ms": period_min_ms,
             "period_max_ms": period_max_ms,
             "objective": objective,
@@ -142,6 +154,7 @@ def _build(params: dict) -> McInstance:
         params["seed"],
         hi_probability=params["hi_probability"],
         criticality_factor=params["criticality_factor"],
+        criticality_factor_max=params["criticality_factor_max"],
         period_min_ms=params["period_min_ms"],
         period_max_ms=params["period_max_ms"],
         objective=params["objective"],
@@ -184,6 +197,13 @@ GENERATORS = (
                 metavar="R",
                 shown=True,
                 help="C(HI) / C(LO) of HI tasks, >= 1 (default: 2)",
+            ),
+            Parameter(
+                "criticality_factor_max",
+                "float",
+                0.0,
+                metavar="R",
+                help="when > 0: each HI task's factor uniform in [--criticality-factor, R]",
             ),
             Parameter("period_min_ms", "positive_float", 10.0, metavar="MS", help="default: 10"),
             Parameter(
