@@ -21,9 +21,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         width = max(len(n) for n in registered)
         for name, suite in registered.items():
             needs = f" [data: {suite.data}]" if suite.data else ""
+            if suite.parameters:
+                needs += " [--param " + ", ".join(f"{p.name}=" for p in suite.parameters) + "]"
             print(f"{name:<{width}}  {suite.help}{needs}")
-            for p in suite.parameters:
-                print(f"{'':<{width}}    --param {p.name}=... {p.help}")
         return EXIT_OK
     names = list(registered) if args.suites == ["all"] else args.suites
     for name in names:
