@@ -17,6 +17,7 @@ from placement.models.mc.generate import generate
 from placement.solver import SolutionStatus, SolveOptions, StopReason, solve
 from placement.solver.errors import InputError
 from placement.solver.testing import ExactContext, exact_backends, instance_from_document
+from tests import optima
 
 EXACT = exact_backends()
 
@@ -205,3 +206,16 @@ def test_a_task_too_big_for_every_core_is_explained(backend: str, milp_solver: s
     result = solve(inst, options)
     assert result.status == SolutionStatus.INFEASIBLE, result.message
     assert "task 'big'" in result.message and "alone on every core" in result.message
+
+
+def test_a_dropped_task_is_explained_in_the_result_and_the_solution_file() -> None:
+    inst = optima.instance("mc", "drop_the_cheapest")
+    result = solve(inst, SolveOptions(backend="cpsat", time_limit_s=10, threads=1))
+    assert result.status == SolutionStatus.OPTIMAL, result.message
+    assert [(r["name"], r["kind"], r["drop_cost"]) for r in result.unplaced] == [
+        ("small", "crowded_out", 3)
+    ]
+    assert "c0: 0.6, 0.3, 0.7" in result.unplaced[0]["message"]
+    section = FAMILY.solution_to_dict(inst, result.solution, result.unplaced)
+    assert section["dropped"] == ["small"]
+    assert section["unplaced"][0]["kind"] == "crowded_out"

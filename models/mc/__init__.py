@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from placement.models.mc import check as _check
 from placement.models.mc import instance as _instance
+from placement.models.mc.explain import explain_unplaced
 from placement.models.mc.generate import GENERATORS, generate
 from placement.models.mc.greedy import greedy_solutions
 from placement.models.mc.instance import Core, McInstance, McSolution, Task
@@ -44,6 +45,7 @@ class McFamily(Family):
 
     greedy = staticmethod(greedy_solutions)
     check = staticmethod(_check.check)
+    explain_unplaced = staticmethod(explain_unplaced)
 
     def quick_bound(self, instance: McInstance) -> float:
         """The dropped cost is never below 0 (the primary tier)."""

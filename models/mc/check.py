@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 from placement.models.mc.instance import MAX_MIN_SLACK, McInstance, McSolution
 from placement.solver.family import CheckReport
@@ -132,9 +133,13 @@ def check(instance: McInstance, solution: McSolution) -> CheckReport:
     return CheckReport(True, [], _terms(instance, float(dropped), second), senses(instance))
 
 
-def solution_to_message(instance: McInstance, solution: McSolution) -> pb.McSolution:
+def solution_to_message(
+    instance: McInstance,
+    solution: McSolution,
+    unplaced: list[dict[str, Any]] | None = None,
+) -> pb.McSolution:
     """The ``placement.v1.McSolution`` message of a solution, with the checker's per-core
-    figures."""
+    figures and the reasons for the dropped tasks, if given."""
     msg = pb.McSolution()
     for task, core in enumerate(solution.core_of):
         if 0 <= core < len(instance.cores):
@@ -149,4 +154,6 @@ def solution_to_message(instance: McInstance, solution: McSolution) -> pb.McSolu
             hi_utilisation_hi_mode=float(test.hi_hi),
             slack=float(test.slack),
         )
+    for reason in unplaced or []:
+        msg.unplaced.add(**reason)
     return msg

@@ -16,10 +16,11 @@ certificate (the model, a relaxation of the test, is infeasible).
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
 
-from placement.models.mc.edfvd import CoreLoad
+from placement.models.mc.edfvd import CoreLoad, loads
 from placement.models.mc.greedy import criticality_aware
-from placement.models.mc.instance import McInstance
+from placement.models.mc.instance import McInstance, McSolution
 
 
 def _fmt(x: Fraction) -> str:
@@ -86,3 +87,32 @@ def explain_unschedulable(instance: McInstance) -> str:
             f"with it, each core's (U_LO^LO, U_HI^LO, U_HI^HI) fails EDF-VD ({sums})"
         )
     return "a heuristic schedules it; no explanation needed"
+
+
+def explain_unplaced(instance: McInstance, solution: McSolution) -> list[dict[str, Any]]:
+    """One reason (``name``, ``kind``, ``message``, ``drop_cost``) per dropped task."""
+    sums = loads(instance, solution.core_of)
+    out = []
+    for i, core in enumerate(solution.core_of):
+        if core != -1:
+            continue
+        t = instance.tasks[i]
+        allowed = [k for k in range(len(instance.cores)) if instance.allowed(i, k)]
+        if not any(CoreLoad(instance.cores[k].speed_exact).fits(instance, i) for k in allowed):
+            kind = "alone_fails"
+            message = f"LO task {t.name!r} fails EDF-VD alone on every core it may use"
+        else:
+            fits = [instance.cores[k].name for k in allowed if sums[k].fits(instance, i)]
+            kind = "crowded_out" if not fits else "dropped"
+            detail = "; ".join(
+                f"{instance.cores[k].name}: "
+                + ", ".join(_fmt(x) for x in sums[k].with_task(instance, i))
+                for k in allowed
+            )
+            message = (
+                f"LO task {t.name!r} dropped (cost {t.drop_cost}): with it, each core's "
+                f"(U_LO^LO, U_HI^LO, U_HI^HI) would be {detail}"
+                + (f"; it would fit on {', '.join(fits)}" if fits else "")
+            )
+        out.append({"name": t.name, "kind": kind, "message": message, "drop_cost": t.drop_cost})
+    return out

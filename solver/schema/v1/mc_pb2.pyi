@@ -87,12 +87,26 @@ class McCoreTest(_message.Message):
     slack: float
     def __init__(self, core: _Optional[str] = ..., lo_utilisation: _Optional[float] = ..., hi_utilisation_lo_mode: _Optional[float] = ..., hi_utilisation_hi_mode: _Optional[float] = ..., slack: _Optional[float] = ...) -> None: ...
 
+class McDroppedTask(_message.Message):
+    __slots__ = ("name", "kind", "message", "drop_cost")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    DROP_COST_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    kind: str
+    message: str
+    drop_cost: int
+    def __init__(self, name: _Optional[str] = ..., kind: _Optional[str] = ..., message: _Optional[str] = ..., drop_cost: _Optional[int] = ...) -> None: ...
+
 class McSolution(_message.Message):
-    __slots__ = ("assignments", "dropped", "cores")
+    __slots__ = ("assignments", "dropped", "cores", "unplaced")
     ASSIGNMENTS_FIELD_NUMBER: _ClassVar[int]
     DROPPED_FIELD_NUMBER: _ClassVar[int]
     CORES_FIELD_NUMBER: _ClassVar[int]
+    UNPLACED_FIELD_NUMBER: _ClassVar[int]
     assignments: _containers.RepeatedCompositeFieldContainer[McAssignment]
     dropped: _containers.RepeatedScalarFieldContainer[str]
     cores: _containers.RepeatedCompositeFieldContainer[McCoreTest]
-    def __init__(self, assignments: _Optional[_Iterable[_Union[McAssignment, _Mapping]]] = ..., dropped: _Optional[_Iterable[str]] = ..., cores: _Optional[_Iterable[_Union[McCoreTest, _Mapping]]] = ...) -> None: ...
+    unplaced: _containers.RepeatedCompositeFieldContainer[McDroppedTask]
+    def __init__(self, assignments: _Optional[_Iterable[_Union[McAssignment, _Mapping]]] = ..., dropped: _Optional[_Iterable[str]] = ..., cores: _Optional[_Iterable[_Union[McCoreTest, _Mapping]]] = ..., unplaced: _Optional[_Iterable[_Union[McDroppedTask, _Mapping]]] = ...) -> None: ...
