@@ -99,6 +99,10 @@ class Suite:
     exclusive:
         Run the cases one at a time whatever ``--jobs`` says: timing is the measurement, or
         each case uses every core.
+    parameters:
+        The suite's own settings (:class:`~placement.solver.hooks.Parameter`: name, type,
+        default), given as ``placement bench SUITE --param NAME=VALUE`` and read from
+        ``config.params``; the defaults are the full protocol.
     """
 
     name: str
@@ -111,6 +115,7 @@ class Suite:
     time_limit_s: float = 10.0
     quick_time_limit_s: float = 1.0
     exclusive: bool = False
+    parameters: tuple[Any, ...] = ()
 
 
 class _Lazy:
@@ -168,6 +173,9 @@ class BenchConfig:
         None, or the Ray address the cases run on.
     command:
         The command line that reproduces the run.
+    params:
+        The values given with ``--param NAME=VALUE`` for the suite's :attr:`Suite.parameters`
+        (the suite applies the defaults of the others).
     """
 
     suite: str
@@ -178,6 +186,7 @@ class BenchConfig:
     jobs: int = 1
     ray: str | None = None
     command: str = ""
+    params: dict[str, Any] = field(default_factory=dict)
 
     def data_dir(self, sub: str) -> Path:
         """``data / sub``."""

@@ -228,6 +228,13 @@ class Family:
     two differ (gpu: ``nodes`` -> ``cluster.nodes``), so errors on typed instances name the
     field as files do."""
 
+    def corrupt(self, instance: Any, solution: Any) -> Any | None:
+        """A copy of ``solution`` that the checker must reject, for example one naming an
+        entity the instance lacks (the family-contract test checks the checker rejects it).
+        Default: None (the contract test then fails: every family declares one)."""
+        del instance, solution
+        return None
+
     plot: ClassVar[Callable[[Any, Any, str], None] | None] = None
     """``plot(instance, solution, out_path)`` draws a solution (``placement plot``), or None."""
 
@@ -394,6 +401,7 @@ FAMILY_MODULES: dict[str, str] = {
     "dag": "placement.models.dag",
     "partition": "placement.models.partition",
     "entanglement": "placement.models.entanglement",
+    "mc": "placement.models.mc",
 }
 """Family name -> module exposing ``FAMILY``. One line per family."""
 

@@ -25,10 +25,8 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import pytest
 
 from placement.solver import SolutionStatus, SolveOptions, StopReason, solve
@@ -260,49 +258,15 @@ def test_a_bad_input_names_the_field(case: Case) -> None:
 # --- the checker rejects corrupted solutions ------------------------------------------------
 
 
-def _gpu_corrupt(instance: Any, solution: Any) -> Any:
-    from placement.models.gpu import GpuSolution, WorkerPlacement
-
-    placements = dict(solution.placements)
-    placements[0] = (WorkerPlacement(len(instance.nodes), (0,)),)  # a node that does not exist
-    return GpuSolution(placements)
-
-
-def _dag_corrupt(instance: Any, solution: Any) -> Any:
-    from placement.models.dag import DagSolution
-
-    machine = np.array(solution.machine, copy=True)
-    machine[0] = len(instance.machines)  # a machine that does not exist
-    return DagSolution(machine, np.array(solution.start_s, copy=True))
-
-
-def _partition_corrupt(instance: Any, solution: Any) -> Any:
-    from placement.models.partition import PartitionSolution
-
-    return PartitionSolution((len(instance.devices), *solution.device_of[1:]))
-
-
-def _entanglement_corrupt(instance: Any, solution: Any) -> Any:
-    from placement.models.entanglement import EntanglementSolution, RoutedPath
-
-    extra = RoutedPath(len(instance.requests), (0, 1), 1)  # a request that does not exist
-    return EntanglementSolution((*solution.paths, extra))
-
-
-CORRUPT: dict[str, Callable[[Any, Any], Any]] = {
-    "gpu": _gpu_corrupt,
-    "dag": _dag_corrupt,
-    "partition": _partition_corrupt,
-    "entanglement": _entanglement_corrupt,
-}
-"""Per family, once: a solution made infeasible by naming an entity the instance lacks."""
-
-
 def test_every_family_has_cases_and_a_corruption() -> None:
-    """A registered family without known-optimum data or a corruption here is not tested."""
-    assert set(CORRUPT) == set(FAMILIES)
+    """A registered family without known-optimum data or a corruption (``Family.corrupt``)
+    is not tested."""
     for name in FAMILIES:
         assert optima.cases(name), f"no tests/data/optima/{name}.json"
+        case = optima.cases(name)[0]
+        family, instance = get_family(name), case.instance()
+        _, solution = next(iter(family.greedy(instance, SolveOptions())))
+        assert family.corrupt(instance, solution) is not None, f"{name}: no Family.corrupt"
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
@@ -311,6 +275,6 @@ def test_the_checker_rejects_a_corrupted_solution(case: Case) -> None:
     instance = case.instance()
     for name, solution in family.greedy(instance, SolveOptions()):
         before = family.check(instance, solution)
-        after = family.check(instance, CORRUPT[case.family](instance, solution))
+        after = family.check(instance, family.corrupt(instance, solution))
         assert not after.feasible, (name, before.feasible)
         assert after.violations

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from placement.api.argtypes import CONVERTERS
 from placement.api.cli.exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, err
 from placement.api.parallel import connect_ray
 from placement.solver import InputError
@@ -20,6 +21,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         width = max(len(n) for n in registered)
         for name, suite in registered.items():
             needs = f" [data: {suite.data}]" if suite.data else ""
+            if suite.parameters:
+                needs += " [--param " + ", ".join(f"{p.name}=" for p in suite.parameters) + "]"
             print(f"{name:<{width}}  {suite.help}{needs}")
         return EXIT_OK
     names = list(registered) if args.suites == ["all"] else args.suites
@@ -28,6 +31,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             raise InputError.single(
                 "SUITE", name, "a registered suite ('placement bench --list') or 'all'"
             )
+    given = _given_params(args.param, [registered[n] for n in names])
     if args.ray:
         connect_ray(args.ray, args.jobs)  # fail early and clearly, before any case runs
     out = Path(args.out or ("build/bench-quick" if args.quick else "docs/benchmarks"))
@@ -48,6 +52,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
             argv += ["--jobs", str(args.jobs)]
         if args.ray:
             argv += ["--ray", args.ray]
+        params = {}
+        for p in suite.parameters:
+            if p.name in given:
+                params[p.name] = given[p.name][1]
+                argv += ["--param", given[p.name][0]]
         limit = args.time_limit
         if limit is None:
             limit = suite.quick_time_limit_s if args.quick else suite.time_limit_s
@@ -60,6 +69,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             jobs=args.jobs,
             ray=args.ray,
             command=command_line(argv),
+            params=params,
         )
         outcome = run_suite(suite, config, progress=not args.quiet)
         state = "interrupted" if outcome.interrupted else "done"
@@ -75,3 +85,21 @@ def cmd_bench(args: argparse.Namespace) -> int:
             code = EXIT_FAILED
     return code
 
+
+def _given_params(texts: list[str], chosen: list) -> dict[str, tuple[str, object]]:
+    """``--param NAME=VALUE`` words -> {name: (word, converted value)}, checked against the
+    parameters the chosen suites declare (InputError naming the bad word otherwise)."""
+    declared = {p.name: p for suite in chosen for p in suite.parameters}
+    out: dict[str, tuple[str, object]] = {}
+    for text in texts:
+        name, sep, value = text.partition("=")
+        if not sep or name not in declared:
+            known = ", ".join(sorted(declared)) or "none for these suites"
+            raise InputError.single("--param", text, f"NAME=VALUE with NAME one of: {known}")
+        parameter = declared[name]
+        try:
+            converted = CONVERTERS[parameter.type](value)
+        except (argparse.ArgumentTypeError, ValueError) as exc:
+            raise InputError.single(f"--param {name}", value, str(exc) or parameter.type) from None
+        out[name] = (text, converted)
+    return out

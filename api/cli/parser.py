@@ -445,6 +445,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         "../shared/benchmarks)",
     )
     p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a suite's own setting, e.g. --param sets=20 (placement bench --list shows them; "
+        "the defaults are the full protocol)",
+    )
+    p.add_argument(
         "--quiet", "-q", action="store_true", help="no progress bar; only the summary lines"
     )
     _ray_argument(p)

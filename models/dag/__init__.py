@@ -15,6 +15,8 @@ random DAGs), :mod:`.loaders` (STG, Braun, WfCommons, the HEFT paper's example),
 
 from __future__ import annotations
 
+import numpy as np
+
 from placement.models.dag import instance as _instance
 from placement.models.dag.bound import lower_bound
 from placement.models.dag.check import check, solution_to_message
@@ -65,6 +67,12 @@ class DagFamily(Family):
 
     generators = GENERATORS
     importers = IMPORTERS
+
+    def corrupt(self, instance: DagInstance, solution: DagSolution) -> DagSolution:
+        """A solution made infeasible: task 0 on a machine that does not exist."""
+        machine = np.array(solution.machine, copy=True)
+        machine[0] = len(instance.machines)
+        return DagSolution(machine, np.array(solution.start_s, copy=True))
 
     plot = staticmethod(draw)
 

@@ -77,6 +77,13 @@ class EntanglementFamily(Family):
     generators = GENERATORS
     importers = IMPORTERS
 
+    def corrupt(
+        self, instance: EntanglementInstance, solution: EntanglementSolution
+    ) -> EntanglementSolution:
+        """A solution made infeasible: a path for a request that does not exist."""
+        extra = RoutedPath(len(instance.requests), (0, 1), 1)
+        return EntanglementSolution((*solution.paths, extra))
+
     plot = staticmethod(draw)
 
 

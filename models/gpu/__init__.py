@@ -71,6 +71,12 @@ class GpuFamily(Family):
         """Run every code path of a solve once on a small generated instance."""
         solve(generate(64, 24, seed=0), SolveOptions(time_limit_s=0.5, threads=1))
 
+    def corrupt(self, instance: GpuInstance, solution: GpuSolution) -> GpuSolution:
+        """A solution made infeasible: job 0's first worker on a node that does not exist."""
+        placements = dict(solution.placements)
+        placements[0] = (WorkerPlacement(len(instance.nodes), (0,)),)
+        return GpuSolution(placements)
+
     generators = GENERATORS
     importers = IMPORTERS
     plot = staticmethod(draw)

@@ -71,6 +71,12 @@ class PartitionFamily(Family):
     generators = GENERATORS
     importers = tarnawski.IMPORTERS + hf.IMPORTERS
 
+    def corrupt(
+        self, instance: PartitionInstance, solution: PartitionSolution
+    ) -> PartitionSolution:
+        """A solution made infeasible: layer 0 on a device that does not exist."""
+        return PartitionSolution((len(instance.devices), *solution.device_of[1:]))
+
     plot = staticmethod(draw)
 
 

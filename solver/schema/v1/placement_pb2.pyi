@@ -1,6 +1,7 @@
 from placement.solver.schema.v1 import dag_pb2 as _dag_pb2
 from placement.solver.schema.v1 import entanglement_pb2 as _entanglement_pb2
 from placement.solver.schema.v1 import gpu_pb2 as _gpu_pb2
+from placement.solver.schema.v1 import mc_pb2 as _mc_pb2
 from placement.solver.schema.v1 import partition_pb2 as _partition_pb2
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
@@ -10,31 +11,35 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class Instance(_message.Message):
-    __slots__ = ("name", "description", "gpu", "dag", "partition", "entanglement")
+    __slots__ = ("name", "description", "gpu", "dag", "partition", "entanglement", "mc")
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     GPU_FIELD_NUMBER: _ClassVar[int]
     DAG_FIELD_NUMBER: _ClassVar[int]
     PARTITION_FIELD_NUMBER: _ClassVar[int]
     ENTANGLEMENT_FIELD_NUMBER: _ClassVar[int]
+    MC_FIELD_NUMBER: _ClassVar[int]
     name: str
     description: str
     gpu: _gpu_pb2.GpuInstance
     dag: _dag_pb2.DagInstance
     partition: _partition_pb2.PartitionInstance
     entanglement: _entanglement_pb2.EntanglementInstance
-    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., gpu: _Optional[_Union[_gpu_pb2.GpuInstance, _Mapping]] = ..., dag: _Optional[_Union[_dag_pb2.DagInstance, _Mapping]] = ..., partition: _Optional[_Union[_partition_pb2.PartitionInstance, _Mapping]] = ..., entanglement: _Optional[_Union[_entanglement_pb2.EntanglementInstance, _Mapping]] = ...) -> None: ...
+    mc: _mc_pb2.McInstance
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., gpu: _Optional[_Union[_gpu_pb2.GpuInstance, _Mapping]] = ..., dag: _Optional[_Union[_dag_pb2.DagInstance, _Mapping]] = ..., partition: _Optional[_Union[_partition_pb2.PartitionInstance, _Mapping]] = ..., entanglement: _Optional[_Union[_entanglement_pb2.EntanglementInstance, _Mapping]] = ..., mc: _Optional[_Union[_mc_pb2.McInstance, _Mapping]] = ...) -> None: ...
 
 class Solution(_message.Message):
-    __slots__ = ("instance_name", "gpu", "dag", "partition", "entanglement")
+    __slots__ = ("instance_name", "gpu", "dag", "partition", "entanglement", "mc")
     INSTANCE_NAME_FIELD_NUMBER: _ClassVar[int]
     GPU_FIELD_NUMBER: _ClassVar[int]
     DAG_FIELD_NUMBER: _ClassVar[int]
     PARTITION_FIELD_NUMBER: _ClassVar[int]
     ENTANGLEMENT_FIELD_NUMBER: _ClassVar[int]
+    MC_FIELD_NUMBER: _ClassVar[int]
     instance_name: str
     gpu: _gpu_pb2.GpuSolution
     dag: _dag_pb2.DagSolution
     partition: _partition_pb2.PartitionSolution
     entanglement: _entanglement_pb2.EntanglementSolution
-    def __init__(self, instance_name: _Optional[str] = ..., gpu: _Optional[_Union[_gpu_pb2.GpuSolution, _Mapping]] = ..., dag: _Optional[_Union[_dag_pb2.DagSolution, _Mapping]] = ..., partition: _Optional[_Union[_partition_pb2.PartitionSolution, _Mapping]] = ..., entanglement: _Optional[_Union[_entanglement_pb2.EntanglementSolution, _Mapping]] = ...) -> None: ...
+    mc: _mc_pb2.McSolution
+    def __init__(self, instance_name: _Optional[str] = ..., gpu: _Optional[_Union[_gpu_pb2.GpuSolution, _Mapping]] = ..., dag: _Optional[_Union[_dag_pb2.DagSolution, _Mapping]] = ..., partition: _Optional[_Union[_partition_pb2.PartitionSolution, _Mapping]] = ..., entanglement: _Optional[_Union[_entanglement_pb2.EntanglementSolution, _Mapping]] = ..., mc: _Optional[_Union[_mc_pb2.McSolution, _Mapping]] = ...) -> None: ...

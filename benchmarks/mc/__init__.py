@@ -1,0 +1,35 @@
+"""The mc family's benchmark suite; the code is in :mod:`.suites`."""
+
+from __future__ import annotations
+
+from placement.benchmarks.runner import Suite, suite_functions
+from placement.solver.hooks import Parameter
+
+UTILISATIONS = tuple(f"{0.5 + 0.05 * k:.2f}" for k in range(11))
+PARAMETERS = (
+    Parameter("sets", "positive_int", 500, help="task sets per point (default: 500)"),
+    Parameter("cores", "name_list", ("4", "8"), help="core counts (default: 4,8)"),
+    Parameter("tasks", "name_list", ("10", "20", "40"), help="task counts (default: 10,20,40)"),
+    Parameter(
+        "utilisations",
+        "name_list",
+        UTILISATIONS,
+        help="normalised utilisation bounds (default: 0.50,0.55,...,1.00)",
+    ),
+    Parameter("backends", "name_list", ("cpsat", "milp"), help="exact backends (default: both)"),
+    Parameter("chunk", "positive_int", 25, help="task sets per case (default: 25)"),
+)
+"""The suite's settings (``placement bench mc-partition --param NAME=VALUE``): the defaults
+are the full protocol."""
+
+SUITES = (
+    Suite(
+        name="mc-partition",
+        family="mc",
+        help="schedulability ratio vs normalised utilisation: FFD/BFD/WFD, criticality-aware, MC-UDP and the exact backends (proofs of unschedulability)",
+        **suite_functions("placement.benchmarks.mc.suites"),
+        time_limit_s=10.0,
+        quick_time_limit_s=2.0,
+        parameters=PARAMETERS,
+    ),
+)

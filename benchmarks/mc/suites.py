@@ -1,0 +1,286 @@
+"""The mc family's benchmark suite (``placement bench mc-partition``).
+
+Schedulability ratio against normalised utilisation, the experiment of the partitioned
+mixed-criticality literature (e.g. Ramanathan and Easwaran, DATE 2017, Section V): for each
+platform (cores) and task count, for each normalised utilisation bound ``U`` (0.5 to 1.0 in
+steps of 0.05), ``sets`` task sets from :func:`placement.models.mc.generate.generate` (seeded:
+set ``j`` of point ``p`` has seed ``10_000 p + j``), and for each set:
+
+* HI tasks with probability 0.5, each with a criticality factor C(HI)/C(LO) uniform in
+  [1, 4], periods log-uniform in [10, 1000] ms;
+* every heuristic of :mod:`placement.models.mc.greedy` (FFD, BFD, WFD, their
+  criticality-aware variants, and MC-UDP, the paper's): schedulable or not;
+* each exact backend on its own (no heuristic incumbent), asked the schedulability question
+  only (``feasibility_only``), within the time limit: schedulable, proved unschedulable, or
+  undecided.
+
+A case is a chunk of sets of one point (so a run can be spread over worker processes or Ray).
+Every solution goes through the family's checker again (the rows' ``invalid``, must be 0).
+The suite's settings (``--param``): ``sets`` per point, ``cores``, ``tasks`` (pairs with
+fewer than two tasks per core are skipped), ``utilisations``, ``backends``; the defaults are
+the full protocol.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from typing import Any
+
+from placement.benchmarks.mc import PARAMETERS
+from placement.benchmarks.runner import Rechecker
+from placement.models.mc.cpsat import CpSatEncoding
+from placement.models.mc.generate import generate
+from placement.models.mc.greedy import HEURISTICS
+from placement.models.mc.milp import MilpEncoding
+from placement.solver import InputError, SolveOptions
+from placement.solver.testing import ExactContext
+
+QUICK = {"sets": 2, "cores": ("2",), "tasks": ("6",), "utilisations": ("0.80", "1.00")}
+CRITICALITY = (1.0, 4.0)
+"""Each HI task's C(HI)/C(LO) is drawn uniformly in this range (our choice; one factor for
+every task would make MC-UDP coincide with criticality-aware worst fit)."""
+ENCODINGS = {"cpsat": CpSatEncoding, "milp": MilpEncoding}
+HEURISTIC_ORDER = ("ffd", "bfd", "wfd", "ca-ffd", "ca-bfd", "ca-wfd", "udp")
+
+
+def _settings(config: Any) -> dict[str, Any]:
+    params = {p.name: p.default for p in PARAMETERS}
+    if config.quick:
+        params.update(QUICK)
+    params.update(config.params or {})
+    for name in params["backends"]:
+        if name not in ENCODINGS:
+            raise InputError.single("--param backends", name, "cpsat or milp")
+    return params
+
+
+def cases(config: Any) -> list[dict[str, Any]]:
+    """One case per chunk of task sets of one (cores, tasks, utilisation) point."""
+    s = _settings(config)
+    out = []
+    point = 0
+    for m in (int(c) for c in s["cores"]):
+        for n in (int(t) for t in s["tasks"]):
+            if n < 2 * m:
+                continue
+            for u in s["utilisations"]:
+                point += 1
+                for first in range(0, s["sets"], s["chunk"]):
+                    out.append(
+                        {
+                            "cores": m,
+                            "tasks": n,
+                            "utilisation": float(u),
+                            "point": point,
+                            "first": first,
+                            "count": min(s["chunk"], s["sets"] - first),
+                            "backends": list(s["backends"]),
+                        }
+                    )
+    return out
+
+
+def run(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
+    """Every heuristic and exact backend on each task set of the case: one row per (set,
+    method)."""
+    rows = []
+    for j in range(case["first"], case["first"] + case["count"]):
+        seed = 10_000 * case["point"] + j
+        inst = generate(
+            case["tasks"],
+            case["cores"],
+            case["utilisation"],
+            seed,
+            criticality_factor=CRITICALITY[0],
+            criticality_factor_max=CRITICALITY[1],
+        )
+        base = {
+            "cores": case["cores"],
+            "tasks": case["tasks"],
+            "utilisation": case["utilisation"],
+            "seed": seed,
+        }
+        for name in HEURISTIC_ORDER:
+            checker = Rechecker("mc")
+            started = time.perf_counter()
+            solution = HEURISTICS[name](inst)
+            wall = time.perf_counter() - started
+            report = checker(inst, solution)
+            ok = report is not None and report.feasible
+            rows.append(
+                {
+                    **base,
+                    "method": name,
+                    "schedulable": int(ok),
+                    "proved_unschedulable": 0,
+                    "time_s": round(wall, 4),
+                    **checker.columns(),
+                }
+            )
+        for backend in case["backends"]:
+            checker = Rechecker("mc")
+            encoding = ENCODINGS[backend](feasibility_only=True)
+            ctx = ExactContext(
+                inst, SolveOptions(time_limit_s=config.time_limit_s, threads=1), backend=backend
+            )
+            started = time.perf_counter()
+            outcome = encoding.solve(inst, ctx)
+            wall = time.perf_counter() - started
+            checker.dropped(len(ctx.rejected))
+            report = checker(inst, ctx.best)
+            ok = report is not None and report.feasible
+            rows.append(
+                {
+                    **base,
+                    "method": backend,
+                    "schedulable": int(ok),
+                    "proved_unschedulable": int(outcome.proven_infeasible),
+                    "time_s": round(wall, 4),
+                    **checker.columns(),
+                }
+            )
+    return rows
+
+
+def _ratio(values: list[int]) -> float:
+    return sum(values) / len(values) if values else float("nan")
+
+
+def _portfolio(point: dict[str, dict[int, dict[str, int]]], exact: list[str]) -> dict[int, dict]:
+    """Per seed: the portfolio's answer (the heuristics first, then the exact backends on the
+    sets none schedules: with no incumbent, exactly the exact-alone run): schedulable, proved
+    unschedulable (by any exact backend), or neither."""
+    seeds = set().union(*(point[m].keys() for m in point))
+    out = {}
+    for seed in seeds:
+        runs = [point[m][seed] for m in point if seed in point[m]]
+        heuristic = any(point[h][seed]["ok"] for h in HEURISTIC_ORDER if seed in point.get(h, {}))
+        ok = any(v["ok"] for v in runs)
+        proved = any(point[e][seed]["proved"] for e in exact if seed in point.get(e, {}))
+        out[seed] = {"ok": int(ok), "proved": int(proved and not ok), "heuristic": heuristic}
+    return out
+
+
+def report(rows: list[dict[str, Any]], config: Any) -> str:
+    """Schedulability ratios per platform, the share of rejected sets proved unschedulable,
+    the target checks, and one plot per platform."""
+    s = _settings(config)
+    methods = [m for m in (*HEURISTIC_ORDER, *s["backends"]) if any(r["method"] == m for r in rows)]
+    exact = [m for m in s["backends"] if m in methods]
+    by: dict[tuple[int, int, float], dict[str, dict[int, dict[str, int]]]] = defaultdict(
+        lambda: defaultdict(dict)
+    )
+    for r in rows:
+        key = (int(r["cores"]), int(r["tasks"]), float(r["utilisation"]))
+        by[key][r["method"]][int(r["seed"])] = {
+            "ok": int(r["schedulable"]),
+            "proved": int(r["proved_unschedulable"]),
+        }
+    platforms = sorted({(k[0], k[1]) for k in by})
+    settings = ", ".join(
+        f"{k}={','.join(v) if isinstance(v, tuple | list) else v}" for k, v in s.items()
+    )
+    full = ", ".join(
+        f"{p.name}={','.join(p.default) if isinstance(p.default, tuple) else p.default}"
+        for p in PARAMETERS
+    )
+    lines = [
+        f"Settings: {settings}; {config.time_limit_s:g} s per exact solve, 1 thread (the full "
+        f"protocol, the default: {full}, 10 s).",
+        "",
+        "Columns: the share of task sets each method schedules. The exact backends run alone "
+        "(no heuristic incumbent) on the schedulability question only. `portfolio` is what "
+        "`placement solve` does: the heuristics, then an exact backend (either) on the sets none "
+        "schedules (with no incumbent: the exact-alone run). `proved` is, of the sets the "
+        "portfolio does not schedule, how many an exact backend proved unschedulable within "
+        "the limit.",
+        "",
+    ]
+    alone_missed = {e: 0 for e in exact}
+    strictly_more: list[str] = []
+    decided: dict[tuple[int, int], list[int]] = defaultdict(list)
+    for m, n in platforms:
+        lines += [f"### {m} cores, {n} tasks", ""]
+        head = ["U", *methods, "portfolio", "proved / rejected"]
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for key in sorted(k for k in by if (k[0], k[1]) == (m, n)):
+            point = by[key]
+            folio = _portfolio(point, exact)
+            cells = [f"{key[2]:.2f}"]
+            for method in methods:
+                cells.append(f"{_ratio([v['ok'] for v in point[method].values()]):.2f}")
+            best_heuristic = max(
+                _ratio([v["ok"] for v in point[h].values()]) for h in HEURISTIC_ORDER if h in point
+            )
+            ratio = _ratio([v["ok"] for v in folio.values()])
+            if ratio > best_heuristic:
+                strictly_more.append(
+                    f"{m}x{n} at U = {key[2]:.2f} ({ratio:.2f} vs {best_heuristic:.2f})"
+                )
+            rejected = [v for v in folio.values() if not v["ok"]]
+            proved = sum(v["proved"] for v in rejected)
+            decided[(m, n)] += [v["proved"] for v in rejected]
+            cells += [f"{ratio:.2f}", f"{proved}/{len(rejected)}"]
+            lines.append("| " + " | ".join(cells) + " |")
+            for e in exact:
+                alone_missed[e] += sum(
+                    1 for seed, v in point[e].items() if not v["ok"] and folio[seed]["heuristic"]
+                )
+        lines.append("")
+    lines += ["Targets:", ""]
+    lines.append(
+        "- the portfolio schedules every set a heuristic schedules (by construction); the exact "
+        "backends alone miss, within the limit, "
+        + ", ".join(f"{e}: {k}" for e, k in alone_missed.items())
+        + " sets some heuristic schedules;"
+    )
+    lines.append(
+        "- points where the portfolio schedules strictly more than the best heuristic: "
+        + ("; ".join(strictly_more) if strictly_more else "none")
+        + ";"
+    )
+    for (m, n), values in sorted(decided.items()):
+        if values:
+            lines.append(
+                f"- {m} cores x {n} tasks: {sum(values)}/{len(values)} = "
+                f"{sum(values) / len(values):.0%} of the rejected sets proved unschedulable "
+                "within the limit (target at 8 x 40: 95 %)."
+            )
+    _plot(by, platforms, methods, config)
+    lines += ["", f"![schedulability ratio]({config.suite}.png)", ""]
+    return "\n".join(lines)
+
+
+def _plot(by: Any, platforms: list[tuple[int, int]], methods: list[str], config: Any) -> None:
+    # matplotlib with pyplot loads in 1-2 s: only when the report is written
+    import matplotlib
+
+    matplotlib.use("Agg")
+    # pyplot after the Agg backend is chosen (no display needed)
+    import matplotlib.pyplot as plt
+
+    if not platforms:
+        return
+    fig, axes = plt.subplots(
+        1, len(platforms), figsize=(4.2 * len(platforms), 3.6), squeeze=False, sharey=True
+    )
+    for ax, (m, n) in zip(axes[0], platforms, strict=True):
+        keys = sorted(k for k in by if (k[0], k[1]) == (m, n))
+        xs = [k[2] for k in keys]
+        for method in methods:
+            ys = [_ratio([v["ok"] for v in by[k][method].values()]) for k in keys]
+            style = "-o" if method in ENCODINGS else "--."
+            ax.plot(xs, ys, style, label=method, lw=1.6 if method in ENCODINGS else 1.0, ms=3)
+        exact = [m for m in methods if m in ENCODINGS]
+        ys = [_ratio([v["ok"] for v in _portfolio(by[k], exact).values()]) for k in keys]
+        ax.plot(xs, ys, "-s", color="black", label="portfolio", lw=1.8, ms=3)
+        ax.set_title(f"{m} cores, {n} tasks")
+        ax.set_xlabel("normalised utilisation")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("schedulability ratio")
+    axes[0][-1].legend(fontsize=7, loc="lower left")
+    fig.tight_layout()
+    config.out.mkdir(parents=True, exist_ok=True)
+    fig.savefig(config.out / f"{config.suite}.png", dpi=110)
+    plt.close(fig)

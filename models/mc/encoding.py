@@ -1,0 +1,300 @@
+"""What the CP-SAT and MILP encodings share: the integer tables, the model's rows, and the
+solve protocol (tiers, exactness loop, proofs).
+
+The model (docs/formulations/mc.md, "Exact encodings"): a binary ``x[i,k]`` per allowed
+(task, core) pair, a binary ``drop[i]`` per droppable task, ``sum_k x[i,k] + drop[i] = 1``.
+Per core, with utilisations scaled by an integer ``S`` (``l`` for LO tasks, ``hh`` and ``d``
+= HI minus LO for HI tasks, each on that core's speed):
+
+* ``L_k = sum l x <= S``, ``HH_k = sum hh x <= S``, ``L_k + HL_k <= S`` (LO mode; implied,
+  it tightens the LP);
+* ``D_k <= sum d x``, ``0 <= D_k <= S``;
+* ``w[i,k] <= D_k`` and ``w[i,k] <= S x[i,k]`` for each LO task ``i`` (so ``w = x D`` at
+  most: the product of a binary and a bounded integer, linearised exactly);
+* ``S^2 - S L_k - S HH_k + sum_i l[i,k] w[i,k] >= t`` (``t >= 0``): the EDF-VD condition
+  ``1 - L - HH + L D >= 0`` times ``S^2``, with ``L D = sum_i l_i x_i D``.
+
+**Exactness.** When every utilisation is a multiple of ``1/S`` for some ``S <= 10^6`` (the
+least common denominator), ``S`` is that denominator and the rows are the test exactly. Else
+``S = 10^6`` and each coefficient is rounded the optimistic way (``l``, ``hh`` down, ``d``
+up; the condition decreases in ``L`` and ``HH`` and increases in ``D``): every schedulable
+assignment satisfies the model, so an infeasible model proves the set unschedulable. A model
+solution is then checked in exact rationals; a core that fails by less than the rounding gets
+a no-good cut (its task set may not share a core of that speed or slower: the test is
+monotone) and the model is solved again. So the answer is exact either way.
+
+**Symmetry.** When the cores are interchangeable (one speed, no pinning or exclusions), the
+task of rank ``r`` in decreasing utilisation may only use cores ``0..r`` (relabel cores by
+their first task): a valid restriction for feasibility and for both objectives.
+
+:class:`McEncoding` runs the protocol; :mod:`.cpsat` and :mod:`.milp` supply ``_run``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from placement.models.mc.edfvd import CoreLoad, loads, passes
+from placement.models.mc.explain import explain_unschedulable
+from placement.models.mc.greedy import decreasing
+from placement.models.mc.instance import MAX_MIN_SLACK, McInstance, McSolution
+from placement.solver.family import ExactContext, ExactOutcome
+from placement.solver.result import StopReason
+
+EXACT_SCALE_LIMIT = 10**6
+"""Largest common denominator used as the scale (the rows are then exact)."""
+ROUNDED_SCALE = 10**6
+"""The scale when the common denominator is larger (rounded rows + the exactness loop)."""
+
+
+@dataclass
+class Tables:
+    """Integer-scaled utilisations of every allowed (task, core) pair."""
+
+    instance: McInstance
+    scale: int
+    exact: bool
+    pairs: list[tuple[int, int]]
+    lo: dict[tuple[int, int], int]
+    """LO tasks: floor(S u_lo / speed)."""
+    hl: dict[tuple[int, int], int]
+    """HI tasks: floor(S u_lo / speed)."""
+    hh: dict[tuple[int, int], int]
+    """HI tasks: floor(S u_hi / speed)."""
+    d: dict[tuple[int, int], int]
+    """HI tasks: ceil(S (u_hi - u_lo) / speed)."""
+    nogoods: list[tuple[frozenset[int], Fraction]] = field(default_factory=list)
+    """Task sets that fail on a core of this speed (and so on every slower core)."""
+
+    def tasks_on(self, k: int) -> list[int]:
+        """Tasks allowed on core ``k``."""
+        return [i for i, kk in self.pairs if kk == k]
+
+    def nogood_rows(self) -> list[list[tuple[int, int]]]:
+        """Each no-good cut as the (task, core) pairs whose sum must be at most len - 1."""
+        rows = []
+        speeds = [c.speed_exact for c in self.instance.cores]
+        allowed = set(self.pairs)
+        for tasks, speed in self.nogoods:
+            for k, s in enumerate(speeds):
+                if s <= speed and all((i, k) in allowed for i in tasks):
+                    rows.append([(i, k) for i in sorted(tasks)])
+        return rows
+
+
+def _scaled(value: Fraction, scale: int, up: bool) -> int:
+    v = value * scale
+    return math.ceil(v) if up else math.floor(v)
+
+
+def build_tables(instance: McInstance) -> Tables:
+    """The pairs, the scale and the scaled coefficients (see the module docstring)."""
+    n, m = len(instance.tasks), len(instance.cores)
+    symmetric = instance.cores_identical
+    rank = {task: r for r, task in enumerate(decreasing(instance))}
+    # A pair whose task fails the test alone on the core is left out: it is in no schedulable
+    # assignment, and every coefficient kept is then at most S.
+    empty = [CoreLoad(c.speed_exact) for c in instance.cores]
+    pairs = [
+        (i, k)
+        for i in range(n)
+        for k in range(m)
+        if instance.allowed(i, k) and (not symmetric or k <= rank[i]) and empty[k].fits(instance, i)
+    ]
+    values: dict[tuple[int, int], tuple[Fraction, Fraction]] = {}
+    denominator = 1
+    for i, k in pairs:
+        t, speed = instance.tasks[i], instance.cores[k].speed_exact
+        lo, hi = t.u_lo / speed, t.u_hi / speed
+        values[(i, k)] = (lo, hi)
+        for f in (lo, hi):
+            if denominator <= EXACT_SCALE_LIMIT:
+                denominator = math.lcm(denominator, f.denominator)
+    exact = denominator <= EXACT_SCALE_LIMIT
+    scale = denominator if exact else ROUNDED_SCALE
+    lo_, hl, hh, d = {}, {}, {}, {}
+    for (i, k), (lo, hi) in values.items():
+        if instance.tasks[i].hi:
+            hl[(i, k)] = _scaled(lo, scale, False)
+            hh[(i, k)] = _scaled(hi, scale, False)
+            d[(i, k)] = _scaled(hi - lo, scale, True)
+        else:
+            lo_[(i, k)] = _scaled(lo, scale, False)
+    return Tables(instance, scale, exact, pairs, lo_, hl, hh, d)
+
+
+@dataclass
+class RunResult:
+    """What one backend run of one tier returns."""
+
+    core_of: tuple[int, ...] | None
+    proven: bool
+    infeasible: bool
+    stop: StopReason
+    objective: float | None = None
+    """The model objective (drop cost, or slack in units of S^2, or cores)."""
+    bound: float | None = None
+    message: str = ""
+
+
+def failing_cores(instance: McInstance, core_of: tuple[int, ...]) -> list[int]:
+    """Cores whose EDF-VD test fails in exact arithmetic."""
+    return [
+        k
+        for k, load in enumerate(loads(instance, core_of))
+        if not passes(load.lo, load.hi_lo, load.hi_hi)
+    ]
+
+
+def stop_reason(run_stop: StopReason, ctx: ExactContext) -> StopReason:
+    """A cancellation by the run's own deadline token is a time limit, not the caller's."""
+    if run_stop is StopReason.CANCELLED and not ctx.cancel.cancelled:
+        return StopReason.TIME_LIMIT
+    return run_stop
+
+
+def canonical(
+    instance: McInstance, tables: Tables, core_of: tuple[int, ...]
+) -> tuple[int, ...] | None:
+    """``core_of`` relabelled into the symmetry-broken model (cores by their first task in
+    decreasing utilisation), or None when it is not in the model."""
+    if instance.cores_identical:
+        relabel: dict[int, int] = {}
+        for task in decreasing(instance):
+            k = core_of[task]
+            if k >= 0 and k not in relabel:
+                relabel[k] = len(relabel)
+        core_of = tuple(relabel.get(k, -1) if k >= 0 else k for k in core_of)
+    allowed = set(tables.pairs)
+    for i, k in enumerate(core_of):
+        if k >= 0 and (i, k) not in allowed:
+            return None
+        if k < 0 and not instance.tasks[i].droppable:
+            return None
+    return core_of
+
+
+class McEncoding:
+    """An exact encoding of the mc family (see the module docstring).
+
+    Parameters
+    ----------
+    feasibility_only:
+        Stop at the first schedulable assignment (or the proof that none exists) instead of
+        optimising the tiers: the schedulability question the benchmarks ask.
+    """
+
+    source = "exact"
+
+    def __init__(self, feasibility_only: bool = False) -> None:
+        self.feasibility_only = feasibility_only
+        self.last_stats: dict[str, Any] = {}
+        """Sizes of the last model and the no-good cuts the exactness loop added."""
+
+    def _run(
+        self,
+        tables: Tables,
+        ctx: ExactContext,
+        tier: str | None,
+        drop_limit: int | None,
+        hint: tuple[int, ...] | None,
+    ) -> RunResult:
+        """Solve one tier: ``dropped_cost`` (minimise), ``min_slack`` / ``cores_used``, or
+        None (feasibility), with the dropped cost at most ``drop_limit``."""
+        raise NotImplementedError
+
+    def solve(self, instance: McInstance, ctx: ExactContext) -> ExactOutcome:
+        """Decide schedulability, then the tiers; report every exact-feasible solution."""
+        tables = build_tables(instance)
+        self.last_stats = model_stats(tables)
+        tiers: list[str | None] = []
+        if instance.any_droppable:
+            tiers.append("dropped_cost")
+        if not self.feasibility_only:
+            tiers.append(instance.objective)
+        if not tiers:
+            tiers.append(None)
+        incumbent = ctx.incumbent()
+        hint = None if incumbent is None else canonical(instance, tables, incumbent.core_of)
+        drop_limit: int | None = None
+        drop_bound: float | None = 0.0 if not instance.any_droppable else None
+        proven = True
+        best: McSolution | None = None
+        messages: list[str] = []
+        stop = StopReason.PROVEN
+        for position, tier in enumerate(tiers):
+            while True:
+                run = self._run(tables, ctx, tier, drop_limit, hint)
+                if run.core_of is None:
+                    break
+                failing = failing_cores(instance, run.core_of)
+                if not failing:
+                    break
+                # A rounded row let a core through that fails by less than the rounding.
+                for k in failing:
+                    tasks = frozenset(i for i, kk in enumerate(run.core_of) if kk == k)
+                    tables.nogoods.append((tasks, instance.cores[k].speed_exact))
+                self.last_stats["nogoods"] = len(tables.nogoods)
+                if ctx.time_left() <= 0:
+                    run = RunResult(None, False, False, StopReason.TIME_LIMIT)
+                    break
+            if run.infeasible and position == 0:
+                return ExactOutcome(
+                    StopReason.PROVEN,
+                    proven_infeasible=True,
+                    message=f"{self.source}: proved unschedulable. "
+                    + explain_unschedulable(instance),
+                )
+            if run.core_of is None:
+                proven = False
+                stop = run.stop
+                if best is None:
+                    messages.append(
+                        f"{self.source}: no schedulable assignment found ({run.stop.value})"
+                    )
+                    if run.message:
+                        messages.append(run.message)
+                break
+            best = McSolution(run.core_of)
+            ctx.report(best, self.source)
+            hint = run.core_of
+            if tier == "dropped_cost":
+                drop_limit = round(run.objective or 0)
+                if run.proven:
+                    drop_bound = float(drop_limit)
+            if not run.proven:
+                proven = False
+                stop = run.stop
+                break
+            if tier == MAX_MIN_SLACK and not tables.exact:
+                # The slack was optimised on rounded coefficients: within the rounding only.
+                proven = False
+                stop = StopReason.SEARCH_EXHAUSTED
+                messages.append(
+                    f"min_slack optimised on utilisations rounded to 1/{tables.scale}: optimal "
+                    f"within {len(instance.tasks) * 2 / tables.scale:.1g}, not proved exactly"
+                )
+        if self.feasibility_only and best is not None and tiers == [None]:
+            # Schedulability is what was asked, and it is proved by the solution itself.
+            proven = False
+            stop = StopReason.SEARCH_EXHAUSTED if stop is StopReason.PROVEN else stop
+        return ExactOutcome(
+            stop_reason=stop,
+            bound=drop_bound,
+            proven_optimal=proven and best is not None,
+            proven_solution=best if proven else None,
+            message="; ".join(messages),
+        )
+
+
+def model_stats(tables: Tables) -> dict[str, Any]:
+    """Sizes of the model (for benchmarks)."""
+    return {
+        "pairs": len(tables.pairs),
+        "scale": tables.scale,
+        "exact_scale": tables.exact,
+        "nogoods": len(tables.nogoods),
+    }

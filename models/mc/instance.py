@@ -1,0 +1,276 @@
+"""Typed instance and solution of the mixed-criticality partitioning family, and their
+``placement.v1`` messages.
+
+A task has an integer period and integer budgets (one time unit of the instance's choosing),
+so every utilisation ``C / (T * speed)`` is an exact :class:`~fractions.Fraction`; a core's
+speed is a double, taken as the exact rational value of that double.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import cached_property
+from typing import Any
+
+from placement.solver.errors import ValidationCollector
+from placement.solver.jsonform import finite
+from placement.solver.schema.v1 import mc_pb2 as pb
+
+MAX_MIN_SLACK = "min_slack"
+MIN_CORES = "cores_used"
+OBJECTIVES = (MAX_MIN_SLACK, MIN_CORES)
+"""The secondary objectives (the checker's name of the tier)."""
+
+MAX_TIME = 10**12
+"""Largest period or budget accepted (keeps the exact integer models within int64)."""
+
+
+@dataclass(frozen=True)
+class Task:
+    """A dual-criticality implicit-deadline sporadic task."""
+
+    name: str
+    period: int
+    budget_lo: int
+    budget_hi: int
+    """C(HI); equal to ``budget_lo`` for a LO task."""
+    hi: bool = False
+    pinned: int | None = None
+    """Index of the only core the task may use, or None."""
+    excluded: frozenset[int] = frozenset()
+    """Indices of cores the task may not use."""
+    drop_cost: int = 0
+    """> 0: a LO task that may be dropped at this cost."""
+
+    @property
+    def droppable(self) -> bool:
+        """Whether the task may be left unplaced."""
+        return not self.hi and self.drop_cost > 0
+
+    @property
+    def u_lo(self) -> Fraction:
+        """LO-mode utilisation on a unit-speed core, C(LO)/T."""
+        return Fraction(self.budget_lo, self.period)
+
+    @property
+    def u_hi(self) -> Fraction:
+        """HI-mode utilisation on a unit-speed core, C(HI)/T (HI tasks)."""
+        return Fraction(self.budget_hi, self.period)
+
+    @property
+    def u_own(self) -> Fraction:
+        """Utilisation at the task's own criticality level."""
+        return self.u_hi if self.hi else self.u_lo
+
+
+@dataclass(frozen=True)
+class Core:
+    """A core and its speed relative to the reference core."""
+
+    name: str
+    speed: float = 1.0
+
+    @property
+    def speed_exact(self) -> Fraction:
+        """The speed as an exact rational."""
+        return Fraction(self.speed)
+
+
+@dataclass(eq=False)
+class McInstance:
+    """Tasks, cores, and the objective after schedulability."""
+
+    family_name = "mc"
+
+    tasks: list[Task]
+    cores: list[Core]
+    objective: str = MAX_MIN_SLACK
+    name: str = ""
+    description: str = ""
+    validated: bool = field(default=False, repr=False)
+
+    def allowed(self, task: int, core: int) -> bool:
+        """Whether ``task`` may run on ``core`` (pinning and exclusions)."""
+        t = self.tasks[task]
+        if t.pinned is not None and t.pinned != core:
+            return False
+        return core not in t.excluded
+
+    @cached_property
+    def task_index(self) -> dict[str, int]:
+        return {t.name: i for i, t in enumerate(self.tasks)}
+
+    @cached_property
+    def core_index(self) -> dict[str, int]:
+        return {c.name: i for i, c in enumerate(self.cores)}
+
+    @property
+    def any_droppable(self) -> bool:
+        """Whether some task may be dropped."""
+        return any(t.droppable for t in self.tasks)
+
+    @property
+    def cores_identical(self) -> bool:
+        """Every core has the same speed and no task is pinned or excluded (cores are then
+        interchangeable)."""
+        speeds = {c.speed for c in self.cores}
+        restricted = any(t.pinned is not None or t.excluded for t in self.tasks)
+        return len(speeds) <= 1 and not restricted
+
+
+@dataclass(frozen=True)
+class McSolution:
+    """The core of every task (``core_of[task]``; -1: dropped)."""
+
+    core_of: tuple[int, ...] = ()
+
+
+# -------------------------------------------------------------------------------------------
+# From and to the placement/v1 message
+
+_OBJECTIVES = {0: MAX_MIN_SLACK, 1: MAX_MIN_SLACK, 2: MIN_CORES}
+_OBJECTIVE_VALUES = {MAX_MIN_SLACK: 1, MIN_CORES: 2}
+
+
+def instance_from_message(msg: Any, name: str = "", description: str = "") -> McInstance:
+    """Build and validate an :class:`McInstance` from an ``McInstance`` message.
+
+    Raises :class:`~placement.solver.errors.InputError` listing every bad field with its path.
+    """
+    v = ValidationCollector()
+    P = "mc"
+    objective = _OBJECTIVES.get(int(msg.objective))
+    if objective is None:
+        v.add(f"{P}.objective", int(msg.objective), "MAX_MIN_SLACK or MIN_CORES")
+        objective = MAX_MIN_SLACK
+    cores: list[Core] = []
+    core_names: dict[str, int] = {}
+    v.require(len(msg.cores) > 0, f"{P}.cores", [], "at least one core")
+    for k, c in enumerate(msg.cores):
+        path = f"{P}.cores[{k}]"
+        if v.require(bool(c.name), f"{path}.name", c.name, "a non-empty name"):
+            v.require(c.name not in core_names, f"{path}.name", c.name, "a unique core name")
+        speed = c.speed or 1.0
+        if not v.require(finite(speed) and speed > 0, f"{path}.speed", c.speed, "a speed > 0"):
+            speed = 1.0
+        core_names.setdefault(c.name, k)
+        cores.append(Core(c.name, float(speed)))
+    tasks: list[Task] = []
+    task_names: set[str] = set()
+    for i, t in enumerate(msg.tasks):
+        path = f"{P}.tasks[{i}]"
+        if v.require(bool(t.name), f"{path}.name", t.name, "a non-empty name"):
+            v.require(t.name not in task_names, f"{path}.name", t.name, "a unique task name")
+        task_names.add(t.name)
+        ok = v.require(
+            0 < t.period <= MAX_TIME, f"{path}.period", t.period, f"an integer in 1..{MAX_TIME}"
+        )
+        period = t.period if ok else 1
+        v.require(
+            t.deadline in (0, t.period),
+            f"{path}.deadline",
+            t.deadline,
+            "0 or the period (EDF-VD's test is for implicit deadlines)",
+        )
+        crit = int(t.criticality)
+        v.require(crit in (0, 1, 2), f"{path}.criticality", crit, "LO or HI")
+        hi = crit == 2
+        ok = v.require(
+            0 < t.budget_lo <= period,
+            f"{path}.budget_lo",
+            t.budget_lo,
+            "an integer in 1..period",
+        )
+        budget_lo = t.budget_lo if ok else 1
+        if hi:
+            budget_hi = t.budget_hi or budget_lo
+            if not v.require(
+                budget_lo <= budget_hi <= period,
+                f"{path}.budget_hi",
+                t.budget_hi,
+                "an integer in budget_lo..period (or 0: budget_lo)",
+            ):
+                budget_hi = budget_lo
+        else:
+            v.require(
+                t.budget_hi in (0, budget_lo), f"{path}.budget_hi", t.budget_hi, "0 (a LO task)"
+            )
+            budget_hi = budget_lo
+        v.require(t.drop_cost >= 0, f"{path}.drop_cost", t.drop_cost, "an integer >= 0")
+        v.require(not (hi and t.drop_cost > 0), f"{path}.drop_cost", t.drop_cost, "0 for a HI task")
+        v.require(t.drop_cost <= MAX_TIME, f"{path}.drop_cost", t.drop_cost, f"at most {MAX_TIME}")
+        pinned = None
+        if t.pinned_core:
+            pinned = core_names.get(t.pinned_core)
+            v.require(pinned is not None, f"{path}.pinned_core", t.pinned_core, "a core's name")
+        excluded: set[int] = set()
+        for j, name in enumerate(t.excluded_cores):
+            k = core_names.get(name)
+            if v.require(k is not None, f"{path}.excluded_cores[{j}]", name, "a core's name"):
+                excluded.add(k)  # type: ignore[arg-type]
+        if pinned is not None and pinned in excluded:
+            v.add(f"{path}.pinned_core", t.pinned_core, "a core the task is not excluded from")
+        if len(excluded) >= len(cores) > 0:
+            v.add(f"{path}.excluded_cores", list(t.excluded_cores), "at least one core left")
+        tasks.append(
+            Task(
+                t.name,
+                int(period),
+                int(budget_lo),
+                int(budget_hi),
+                hi,
+                pinned,
+                frozenset(excluded),
+                max(0, int(t.drop_cost)),
+            )
+        )
+    v.raise_if_any()
+    return McInstance(tasks, cores, objective, name, description, validated=True)
+
+
+def instance_to_message(instance: McInstance) -> Any:
+    """The ``placement.v1.McInstance`` message of an instance."""
+    msg = pb.McInstance()
+    for c in instance.cores:
+        msg.cores.add(name=c.name, speed=c.speed)
+    for t in instance.tasks:
+        m = msg.tasks.add(
+            name=t.name,
+            period=t.period,
+            criticality=2 if t.hi else 1,
+            budget_lo=t.budget_lo,
+            budget_hi=t.budget_hi if t.hi else 0,
+            drop_cost=t.drop_cost,
+        )
+        if t.pinned is not None:
+            m.pinned_core = instance.cores[t.pinned].name
+        m.excluded_cores.extend(instance.cores[k].name for k in sorted(t.excluded))
+    msg.objective = _OBJECTIVE_VALUES[instance.objective]
+    return msg
+
+
+def solution_from_message(instance: McInstance, msg: Any) -> McSolution:
+    """An :class:`McSolution` from an ``McSolution`` message.
+
+    Names must exist in the instance (InputError otherwise); a task left out or dropped
+    without leave is the checker's business (kept as unplaced, -2).
+    """
+    v = ValidationCollector()
+    core_of = [-2] * len(instance.tasks)
+    for i, a in enumerate(msg.assignments):
+        path = f"mc.assignments[{i}]"
+        task = instance.task_index.get(a.task)
+        core = instance.core_index.get(a.core)
+        ok = v.require(task is not None, f"{path}.task", a.task, "the name of a task")
+        ok = v.require(core is not None, f"{path}.core", a.core, "the name of a core") and ok
+        if ok and task is not None and core is not None:
+            v.require(core_of[task] == -2, f"{path}.task", a.task, "each task assigned once")
+            core_of[task] = core
+    for i, name in enumerate(msg.dropped):
+        task = instance.task_index.get(name)
+        if v.require(task is not None, f"mc.dropped[{i}]", name, "the name of a task"):
+            v.require(core_of[task] == -2, f"mc.dropped[{i}]", name, "a task not assigned")
+            core_of[task] = -1  # type: ignore[index]
+    v.raise_if_any()
+    return McSolution(tuple(core_of))

@@ -1,0 +1,55 @@
+"""``placement bench mc-partition``: a suite's own settings (``--param``) in a real process."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from tests.test_bench import placement
+
+
+def test_params_reach_the_suite_and_the_reproduce_command(tmp_path: Path) -> None:
+    proc = placement(
+        "bench",
+        "mc-partition",
+        "--quick",
+        "--param",
+        "sets=1",
+        "--param",
+        "backends=cpsat",
+        "--out",
+        str(tmp_path),
+        "-q",
+    )
+    assert proc.returncode == 0, proc.stderr
+    with (tmp_path / "mc-partition.csv").open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    # One set per point (2 points in --quick), 7 heuristics + cpsat each; no milp.
+    assert len(rows) == 2 * 8
+    assert {r["method"] for r in rows} == {
+        "ffd",
+        "bfd",
+        "wfd",
+        "ca-ffd",
+        "ca-bfd",
+        "ca-wfd",
+        "udp",
+        "cpsat",
+    }
+    assert all(r["invalid"] == "0" for r in rows)
+    text = (tmp_path / "mc-partition.md").read_text()
+    assert "placement bench mc-partition --quick --param sets=1 --param backends=cpsat" in text
+    assert (tmp_path / "mc-partition.png").stat().st_size > 0
+
+
+def test_a_bad_param_is_one_clear_line(tmp_path: Path) -> None:
+    proc = placement("bench", "mc-partition", "--param", "nope=1", "--out", str(tmp_path))
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert "--param" in proc.stderr and "sets" in proc.stderr
+    proc = placement("bench", "mc-partition", "--param", "sets=0", "--out", str(tmp_path))
+    assert proc.returncode == 2 and "--param sets" in proc.stderr, proc.stderr
+    proc = placement(
+        "bench", "mc-partition", "--quick", "--param", "backends=gurobi", "--out", str(tmp_path)
+    )
+    assert proc.returncode == 2 and "cpsat or milp" in proc.stderr, proc.stderr
