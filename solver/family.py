@@ -238,6 +238,11 @@ class Family:
     plot: ClassVar[Callable[[Any, Any, str], None] | None] = None
     """``plot(instance, solution, out_path)`` draws a solution (``placement plot``), or None."""
 
+    summarize: ClassVar[Callable[[dict[str, Any]], tuple[str, list[str]]] | None] = None
+    """``summarize(section)`` gives what ``placement solve``'s summary shows of a solution
+    beyond the common rows: a label and one line per row (machines, stages, routes, cores),
+    from the solution's JSON form (its family section); None shows nothing more."""
+
     # -- written once -----------------------------------------------------------------
 
     def validate(self, instance: Any) -> None:

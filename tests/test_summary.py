@@ -8,7 +8,8 @@ import json
 import subprocess
 import sys
 
-from placement.api.cli.summary import ASSIGNMENT_ROWS, NAMES_PER_ROW
+from placement.api.cli.summary import ASSIGNMENT_ROWS
+from placement.solver.text import NAMES_PER_ROW
 from tests.conftest import REPO
 
 CLI = [sys.executable, "-m", "placement.api.cli"]

@@ -3,8 +3,6 @@ lines of improving solutions."""
 
 from __future__ import annotations
 
-import math
-import re
 import sys
 import threading
 from collections.abc import Sequence
@@ -12,28 +10,13 @@ from typing import Any
 
 from placement.api.files import LoadedInstance, placed_count
 from placement.solver import Incumbent, Result
+from placement.solver.family import get_family
+from placement.solver.text import fmt_num
 
 UNPLACED_SHOWN = 20
 """Unplaced jobs listed in the solve summary unless --all-unplaced."""
 ASSIGNMENT_ROWS = 12
 """Rows of the assignment (machines, stages, requests) the solve summary shows at most."""
-NAMES_PER_ROW = 8
-"""Task names listed on one machine's row at most."""
-
-
-def fmt_num(value: float | int | None) -> str:
-    """A number for people: integers without ``.0``, others with up to 6 decimals."""
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return str(value)
-        if value.is_integer():
-            return str(int(value))
-        if abs(value) < 1e-4:
-            return f"{value:.3g}"
-        return f"{value:.6f}".rstrip("0").rstrip(".")
-    return str(value)
 
 
 def fmt_gap(gap: float | None) -> str:
@@ -92,9 +75,9 @@ def format_summary(
         f"{result.phase_times_s.get('total', 0.0):.2f} s" + (f" ({detail})" if detail else ""),
     )
     if result.has_solution and section:
-        assignment = ASSIGNMENTS.get(loaded.family_name)
-        if assignment is not None:
-            label, rows = assignment(section)
+        summarize = get_family(loaded.family_name).summarize
+        if summarize is not None:
+            label, rows = summarize(section)
             for i, text in enumerate(rows[:ASSIGNMENT_ROWS]):
                 row(label if i == 0 else "", text)
             if len(rows) > ASSIGNMENT_ROWS:
@@ -125,73 +108,3 @@ def format_summary(
         if error not in result.message:
             row("note", f"{backend} failed: {error}")
     return "\n".join(lines)
-
-
-def _natural(name: str) -> list[Any]:
-    """A sort key putting ``p2`` before ``p10``."""
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
-
-
-def _more(names: list[str], limit: int) -> str:
-    """``a, b, c`` or ``a, b, ... N more``."""
-    if len(names) <= limit:
-        return ", ".join(names)
-    return ", ".join(names[:limit]) + f", ... {len(names) - limit} more"
-
-
-def dag_assignment(section: dict[str, Any]) -> tuple[str, list[str]]:
-    """Per machine (by name): its tasks in start order and when it is last busy."""
-    by_machine: dict[str, list[dict[str, Any]]] = {}
-    for run in section.get("runs", []):
-        by_machine.setdefault(run.get("machine", "?"), []).append(run)
-    width = max((len(m) for m in by_machine), default=0)
-    rows = []
-    for machine, runs in sorted(by_machine.items(), key=lambda kv: _natural(kv[0])):
-        runs.sort(key=lambda r: (r.get("start_s", 0.0), r.get("task", "")))
-        until = max(r.get("end_s", 0.0) for r in runs)
-        names = [r.get("task", "?") for r in runs]
-        rows.append(
-            f"{machine:<{width}}  {len(runs)} task(s) until {fmt_num(float(until))} s: "
-            + _more(names, NAMES_PER_ROW)
-        )
-    return "schedule", rows
-
-
-def partition_assignment(section: dict[str, Any]) -> tuple[str, list[str]]:
-    """Stage by stage: its range of consecutive layers and the device it runs on."""
-    stages: list[list[Any]] = []  # [device, first layer, last layer, count]
-    for a in section.get("assignments", []):
-        device, layer = a.get("device", "?"), a.get("layer", "?")
-        if stages and stages[-1][0] == device:
-            stages[-1][2] = layer
-            stages[-1][3] += 1
-        else:
-            stages.append([device, layer, layer, 1])
-    rows = []
-    for i, (device, first, last, count) in enumerate(stages, start=1):
-        span = first if count == 1 else f"{first}..{last}"
-        rows.append(f"{i:>2}. {span} ({count} layer{'s' if count != 1 else ''}) -> {device}")
-    return "stages", rows
-
-
-def entanglement_assignment(section: dict[str, Any]) -> tuple[str, list[str]]:
-    """Per served request: its expected rate and its paths (nodes joined by ``-``, x width)."""
-    by_request: dict[str, list[dict[str, Any]]] = {}
-    for p in section.get("paths", []):
-        by_request.setdefault(p.get("request", "?"), []).append(p)
-    width = max((len(r) for r in by_request), default=0)
-    rows = []
-    for request, paths in by_request.items():
-        rate = sum(p.get("expected_throughput", 0.0) for p in paths)
-        routes = [f"{'-'.join(p.get('nodes', []))} x{p.get('width', 0)}" for p in paths]
-        rows.append(f"{request:<{width}}  rate {rate:.4g}/slot: " + _more(routes, 3))
-    return "routes", rows
-
-
-ASSIGNMENTS = {
-    "dag": dag_assignment,
-    "partition": partition_assignment,
-    "entanglement": entanglement_assignment,
-}
-"""What the summary shows of a solution, per family, from its JSON form (the gpu family's
-summary is its placed and unplaced jobs, shown for every family that has them)."""

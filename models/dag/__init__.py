@@ -34,6 +34,7 @@ from placement.models.dag.instance import (
 from placement.models.dag.loaders import IMPORTERS
 from placement.models.dag.plot import draw
 from placement.models.dag.rcmax.encoding import auto_backend
+from placement.models.dag.summary import summarize
 from placement.solver.family import ExactContext, ExactEncoding, ExactOutcome, Family
 from placement.solver.result import StopReason
 
@@ -75,6 +76,7 @@ class DagFamily(Family):
         return DagSolution(machine, np.array(solution.start_s, copy=True))
 
     plot = staticmethod(draw)
+    summarize = staticmethod(summarize)
 
     def exact(self, backend: str) -> ExactEncoding:
         """The encoding ``backend``, behind the check that says which deadline or limit

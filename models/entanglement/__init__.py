@@ -31,6 +31,7 @@ from placement.models.entanglement.instance import (
     RoutedPath,
 )
 from placement.models.entanglement.plot import draw
+from placement.models.entanglement.summary import summarize
 from placement.models.entanglement.topology import IMPORTERS
 from placement.solver.family import Family
 from placement.solver.options import SolveOptions
@@ -85,6 +86,7 @@ class EntanglementFamily(Family):
         return EntanglementSolution((*solution.paths, extra))
 
     plot = staticmethod(draw)
+    summarize = staticmethod(summarize)
 
 
 FAMILY = EntanglementFamily()

@@ -41,6 +41,7 @@ from placement.models.partition.instance import (
     Workload,
 )
 from placement.models.partition.plot import draw
+from placement.models.partition.summary import summarize
 from placement.solver.family import Family
 
 
@@ -78,6 +79,7 @@ class PartitionFamily(Family):
         return PartitionSolution((len(instance.devices), *solution.device_of[1:]))
 
     plot = staticmethod(draw)
+    summarize = staticmethod(summarize)
 
 
 FAMILY = PartitionFamily()

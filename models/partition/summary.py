@@ -1,0 +1,22 @@
+"""The rows ``placement solve``'s summary shows of a partition solution, from its JSON form."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def summarize(section: dict[str, Any]) -> tuple[str, list[str]]:
+    """Stage by stage: its range of consecutive layers and the device it runs on."""
+    stages: list[list[Any]] = []  # [device, first layer, last layer, count]
+    for a in section.get("assignments", []):
+        device, layer = a.get("device", "?"), a.get("layer", "?")
+        if stages and stages[-1][0] == device:
+            stages[-1][2] = layer
+            stages[-1][3] += 1
+        else:
+            stages.append([device, layer, layer, 1])
+    rows = []
+    for i, (device, first, last, count) in enumerate(stages, start=1):
+        span = first if count == 1 else f"{first}..{last}"
+        rows.append(f"{i:>2}. {span} ({count} layer{'s' if count != 1 else ''}) -> {device}")
+    return "stages", rows
