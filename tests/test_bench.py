@@ -33,6 +33,7 @@ ISSUE_SUITES = {
     "partition-llm",
     "entanglement-qcast",
     "entanglement-topologies",
+    "mc-partition",
     "service-latency",
 }
 
