@@ -188,6 +188,9 @@ def solve_assignment(
         for machine in exchange.from_milp:
             report(machine, "milp-highs")
     elif full_milp and not ctx.cancel.cancelled and left() > 0 and not meets_bound():
+        # A fresh exchange: the search's one has its stop flag set (it ended the search
+        # above), and HiGHS would stop at its first interrupt check.
+        exchange = Exchange()
         run_full_milp(
             d,
             state.a.copy(),
