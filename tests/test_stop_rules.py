@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from placement.api.files import read_instance
+from placement.models.partition.generate import generate
 from placement.solver import SolveOptions, StopReason, solve
 
 REPO = Path(__file__).resolve().parent.parent
@@ -28,3 +29,68 @@ def test_one_thread_rcmax_hands_over_to_highs_and_proves() -> None:
     result = solve(instance, SolveOptions(time_limit_s=30, threads=1))
     assert result.stop_reason == StopReason.PROVEN, (result.stop_reason, result.message)
     assert result.gap == 0.0
+
+
+def _stopped_at_the_first_incumbent_within(result, target: float) -> None:
+    """The solve stopped with gap_reached at the first incumbent whose gap (to the bound
+    known when it was found) met the target: nothing was searched for after it."""
+    assert result.stop_reason == StopReason.GAP_REACHED, (result.stop_reason, result.message)
+    assert result.gap is not None and result.gap <= target
+    gaps = [h.gap for h in result.history]
+    assert gaps[-1] is not None and gaps[-1] <= target, gaps
+    assert all(g is None or g > target for g in gaps[:-1]), gaps
+
+
+def test_gap_stops_gpu_right_after_the_greedy() -> None:
+    # The greedy is within 2 % of the capacity bound: CP-SAT used to run the whole 8 s.
+    result = solve(_bundled("gpu/medium.json"), SolveOptions(time_limit_s=8, relative_gap=0.05))
+    _stopped_at_the_first_incumbent_within(result, 0.05)
+    assert "cpsat" not in result.phase_times_s  # the exact phase never started
+
+
+def test_gap_stops_dag_cpsat_mid_search() -> None:
+    # HEFT is 25 % above the bound; CP-SAT's schedules close in on it one by one.
+    result = solve(
+        _bundled("dag/random-20x3.json"), SolveOptions(time_limit_s=10, relative_gap=0.2)
+    )
+    _stopped_at_the_first_incumbent_within(result, 0.2)
+    assert result.history[-1].source == "cpsat"
+
+
+def test_gap_stops_the_rcmax_search_mid_search() -> None:
+    result = solve(
+        _bundled("dag/grid-64x8.json"), SolveOptions(time_limit_s=10, relative_gap=0.045)
+    )
+    _stopped_at_the_first_incumbent_within(result, 0.045)
+    assert result.history[-1].source in ("grid-search", "milp-highs")
+    assert "rcmax" in result.phase_times_s
+
+
+def test_gap_stops_entanglement_before_re_routing() -> None:
+    # Column generation's bound is known before the MILP; the MILP's first routing is within
+    # 3 % of it, so neither the proof of the candidate model nor the re-routing search runs.
+    result = solve(
+        _bundled("entanglement/tiny.json"), SolveOptions(time_limit_s=10, relative_gap=0.05)
+    )
+    _stopped_at_the_first_incumbent_within(result, 0.05)
+    assert "reroute" not in result.phase_times_s
+
+
+def test_gap_stops_partition_when_a_bound_meets_the_target() -> None:
+    # Several link speeds: the DP over the fastest link bounds the instance before CP-SAT
+    # runs; with a loose target that bound alone meets it, and CP-SAT is not run.
+    instance = generate(40, 8, 3, device_types=("A100", "L4"), devices_per_node=2)
+    result = solve(instance, SolveOptions(time_limit_s=10, relative_gap=0.75))
+    assert result.stop_reason == StopReason.GAP_REACHED, (result.stop_reason, result.message)
+    assert result.gap is not None and result.gap <= 0.75
+    assert [h.source for h in result.history] == ["greedy:dp"]
+
+
+def test_gap_stops_partition_right_after_the_greedy() -> None:
+    # The DP heuristic is within 66 % of the quick bound: with a 70 % target no exact
+    # phase runs (it used to run CP-SAT and prove the optimum anyway).
+    result = solve(
+        _bundled("partition/tiny-chain.json"), SolveOptions(time_limit_s=10, relative_gap=0.7)
+    )
+    _stopped_at_the_first_incumbent_within(result, 0.7)
+    assert "cpsat" not in result.phase_times_s

@@ -104,9 +104,20 @@ class MilpEncoding:
     def solve(self, instance: Any, ctx: ExactContext) -> ExactOutcome:
         """Build the candidate model, solve its stages, report every improving routing; when
         the model is proved but is not every path, try to prove the optimum over every path
-        (at most :data:`CLOSURE_ROUNDS` solves)."""
+        (at most :data:`CLOSURE_ROUNDS` solves). The outcome's ``phase_times_s`` has column
+        generation (``colgen``, with the closure's pricing) and the re-routing search
+        (``reroute``); the portfolio times the rest under the MILP solver's name."""
+        phases: dict[str, float] = {}
+        outcome = self._solve(instance, ctx, phases)
+        return dataclasses.replace(outcome, phase_times_s=phases)
+
+    def _solve(self, instance: Any, ctx: ExactContext, phases: dict[str, float]) -> ExactOutcome:
         started = time.monotonic()
         model = CandidateModel.for_exact_phase(instance, ctx)
+        if model.run is not None:
+            phases["colgen"] = time.monotonic() - started
+        if model.bound is not None:
+            ctx.update_bound(model.bound)
         trivial = nothing_to_route(model, ctx)
         if trivial is not None:
             return trivial
@@ -114,10 +125,14 @@ class MilpEncoding:
             outcome, value = self._solve_model(instance, model, ctx, started)
             if outcome.stop_reason != StopReason.PROVEN or outcome.proven_optimal or value is None:
                 return outcome
+            priced = time.monotonic()
             closure = model.closure(value, time.monotonic() + CLOSURE_SHARE * ctx.time_left())
+            phases["colgen"] = phases.get("colgen", 0.0) + time.monotonic() - priced
             if closure is None:
+                rerouted = time.monotonic()
                 tries, kept = self._reroute(instance, ctx)
                 if tries:
+                    phases["reroute"] = time.monotonic() - rerouted
                     outcome = dataclasses.replace(
                         outcome,
                         message=f"{outcome.message}; then {tries} re-routings of "
@@ -154,7 +169,8 @@ class MilpEncoding:
 
         def on_solution(values: dict[Any, float], objective: float) -> None:
             del objective
-            ctx.report(model.decode([values.get(v, 0.0) > 0.5 for v in x]), source)
+            # With column generation's whole-instance bound (known since the model was built).
+            ctx.report(model.decode([values.get(v, 0.0) > 0.5 for v in x]), source, model.bound)
 
         def run(share: float) -> Any:
             warm = start(ctx.incumbent())
@@ -162,7 +178,7 @@ class MilpEncoding:
             result = solver.run(prob, ctx.options, ctx.cancel, limit, warm, on_solution)
             if result.has_solution and result.values:
                 chosen = [result.values.get(v, 0.0) > 0.5 for v in x]
-                ctx.report(model.decode(chosen), source)
+                ctx.report(model.decode(chosen), source, model.bound)
                 return result, model.decode(chosen)
             return result, None
 
