@@ -11,15 +11,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import dataclasses
+
+from placement.api.cli.summary import format_summary
 from placement.api.files import read_instance
 from placement.models.partition.generate import generate
 from placement.solver import SolveOptions, StopReason, solve
+from placement.solver.result import relative_gap
 
 REPO = Path(__file__).resolve().parent.parent
 
 
+def _loaded(path: str):
+    return read_instance(REPO / "instances" / path)
+
+
 def _bundled(path: str):
-    return read_instance(REPO / "instances" / path).instance
+    return _loaded(path).instance
 
 
 def test_one_thread_rcmax_hands_over_to_highs_and_proves() -> None:
@@ -94,3 +102,46 @@ def test_gap_stops_partition_right_after_the_greedy() -> None:
     )
     _stopped_at_the_first_incumbent_within(result, 0.7)
     assert "cpsat" not in result.phase_times_s
+
+
+def test_incumbents_carry_the_bound_known_when_they_were_found() -> None:
+    # The R||Cmax search's LP bound is tighter than the quick bound; it used to reach the
+    # result only at the end, so every incumbent showed the greedy-time gap.
+    loaded = _loaded("dag/grid-64x8.json")
+    quick = loaded.family.quick_bound(loaded.instance)
+    result = solve(loaded.instance, SolveOptions(time_limit_s=10))
+    searched = [h for h in result.history if not h.source.startswith("greedy:")]
+    assert searched, [h.source for h in result.history]
+    assert all(h.bound is not None and h.bound > quick for h in searched)
+    # Column generation's bound (12.78) is known before the MILP's first routing.
+    loaded = _loaded("entanglement/tiny.json")
+    quick = loaded.family.quick_bound(loaded.instance)
+    result = solve(loaded.instance, SolveOptions(time_limit_s=3))
+    exact = [h for h in result.history if not h.source.startswith("greedy:")]
+    assert exact and all(h.bound is not None and h.bound < 0.5 * quick for h in exact)
+    assert all(h.gap == relative_gap(h.objective, h.bound) for h in result.history)
+
+
+def test_exact_phases_are_named_after_what_ran() -> None:
+    dag = _bundled("dag/random-20x3.json")
+    phases = solve(dag, SolveOptions(time_limit_s=5, backend="milp")).phase_times_s
+    assert "highs" in phases and "milp" not in phases and "cpsat" not in phases
+    grid = _bundled("dag/grid-64x8.json")
+    phases = solve(grid, SolveOptions(time_limit_s=5, threads=1)).phase_times_s
+    assert {"rcmax", "highs"} <= set(phases) and "cpsat" not in phases
+    entanglement = _bundled("entanglement/tiny.json")
+    phases = solve(entanglement, SolveOptions(time_limit_s=2)).phase_times_s
+    assert {"colgen", "highs"} <= set(phases) and "milp" not in phases
+
+
+def test_summary_total_through_the_service_covers_its_phases() -> None:
+    # The service adds "queue" and "service" (the whole call) to the solve's phases; the
+    # summary printed the solve's total, smaller than the "service" phase beside it.
+    loaded = _loaded("gpu/tiny.json")
+    result = solve(loaded.instance, SolveOptions(time_limit_s=5, backend="greedy"))
+    phases = dict(result.phase_times_s, queue=0.5, service=result.phase_times_s["total"] + 1.0)
+    text = format_summary(loaded, dataclasses.replace(result, phase_times_s=phases), None)
+    line = next(x for x in text.splitlines() if x.startswith("time"))
+    total = float(line.split()[1])
+    assert total == round(phases["service"], 2), line
+    assert "service" not in line and "queue 0.50 s" in line
