@@ -9,9 +9,8 @@ named after what ran. No timing assertions: the stop reasons and bounds say it.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import dataclasses
+from pathlib import Path
 
 from placement.api.cli.summary import format_summary
 from placement.api.files import read_instance
