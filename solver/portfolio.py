@@ -200,9 +200,16 @@ def solve(instance: Any, options: SolveOptions | None = None) -> Result:
             log.debug("greedy failed\n%s", traceback.format_exc())
     phases["greedy"] = time.monotonic() - t0
 
-    # 3. Exact backend, hinted with the incumbent, bounded by the deadline.
-    outcome: ExactOutcome | None = None
-    if options.backend != Backend.GREEDY and not run.cancel.cancelled and run.time_left() > 0:
+    # 3. Exact backend, hinted with the incumbent, bounded by the deadline; skipped when
+    # the bound already proves the incumbent (one objective tier, gap 0): the backend would
+    # only prove it again (a CP-SAT or MILP start costs milliseconds a small request feels).
+    outcome = _proved_by_bound(run) if options.backend != Backend.GREEDY else None
+    if (
+        outcome is None
+        and options.backend != Backend.GREEDY
+        and not run.cancel.cancelled
+        and run.time_left() > 0
+    ):
         t0 = time.monotonic()
         try:
             outcome = family.exact(backend).solve(instance, run)
@@ -218,6 +225,22 @@ def solve(instance: Any, options: SolveOptions | None = None) -> Result:
         return _finish(run, outcome, phases, errors)
     finally:
         run.unlink()
+
+
+def _proved_by_bound(run: _Run) -> ExactOutcome | None:
+    """The outcome that proves the incumbent optimal without a search: it has one objective
+    tier and meets the proven bound. None otherwise."""
+    with run.lock:
+        report, solution = run.best_report, run.best
+    if report is None or len(report.senses) != 1 or run.gap() != 0.0:
+        return None
+    return ExactOutcome(
+        stop_reason=StopReason.PROVEN,
+        bound=run.bound,
+        proven_optimal=True,
+        proven_solution=solution,
+        message="the heuristic solution meets the quick bound: optimal without a search",
+    )
 
 
 def phase_name(backend: str, options: SolveOptions) -> str:

@@ -15,8 +15,9 @@ from pathlib import Path
 from placement.api.cli.summary import format_summary
 from placement.api.files import read_instance
 from placement.models.partition.generate import generate
-from placement.solver import SolveOptions, StopReason, solve
+from placement.solver import SolutionStatus, SolveOptions, StopReason, solve
 from placement.solver.result import relative_gap
+from tests.optima import instance
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -155,3 +156,14 @@ def test_entanglement_stops_when_every_re_routing_is_settled() -> None:
     assert result.stop_reason == StopReason.SEARCH_EXHAUSTED, result.stop_reason
     assert "every choice of 4 requests re-routed to a proof" in result.message, result.message
     assert "reroute" in result.phase_times_s
+
+
+def test_exact_phase_skipped_when_the_bound_already_proves_the_heuristic() -> None:
+    # One objective tier and the greedy meets the quick bound: CP-SAT would only prove it
+    # again. (Several tiers, as gpu: the later tiers still need the search.)
+    result = solve(instance("dag", "slots"), SolveOptions(time_limit_s=5))
+    assert (result.status, result.stop_reason) == (SolutionStatus.OPTIMAL, StopReason.PROVEN)
+    assert set(result.phase_times_s) == {"greedy", "explain", "total"}
+    assert "meets the quick bound" in result.message
+    tiny = solve(_bundled("gpu/tiny.json"), SolveOptions(time_limit_s=5))
+    assert tiny.status == SolutionStatus.OPTIMAL and "cpsat" in tiny.phase_times_s
