@@ -10,6 +10,7 @@ named after what ran. No timing assertions: the stop reasons and bounds say it.
 from __future__ import annotations
 
 import dataclasses
+import random
 from pathlib import Path
 
 from placement.api.cli.summary import format_summary
@@ -167,3 +168,38 @@ def test_exact_phase_skipped_when_the_bound_already_proves_the_heuristic() -> No
     assert "meets the quick bound" in result.message
     tiny = solve(_bundled("gpu/tiny.json"), SolveOptions(time_limit_s=5))
     assert tiny.status == SolutionStatus.OPTIMAL and "cpsat" in tiny.phase_times_s
+
+
+def test_highs_hands_its_dual_bound_over_with_each_improving_solution() -> None:
+    import pulp  # noqa: PLC0415 - as the encodings: PuLP only where a MILP is built
+
+    from placement.solver.backends.highs import HighsMilp  # noqa: PLC0415 - beside pulp
+    from placement.solver.cancel import CancellationToken  # noqa: PLC0415 - beside pulp
+
+    # A multi-dimensional knapsack that HiGHS solves by branching (seeded, 40 items): its
+    # later improving solutions come with a finite dual bound.
+    rng = random.Random(3)
+    weights = [[rng.randint(10, 60) for _ in range(40)] for _ in range(5)]
+    values = [rng.randint(10, 100) for _ in range(40)]
+    prob = pulp.LpProblem("knapsack", pulp.LpMaximize)
+    x = [pulp.LpVariable(f"x{i}", cat=pulp.LpBinary) for i in range(40)]
+    prob += pulp.lpSum(v * xi for v, xi in zip(values, x, strict=True))
+    for row in weights:
+        prob += pulp.lpSum(w * xi for w, xi in zip(row, x, strict=True)) <= sum(row) // 3
+    seen: list[tuple[str, float]] = []
+    run = HighsMilp.run(
+        prob,
+        SolveOptions(),
+        CancellationToken(),
+        30.0,
+        on_solution=lambda _values, objective: seen.append(("solution", objective)),
+        on_bound=lambda bound: seen.append(("bound", bound)),
+    )
+    assert run.stop_reason == StopReason.PROVEN and run.objective is not None
+    bounds = [i for i, (kind, _) in enumerate(seen) if kind == "bound"]
+    assert bounds, seen
+    for i in bounds:
+        # Right before the solution it came with, and a valid bound (max: above the optimum).
+        assert seen[i + 1][0] == "solution"
+        assert seen[i][1] >= seen[i + 1][1] - 1e-9
+        assert seen[i][1] >= run.objective - 1e-6

@@ -183,10 +183,21 @@ class MilpEncoding:
             # With column generation's whole-instance bound (known since the model was built).
             ctx.report(model.decode([values.get(v, 0.0) > 0.5 for v in x]), source, model.bound)
 
-        def run(share: float) -> Any:
+        def run(share: float, primary: bool) -> Any:
             warm = start(ctx.incumbent())
             limit = max(0.0, ctx.time_left() * share)
-            result = solver.run(prob, ctx.options, ctx.cancel, limit, warm, on_solution)
+            # HiGHS's dual bound is one on the whole instance only when the model has every
+            # path and its objective is the primary one (``primary``).
+            whole = model.complete and primary
+            result = solver.run(
+                prob,
+                ctx.options,
+                ctx.cancel,
+                limit,
+                warm,
+                on_solution,
+                on_bound=ctx.update_bound if whole else None,
+            )
             if result.has_solution and result.values:
                 chosen = [result.values.get(v, 0.0) > 0.5 for v in x]
                 ctx.report(model.decode(chosen), source, model.bound)
@@ -201,7 +212,7 @@ class MilpEncoding:
             for r in servable_requests(instance):
                 prob += z <= t[r], f"fair{r}"
             prob.setObjective(z)
-            result, final = run(0.5)
+            result, final = run(0.5, primary=True)
             if result.status != RunStatus.OPTIMAL or result.objective is None:
                 return self._outcome(model, result, final, False, {}, 1), None
             bounds["min_throughput"] = float(
@@ -209,7 +220,7 @@ class MilpEncoding:
             )
             prob += z >= result.objective - FIX_TOLERANCE, "fix_min"
         prob.setObjective(weighted)
-        result, last = run(1.0)
+        result, last = run(1.0, primary=instance.objective != "max_min")
         final = last or final
         stages_proved = result.status == RunStatus.OPTIMAL
         if result.bound is not None:

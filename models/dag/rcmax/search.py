@@ -129,6 +129,11 @@ def solve_assignment(
     )
     milp_result: dict[str, Any] = {}
     phases: dict[str, float] = {}
+
+    def milp_bound_seen(value: float) -> None:
+        # HiGHS's dual bound as it rises (from its thread: update_bound takes a lock).
+        ctx.update_bound(lower_bound_from_lp(instance, value))
+
     exchange = Exchange()
     thread = None
     if together:
@@ -143,6 +148,7 @@ def solve_assignment(
                 ctx.cancel,
                 exchange,
                 milp_result,
+                milp_bound_seen,
             ),
             daemon=True,
         )
@@ -204,6 +210,7 @@ def solve_assignment(
             ctx.cancel,
             exchange,
             milp_result,
+            milp_bound_seen,
         )
         for machine in exchange.from_milp:
             report(machine, "milp-highs")
