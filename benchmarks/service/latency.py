@@ -352,7 +352,7 @@ def report(rows: list[dict[str, Any]], config: Any) -> str:
             "",
             "| part | median ms |",
             "|---|---|",
-            *(f"| {name} | {value:g} |" for name, value in where.items()),
+            *(f"| {name} | {where[name]:g} |" for name in _in_request_order(where)),
             "",
             "What was cut (issue 17): the exact phase of tiny.json is CP-SAT on the two "
             "tiers the bound does not settle (the first tier meets the capacity bound and "
@@ -364,3 +364,11 @@ def report(rows: list[dict[str, Any]], config: Any) -> str:
             "partition, entanglement), no exact backend starts at all.",
         ]
     return "\n".join(lines) + "\n"
+
+
+def _in_request_order(where: dict[str, float]) -> list[str]:
+    """The parts of ``where`` as a request meets them (the solve's phases in between)."""
+    first, last = ["greedy"], ["explain", "total", "queue", "worker<->server", "service"]
+    last += ["client+grpc", "round trip"]
+    middle = [k for k in where if k not in first + last]
+    return [k for k in first + middle + last if k in where]
