@@ -82,6 +82,9 @@ class ExactOutcome:
     proven_infeasible: bool = False
     message: str = ""
     tier_bounds: dict[str, float] = field(default_factory=dict)
+    phase_times_s: dict[str, float] = field(default_factory=dict)
+    """Where the encoding's time went, by what ran (e.g. ``rcmax``, ``highs``, ``colgen``);
+    the portfolio times what is not listed under the backend's name."""
 
 
 class ExactContext(Protocol):
@@ -105,7 +108,14 @@ class ExactContext(Protocol):
         ...
 
     def report(self, solution: Any, source: str, bound: float | None = None) -> bool:
-        """Check ``solution``; keep it if it is feasible and improving. Returns whether kept."""
+        """Check ``solution``; keep it if it is feasible and improving. Returns whether kept.
+        ``bound``: a proven bound on the primary objective of the whole instance known now."""
+        ...
+
+    def update_bound(self, bound: float) -> None:
+        """A proven bound on the primary objective of the whole instance, found without a
+        new solution (an LP, column generation): later incumbents carry it, and the solve
+        stops once the gap target is met."""
         ...
 
 

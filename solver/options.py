@@ -70,7 +70,10 @@ class SolveOptions:
     seed:
         Random seed passed to every randomised component.
     relative_gap:
-        Stop the exact backend once the relative gap on the primary objective is at most this.
+        Stop the solve, whatever phase is running, as soon as the proven relative gap on the
+        primary objective (the best incumbent against the best bound so far) is at most
+        this; the stop reason is then ``gap_reached``. 0 (the default): search until every
+        objective tier is proved or the time is up.
     deterministic:
         Reproducible search: fixed seed, one search worker, and CP-SAT stopped by
         deterministic time instead of wall time, with every time-dependent decision of an

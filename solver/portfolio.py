@@ -36,7 +36,13 @@ class _Run:
         self.instance = instance
         self.options = options
         self.backend = backend
-        self.cancel = options.cancel or CancellationToken()
+        # The caller's token, and the one every phase of this solve watches: it also fires
+        # when the relative gap target is reached (see ``_check_gap``), which is not a
+        # cancellation by the caller.
+        self.caller_cancel = options.cancel or CancellationToken()
+        self.cancel = CancellationToken()
+        self.unlink = self.caller_cancel.add_callback(self.cancel.cancel)
+        self.gap_reached = False
         self.start = time.monotonic()
         self.deadline = self.start + float(options.time_limit_s)
         self.lock = threading.Lock()
@@ -67,21 +73,28 @@ class _Run:
             log.warning("%s produced an infeasible solution: %s", source, report.violations[:3])
             with self.lock:
                 self.rejected.append((source, report.violations[:10]))
+            if bound is not None:
+                self.update_bound(bound)
             return False
         with self.lock:
             if bound is not None:
-                self.update_bound(bound)
+                self._tighten(bound)
             if not report.better_than(self.best_report):
-                return False
-            self.best, self.best_report, self.best_source = solution, report, source
-            incumbent = Incumbent(
-                time_s=time.monotonic() - self.start,
-                objective=report.objective,
-                source=source,
-                bound=self.bound,
-                gap=relative_gap(report.objective, self.bound),
-            )
-            self.history.append(incumbent)
+                kept = False
+            else:
+                kept = True
+                self.best, self.best_report, self.best_source = solution, report, source
+                incumbent = Incumbent(
+                    time_s=time.monotonic() - self.start,
+                    objective=report.objective,
+                    source=source,
+                    bound=self.bound,
+                    gap=relative_gap(report.objective, self.bound),
+                )
+                self.history.append(incumbent)
+        self._check_gap()
+        if not kept:
+            return False
         if self.options.on_incumbent is not None:
             try:
                 self.options.on_incumbent(dataclasses.replace(incumbent, solution=solution))
@@ -90,13 +103,39 @@ class _Run:
         return True
 
     def update_bound(self, bound: float) -> None:
-        """Keep the tightest proven bound on the primary objective."""
+        """Keep the tightest proven bound on the primary objective (and stop the solve when
+        that reaches the gap target)."""
+        with self.lock:
+            self._tighten(bound)
+        self._check_gap()
+
+    def _tighten(self, bound: float) -> None:
+        """``update_bound`` under the lock."""
         if self.bound is None:
             self.bound = bound
         elif self.family.sense == "max":
             self.bound = min(self.bound, bound)
         else:
             self.bound = max(self.bound, bound)
+
+    def gap(self) -> float | None:
+        """The relative gap of the best incumbent to the bound, now."""
+        with self.lock:
+            if self.best_report is None:
+                return None
+            return relative_gap(self.best_report.objective, self.bound)
+
+    def _check_gap(self) -> None:
+        """Stop every phase once the proven gap on the primary objective is at most the
+        target (``relative_gap > 0``; with 0 the later objective tiers are still optimised
+        after the primary one is proved)."""
+        target = self.options.relative_gap
+        if target <= 0 or self.gap_reached:
+            return
+        gap = self.gap()
+        if gap is not None and gap <= target:
+            self.gap_reached = True
+            self.cancel.cancel()
 
 
 def solve(instance: Any, options: SolveOptions | None = None) -> Result:
@@ -161,9 +200,16 @@ def solve(instance: Any, options: SolveOptions | None = None) -> Result:
             log.debug("greedy failed\n%s", traceback.format_exc())
     phases["greedy"] = time.monotonic() - t0
 
-    # 3. Exact backend, hinted with the incumbent, bounded by the deadline.
-    outcome: ExactOutcome | None = None
-    if options.backend != Backend.GREEDY and not run.cancel.cancelled and run.time_left() > 0:
+    # 3. Exact backend, hinted with the incumbent, bounded by the deadline; skipped when
+    # the bound already proves the incumbent (one objective tier, gap 0): the backend would
+    # only prove it again (a CP-SAT or MILP start costs milliseconds a small request feels).
+    outcome = _proved_by_bound(run) if options.backend != Backend.GREEDY else None
+    if (
+        outcome is None
+        and options.backend != Backend.GREEDY
+        and not run.cancel.cancelled
+        and run.time_left() > 0
+    ):
         t0 = time.monotonic()
         try:
             outcome = family.exact(backend).solve(instance, run)
@@ -173,9 +219,49 @@ def solve(instance: Any, options: SolveOptions | None = None) -> Result:
             errors[backend] = f"{type(exc).__name__}: {exc}"
             log.warning("%s backend failed: %s", backend, exc)
             log.debug("%s", traceback.format_exc())
-        phases[backend] = time.monotonic() - t0
+        _record_exact(phases, phase_name(backend, options), time.monotonic() - t0, outcome)
 
-    return _finish(run, outcome, phases, errors)
+    try:
+        return _finish(run, outcome, phases, errors)
+    finally:
+        run.unlink()
+
+
+def _proved_by_bound(run: _Run) -> ExactOutcome | None:
+    """The outcome that proves the incumbent optimal without a search: it has one objective
+    tier and meets the proven bound. None otherwise."""
+    with run.lock:
+        report, solution = run.best_report, run.best
+    if report is None or len(report.senses) != 1 or run.gap() != 0.0:
+        return None
+    return ExactOutcome(
+        stop_reason=StopReason.PROVEN,
+        bound=run.bound,
+        proven_optimal=True,
+        proven_solution=solution,
+        message="the heuristic solution meets the quick bound: optimal without a search",
+    )
+
+
+def phase_name(backend: str, options: SolveOptions) -> str:
+    """The name the exact phase is timed under: what ran (``cpsat``, ``highs``, ``cbc``, or
+    the family's own search such as ``rcmax``), not the option that chose it (``milp``)."""
+    if backend == Backend.MILP.value:
+        return options.milp_solver.value
+    return backend
+
+
+def _record_exact(
+    phases: dict[str, float], name: str, elapsed: float, outcome: ExactOutcome | None
+) -> None:
+    """The exact phase's time: split as the encoding says it went (its
+    ``phase_times_s``, e.g. ``colgen`` then ``highs``), the rest under ``name``."""
+    parts = dict(outcome.phase_times_s) if outcome is not None else {}
+    for part, seconds in parts.items():
+        phases[part] = phases.get(part, 0.0) + seconds
+    rest = elapsed - sum(parts.values())
+    if not parts or rest > 0.0005:
+        phases[name] = phases.get(name, 0.0) + max(0.0, rest)
 
 
 def _finish(
@@ -195,8 +281,13 @@ def _finish(
     gap = relative_gap(objective, run.bound)
     messages: list[str] = []
 
-    if run.cancel.cancelled:
+    if run.caller_cancel.cancelled:
         stop = StopReason.CANCELLED
+    elif run.gap_reached:
+        # The portfolio stopped the phases: the proven gap met the target.
+        stop = StopReason.GAP_REACHED
+        if outcome is not None and outcome.message:
+            messages.append(outcome.message)
     elif outcome is not None:
         stop = outcome.stop_reason
         if outcome.message:
@@ -225,7 +316,7 @@ def _finish(
             outcome is not None
             and outcome.proven_optimal
             and outcome.proven_solution is not None
-            and not run.cancel.cancelled
+            and not run.caller_cancel.cancelled
         )
         if proven:
             proven_report = family.check(run.instance, outcome.proven_solution)

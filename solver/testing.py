@@ -93,6 +93,12 @@ class ExactContext(_Run):
             chosen = options.backend
             backend = "cpsat" if chosen in (Backend.AUTO, Backend.GREEDY) else chosen.value
         super().__init__(family or family_of(instance), instance, options, backend)
+        if options.cancel is not None:
+            # The caller's token itself, as documented (the portfolio gives its phases a
+            # token of their own, linked to the caller's, so that a gap-target stop is not
+            # mistaken for the caller's cancellation).
+            self.unlink()
+            self.cancel = options.cancel
         if bound is not None:
             self.update_bound(bound)
         self.reports: list[tuple[str, CheckReport]] = []

@@ -85,6 +85,9 @@ class _Context:
     def proven_bound(self) -> None:
         return None
 
+    def update_bound(self, bound: float) -> None:
+        del bound
+
     def report(self, solution, source: str, bound: float | None = None) -> bool:
         report = check(self.instance, solution)
         assert report.feasible, (source, report.violations)

@@ -159,22 +159,10 @@ class MilpEncoding:
             del objective_value
             ctx.report(decode(values), source)
 
-        run = solver.run(
-            prob,
-            ctx.options,
-            ctx.cancel,
-            ctx.time_left(),
-            warm_start=warm or None,
-            on_solution=on_solution,
-        )
-        final = None
-        if run.has_solution and run.values:
-            final = decode(run.values)
-            ctx.report(final, source)
-        bound = run.bound
-        if bound is not None and instance.objective == "makespan":
+        scale, exact = 1.0, False
+        if instance.objective == "makespan":
             # With times integral at scale S, an optimal semi-active schedule's makespan is a
-            # multiple of 1/S: round the solver's float bound up to it.
+            # multiple of 1/S: the solver's float bound rounds up to it.
             times = np.concatenate([d[eligible], instance.earliest_start.ravel()])
             if not instance.independent:
                 lat, per_byte = instance.network
@@ -183,8 +171,27 @@ class MilpEncoding:
                     [times, (lat[None] + data[:, None, None] * per_byte[None]).ravel()]
                 )
             scale, exact = integer_scale(times)
-            if exact:
-                bound = math.ceil(bound * scale - 1e-6) / scale
+
+        def instance_bound(value: float) -> float:
+            return math.ceil(value * scale - 1e-6) / scale if exact else value
+
+        def on_bound(value: float) -> None:
+            ctx.update_bound(instance_bound(value))
+
+        run = solver.run(
+            prob,
+            ctx.options,
+            ctx.cancel,
+            ctx.time_left(),
+            warm_start=warm or None,
+            on_solution=on_solution,
+            on_bound=on_bound,
+        )
+        final = None
+        if run.has_solution and run.values:
+            final = decode(run.values)
+            ctx.report(final, source)
+        bound = None if run.bound is None else instance_bound(run.bound)
         proven = run.stop_reason == StopReason.PROVEN and final is not None
         return ExactOutcome(
             stop_reason=run.stop_reason,

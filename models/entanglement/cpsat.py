@@ -54,6 +54,8 @@ class CpSatEncoding:
         from ortools.sat.python import cp_model
 
         model = CandidateModel.for_exact_phase(instance, ctx)
+        if model.bound is not None:
+            ctx.update_bound(model.bound)
         trivial = nothing_to_route(model, ctx)
         if trivial is not None:
             return trivial
@@ -90,7 +92,8 @@ class CpSatEncoding:
                 cpm.add_hint(var, c)
 
         def on_solution(callback: Any) -> None:
-            ctx.report(model.decode([bool(callback.value(v)) for v in x]), "cpsat")
+            # With column generation's whole-instance bound (known since the model was built).
+            ctx.report(model.decode([bool(callback.value(v)) for v in x]), "cpsat", model.bound)
 
         def run(share: float) -> Any:
             hint()
@@ -98,7 +101,7 @@ class CpSatEncoding:
             result = CpSat.run(cpm, ctx.options, ctx.cancel, limit, on_solution)
             if result.has_solution:
                 solver = result.solver  # type: ignore[attr-defined]
-                ctx.report(model.decode([bool(solver.value(v)) for v in x]), "cpsat")
+                ctx.report(model.decode([bool(solver.value(v)) for v in x]), "cpsat", model.bound)
             return result
 
         stage = 2

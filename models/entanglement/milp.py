@@ -10,6 +10,8 @@ path was a candidate; otherwise the proof is for the candidate model and said so
 from __future__ import annotations
 
 import dataclasses
+import itertools
+import math
 import random
 import time
 from typing import Any
@@ -32,6 +34,9 @@ REROUTE_SOLVE_S = 2.0
 """Time limit of one re-routing (column generation and MILP on the residual network)."""
 REROUTE_MIN_S = 0.3
 """The re-routing search stops with less time than this left."""
+REROUTE_ENUMERATED = 256
+"""Up to this many choices of requests to free, the re-routing search draws among those not
+yet settled (and stops when none is left); above, it draws at random."""
 CLOSURE_ROUNDS = 3
 """Solves of the model at most: the first, then after each extension by the paths that
 could still do better (:meth:`.encoding.CandidateModel.closure`)."""
@@ -104,9 +109,20 @@ class MilpEncoding:
     def solve(self, instance: Any, ctx: ExactContext) -> ExactOutcome:
         """Build the candidate model, solve its stages, report every improving routing; when
         the model is proved but is not every path, try to prove the optimum over every path
-        (at most :data:`CLOSURE_ROUNDS` solves)."""
+        (at most :data:`CLOSURE_ROUNDS` solves). The outcome's ``phase_times_s`` has column
+        generation (``colgen``, with the closure's pricing) and the re-routing search
+        (``reroute``); the portfolio times the rest under the MILP solver's name."""
+        phases: dict[str, float] = {}
+        outcome = self._solve(instance, ctx, phases)
+        return dataclasses.replace(outcome, phase_times_s=phases)
+
+    def _solve(self, instance: Any, ctx: ExactContext, phases: dict[str, float]) -> ExactOutcome:
         started = time.monotonic()
         model = CandidateModel.for_exact_phase(instance, ctx)
+        if model.run is not None:
+            phases["colgen"] = time.monotonic() - started
+        if model.bound is not None:
+            ctx.update_bound(model.bound)
         trivial = nothing_to_route(model, ctx)
         if trivial is not None:
             return trivial
@@ -114,15 +130,25 @@ class MilpEncoding:
             outcome, value = self._solve_model(instance, model, ctx, started)
             if outcome.stop_reason != StopReason.PROVEN or outcome.proven_optimal or value is None:
                 return outcome
+            priced = time.monotonic()
             closure = model.closure(value, time.monotonic() + CLOSURE_SHARE * ctx.time_left())
+            phases["colgen"] = phases.get("colgen", 0.0) + time.monotonic() - priced
             if closure is None:
-                tries, kept = self._reroute(instance, ctx)
+                rerouted = time.monotonic()
+                tries, kept, settled = self._reroute(instance, ctx)
                 if tries:
+                    phases["reroute"] = time.monotonic() - rerouted
+                    group = min(REROUTE_REQUESTS, len(instance.requests))
                     outcome = dataclasses.replace(
                         outcome,
-                        message=f"{outcome.message}; then {tries} re-routings of "
-                        f"{min(REROUTE_REQUESTS, len(instance.requests))} requests in the "
-                        f"residual network, {kept} of them better",
+                        message=f"{outcome.message}; then {tries} re-routings of {group} "
+                        f"requests in the residual network, {kept} of them better"
+                        + (
+                            f"; every choice of {group} requests re-routed to a proof "
+                            "without improvement"
+                            if settled
+                            else ""
+                        ),
                     )
                 return outcome
             bigger, added = closure
@@ -154,15 +180,27 @@ class MilpEncoding:
 
         def on_solution(values: dict[Any, float], objective: float) -> None:
             del objective
-            ctx.report(model.decode([values.get(v, 0.0) > 0.5 for v in x]), source)
+            # With column generation's whole-instance bound (known since the model was built).
+            ctx.report(model.decode([values.get(v, 0.0) > 0.5 for v in x]), source, model.bound)
 
-        def run(share: float) -> Any:
+        def run(share: float, primary: bool) -> Any:
             warm = start(ctx.incumbent())
             limit = max(0.0, ctx.time_left() * share)
-            result = solver.run(prob, ctx.options, ctx.cancel, limit, warm, on_solution)
+            # HiGHS's dual bound is one on the whole instance only when the model has every
+            # path and its objective is the primary one (``primary``).
+            whole = model.complete and primary
+            result = solver.run(
+                prob,
+                ctx.options,
+                ctx.cancel,
+                limit,
+                warm,
+                on_solution,
+                on_bound=ctx.update_bound if whole else None,
+            )
             if result.has_solution and result.values:
                 chosen = [result.values.get(v, 0.0) > 0.5 for v in x]
-                ctx.report(model.decode(chosen), source)
+                ctx.report(model.decode(chosen), source, model.bound)
                 return result, model.decode(chosen)
             return result, None
 
@@ -174,7 +212,7 @@ class MilpEncoding:
             for r in servable_requests(instance):
                 prob += z <= t[r], f"fair{r}"
             prob.setObjective(z)
-            result, final = run(0.5)
+            result, final = run(0.5, primary=True)
             if result.status != RunStatus.OPTIMAL or result.objective is None:
                 return self._outcome(model, result, final, False, {}, 1), None
             bounds["min_throughput"] = float(
@@ -182,7 +220,7 @@ class MilpEncoding:
             )
             prob += z >= result.objective - FIX_TOLERANCE, "fix_min"
         prob.setObjective(weighted)
-        result, last = run(1.0)
+        result, last = run(1.0, primary=instance.objective != "max_min")
         final = last or final
         stages_proved = result.status == RunStatus.OPTIMAL
         if result.bound is not None:
@@ -192,34 +230,63 @@ class MilpEncoding:
         return outcome, (float(result.objective) if stages_proved else None)
 
     @staticmethod
-    def _reroute(instance: Any, ctx: ExactContext) -> tuple[int, int]:
+    def _reroute(instance: Any, ctx: ExactContext) -> tuple[int, int, bool]:
         """Large-neighbourhood search in the time left, once the candidate model is proved
         but the proof does not cover the whole instance (``throughput`` only): free
         :data:`REROUTE_REQUESTS` requests at random, route them again in the residual
         network (column generation and the MILP on that sub-instance, at most
         :data:`REROUTE_SOLVE_S` each), and report the whole routing (the portfolio's checker
-        keeps it if it is better). Returns (re-routings tried, re-routings kept)."""
+        keeps it if it is better).
+
+        A choice of requests whose sub-instance was solved to a proof (converged column
+        generation, proved MILP) gives the same answer again on the same incumbent, so it
+        is not retried until the incumbent improves; when every choice is settled (few
+        requests: with at most 4 there is one, the whole instance) the search ends before
+        the deadline. Returns (re-routings tried, re-routings kept, every choice settled)."""
         tries = kept_count = 0
         if instance.objective != "throughput" or not instance.requests:
-            return tries, kept_count
+            return tries, kept_count, False
         name, _ = milp_solver(ctx.options)
         rng = random.Random(ctx.options.seed)
-        group = min(REROUTE_REQUESTS, len(instance.requests))
+        n = len(instance.requests)
+        group = min(REROUTE_REQUESTS, n)
+        choices = (
+            list(itertools.combinations(range(n), group))
+            if math.comb(n, group) <= REROUTE_ENUMERATED
+            else None
+        )
+        settled: set[tuple[int, ...]] = set()
         while ctx.time_left() > REROUTE_MIN_S and not ctx.cancel.cancelled:
             best = ctx.incumbent()
             if best is None:
                 break
+            if choices is not None:
+                open_choices = [c for c in choices if c not in settled]
+                if not open_choices:
+                    return tries, kept_count, True
+                freed = list(rng.choice(open_choices))
+            else:
+                freed = sorted(rng.sample(range(n), group))
             tries += 1
-            freed = sorted(rng.sample(range(len(instance.requests)), group))
             kept, sub, mine = residual_instance(instance, best, freed)
             limit = min(REROUTE_SOLVE_S, ctx.time_left())
             model = CandidateModel.build(sub, mine, limit / 3, ctx.cancel)
-            new, _ = solve_throughput(sub, model, ctx.options, ctx.cancel, limit, mine)
+            new, run = solve_throughput(sub, model, ctx.options, ctx.cancel, limit, mine)
+            improved = False
             if new is not None:
                 paths = kept + [RoutedPath(freed[p.request], p.nodes, p.width) for p in new.paths]
                 routing = EntanglementSolution(tuple(paths))
-                kept_count += ctx.report(routing, f"milp-{name}-reroute")
-        return tries, kept_count
+                improved = ctx.report(routing, f"milp-{name}-reroute")
+                kept_count += improved
+            if improved:
+                settled.clear()
+            elif (
+                run.status == RunStatus.OPTIMAL
+                and run.stop_reason == StopReason.PROVEN
+                and (model.complete or (model.run is not None and model.run.converged))
+            ):
+                settled.add(tuple(freed))
+        return tries, kept_count, False
 
     @staticmethod
     def _outcome(

@@ -382,6 +382,8 @@ class StageEncoding:
             return self._infeasible(instance, True, bound_ns)
         if model.size > MAX_STAGE_VARS:
             return ExactOutcome(StopReason.SEARCH_EXHAUSTED, bound=bound, message=note)
+        if bound is not None:
+            ctx.update_bound(bound)
         run = self._run(model, ctx, None, count_only=False)
         if run.infeasible:
             # Stage memory does not depend on the links: no split fits at all.

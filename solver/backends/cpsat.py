@@ -12,6 +12,13 @@ from placement.solver.cancel import CancellationToken
 from placement.solver.options import SolveOptions, deterministic_wall_limit
 from placement.solver.result import StopReason
 
+QUICK_PROOF_MAX_VARIABLES = 2_000
+"""Models with at most this many variables get a quick proof attempt first (see
+:meth:`CpSat.run`)."""
+
+QUICK_PROOF_S = 0.05
+"""Wall-clock limit of that attempt; the full search gets the time left after it."""
+
 
 class CpSat:
     """The CP-SAT backend."""
@@ -48,6 +55,55 @@ class CpSat:
             return BackendRun(RunStatus.NO_SOLUTION, StopReason.CANCELLED)
         if time_limit_s <= 0:
             return BackendRun(RunStatus.NO_SOLUTION, StopReason.TIME_LIMIT)
+
+        class _Callback(cp_model.CpSolverSolutionCallback):
+            def on_solution_callback(self) -> None:
+                if on_solution is not None:
+                    on_solution(self)
+
+        first: BackendRun | None = None
+        if (
+            not options.deterministic
+            and len(model.proto.variables) <= QUICK_PROOF_MAX_VARIABLES
+            and time_limit_s > QUICK_PROOF_S
+        ):
+            # A small model: one worker without presolve, probing, symmetry or linearization
+            # proves it in about a millisecond, where starting the full portfolio costs 3-12
+            # (docs/benchmarks/service-latency.md). Only a proof ends the solve here; otherwise
+            # the full search runs for the time left, as without this try.
+            first = CpSat._solve_once(
+                model, options, cancel, QUICK_PROOF_S, _Callback(), started, quick=True
+            )
+            if first.stop_reason in (StopReason.PROVEN, StopReason.GAP_REACHED, StopReason.ERROR):
+                return first
+            if cancel.cancelled:
+                return first
+        left = time_limit_s - (time.monotonic() - started)
+        if first is not None and left <= 0:
+            return first
+        run = CpSat._solve_once(
+            model, options, cancel, left, _Callback(), started, single_strategy=single_strategy
+        )
+        if first is not None and first.has_solution and not run.has_solution:
+            # The full search found nothing in the time left: keep what the first try found.
+            first.stop_reason = run.stop_reason
+            return first
+        return run
+
+    @staticmethod
+    def _solve_once(
+        model: Any,
+        options: SolveOptions,
+        cancel: CancellationToken,
+        time_limit_s: float,
+        callback: Any,
+        started: float,
+        single_strategy: bool = False,
+        quick: bool = False,
+    ) -> BackendRun:
+        """One ``CpSolver`` run; ``quick``: the small-model proof attempt's parameters."""
+        from ortools.sat.python import cp_model  # loaded by CpSat.run already (first use)
+
         solver = cp_model.CpSolver()
         params = solver.parameters
         params.max_time_in_seconds = float(time_limit_s)
@@ -58,7 +114,13 @@ class CpSat:
         # Our cancellation token stops the search. CP-SAT's own SIGINT handler aborts the
         # process when the solve runs off the main thread (std::bad_function_call).
         params.catch_sigint_signal = False
-        if params.num_workers == 1 and not single_strategy:
+        if quick:
+            params.num_workers = 1
+            params.cp_model_presolve = False
+            params.cp_model_probing_level = 0
+            params.symmetry_level = 0
+            params.linearization_level = 0
+        elif params.num_workers == 1 and not single_strategy:
             # One worker runs a single search strategy; interleaving runs CP-SAT's portfolio of
             # strategies in turn on that one thread. On 67 hard STG cases (10 s, one thread)
             # it proved 61 optima instead of 43, with a better schedule on 14 and a worse one
@@ -73,12 +135,6 @@ class CpSat:
             params.max_deterministic_time = float(time_limit_s)
             params.max_time_in_seconds = deterministic_wall_limit(time_limit_s)
 
-        class _Callback(cp_model.CpSolverSolutionCallback):
-            def on_solution_callback(self) -> None:
-                if on_solution is not None:
-                    on_solution(self)
-
-        callback = _Callback()
         remove = cancel.add_callback(solver.stop_search)
         try:
             # stop_search() before the search starts is a no-op: re-check after registering.

@@ -296,6 +296,7 @@ class HighsModel:
         on_improving: Callable[[np.ndarray, float], None] | None = None,
         user_solution: Callable[[], np.ndarray | None] | None = None,
         bounded: bool = False,
+        on_bound: Callable[[float], None] | None = None,
     ) -> HighsRun:
         """Solve within ``time_limit_s`` (None: no limit) and map the outcome.
 
@@ -305,7 +306,8 @@ class HighsModel:
         solution; ``user_solution()`` may return a solution to offer HiGHS during its MIP
         search. With ``bounded`` the run is a :class:`BoundedRun`: abandoned when it
         overruns its limit by :data:`OVERRUN_GRACE_S` (the model is then unusable), and
-        improving solutions are never delivered after that.
+        improving solutions are never delivered after that. ``on_bound(bound)`` gets the
+        MIP dual bound just before each improving solution (so that it carries it).
         """
         if bounded and time_limit_s is None:
             raise ValueError("a bounded run needs a time limit")
@@ -327,13 +329,20 @@ class HighsModel:
 
         if on_improving is not None:
 
+            def deliver(fn: Callable[..., Any], *args: Any) -> None:
+                if guard is None:
+                    fn(*args)
+                else:
+                    guard.deliver(fn, *args)
+
             def improving(event: Any) -> None:
                 x = np.asarray(event.data_out.mip_solution, float)
                 objective = float(event.data_out.objective_function_value)
-                if guard is None:
-                    on_improving(x, objective)
-                else:
-                    guard.deliver(on_improving, x, objective)
+                bound = float(event.data_out.mip_dual_bound)
+                if on_bound is not None and math.isfinite(bound):
+                    # Before the solution, so that the incumbent carries the bound of now.
+                    deliver(on_bound, bound)
+                deliver(on_improving, x, objective)
 
             subscribe(h.cbMipImprovingSolution, improving)
         if user_solution is not None:
@@ -457,12 +466,14 @@ class HighsMilp:
         time_limit_s: float,
         warm_start: dict[Any, float] | None = None,
         on_solution: Callable[[dict[Any, float], float], None] | None = None,
+        on_bound: Callable[[float], None] | None = None,
     ) -> BackendRun:
         """Solve a ``pulp.LpProblem``.
 
         ``warm_start`` maps PuLP variables to values; ``on_solution(values, objective)`` is
-        called with each improving MIP solution (values keyed by PuLP variable). The run's
-        ``values`` are keyed by PuLP variable too.
+        called with each improving MIP solution (values keyed by PuLP variable), just after
+        ``on_bound(bound)`` with HiGHS's MIP dual bound of that moment (the model's, with
+        its constant). The run's ``values`` are keyed by PuLP variable too.
         """
         # PuLP is imported by the encodings that build its models; here only on first use.
         import pulp
@@ -532,7 +543,9 @@ class HighsMilp:
             def improving(x: np.ndarray, objective: float) -> None:
                 on_solution({variables[i]: float(x[i]) for i in range(n)}, objective)
 
-        run = model.run(time_limit_s, cancel=cancel, on_improving=improving, bounded=True)
+        run = model.run(
+            time_limit_s, cancel=cancel, on_improving=improving, bounded=True, on_bound=on_bound
+        )
         if run.x is not None:
             run.values = {v: float(run.x[i]) for i, v in enumerate(variables)}
         return run

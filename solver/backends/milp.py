@@ -42,10 +42,14 @@ class CbcMilp:
         time_limit_s: float,
         warm_start: dict[Any, float] | None = None,
         on_solution: Callable[[dict[Any, float], float], None] | None = None,
+        on_bound: Callable[[float], None] | None = None,
     ) -> BackendRun:
         """Solve a ``pulp.LpProblem`` with CBC. CBC can report 'optimal' after a time limit
         with a solution that is not; the caller's checker decides, and we only claim a proof
-        when CBC's final log shows the bound equal to the objective."""
+        when CBC's final log shows the bound equal to the objective. (``on_solution`` and
+        ``on_bound`` are accepted for the MILP backends' common signature; CBC, a
+        subprocess, reports neither before it ends.)"""
+        del on_bound
         started = time.monotonic()
         if cancel.cancelled:
             return BackendRun(RunStatus.NO_SOLUTION, StopReason.CANCELLED)

@@ -8,6 +8,7 @@ solutions, through an :class:`Exchange` under one lock.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -41,11 +42,13 @@ def run_full_milp(
     cancel: CancellationToken,
     exchange: Exchange,
     out: dict[str, Any],
+    on_bound: Callable[[float], None] | None = None,
 ) -> None:
     """HiGHS on the whole assignment model, warm-started with ``start``: improving
     assignments go to ``exchange.from_milp``; ``exchange.to_milp`` is offered to HiGHS as a
     user solution; ``exchange.stop`` or ``cancel`` interrupt it. Writes ``bound`` (the MIP
-    dual bound) and ``proven`` into ``out`` (``abandoned`` when HiGHS overran its limit)."""
+    dual bound) and ``proven`` into ``out`` (``abandoned`` when HiGHS overran its limit).
+    ``on_bound`` gets HiGHS's MIP dual bound with each improving assignment."""
     if time_limit_s <= 0:
         return
     model, ti, mi = assignment_model(
@@ -86,6 +89,7 @@ def run_full_milp(
         on_improving=improving,
         user_solution=user_solution,
         bounded=True,
+        on_bound=on_bound,
     )
     if run.abandoned:
         out["abandoned"] = True

@@ -90,7 +90,8 @@ def solve_assignment(
         span = float(np.bincount(machine, weights=d[np.arange(len(machine)), machine]).max())
         if span < best[0]:
             best[:] = [span, back_to_back(instance, machine)]
-            ctx.report(best[1], source)
+            # With the bound known now (the LP's), so that the incumbent's gap is current.
+            ctx.report(best[1], source, bound)
 
     def meets_bound() -> bool:
         return bound is not None and best[0] <= bound + REL_EPS * max(1.0, bound)
@@ -104,6 +105,7 @@ def solve_assignment(
     if rounded is not None:
         starts.append(rounded[0])
         bound = lower_bound_from_lp(instance, rounded[1])
+        ctx.update_bound(bound)
     if not starts:
         return ExactOutcome(stop_reason=StopReason.TIME_LIMIT, bound=bound)
     candidates = []
@@ -126,6 +128,12 @@ def solve_assignment(
         full_milp and not deterministic and options.effective_threads >= 2 and not meets_bound()
     )
     milp_result: dict[str, Any] = {}
+    phases: dict[str, float] = {}
+
+    def milp_bound_seen(value: float) -> None:
+        # HiGHS's dual bound as it rises (from its thread: update_bound takes a lock).
+        ctx.update_bound(lower_bound_from_lp(instance, value))
+
     exchange = Exchange()
     thread = None
     if together:
@@ -140,6 +148,7 @@ def solve_assignment(
                 ctx.cancel,
                 exchange,
                 milp_result,
+                milp_bound_seen,
             ),
             daemon=True,
         )
@@ -188,6 +197,10 @@ def solve_assignment(
         for machine in exchange.from_milp:
             report(machine, "milp-highs")
     elif full_milp and not ctx.cancel.cancelled and left() > 0 and not meets_bound():
+        # A fresh exchange: the search's one has its stop flag set (it ended the search
+        # above), and HiGHS would stop at its first interrupt check.
+        exchange = Exchange()
+        highs_started = time.monotonic()
         run_full_milp(
             d,
             state.a.copy(),
@@ -197,9 +210,11 @@ def solve_assignment(
             ctx.cancel,
             exchange,
             milp_result,
+            milp_bound_seen,
         )
         for machine in exchange.from_milp:
             report(machine, "milp-highs")
+        phases["highs"] = time.monotonic() - highs_started
 
     milp_bound = milp_result.get("bound")
     if milp_bound is not None:
@@ -215,9 +230,12 @@ def solve_assignment(
         stop = StopReason.SEARCH_EXHAUSTED
     else:
         stop = StopReason.TIME_LIMIT
+    # The search (with HiGHS beside it when together); HiGHS after it on its own line.
+    phases = {"rcmax": time.monotonic() - started - phases.get("highs", 0.0), **phases}
     return ExactOutcome(
         stop_reason=stop,
         bound=bound,
+        phase_times_s=phases,
         proven_optimal=proven,
         proven_solution=best[1] if proven else None,
         message="; ".join(
