@@ -129,7 +129,7 @@ def solve(source: Any, options: SolveOptions | None = None, **option_fields: Any
         opts = replace(options or SolveOptions(), **option_fields)
     except TypeError as exc:
         raise InputError.single("options", str(exc), "fields of SolveOptions") from None
-    return replace(_solve(instance, opts), instance=instance)
+    return _solve(instance, opts)
 
 
 def check(instance: Any, solution: Any) -> CheckReport:

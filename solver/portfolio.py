@@ -360,4 +360,5 @@ def _finish(
         backend_errors=errors,
         rejected_candidates=len(run.rejected),
         objective_senses=tuple(report.senses) if report else (),
+        instance=run.instance,
     )

@@ -93,8 +93,8 @@ class Result:
     """Candidate solutions a heuristic or backend reported that the checker rejected (they
     were dropped; ``message`` says so). Nonzero means a bug in an encoding or heuristic."""
     instance: Any | None = field(default=None, compare=False, repr=False)
-    """The typed instance solved, when the caller kept it (:func:`placement.solve` does): it
-    lets :meth:`to_dict` include the solution's JSON form and :attr:`named` read the solution
+    """The typed instance solved (every solve sets it; results read back from messages may
+    lack it): it lets :meth:`to_dict` include the solution's JSON form and :attr:`named` read the solution
     by name."""
 
     def __repr__(self) -> str:

@@ -242,6 +242,16 @@ def test_every_family_reads_its_solution_by_name() -> None:
         assert result.to_dict()["solution"] is not None, family
 
 
+def test_the_engine_solve_keeps_its_instance_too() -> None:
+    """``placement.solver.solve`` (what the CLI, batch and the service call) sets
+    ``Result.instance``, so its results read by name and serialise their solution as well."""
+    instance = placement.load("instances/dag/random-20x3.json")
+    result = solve(instance, SolveOptions(time_limit_s=2, backend="greedy"))
+    assert result.instance is instance
+    assert result.named is not None and result.named.runs["t0"].machine
+    assert result.to_dict()["solution"] is not None
+
+
 def test_messages_carry_no_python_type_names(tmp_path: Path) -> None:
     with pytest.raises(InputError) as info:
         placement.load(None)
