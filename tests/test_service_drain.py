@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import json
 import signal
-import threading
 from pathlib import Path
-from typing import Any
 
 import grpc
 import pytest
@@ -29,17 +27,10 @@ def test_sigterm_lets_calls_in_progress_finish_and_refuses_new_ones(tmp_path: Pa
             long_stream = client.solve_stream(MEDIUM, time_limit_s=60)
             first = next(long_stream)  # the long solve is running
             assert first.HasField("incumbent")
-            short: dict[str, Any] = {}
-
-            def short_call() -> None:
-                try:
-                    short["result"] = client.solve(MEDIUM, time_limit_s=1.0)
-                except grpc.RpcError as exc:
-                    short["error"] = exc
-
-            thread = threading.Thread(target=short_call)
-            thread.start()
-            assert wait_until(lambda: len(srv.workers()) == 2, 10)
+            # The short call is in progress on the server once its first incumbent arrives
+            # (waiting on a thread's call could send SIGTERM before the call got there).
+            short_call = client.solve_iter(MEDIUM, time_limit_s=1.0)
+            next(short_call)
             srv.proc.send_signal(signal.SIGTERM)
             assert wait_until(lambda: any("shutting down" in x for x in srv.lines), 10)
 
@@ -47,11 +38,10 @@ def test_sigterm_lets_calls_in_progress_finish_and_refuses_new_ones(tmp_path: Pa
                 client.solve(TINY, time_limit_s=1, timeout=10)
             assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
 
-            thread.join(30)
-            assert "error" not in short, short.get("error")
+            *_, short = list(short_call)
             # The short solve ran to its own limit, untouched by the shutdown.
-            assert short["result"].status == SolutionStatus.FEASIBLE
-            assert "shutting down" not in short["result"].message
+            assert short.status == SolutionStatus.FEASIBLE
+            assert "shutting down" not in short.message
 
             events = list(long_stream)
             result = events[-1].result
