@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import copy
 import itertools
+import json
 import random
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 
@@ -20,6 +22,7 @@ from placement.models.mc.instance import AMC_RTB, MIN_CORES, Core, McInstance, T
 from placement.solver import SolutionStatus, SolveOptions, StopReason, solve
 from placement.solver.errors import InputError
 from placement.solver.testing import ExactContext, exact_backends, instance_from_document
+from tests.test_bench import placement
 
 EXACT = exact_backends()
 IDS = [b[0] + b[1] for b in EXACT]
@@ -306,3 +309,21 @@ def test_the_test_and_deadlines_survive_the_message() -> None:
     back = FAMILY.instance_from_message(FAMILY.instance_to_message(inst))
     assert back.test == AMC_RTB
     assert [t.relative_deadline for t in back.tasks] == [3, 10, 20]
+
+
+def test_the_generator_writes_an_amc_rtb_instance(tmp_path: Path) -> None:
+    out = tmp_path / "amc.json"
+    proc = placement(
+        "generate", "mc", "--tasks", "8", "--cores", "2", "--utilisation", "0.6",
+        "--test", "amc_rtb", "--out", str(out),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(out.read_text())
+    assert doc["mc"]["test"] == "AMC_RTB" and doc["mc"]["objective"] == "MIN_CORES"
+    assert "--test amc_rtb" in doc["description"]
+    proc = placement("solve", str(out), "--json")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert set(result["objective_terms"]) == {"dropped_cost", "cores_used"}
+    orders = [c.get("priority_order", []) for c in result["solution"]["mc"]["cores"]]
+    assert sorted(name for order in orders for name in order) == [f"t{i:03d}" for i in range(8)]

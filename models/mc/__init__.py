@@ -1,12 +1,15 @@
 """Mixed-criticality task partitioning onto multicore processors.
 
-Dual-criticality (LO/HI) implicit-deadline sporadic tasks are assigned to cores (identical,
+Dual-criticality (LO/HI) sporadic tasks (implicit deadlines; constrained under AMC-rtb) are assigned to cores (identical,
 or with speed factors; tasks may be pinned or excluded, LO tasks may be droppable at a cost)
-so that every core passes the EDF-VD test of Baruah et al. (ECRTS 2012); then the smallest
-slack of the cores' tests is maximised, or the number of cores used minimised.
+so that every core passes the EDF-VD test of Baruah et al. (ECRTS 2012) or, with the
+instance's ``test: AMC_RTB``, fixed-priority AMC-rtb (Baruah, Burns, Davis, RTSS 2011) with
+Audsley's priority assignment; then the smallest slack of the cores' EDF-VD tests is
+maximised, or the number of cores used minimised.
 
 Parts: :mod:`.instance` (typed instance and solution, the message), :mod:`.edfvd` (the test
-in exact rationals), :mod:`.check` (independent checker, the paper's two cases, and the
+in exact rationals; the per-core load the heuristics use), :mod:`.amcrtb` (AMC-rtb and OPA in
+exact integers), :mod:`.check` (independent checker, the paper's two cases, and the
 solution message), :mod:`.greedy` (first/best/worst-fit decreasing, criticality-aware
 variants, the utilisation-difference heuristic of Ramanathan and Easwaran), :mod:`.encoding`
 with :mod:`.cpsat` and :mod:`.milp` (exact encodings), :mod:`.explain` (why a set is
