@@ -1,11 +1,11 @@
 """Mixed-criticality task partitioning onto multicore processors.
 
-Dual-criticality (LO/HI) sporadic tasks (implicit deadlines; constrained under AMC-rtb) are assigned to cores (identical,
-or with speed factors; tasks may be pinned or excluded, LO tasks may be droppable at a cost)
-so that every core passes the EDF-VD test of Baruah et al. (ECRTS 2012) or, with the
-instance's ``test: AMC_RTB``, fixed-priority AMC-rtb (Baruah, Burns, Davis, RTSS 2011) with
-Audsley's priority assignment; then the smallest slack of the cores' EDF-VD tests is
-maximised, or the number of cores used minimised.
+Dual-criticality (LO/HI) sporadic tasks (implicit deadlines; constrained ones under AMC-rtb)
+are assigned to cores (identical, or with speed factors; tasks may be pinned or excluded, LO
+tasks may be droppable at a cost) so that every core passes the EDF-VD test of Baruah et al.
+(ECRTS 2012) or, with the instance's ``test: AMC_RTB``, fixed-priority AMC-rtb (Baruah,
+Burns, Davis, RTSS 2011) with Audsley's priority assignment; then the smallest slack of the
+cores' EDF-VD tests is maximised, or the number of cores used minimised.
 
 Parts: :mod:`.instance` (typed instance and solution, the message), :mod:`.edfvd` (the test
 in exact rationals; the per-core load the heuristics use), :mod:`.amcrtb` (AMC-rtb and OPA in
