@@ -327,3 +327,15 @@ def test_the_generator_writes_an_amc_rtb_instance(tmp_path: Path) -> None:
     assert set(result["objective_terms"]) == {"dropped_cost", "cores_used"}
     orders = [c.get("priority_order", []) for c in result["solution"]["mc"]["cores"]]
     assert sorted(name for order in orders for name in order) == [f"t{i:03d}" for i in range(8)]
+
+
+@pytest.mark.parametrize(
+    ("kw", "message"),
+    [
+        ({"test": "amc"}, "mc.test: got 'amc', expected edf_vd or amc_rtb"),
+        ({"test": AMC_RTB}, "mc.objective: got 'MAX_MIN_SLACK', expected MIN_CORES (or unset)"),
+    ],
+)
+def test_an_instance_built_in_code_names_a_bad_test(kw: dict, message: str) -> None:
+    with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        solve(McInstance([Task("a", 10, 2, 2)], [Core("c")], **kw))

@@ -25,6 +25,7 @@ from placement.models.mc.generate import GENERATORS, generate
 from placement.models.mc.greedy import greedy_solutions
 from placement.models.mc.instance import Core, McInstance, McSolution, Task
 from placement.models.mc.plot import draw
+from placement.solver.errors import InputError
 from placement.solver.family import Family
 from placement.solver.options import SolveOptions
 from placement.solver.portfolio import solve
@@ -49,6 +50,16 @@ class McFamily(Family):
     greedy = staticmethod(greedy_solutions)
     check = staticmethod(_check.check)
     explain_unplaced = staticmethod(explain_unplaced)
+
+    def validate_fields(self, instance: McInstance) -> None:
+        """The test and the objective of an instance built in code, named (the message's
+        enums cannot carry other strings)."""
+        if instance.test not in _instance.TESTS:
+            raise InputError.single("mc.test", instance.test, " or ".join(_instance.TESTS))
+        if instance.objective not in _instance.OBJECTIVES:
+            raise InputError.single(
+                "mc.objective", instance.objective, " or ".join(_instance.OBJECTIVES)
+            )
 
     def quick_bound(self, instance: McInstance) -> float:
         """The dropped cost is never below 0 (the primary tier)."""
