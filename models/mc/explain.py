@@ -127,6 +127,7 @@ def explain_unplaced(instance: McInstance, solution: McSolution) -> list[dict[st
                 f"LO task {t.name!r} dropped (cost {t.drop_cost}): with it, each core's "
                 f"(U_LO^LO, U_HI^LO, U_HI^HI) would be {detail}"
                 + (f"; it would fit on {', '.join(fits)}" if fits else "")
+                + (f" (no core passes {instance.test_label} with it)" if not fits else "")
             )
         out.append({"name": t.name, "kind": kind, "message": message, "drop_cost": t.drop_cost})
     return out
