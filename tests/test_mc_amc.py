@@ -18,7 +18,7 @@ from placement.models.mc.check import amc_rtb_order, core_tests
 from placement.models.mc.edfvd import CoreLoad
 from placement.models.mc.generate import generate
 from placement.models.mc.greedy import HEURISTICS
-from placement.models.mc.instance import AMC_RTB, MIN_CORES, Core, McInstance, Task
+from placement.models.mc.instance import AMC_RTB, MIN_CORES, McCore, McInstance, McTask
 from placement.solver import SolutionStatus, SolveOptions, StopReason, solve
 from placement.solver.errors import InputError
 from placement.solver.testing import ExactContext, exact_backends, instance_from_document
@@ -152,11 +152,11 @@ def _random_core(rng: random.Random) -> tuple[McInstance, Fraction]:
         deadline = rng.randint(lo, period)
         if rng.random() < 0.5:
             hi = rng.randint(lo, min(period, 3 * lo))
-            tasks.append(Task(f"t{i}", period, lo, hi, True, deadline=deadline))
+            tasks.append(McTask(f"t{i}", period, lo, hi, True, deadline=deadline))
         else:
-            tasks.append(Task(f"t{i}", period, lo, lo, False, deadline=deadline))
+            tasks.append(McTask(f"t{i}", period, lo, lo, False, deadline=deadline))
     speed = rng.choice([Fraction(1), Fraction(1, 2), Fraction(3, 4), Fraction(5, 4)])
-    inst = McInstance(tasks, [Core("c0", float(speed))], MIN_CORES, test=AMC_RTB)
+    inst = McInstance(tasks, [McCore("c0", float(speed))], MIN_CORES, test=AMC_RTB)
     return inst, speed
 
 
@@ -338,4 +338,4 @@ def test_the_generator_writes_an_amc_rtb_instance(tmp_path: Path) -> None:
 )
 def test_an_instance_built_in_code_names_a_bad_test(kw: dict, message: str) -> None:
     with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        solve(McInstance([Task("a", 10, 2, 2)], [Core("c")], **kw))
+        solve(McInstance([McTask("a", 10, 2, 2)], [McCore("c")], **kw))

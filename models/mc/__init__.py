@@ -23,7 +23,7 @@ from placement.models.mc import instance as _instance
 from placement.models.mc.explain import explain_unplaced
 from placement.models.mc.generate import GENERATORS, generate
 from placement.models.mc.greedy import greedy_solutions
-from placement.models.mc.instance import Core, McInstance, McSolution, Task
+from placement.models.mc.instance import McCore, McInstance, McSolution, McTask
 from placement.models.mc.plot import draw
 from placement.solver.errors import InputError
 from placement.solver.family import Family
@@ -85,4 +85,4 @@ class McFamily(Family):
 
 FAMILY = McFamily()
 
-__all__ = ["FAMILY", "Core", "McInstance", "McSolution", "Task"]
+__all__ = ["FAMILY", "McCore", "McInstance", "McSolution", "McTask"]

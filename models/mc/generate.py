@@ -31,9 +31,9 @@ from placement.models.mc.instance import (
     MAX_MIN_SLACK,
     MIN_CORES,
     TESTS,
-    Core,
+    McCore,
     McInstance,
-    Task,
+    McTask,
 )
 from placement.solver.errors import InputError
 from placement.solver.hooks import SEED, Generator, Parameter
@@ -129,7 +129,7 @@ def generate(
         own = min(period, max(1, round(u[i] * period)))
         budget_lo = max(1, round(own / factor[i])) if hi[i] else own
         out_tasks.append(
-            Task(f"t{i:03d}", period, budget_lo, own if hi[i] else budget_lo, bool(hi[i]))
+            McTask(f"t{i:03d}", period, budget_lo, own if hi[i] else budget_lo, bool(hi[i]))
         )
     command = GENERATORS[0].command(
         {
@@ -149,7 +149,7 @@ def generate(
     )
     return McInstance(
         out_tasks,
-        [Core(f"core{k}") for k in range(cores)],
+        [McCore(f"core{k}") for k in range(cores)],
         objective,
         name=f"mc-{tasks}x{cores}-u{utilisation:g}-s{seed}",
         description=(

@@ -33,7 +33,7 @@ MAX_TIME = 10**12
 
 
 @dataclass(frozen=True)
-class Task:
+class McTask:
     """A dual-criticality implicit-deadline sporadic task."""
 
     name: str
@@ -78,7 +78,7 @@ class Task:
 
 
 @dataclass(frozen=True)
-class Core:
+class McCore:
     """A core and its speed relative to the reference core."""
 
     name: str
@@ -96,8 +96,8 @@ class McInstance:
 
     family_name = "mc"
 
-    tasks: list[Task]
-    cores: list[Core]
+    tasks: list[McTask]
+    cores: list[McCore]
     objective: str = MAX_MIN_SLACK
     name: str = ""
     description: str = ""
@@ -180,7 +180,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Mc
             "MAX_MIN_SLACK",
             "MIN_CORES (or unset) under test AMC_RTB (min_slack is EDF-VD's slack)",
         )
-    cores: list[Core] = []
+    cores: list[McCore] = []
     core_names: dict[str, int] = {}
     v.require(len(msg.cores) > 0, f"{P}.cores", [], "at least one core")
     for k, c in enumerate(msg.cores):
@@ -191,8 +191,8 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Mc
         if not v.require(finite(speed) and speed > 0, f"{path}.speed", c.speed, "a speed > 0"):
             speed = 1.0
         core_names.setdefault(c.name, k)
-        cores.append(Core(c.name, float(speed)))
-    tasks: list[Task] = []
+        cores.append(McCore(c.name, float(speed)))
+    tasks: list[McTask] = []
     task_names: set[str] = set()
     for i, t in enumerate(msg.tasks):
         path = f"{P}.tasks[{i}]"
@@ -260,7 +260,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Mc
         if len(excluded) >= len(cores) > 0:
             v.add(f"{path}.excluded_cores", list(t.excluded_cores), "at least one core left")
         tasks.append(
-            Task(
+            McTask(
                 t.name,
                 int(period),
                 int(budget_lo),
