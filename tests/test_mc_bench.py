@@ -53,3 +53,31 @@ def test_a_bad_param_is_one_clear_line(tmp_path: Path) -> None:
         "bench", "mc-partition", "--quick", "--param", "backends=gurobi", "--out", str(tmp_path)
     )
     assert proc.returncode == 2 and "cpsat or milp" in proc.stderr, proc.stderr
+
+
+def test_the_amc_rtb_param_generates_amc_sets(tmp_path: Path) -> None:
+    proc = placement(
+        "bench",
+        "mc-partition",
+        "--quick",
+        "--param",
+        "sets=1",
+        "--param",
+        "backends=cpsat",
+        "--param",
+        "test=amc_rtb",
+        "--out",
+        str(tmp_path),
+        "-q",
+    )
+    assert proc.returncode == 0, proc.stderr
+    with (tmp_path / "mc-partition.csv").open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 2 * 8 and all(r["invalid"] == "0" for r in rows)
+    text = (tmp_path / "mc-partition.md").read_text()
+    assert "--param test=amc_rtb" in text and "test=amc_rtb;" in text
+    proc = placement(
+        "bench", "mc-partition", "--quick", "--param", "test=rm", "--out", str(tmp_path)
+    )
+    assert proc.returncode == 2 and "--param test" in proc.stderr, proc.stderr
+    assert proc.stderr.count("\n") == 1, proc.stderr

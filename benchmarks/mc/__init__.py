@@ -18,6 +18,13 @@ PARAMETERS = (
     ),
     Parameter("backends", "name_list", ("cpsat", "milp"), help="exact backends (default: both)"),
     Parameter("chunk", "positive_int", 25, help="task sets per case (default: 25)"),
+    Parameter(
+        "test",
+        "str",
+        "edf_vd",
+        choices=("edf_vd", "amc_rtb"),
+        help="the per-core test: edf_vd (default) or amc_rtb (fixed priorities, OPA)",
+    ),
 )
 """The suite's settings (``placement bench mc-partition --param NAME=VALUE``): the defaults
 are the full protocol."""

@@ -17,8 +17,9 @@ set ``j`` of point ``p`` has seed ``10_000 p + j``), and for each set:
 A case is a chunk of sets of one point (so a run can be spread over worker processes or Ray).
 Every solution goes through the family's checker again (the rows' ``invalid``, must be 0).
 The suite's settings (``--param``): ``sets`` per point, ``cores``, ``tasks`` (pairs with
-fewer than two tasks per core are skipped), ``utilisations``, ``backends``; the defaults are
-the full protocol.
+fewer than two tasks per core are skipped), ``utilisations``, ``backends``, ``test``
+(``edf_vd`` or ``amc_rtb``: the per-core test of every generated set); the defaults are the
+full protocol.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from placement.benchmarks.runner import Rechecker
 from placement.models.mc.cpsat import CpSatEncoding
 from placement.models.mc.generate import generate
 from placement.models.mc.greedy import HEURISTICS
+from placement.models.mc.instance import EDF_VD, TESTS
 from placement.models.mc.milp import MilpEncoding
 from placement.solver import InputError, SolveOptions
 from placement.solver.testing import ExactContext
@@ -52,6 +54,8 @@ def _settings(config: Any) -> dict[str, Any]:
     for name in params["backends"]:
         if name not in ENCODINGS:
             raise InputError.single("--param backends", name, "cpsat or milp")
+    if params["test"] not in TESTS:
+        raise InputError.single("--param test", params["test"], " or ".join(TESTS))
     return params
 
 
@@ -76,6 +80,7 @@ def cases(config: Any) -> list[dict[str, Any]]:
                             "first": first,
                             "count": min(s["chunk"], s["sets"] - first),
                             "backends": list(s["backends"]),
+                            "test": s["test"],
                         }
                     )
     return out
@@ -94,6 +99,7 @@ def run(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
             seed,
             criticality_factor=CRITICALITY[0],
             criticality_factor_max=CRITICALITY[1],
+            test=case.get("test", EDF_VD),
         )
         base = {
             "cores": case["cores"],

@@ -1,12 +1,15 @@
 """Mixed-criticality task partitioning onto multicore processors.
 
-Dual-criticality (LO/HI) implicit-deadline sporadic tasks are assigned to cores (identical,
-or with speed factors; tasks may be pinned or excluded, LO tasks may be droppable at a cost)
-so that every core passes the EDF-VD test of Baruah et al. (ECRTS 2012); then the smallest
-slack of the cores' tests is maximised, or the number of cores used minimised.
+Dual-criticality (LO/HI) sporadic tasks (implicit deadlines; constrained ones under AMC-rtb)
+are assigned to cores (identical, or with speed factors; tasks may be pinned or excluded, LO
+tasks may be droppable at a cost) so that every core passes the EDF-VD test of Baruah et al.
+(ECRTS 2012) or, with the instance's ``test: AMC_RTB``, fixed-priority AMC-rtb (Baruah,
+Burns, Davis, RTSS 2011) with Audsley's priority assignment; then the smallest slack of the
+cores' EDF-VD tests is maximised, or the number of cores used minimised.
 
 Parts: :mod:`.instance` (typed instance and solution, the message), :mod:`.edfvd` (the test
-in exact rationals), :mod:`.check` (independent checker, the paper's two cases, and the
+in exact rationals; the per-core load the heuristics use), :mod:`.amcrtb` (AMC-rtb and OPA in
+exact integers), :mod:`.check` (independent checker, the paper's two cases, and the
 solution message), :mod:`.greedy` (first/best/worst-fit decreasing, criticality-aware
 variants, the utilisation-difference heuristic of Ramanathan and Easwaran), :mod:`.encoding`
 with :mod:`.cpsat` and :mod:`.milp` (exact encodings), :mod:`.explain` (why a set is
@@ -20,8 +23,9 @@ from placement.models.mc import instance as _instance
 from placement.models.mc.explain import explain_unplaced
 from placement.models.mc.generate import GENERATORS, generate
 from placement.models.mc.greedy import greedy_solutions
-from placement.models.mc.instance import Core, McInstance, McSolution, Task
+from placement.models.mc.instance import McCore, McInstance, McSolution, McTask
 from placement.models.mc.plot import draw
+from placement.solver.errors import InputError
 from placement.solver.family import Family
 from placement.solver.options import SolveOptions
 from placement.solver.portfolio import solve
@@ -47,6 +51,16 @@ class McFamily(Family):
     check = staticmethod(_check.check)
     explain_unplaced = staticmethod(explain_unplaced)
 
+    def validate_fields(self, instance: McInstance) -> None:
+        """The test and the objective of an instance built in code, named (the message's
+        enums cannot carry other strings)."""
+        if instance.test not in _instance.TESTS:
+            raise InputError.single("mc.test", instance.test, " or ".join(_instance.TESTS))
+        if instance.objective not in _instance.OBJECTIVES:
+            raise InputError.single(
+                "mc.objective", instance.objective, " or ".join(_instance.OBJECTIVES)
+            )
+
     def quick_bound(self, instance: McInstance) -> float:
         """The dropped cost is never below 0 (the primary tier)."""
         del instance
@@ -71,4 +85,4 @@ class McFamily(Family):
 
 FAMILY = McFamily()
 
-__all__ = ["FAMILY", "Core", "McInstance", "McSolution", "Task"]
+__all__ = ["FAMILY", "McCore", "McInstance", "McSolution", "McTask"]

@@ -41,6 +41,8 @@ def build_cpsat(
         cpm.add(L <= S)
         cpm.add(HH <= S)
         cpm.add(L + HL <= S)
+        if tables.amc:
+            continue  # AMC-rtb: the utilisation rows above, then the no-good loop
         if lo and hi:
             D = cpm.new_int_var(0, S, f"D{k}")
             cpm.add(sum(tables.d[(i, k)] * x[(i, k)] for i in hi) >= D)

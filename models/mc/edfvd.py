@@ -21,10 +21,11 @@ paper's two cases independently.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
-from placement.models.mc.instance import McInstance
+from placement.models.mc.amcrtb import core_passes
+from placement.models.mc.instance import AMC_RTB, McInstance
 
 ZERO = Fraction(0)
 ONE = Fraction(1)
@@ -46,14 +47,27 @@ def passes(lo: Fraction, hi_lo: Fraction, hi_hi: Fraction) -> bool:
     return lo <= 1 and hi_hi <= 1 and slack(lo, hi_lo, hi_hi) >= 0
 
 
+def headroom(lo: Fraction, hi_lo: Fraction, hi_hi: Fraction) -> Fraction:
+    """``1 - max(U_LO^LO + U_HI^LO, U_HI^HI)``: the margin of AMC-rtb's necessary
+    utilisation conditions (the heuristics' best/worst-fit measure under AMC-rtb)."""
+    return 1 - max(lo + hi_lo, hi_hi)
+
+
 @dataclass
 class CoreLoad:
-    """The three utilisation sums of one core, updated as tasks are added."""
+    """The three utilisation sums of one core and its tasks, updated as tasks are added.
+
+    :meth:`fits` is the instance's per-core test: EDF-VD on the sums, or AMC-rtb with
+    Audsley's priority assignment (:mod:`.amcrtb`) on the tasks; :meth:`slack_with` and
+    :attr:`slack` are EDF-VD's slack, or under AMC-rtb the utilisation :func:`headroom`."""
 
     speed: Fraction
     lo: Fraction = ZERO
     hi_lo: Fraction = ZERO
     hi_hi: Fraction = ZERO
+    tasks: list[int] = field(default_factory=list)
+    amc: bool = False
+    """Whether the sums' margin is :func:`headroom` (AMC-rtb) rather than EDF-VD's slack."""
 
     def with_task(self, instance: McInstance, task: int) -> tuple[Fraction, Fraction, Fraction]:
         """The sums if ``task`` were added."""
@@ -63,21 +77,38 @@ class CoreLoad:
         return self.lo + t.u_lo / self.speed, self.hi_lo, self.hi_hi
 
     def fits(self, instance: McInstance, task: int) -> bool:
-        """Whether the core still passes with ``task`` added."""
+        """Whether the core still passes the instance's test with ``task`` added."""
+        if instance.test == AMC_RTB:
+            sums = self.with_task(instance, task)
+            if sums[0] + sums[1] > 1 or sums[2] > 1:
+                return False  # necessary for AMC-rtb; saves the response times
+            return core_passes(instance, [*self.tasks, task], self.speed)
         return passes(*self.with_task(instance, task))
 
     def slack_with(self, instance: McInstance, task: int) -> Fraction:
-        """The core's slack with ``task`` added."""
+        """The core's slack (AMC-rtb: headroom) with ``task`` added."""
+        if instance.test == AMC_RTB:
+            return headroom(*self.with_task(instance, task))
         return slack(*self.with_task(instance, task))
 
     def add(self, instance: McInstance, task: int) -> None:
         """Add ``task`` to the core."""
         self.lo, self.hi_lo, self.hi_hi = self.with_task(instance, task)
+        self.tasks.append(task)
+        self.amc = instance.test == AMC_RTB
 
     @property
     def slack(self) -> Fraction:
-        """The core's slack now."""
+        """The core's slack (AMC-rtb: headroom) now."""
+        if self.amc:
+            return headroom(self.lo, self.hi_lo, self.hi_hi)
         return slack(self.lo, self.hi_lo, self.hi_hi)
+
+    def passes(self, instance: McInstance) -> bool:
+        """Whether the core passes the instance's test as it is."""
+        if instance.test == AMC_RTB:
+            return core_passes(instance, self.tasks, self.speed)
+        return passes(self.lo, self.hi_lo, self.hi_hi)
 
     @property
     def difference(self) -> Fraction:

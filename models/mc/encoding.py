@@ -37,10 +37,11 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from placement.models.mc.edfvd import CoreLoad, loads, passes
+from placement.models.mc.amcrtb import minimal_failing
+from placement.models.mc.edfvd import CoreLoad, loads
 from placement.models.mc.explain import explain_unschedulable
 from placement.models.mc.greedy import decreasing
-from placement.models.mc.instance import MAX_MIN_SLACK, McInstance, McSolution
+from placement.models.mc.instance import AMC_RTB, MAX_MIN_SLACK, McInstance, McSolution
 from placement.solver.family import ExactContext, ExactOutcome
 from placement.solver.result import StopReason
 
@@ -68,6 +69,12 @@ class Tables:
     """HI tasks: ceil(S (u_hi - u_lo) / speed)."""
     nogoods: list[tuple[frozenset[int], Fraction]] = field(default_factory=list)
     """Task sets that fail on a core of this speed (and so on every slower core)."""
+
+    @property
+    def amc(self) -> bool:
+        """AMC-rtb: the rows are only its necessary utilisation conditions (the master);
+        the no-good loop does the rest."""
+        return self.instance.test == AMC_RTB
 
     def tasks_on(self, k: int) -> list[int]:
         """Tasks allowed on core ``k``."""
@@ -141,12 +148,18 @@ class RunResult:
 
 
 def failing_cores(instance: McInstance, core_of: tuple[int, ...]) -> list[int]:
-    """Cores whose EDF-VD test fails in exact arithmetic."""
-    return [
-        k
-        for k, load in enumerate(loads(instance, core_of))
-        if not passes(load.lo, load.hi_lo, load.hi_hi)
-    ]
+    """Cores whose test (EDF-VD, or AMC-rtb with OPA) fails in exact arithmetic."""
+    return [k for k, load in enumerate(loads(instance, core_of)) if not load.passes(instance)]
+
+
+def nogood(instance: McInstance, core_of: tuple[int, ...], k: int) -> frozenset[int]:
+    """The task set of a failing core ``k`` to forbid: all its tasks under EDF-VD, a
+    minimal failing subset under AMC-rtb (a stronger cut, as sound: see
+    :func:`~.amcrtb.minimal_failing`)."""
+    tasks = [i for i, kk in enumerate(core_of) if kk == k]
+    if instance.test == AMC_RTB:
+        tasks = minimal_failing(instance, tasks, instance.cores[k].speed_exact)
+    return frozenset(tasks)
 
 
 def stop_reason(run_stop: StopReason, ctx: ExactContext) -> StopReason:
@@ -208,6 +221,10 @@ class McEncoding:
 
     def solve(self, instance: McInstance, ctx: ExactContext) -> ExactOutcome:
         """Decide schedulability, then the tiers; report every exact-feasible solution."""
+        if instance.test == AMC_RTB and instance.objective == MAX_MIN_SLACK:
+            raise ValueError(
+                "mc.objective: MIN_CORES under test AMC_RTB (min_slack is EDF-VD's slack)"
+            )
         tables = build_tables(instance)
         self.last_stats = model_stats(tables)
         tiers: list[str | None] = []
@@ -235,7 +252,7 @@ class McEncoding:
                     break
                 # A rounded row let a core through that fails by less than the rounding.
                 for k in failing:
-                    tasks = frozenset(i for i, kk in enumerate(run.core_of) if kk == k)
+                    tasks = nogood(instance, run.core_of, k)
                     tables.nogoods.append((tasks, instance.cores[k].speed_exact))
                 self.last_stats["nogoods"] = len(tables.nogoods)
                 if ctx.time_left() <= 0:

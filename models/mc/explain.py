@@ -1,4 +1,4 @@
-"""Why a task set is unschedulable: the utilisation sums that make EDF-VD fail.
+"""Why a task set is unschedulable: the utilisation sums that make the per-core test fail.
 
 :func:`explain_unschedulable` gives, in order, the first reason that applies:
 
@@ -7,7 +7,8 @@
    dropped, or the HI tasks' HI-mode utilisation, above the cores' total speed (each core
    needs ``U_LO^LO + U_HI^LO <= 1`` and ``U_HI^HI <= 1``);
 3. otherwise the sums of criticality-aware worst-fit decreasing at the first task it cannot
-   place: on every allowed core, ``(U_LO^LO, U_HI^LO, U_HI^HI)`` with the task added.
+   place: on every allowed core, ``(U_LO^LO, U_HI^LO, U_HI^HI)`` with the task added (under
+   AMC-rtb: the core's task set with it, which no priority assignment schedules).
 
 When an exact backend proves the set unschedulable, its message adds this explanation to the
 certificate (the model, a relaxation of the test, is infeasible).
@@ -20,7 +21,7 @@ from typing import Any
 
 from placement.models.mc.edfvd import CoreLoad, loads
 from placement.models.mc.greedy import criticality_aware
-from placement.models.mc.instance import McInstance, McSolution
+from placement.models.mc.instance import AMC_RTB, McInstance, McSolution
 
 
 def _fmt(x: Fraction) -> str:
@@ -47,7 +48,7 @@ def explain_unschedulable(instance: McInstance) -> str:
     if alone:
         t = instance.tasks[alone[0]]
         return (
-            f"task {t.name!r} (C(LO)/T = {_fmt(t.u_lo)}, C(HI)/T = {_fmt(t.u_hi)}) fails EDF-VD "
+            f"task {t.name!r} (C(LO)/T = {_fmt(t.u_lo)}, C(HI)/T = {_fmt(t.u_hi)}) fails {instance.test_label} "
             "alone on every core it may use"
         )
     capacity = sum((c.speed_exact for c in instance.cores), Fraction(0))
@@ -82,9 +83,20 @@ def explain_unschedulable(instance: McInstance) -> str:
             for k in range(len(loads))
             if instance.allowed(task, k)
         )
+        if instance.test == AMC_RTB:
+            sets = "; ".join(
+                f"{instance.cores[k].name}: "
+                + ", ".join(instance.tasks[i].name for i in [*loads[k].tasks, task])
+                for k in range(len(loads))
+                if instance.allowed(task, k)
+            )
+            return (
+                f"criticality-aware worst fit cannot place task {instance.tasks[task].name!r}: "
+                f"with it, no priority assignment passes AMC-rtb on any core it may use ({sets})"
+            )
         return (
             f"criticality-aware worst fit cannot place task {instance.tasks[task].name!r}: "
-            f"with it, each core's (U_LO^LO, U_HI^LO, U_HI^HI) fails EDF-VD ({sums})"
+            f"with it, each core's (U_LO^LO, U_HI^LO, U_HI^HI) fails {instance.test_label} ({sums})"
         )
     return "a heuristic schedules it; no explanation needed"
 
@@ -100,7 +112,9 @@ def explain_unplaced(instance: McInstance, solution: McSolution) -> list[dict[st
         allowed = [k for k in range(len(instance.cores)) if instance.allowed(i, k)]
         if not any(CoreLoad(instance.cores[k].speed_exact).fits(instance, i) for k in allowed):
             kind = "alone_fails"
-            message = f"LO task {t.name!r} fails EDF-VD alone on every core it may use"
+            message = (
+                f"LO task {t.name!r} fails {instance.test_label} alone on every core it may use"
+            )
         else:
             fits = [instance.cores[k].name for k in allowed if sums[k].fits(instance, i)]
             kind = "crowded_out" if not fits else "dropped"
@@ -113,6 +127,7 @@ def explain_unplaced(instance: McInstance, solution: McSolution) -> list[dict[st
                 f"LO task {t.name!r} dropped (cost {t.drop_cost}): with it, each core's "
                 f"(U_LO^LO, U_HI^LO, U_HI^HI) would be {detail}"
                 + (f"; it would fit on {', '.join(fits)}" if fits else "")
+                + (f" (no core passes {instance.test_label} with it)" if not fits else "")
             )
         out.append({"name": t.name, "kind": kind, "message": message, "drop_cost": t.drop_cost})
     return out

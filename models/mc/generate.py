@@ -25,7 +25,16 @@ import math
 
 import numpy as np
 
-from placement.models.mc.instance import MAX_MIN_SLACK, MIN_CORES, Core, McInstance, Task
+from placement.models.mc.instance import (
+    AMC_RTB,
+    EDF_VD,
+    MAX_MIN_SLACK,
+    MIN_CORES,
+    TESTS,
+    McCore,
+    McInstance,
+    McTask,
+)
 from placement.solver.errors import InputError
 from placement.solver.hooks import SEED, Generator, Parameter
 
@@ -63,6 +72,7 @@ def generate(
     period_max_ms: float = 1000.0,
     objective: str = MAX_MIN_SLACK,
     out: str | None = None,
+    test: str = EDF_VD,
 ) -> McInstance:
     """A seeded task set on ``cores`` unit-speed cores (see the module docstring).
 
@@ -91,6 +101,10 @@ def generate(
         raise InputError.single("period_min_ms", period_min_ms, "a number in (0, period_max_ms]")
     if objective not in (MAX_MIN_SLACK, MIN_CORES):
         raise InputError.single("objective", objective, f"{MAX_MIN_SLACK} or {MIN_CORES}")
+    if test not in TESTS:
+        raise InputError.single("test", test, " or ".join(TESTS))
+    if test == AMC_RTB:
+        objective = MIN_CORES  # min_slack is EDF-VD's slack
     rng = np.random.default_rng(seed)
     target = utilisation * cores
     for _ in range(MAX_DISCARDS):
@@ -115,7 +129,7 @@ def generate(
         own = min(period, max(1, round(u[i] * period)))
         budget_lo = max(1, round(own / factor[i])) if hi[i] else own
         out_tasks.append(
-            Task(f"t{i:03d}", period, budget_lo, own if hi[i] else budget_lo, bool(hi[i]))
+            McTask(f"t{i:03d}", period, budget_lo, own if hi[i] else budget_lo, bool(hi[i]))
         )
     command = GENERATORS[0].command(
         {
@@ -130,11 +144,12 @@ def generate(
             "period_max_ms": period_max_ms,
             "objective": objective,
             "out": out,
+            "test": test,
         }
     )
     return McInstance(
         out_tasks,
-        [Core(f"core{k}") for k in range(cores)],
+        [McCore(f"core{k}") for k in range(cores)],
         objective,
         name=f"mc-{tasks}x{cores}-u{utilisation:g}-s{seed}",
         description=(
@@ -143,6 +158,7 @@ def generate(
             f"{criticality_factor:g}. Made by: {command}"
         ),
         validated=False,
+        test=test,
     )
 
 
@@ -159,6 +175,7 @@ def _build(params: dict) -> McInstance:
         period_max_ms=params["period_max_ms"],
         objective=params["objective"],
         out=params["out"],
+        test=params.get("test", EDF_VD),
     )
 
 
@@ -214,7 +231,15 @@ GENERATORS = (
                 "str",
                 MAX_MIN_SLACK,
                 choices=(MAX_MIN_SLACK, MIN_CORES),
-                help="after schedulability: maximise min_slack or minimise cores_used",
+                help="after schedulability: maximise min_slack or minimise cores_used "
+                "(amc_rtb: always cores_used)",
+            ),
+            Parameter(
+                "test",
+                "str",
+                EDF_VD,
+                choices=TESTS,
+                help="the per-core test: edf_vd (default) or amc_rtb (fixed priorities, OPA)",
             ),
         ),
         build=_build,

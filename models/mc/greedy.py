@@ -1,8 +1,10 @@
 """Partitioning heuristics for mixed-criticality task sets; the peers of the literature.
 
-None calls a solver. Each places tasks one at a time on a core whose EDF-VD test
-(:mod:`.edfvd`, exact rationals) still passes with the task added; a task no core takes is
-dropped if it may be, and otherwise the heuristic fails (returns None).
+None calls a solver. Each places tasks one at a time on a core whose test (the instance's:
+EDF-VD, :mod:`.edfvd`, exact rationals, or AMC-rtb with Audsley's priorities, :mod:`.amcrtb`)
+still passes with the task added; a task no core takes is dropped if it may be, and otherwise
+the heuristic fails (returns None). Under AMC-rtb, best and worst fit rank the cores by the
+utilisation headroom ``1 - max(U_LO^LO + U_HI^LO, U_HI^HI)`` instead of EDF-VD's slack.
 
 * ``ffd`` / ``bfd`` / ``wfd``: first-, best- and worst-fit decreasing by the utilisation at
   the task's own level (``C(HI)/T`` for HI tasks); best fit takes the core left with the

@@ -22,12 +22,18 @@ MIN_CORES = "cores_used"
 OBJECTIVES = (MAX_MIN_SLACK, MIN_CORES)
 """The secondary objectives (the checker's name of the tier)."""
 
+EDF_VD = "edf_vd"
+AMC_RTB = "amc_rtb"
+TESTS = (EDF_VD, AMC_RTB)
+"""The per-core tests: EDF-VD (default) or fixed-priority AMC-rtb with Audsley's OPA."""
+TEST_LABELS = {EDF_VD: "EDF-VD", AMC_RTB: "AMC-rtb"}
+
 MAX_TIME = 10**12
 """Largest period or budget accepted (keeps the exact integer models within int64)."""
 
 
 @dataclass(frozen=True)
-class Task:
+class McTask:
     """A dual-criticality implicit-deadline sporadic task."""
 
     name: str
@@ -42,6 +48,13 @@ class Task:
     """Indices of cores the task may not use."""
     drop_cost: int = 0
     """> 0: a LO task that may be dropped at this cost."""
+    deadline: int = 0
+    """Relative deadline (0: the period); other than the period only under AMC-rtb."""
+
+    @property
+    def relative_deadline(self) -> int:
+        """D: the deadline, or the period when it is 0."""
+        return self.deadline or self.period
 
     @property
     def droppable(self) -> bool:
@@ -65,7 +78,7 @@ class Task:
 
 
 @dataclass(frozen=True)
-class Core:
+class McCore:
     """A core and its speed relative to the reference core."""
 
     name: str
@@ -83,12 +96,19 @@ class McInstance:
 
     family_name = "mc"
 
-    tasks: list[Task]
-    cores: list[Core]
+    tasks: list[McTask]
+    cores: list[McCore]
     objective: str = MAX_MIN_SLACK
     name: str = ""
     description: str = ""
     validated: bool = field(default=False, repr=False)
+    test: str = EDF_VD
+    """The per-core test (:data:`TESTS`)."""
+
+    @property
+    def test_label(self) -> str:
+        """The test's name as the papers write it."""
+        return TEST_LABELS[self.test]
 
     def allowed(self, task: int, core: int) -> bool:
         """Whether ``task`` may run on ``core`` (pinning and exclusions)."""
@@ -131,6 +151,8 @@ class McSolution:
 
 _OBJECTIVES = {0: MAX_MIN_SLACK, 1: MAX_MIN_SLACK, 2: MIN_CORES}
 _OBJECTIVE_VALUES = {MAX_MIN_SLACK: 1, MIN_CORES: 2}
+_TESTS = {0: EDF_VD, 1: EDF_VD, 2: AMC_RTB}
+_TEST_VALUES = {EDF_VD: 1, AMC_RTB: 2}
 
 
 def instance_from_message(msg: Any, name: str = "", description: str = "") -> McInstance:
@@ -140,11 +162,25 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Mc
     """
     v = ValidationCollector()
     P = "mc"
+    test = _TESTS.get(int(msg.test))
+    if test is None:
+        v.add(f"{P}.test", int(msg.test), "EDF_VD or AMC_RTB")
+        test = EDF_VD
     objective = _OBJECTIVES.get(int(msg.objective))
     if objective is None:
         v.add(f"{P}.objective", int(msg.objective), "MAX_MIN_SLACK or MIN_CORES")
         objective = MAX_MIN_SLACK
-    cores: list[Core] = []
+    if test == AMC_RTB:
+        # EDF-VD's slack has no AMC-rtb counterpart here: unset means MIN_CORES.
+        if int(msg.objective) == 0:
+            objective = MIN_CORES
+        v.require(
+            objective == MIN_CORES,
+            f"{P}.objective",
+            "MAX_MIN_SLACK",
+            "MIN_CORES (or unset) under test AMC_RTB (min_slack is EDF-VD's slack)",
+        )
+    cores: list[McCore] = []
     core_names: dict[str, int] = {}
     v.require(len(msg.cores) > 0, f"{P}.cores", [], "at least one core")
     for k, c in enumerate(msg.cores):
@@ -155,8 +191,8 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Mc
         if not v.require(finite(speed) and speed > 0, f"{path}.speed", c.speed, "a speed > 0"):
             speed = 1.0
         core_names.setdefault(c.name, k)
-        cores.append(Core(c.name, float(speed)))
-    tasks: list[Task] = []
+        cores.append(McCore(c.name, float(speed)))
+    tasks: list[McTask] = []
     task_names: set[str] = set()
     for i, t in enumerate(msg.tasks):
         path = f"{P}.tasks[{i}]"
@@ -167,12 +203,22 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Mc
             0 < t.period <= MAX_TIME, f"{path}.period", t.period, f"an integer in 1..{MAX_TIME}"
         )
         period = t.period if ok else 1
-        v.require(
-            t.deadline in (0, t.period),
-            f"{path}.deadline",
-            t.deadline,
-            "0 or the period (EDF-VD's test is for implicit deadlines)",
-        )
+        if test == AMC_RTB:
+            v.require(
+                0 <= t.deadline <= period,
+                f"{path}.deadline",
+                t.deadline,
+                "an integer in 1..period (or 0: the period)",
+            )
+        else:
+            v.require(
+                t.deadline in (0, t.period),
+                f"{path}.deadline",
+                t.deadline,
+                "0 or the period (EDF-VD's test is for implicit deadlines; AMC_RTB allows "
+                "constrained deadlines)",
+            )
+        deadline = t.deadline if 0 < t.deadline < period else 0
         crit = int(t.criticality)
         v.require(crit in (0, 1, 2), f"{path}.criticality", crit, "LO or HI")
         hi = crit == 2
@@ -214,7 +260,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Mc
         if len(excluded) >= len(cores) > 0:
             v.add(f"{path}.excluded_cores", list(t.excluded_cores), "at least one core left")
         tasks.append(
-            Task(
+            McTask(
                 t.name,
                 int(period),
                 int(budget_lo),
@@ -223,10 +269,11 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Mc
                 pinned,
                 frozenset(excluded),
                 max(0, int(t.drop_cost)),
+                int(deadline),
             )
         )
     v.raise_if_any()
-    return McInstance(tasks, cores, objective, name, description, validated=True)
+    return McInstance(tasks, cores, objective, name, description, validated=True, test=test)
 
 
 def instance_to_message(instance: McInstance) -> Any:
@@ -242,11 +289,13 @@ def instance_to_message(instance: McInstance) -> Any:
             budget_lo=t.budget_lo,
             budget_hi=t.budget_hi if t.hi else 0,
             drop_cost=t.drop_cost,
+            deadline=t.deadline,
         )
         if t.pinned is not None:
             m.pinned_core = instance.cores[t.pinned].name
         m.excluded_cores.extend(instance.cores[k].name for k in sorted(t.excluded))
     msg.objective = _OBJECTIVE_VALUES[instance.objective]
+    msg.test = _TEST_VALUES[instance.test]
     return msg
 
 

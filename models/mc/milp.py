@@ -54,6 +54,8 @@ def build_milp(
         prob += L <= 1, f"lo{k}"
         prob += HH <= 1, f"hh{k}"
         prob += L + HL <= 1, f"lomode{k}"
+        if tables.amc:
+            continue  # AMC-rtb: the utilisation rows above, then the no-good loop
         product = pulp.LpAffineExpression()
         if lo and hi:
             D = pulp.LpVariable(f"D{k}", 0, 1)

@@ -1,9 +1,10 @@
-"""Draw a partition: per core, its three utilisation sums and its EDF-VD slack."""
+"""Draw a partition: per core, its three utilisation sums and its EDF-VD slack (under
+AMC-rtb: its verdict)."""
 
 from __future__ import annotations
 
 from placement.models.mc.check import core_tests
-from placement.models.mc.instance import McInstance, McSolution
+from placement.models.mc.instance import AMC_RTB, McInstance, McSolution
 
 
 def draw(instance: McInstance, solution: McSolution, out_path: str) -> None:
@@ -24,7 +25,11 @@ def draw(instance: McInstance, solution: McSolution, out_path: str) -> None:
     ax.bar(list(xs), [float(t.hi_lo) for t in tests], width, label="U_HI^LO")
     ax.bar([x + width for x in xs], [float(t.hi_hi) for t in tests], width, label="U_HI^HI")
     for x, t in zip(xs, tests, strict=True):
-        ax.annotate(f"slack {float(t.slack):.3f}", (x, 1.02), ha="center", fontsize=7)
+        # Under AMC-rtb EDF-VD's slack means nothing: the verdict instead.
+        label = f"slack {float(t.slack):.3f}"
+        if instance.test == AMC_RTB:
+            label = "AMC-rtb passes" if t.passes else "fails"
+        ax.annotate(label, (x, 1.02), ha="center", fontsize=7)
     ax.axhline(1.0, color="grey", lw=0.8)
     ax.set_xticks(list(xs), [t.core for t in tests], rotation=45, ha="right")
     ax.set_ylim(0, 1.15)

@@ -24,29 +24,31 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15placement/v1/mc.proto\x12\x0cplacement.v1\"\xd0\x01\n\x06McTask\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06period\x18\x02 \x01(\x03\x12\x10\n\x08\x64\x65\x61\x64line\x18\x03 \x01(\x03\x12\x30\n\x0b\x63riticality\x18\x04 \x01(\x0e\x32\x1b.placement.v1.McCriticality\x12\x11\n\tbudget_lo\x18\x05 \x01(\x03\x12\x11\n\tbudget_hi\x18\x06 \x01(\x03\x12\x13\n\x0bpinned_core\x18\x07 \x01(\t\x12\x16\n\x0e\x65xcluded_cores\x18\x08 \x03(\t\x12\x11\n\tdrop_cost\x18\t \x01(\x03\"%\n\x06McCore\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05speed\x18\x02 \x01(\x01\"\x84\x01\n\nMcInstance\x12#\n\x05tasks\x18\x01 \x03(\x0b\x32\x14.placement.v1.McTask\x12#\n\x05\x63ores\x18\x02 \x03(\x0b\x32\x14.placement.v1.McCore\x12,\n\tobjective\x18\x03 \x01(\x0e\x32\x19.placement.v1.McObjective\"*\n\x0cMcAssignment\x12\x0c\n\x04task\x18\x01 \x01(\t\x12\x0c\n\x04\x63ore\x18\x02 \x01(\t\"\x81\x01\n\nMcCoreTest\x12\x0c\n\x04\x63ore\x18\x01 \x01(\t\x12\x16\n\x0elo_utilisation\x18\x02 \x01(\x01\x12\x1e\n\x16hi_utilisation_lo_mode\x18\x03 \x01(\x01\x12\x1e\n\x16hi_utilisation_hi_mode\x18\x04 \x01(\x01\x12\r\n\x05slack\x18\x05 \x01(\x01\"O\n\rMcDroppedTask\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\t\x12\x11\n\tdrop_cost\x18\x04 \x01(\x03\"\xa6\x01\n\nMcSolution\x12/\n\x0b\x61ssignments\x18\x01 \x03(\x0b\x32\x1a.placement.v1.McAssignment\x12\x0f\n\x07\x64ropped\x18\x02 \x03(\t\x12\'\n\x05\x63ores\x18\x03 \x03(\x0b\x32\x18.placement.v1.McCoreTest\x12-\n\x08unplaced\x18\x04 \x03(\x0b\x32\x1b.placement.v1.McDroppedTask*?\n\rMcCriticality\x12\x1e\n\x1aMC_CRITICALITY_UNSPECIFIED\x10\x00\x12\x06\n\x02LO\x10\x01\x12\x06\n\x02HI\x10\x02*M\n\x0bMcObjective\x12\x1c\n\x18MC_OBJECTIVE_UNSPECIFIED\x10\x00\x12\x11\n\rMAX_MIN_SLACK\x10\x01\x12\r\n\tMIN_CORES\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15placement/v1/mc.proto\x12\x0cplacement.v1\"\xd0\x01\n\x06McTask\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06period\x18\x02 \x01(\x03\x12\x10\n\x08\x64\x65\x61\x64line\x18\x03 \x01(\x03\x12\x30\n\x0b\x63riticality\x18\x04 \x01(\x0e\x32\x1b.placement.v1.McCriticality\x12\x11\n\tbudget_lo\x18\x05 \x01(\x03\x12\x11\n\tbudget_hi\x18\x06 \x01(\x03\x12\x13\n\x0bpinned_core\x18\x07 \x01(\t\x12\x16\n\x0e\x65xcluded_cores\x18\x08 \x03(\t\x12\x11\n\tdrop_cost\x18\t \x01(\x03\"%\n\x06McCore\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05speed\x18\x02 \x01(\x01\"\xa8\x01\n\nMcInstance\x12#\n\x05tasks\x18\x01 \x03(\x0b\x32\x14.placement.v1.McTask\x12#\n\x05\x63ores\x18\x02 \x03(\x0b\x32\x14.placement.v1.McCore\x12,\n\tobjective\x18\x03 \x01(\x0e\x32\x19.placement.v1.McObjective\x12\"\n\x04test\x18\x04 \x01(\x0e\x32\x14.placement.v1.McTest\"*\n\x0cMcAssignment\x12\x0c\n\x04task\x18\x01 \x01(\t\x12\x0c\n\x04\x63ore\x18\x02 \x01(\t\"\x99\x01\n\nMcCoreTest\x12\x0c\n\x04\x63ore\x18\x01 \x01(\t\x12\x16\n\x0elo_utilisation\x18\x02 \x01(\x01\x12\x1e\n\x16hi_utilisation_lo_mode\x18\x03 \x01(\x01\x12\x1e\n\x16hi_utilisation_hi_mode\x18\x04 \x01(\x01\x12\r\n\x05slack\x18\x05 \x01(\x01\x12\x16\n\x0epriority_order\x18\x06 \x03(\t\"O\n\rMcDroppedTask\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\t\x12\x11\n\tdrop_cost\x18\x04 \x01(\x03\"\xa6\x01\n\nMcSolution\x12/\n\x0b\x61ssignments\x18\x01 \x03(\x0b\x32\x1a.placement.v1.McAssignment\x12\x0f\n\x07\x64ropped\x18\x02 \x03(\t\x12\'\n\x05\x63ores\x18\x03 \x03(\x0b\x32\x18.placement.v1.McCoreTest\x12-\n\x08unplaced\x18\x04 \x03(\x0b\x32\x1b.placement.v1.McDroppedTask*?\n\rMcCriticality\x12\x1e\n\x1aMC_CRITICALITY_UNSPECIFIED\x10\x00\x12\x06\n\x02LO\x10\x01\x12\x06\n\x02HI\x10\x02*M\n\x0bMcObjective\x12\x1c\n\x18MC_OBJECTIVE_UNSPECIFIED\x10\x00\x12\x11\n\rMAX_MIN_SLACK\x10\x01\x12\r\n\tMIN_CORES\x10\x02*:\n\x06McTest\x12\x17\n\x13MC_TEST_UNSPECIFIED\x10\x00\x12\n\n\x06\x45\x44\x46_VD\x10\x01\x12\x0b\n\x07\x41MC_RTB\x10\x02\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'placement.v1.mc_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_MCCRITICALITY']._serialized_start=850
-  _globals['_MCCRITICALITY']._serialized_end=913
-  _globals['_MCOBJECTIVE']._serialized_start=915
-  _globals['_MCOBJECTIVE']._serialized_end=992
+  _globals['_MCCRITICALITY']._serialized_start=910
+  _globals['_MCCRITICALITY']._serialized_end=973
+  _globals['_MCOBJECTIVE']._serialized_start=975
+  _globals['_MCOBJECTIVE']._serialized_end=1052
+  _globals['_MCTEST']._serialized_start=1054
+  _globals['_MCTEST']._serialized_end=1112
   _globals['_MCTASK']._serialized_start=40
   _globals['_MCTASK']._serialized_end=248
   _globals['_MCCORE']._serialized_start=250
   _globals['_MCCORE']._serialized_end=287
   _globals['_MCINSTANCE']._serialized_start=290
-  _globals['_MCINSTANCE']._serialized_end=422
-  _globals['_MCASSIGNMENT']._serialized_start=424
-  _globals['_MCASSIGNMENT']._serialized_end=466
-  _globals['_MCCORETEST']._serialized_start=469
-  _globals['_MCCORETEST']._serialized_end=598
-  _globals['_MCDROPPEDTASK']._serialized_start=600
-  _globals['_MCDROPPEDTASK']._serialized_end=679
-  _globals['_MCSOLUTION']._serialized_start=682
-  _globals['_MCSOLUTION']._serialized_end=848
+  _globals['_MCINSTANCE']._serialized_end=458
+  _globals['_MCASSIGNMENT']._serialized_start=460
+  _globals['_MCASSIGNMENT']._serialized_end=502
+  _globals['_MCCORETEST']._serialized_start=505
+  _globals['_MCCORETEST']._serialized_end=658
+  _globals['_MCDROPPEDTASK']._serialized_start=660
+  _globals['_MCDROPPEDTASK']._serialized_end=739
+  _globals['_MCSOLUTION']._serialized_start=742
+  _globals['_MCSOLUTION']._serialized_end=908
 # @@protoc_insertion_point(module_scope)

@@ -18,12 +18,21 @@ class McObjective(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     MC_OBJECTIVE_UNSPECIFIED: _ClassVar[McObjective]
     MAX_MIN_SLACK: _ClassVar[McObjective]
     MIN_CORES: _ClassVar[McObjective]
+
+class McTest(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    MC_TEST_UNSPECIFIED: _ClassVar[McTest]
+    EDF_VD: _ClassVar[McTest]
+    AMC_RTB: _ClassVar[McTest]
 MC_CRITICALITY_UNSPECIFIED: McCriticality
 LO: McCriticality
 HI: McCriticality
 MC_OBJECTIVE_UNSPECIFIED: McObjective
 MAX_MIN_SLACK: McObjective
 MIN_CORES: McObjective
+MC_TEST_UNSPECIFIED: McTest
+EDF_VD: McTest
+AMC_RTB: McTest
 
 class McTask(_message.Message):
     __slots__ = ("name", "period", "deadline", "criticality", "budget_lo", "budget_hi", "pinned_core", "excluded_cores", "drop_cost")
@@ -56,14 +65,16 @@ class McCore(_message.Message):
     def __init__(self, name: _Optional[str] = ..., speed: _Optional[float] = ...) -> None: ...
 
 class McInstance(_message.Message):
-    __slots__ = ("tasks", "cores", "objective")
+    __slots__ = ("tasks", "cores", "objective", "test")
     TASKS_FIELD_NUMBER: _ClassVar[int]
     CORES_FIELD_NUMBER: _ClassVar[int]
     OBJECTIVE_FIELD_NUMBER: _ClassVar[int]
+    TEST_FIELD_NUMBER: _ClassVar[int]
     tasks: _containers.RepeatedCompositeFieldContainer[McTask]
     cores: _containers.RepeatedCompositeFieldContainer[McCore]
     objective: McObjective
-    def __init__(self, tasks: _Optional[_Iterable[_Union[McTask, _Mapping]]] = ..., cores: _Optional[_Iterable[_Union[McCore, _Mapping]]] = ..., objective: _Optional[_Union[McObjective, str]] = ...) -> None: ...
+    test: McTest
+    def __init__(self, tasks: _Optional[_Iterable[_Union[McTask, _Mapping]]] = ..., cores: _Optional[_Iterable[_Union[McCore, _Mapping]]] = ..., objective: _Optional[_Union[McObjective, str]] = ..., test: _Optional[_Union[McTest, str]] = ...) -> None: ...
 
 class McAssignment(_message.Message):
     __slots__ = ("task", "core")
@@ -74,18 +85,20 @@ class McAssignment(_message.Message):
     def __init__(self, task: _Optional[str] = ..., core: _Optional[str] = ...) -> None: ...
 
 class McCoreTest(_message.Message):
-    __slots__ = ("core", "lo_utilisation", "hi_utilisation_lo_mode", "hi_utilisation_hi_mode", "slack")
+    __slots__ = ("core", "lo_utilisation", "hi_utilisation_lo_mode", "hi_utilisation_hi_mode", "slack", "priority_order")
     CORE_FIELD_NUMBER: _ClassVar[int]
     LO_UTILISATION_FIELD_NUMBER: _ClassVar[int]
     HI_UTILISATION_LO_MODE_FIELD_NUMBER: _ClassVar[int]
     HI_UTILISATION_HI_MODE_FIELD_NUMBER: _ClassVar[int]
     SLACK_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_ORDER_FIELD_NUMBER: _ClassVar[int]
     core: str
     lo_utilisation: float
     hi_utilisation_lo_mode: float
     hi_utilisation_hi_mode: float
     slack: float
-    def __init__(self, core: _Optional[str] = ..., lo_utilisation: _Optional[float] = ..., hi_utilisation_lo_mode: _Optional[float] = ..., hi_utilisation_hi_mode: _Optional[float] = ..., slack: _Optional[float] = ...) -> None: ...
+    priority_order: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, core: _Optional[str] = ..., lo_utilisation: _Optional[float] = ..., hi_utilisation_lo_mode: _Optional[float] = ..., hi_utilisation_hi_mode: _Optional[float] = ..., slack: _Optional[float] = ..., priority_order: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class McDroppedTask(_message.Message):
     __slots__ = ("name", "kind", "message", "drop_cost")
