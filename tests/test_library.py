@@ -19,7 +19,7 @@ from placement.models.dag import DagInstance, DagMachine, DagTask
 from placement.models.gpu import FAMILY as GPU
 from placement.models.gpu import GpuInstance, GpuJob, GpuNode, TopologyLevel
 from placement.solver import InputError, SolveOptions, solve
-from placement.solver.family import get_family
+from placement.solver.family import family_names, get_family
 from tests.conftest import REPO
 
 DOC = REPO / "docs" / "library.md"
@@ -234,7 +234,10 @@ def test_every_family_reads_its_solution_by_name() -> None:
             "instances/entanglement/tiny.json",
             lambda n: next(iter(n.routes.values()))[0].nodes[0],
         ),
+        "mc": ("instances/mc/tasks-20x4.json", lambda n: n.core_of["t000"]),
     }
+    # Every registered family reads its solutions by name.
+    assert set(views) == set(family_names())
     for family, (path, read) in views.items():
         result = placement.solve(path, time_limit_s=2, backend="greedy")
         name = read(result.named)

@@ -1,5 +1,5 @@
-"""The solve summary shows the assignment of dag, partition and entanglement solutions (per
-machine the task sequence; stage -> layers -> device; request -> paths and rate), compactly,
+"""The solve summary shows the assignment of dag, partition, entanglement and mc solutions (per
+machine the task sequence; stage -> layers -> device; request -> paths and rate; core -> tasks), compactly,
 and agrees with the solution file it wrote."""
 
 from __future__ import annotations
@@ -106,3 +106,19 @@ def test_entanglement_summary_gives_request_paths_and_rate(tmp_path):
         rate = sum(p["expected_throughput"] for p in mine)
         assert f"rate {rate:.4g}/slot" in row
         assert f"{'-'.join(mine[0]['nodes'])} x{mine[0]['width']}" in row
+
+
+def test_mc_summary_gives_each_cores_tasks_and_test(tmp_path):
+    lines, doc = _solve(tmp_path, "instances/mc/tasks-20x4.json", "--backend", "greedy")
+    rows = _block(lines, "cores")
+    assignments = doc["mc"]["assignments"]
+    cores = {a["core"] for a in assignments}
+    assert len(rows) == len(cores)
+    for test in doc["mc"]["cores"]:
+        mine = [a["task"] for a in assignments if a["core"] == test["core"]]
+        if not mine:
+            continue
+        row = next(r for r in rows if r.split()[0] == test["core"])
+        assert f"{len(mine)} task(s)" in row
+        assert f"U(HI) {test['hi_utilisation_hi_mode']:.3f}" in row
+        assert set(row.split(": ", 1)[1].split(", ")) == set(mine[:NAMES_PER_ROW]) or "more" in row

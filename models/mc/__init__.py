@@ -25,6 +25,7 @@ from placement.models.mc.generate import GENERATORS, generate
 from placement.models.mc.greedy import greedy_solutions
 from placement.models.mc.instance import McCore, McInstance, McSolution, McTask
 from placement.models.mc.plot import draw
+from placement.models.mc.summary import summarize
 from placement.solver.errors import InputError
 from placement.solver.family import Family
 from placement.solver.options import SolveOptions
@@ -46,6 +47,7 @@ class McFamily(Family):
     instance_to_message = staticmethod(_instance.instance_to_message)
     solution_from_message = staticmethod(_instance.solution_from_message)
     solution_to_message = staticmethod(_check.solution_to_message)
+    named_solution = staticmethod(_instance.named_solution)
 
     greedy = staticmethod(greedy_solutions)
     check = staticmethod(_check.check)
@@ -81,6 +83,7 @@ class McFamily(Family):
     generators = GENERATORS
 
     plot = staticmethod(draw)
+    summarize = staticmethod(summarize)
 
 
 FAMILY = McFamily()

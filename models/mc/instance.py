@@ -323,3 +323,31 @@ def solution_from_message(instance: McInstance, msg: Any) -> McSolution:
             core_of[task] = -1  # type: ignore[index]
     v.raise_if_any()
     return McSolution(tuple(core_of))
+
+
+# -------------------------------------------------------------------------------------------
+# The solution by name (Result.named)
+
+
+@dataclass(frozen=True)
+class NamedMcSolution:
+    """An :class:`McSolution` by name: ``core_of["t007"] == "core2"``; ``tasks_on`` lists each
+    used core's tasks in instance order; ``dropped`` the LO tasks dropped."""
+
+    core_of: dict[str, str]
+    tasks_on: dict[str, tuple[str, ...]]
+    dropped: tuple[str, ...]
+
+
+def named_solution(instance: McInstance, solution: McSolution) -> NamedMcSolution:
+    """The assignment keyed by task name, the tasks keyed by core name, the dropped tasks."""
+    core_of: dict[str, str] = {}
+    tasks_on: dict[str, list[str]] = {}
+    dropped: list[str] = []
+    for task, core in zip(instance.tasks, solution.core_of, strict=False):
+        if 0 <= core < len(instance.cores):
+            core_of[task.name] = instance.cores[core].name
+            tasks_on.setdefault(instance.cores[core].name, []).append(task.name)
+        elif core == -1:
+            dropped.append(task.name)
+    return NamedMcSolution(core_of, {c: tuple(ts) for c, ts in tasks_on.items()}, tuple(dropped))
