@@ -278,6 +278,22 @@ class PlacementService(service_pb2_grpc.PlacementSolverServicer):
         self, parsed: messages.ParsedRequest, ticket: Ticket, outcome: Outcome, call: Request
     ) -> Any:
         """The SolveResponse of an outcome, or Abort."""
+
+        def best_or_abort(note: str, code: grpc.StatusCode, none_found: str) -> Any:
+            """The response of the best checked incumbent the server holds, with ``note``;
+            Abort with ``code`` when there is none."""
+            resp = best_response(
+                parsed.family,
+                parsed.instance,
+                outcome.best,
+                call.id,
+                ticket.effective_limit or ticket.time_limit_s,
+                note,
+            )
+            if resp is None:
+                raise Abort(code, none_found)
+            return resp
+
         if outcome.kind == "result":
             resp = service_pb2.SolveResponse.FromString(outcome.response)
         elif outcome.kind == "overrun":
@@ -293,19 +309,9 @@ class PlacementService(service_pb2_grpc.PlacementSolverServicer):
                     "watchdog (replaced); this is the best checked incumbent it had found; "
                     "reasons for unplaced work were not computed"
                 )
-            resp = best_response(
-                parsed.family,
-                parsed.instance,
-                outcome.best,
-                call.id,
-                ticket.effective_limit or ticket.time_limit_s,
-                note,
+            resp = best_or_abort(
+                note, grpc.StatusCode.DEADLINE_EXCEEDED, "no solution was found before the deadline"
             )
-            if resp is None:
-                raise Abort(
-                    grpc.StatusCode.DEADLINE_EXCEEDED,
-                    "no solution was found before the deadline",
-                )
         elif outcome.kind == "cancelled" and outcome.error == "shutdown":
             note = (
                 "the server was shutting down: the solve was stopped at the end of the "
@@ -315,16 +321,8 @@ class PlacementService(service_pb2_grpc.PlacementSolverServicer):
                 resp = service_pb2.SolveResponse.FromString(outcome.response)
                 resp.message = f"{note}; {resp.message}" if resp.message else note
             else:
-                resp = best_response(
-                    parsed.family,
-                    parsed.instance,
-                    outcome.best,
-                    call.id,
-                    ticket.effective_limit or ticket.time_limit_s,
+                resp = best_or_abort(
                     note + "; reasons for unplaced work were not computed",
-                )
-            if resp is None:
-                raise Abort(
                     grpc.StatusCode.UNAVAILABLE,
                     "the server is shutting down and the solve had found no solution yet",
                 )
