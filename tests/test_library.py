@@ -64,7 +64,7 @@ def test_every_example_of_library_md_prints_what_the_doc_shows(tmp_path: Path) -
 
 def test_every_declared_range_is_in_the_docs_table() -> None:
     text = DOC.read_text()
-    for family in ("gpu", "dag", "partition", "entanglement"):
+    for family in ("gpu", "dag", "partition", "entanglement", "mc"):
         get_family(family)
         ranges = importlib.import_module(f"placement.models.{family}.instance").RANGES
         for key, rng in ranges.items():

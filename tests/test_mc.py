@@ -164,7 +164,9 @@ def test_rounded_coefficients_never_accept_a_failing_core(backend: str, milp_sol
         (_lo("x", 10, 2, deadline=5), "mc.tasks[0].deadline", "implicit deadlines"),
         (_hi("x", 10, 2, 4, drop_cost=3), "mc.tasks[0].drop_cost", "0 for a HI task"),
         (_lo("x", 10, 2, pinned_core="nope"), "mc.tasks[0].pinned_core", "a core's name"),
-        (_lo("x", 0, 2), "mc.tasks[0].period", "an integer in 1.."),
+        (_lo("x", 0, 2), "mc.tasks[0].period", "an integer in [1, 1e12] (time units)"),
+        (_lo("x", 10**13, 2), "mc.tasks[0].period", "an integer in [1, 1e12] (time units)"),
+        (_lo("x", 10, 2, drop_cost=-1), "mc.tasks[0].drop_cost", "an integer in [0, 1e12]"),
     ],
 )
 def test_a_bad_task_names_its_field(task: dict, path: str, expected: str) -> None:

@@ -14,7 +14,7 @@ from functools import cached_property
 from typing import Any
 
 from placement.solver.errors import ValidationCollector
-from placement.solver.jsonform import finite
+from placement.solver.jsonform import FieldRange, check_ranges, register_ranges
 from placement.solver.schema.v1 import mc_pb2 as pb
 
 MAX_MIN_SLACK = "min_slack"
@@ -30,6 +30,21 @@ TEST_LABELS = {EDF_VD: "EDF-VD", AMC_RTB: "AMC-rtb"}
 
 MAX_TIME = 10**12
 """Largest period or budget accepted (keeps the exact integer models within int64)."""
+MAX_SPEED = 10**6
+
+RANGES = register_ranges(
+    {
+        "McTask.period": FieldRange(1, MAX_TIME, integer=True, unit="time units"),
+        "McTask.deadline": FieldRange(0, MAX_TIME, integer=True, unit="time units, 0 = the period"),
+        "McTask.budget_lo": FieldRange(1, MAX_TIME, integer=True, unit="time units"),
+        "McTask.budget_hi": FieldRange(0, MAX_TIME, integer=True, unit="time units, 0 = budget_lo"),
+        "McTask.drop_cost": FieldRange(0, MAX_TIME, integer=True),
+        "McCore.speed": FieldRange(0, MAX_SPEED, unit="relative speed, 0 = 1"),
+    }
+)
+"""The documented range of every numeric field (docs/library.md lists them); how a task's
+fields relate to each other (budgets within the period, C(HI) >= C(LO)) is checked in
+:func:`instance_from_message`. Within these limits the exact integer models stay in int64."""
 
 
 @dataclass(frozen=True)
@@ -162,6 +177,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Mc
     """
     v = ValidationCollector()
     P = "mc"
+    check_ranges(msg, RANGES, P, v)
     test = _TESTS.get(int(msg.test))
     if test is None:
         v.add(f"{P}.test", int(msg.test), "EDF_VD or AMC_RTB")
@@ -187,9 +203,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Mc
         path = f"{P}.cores[{k}]"
         if v.require(bool(c.name), f"{path}.name", c.name, "a non-empty name"):
             v.require(c.name not in core_names, f"{path}.name", c.name, "a unique core name")
-        speed = c.speed or 1.0
-        if not v.require(finite(speed) and speed > 0, f"{path}.speed", c.speed, "a speed > 0"):
-            speed = 1.0
+        speed = c.speed if RANGES["McCore.speed"].contains(c.speed) and c.speed else 1.0
         core_names.setdefault(c.name, k)
         cores.append(McCore(c.name, float(speed)))
     tasks: list[McTask] = []
@@ -199,18 +213,18 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Mc
         if v.require(bool(t.name), f"{path}.name", t.name, "a non-empty name"):
             v.require(t.name not in task_names, f"{path}.name", t.name, "a unique task name")
         task_names.add(t.name)
-        ok = v.require(
-            0 < t.period <= MAX_TIME, f"{path}.period", t.period, f"an integer in 1..{MAX_TIME}"
-        )
-        period = t.period if ok else 1
-        if test == AMC_RTB:
+        period = t.period if RANGES["McTask.period"].contains(t.period) else 1
+        # The relations between fields are checked where each field is inside its range
+        # (check_ranges above has already named the ones outside).
+        deadline_ok = RANGES["McTask.deadline"].contains(t.deadline)
+        if deadline_ok and test == AMC_RTB:
             v.require(
-                0 <= t.deadline <= period,
+                t.deadline <= period,
                 f"{path}.deadline",
                 t.deadline,
                 "an integer in 1..period (or 0: the period)",
             )
-        else:
+        elif deadline_ok:
             v.require(
                 t.deadline in (0, t.period),
                 f"{path}.deadline",
@@ -218,18 +232,20 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Mc
                 "0 or the period (EDF-VD's test is for implicit deadlines; AMC_RTB allows "
                 "constrained deadlines)",
             )
-        deadline = t.deadline if 0 < t.deadline < period else 0
+        deadline = t.deadline if deadline_ok and 0 < t.deadline < period else 0
         crit = int(t.criticality)
         v.require(crit in (0, 1, 2), f"{path}.criticality", crit, "LO or HI")
         hi = crit == 2
-        ok = v.require(
-            0 < t.budget_lo <= period,
+        ok = RANGES["McTask.budget_lo"].contains(t.budget_lo) and v.require(
+            t.budget_lo <= period,
             f"{path}.budget_lo",
             t.budget_lo,
             "an integer in 1..period",
         )
         budget_lo = t.budget_lo if ok else 1
-        if hi:
+        if not RANGES["McTask.budget_hi"].contains(t.budget_hi):
+            budget_hi = budget_lo
+        elif hi:
             budget_hi = t.budget_hi or budget_lo
             if not v.require(
                 budget_lo <= budget_hi <= period,
@@ -243,9 +259,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Mc
                 t.budget_hi in (0, budget_lo), f"{path}.budget_hi", t.budget_hi, "0 (a LO task)"
             )
             budget_hi = budget_lo
-        v.require(t.drop_cost >= 0, f"{path}.drop_cost", t.drop_cost, "an integer >= 0")
         v.require(not (hi and t.drop_cost > 0), f"{path}.drop_cost", t.drop_cost, "0 for a HI task")
-        v.require(t.drop_cost <= MAX_TIME, f"{path}.drop_cost", t.drop_cost, f"at most {MAX_TIME}")
         pinned = None
         if t.pinned_core:
             pinned = core_names.get(t.pinned_core)
