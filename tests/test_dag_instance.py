@@ -4,6 +4,7 @@ generators, and the command line end to end (generate, solve, check, plot)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -109,6 +110,25 @@ def test_generators_are_seeded() -> None:
     etl = etl_dag(4, 3, 6, seed=0)
     assert {m.type for m in etl.machines} == {"fast", "std", "big"} and len(etl.zones) == 2
     assert any(t.data_zone for t in etl.tasks)
+
+
+def test_etl_generation_does_not_depend_on_the_string_hash_seed(tmp_path: Path) -> None:
+    """Two processes with different PYTHONHASHSEED write the same file (the join parents were
+    once iterated from a set, so their edge order and transfer sizes changed from run to run)."""
+    texts = []
+    for hash_seed in ("1", "2"):
+        out = tmp_path / f"etl-{hash_seed}.json"
+        proc = subprocess.run(
+            [sys.executable, "-m", "placement.api.cli", "generate", "dag", "--shape", "etl"]
+            + ["--seed", "3", "--out", str(out)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "PYTHONHASHSEED": hash_seed},
+        )
+        assert proc.returncode == 0, proc.stderr
+        texts.append(json.loads(out.read_text())["dag"])
+    assert texts[0] == texts[1]
 
 
 def test_cli_end_to_end(tmp_path: Path) -> None:

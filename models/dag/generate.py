@@ -222,7 +222,8 @@ def etl_dag(
         jname, lname = f"join-{j}", f"load-{j}"
         tasks.append(DagTask(name=jname, work=float(rng.integers(10, 40)), cores=2))
         tasks.append(DagTask(name=lname, work=float(rng.integers(5, 20))))
-        for parent in {flat[(2 * j) % len(flat)], flat[(2 * j + 1) % len(flat)]}:
+        # dict, not set: the parents in a fixed order, whatever the string hash seed.
+        for parent in dict.fromkeys((flat[(2 * j) % len(flat)], flat[(2 * j + 1) % len(flat)])):
             edges.append(DagEdge(parent, jname, float(rng.integers(10, 300)) * 1e6))
         edges.append(DagEdge(jname, lname, float(rng.integers(10, 200)) * 1e6))
     instance = DagInstance(
