@@ -7,7 +7,8 @@ Parts: :mod:`.instance` (typed instance and solution, JSON form, validation), :m
 (independent checker and objective), :mod:`.greedy` (topology-aware best fit, the fallback,
 and an FGD-style policy), :mod:`.cpsat` and :mod:`.milp` (exact encodings), :mod:`.explain`
 (why a job is unplaced), :mod:`.generate` (seeded synthetic clusters and job mixes),
-:mod:`.plot` (the cluster's GPUs coloured by the jobs holding them).
+:mod:`.plot` (the cluster's GPUs coloured by the jobs holding them), :mod:`.k8s` (Kubernetes
+objects in and Bindings out).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from placement.models.gpu.instance import (
     WorkerPlacement,
     WorkloadClass,
 )
+from placement.models.gpu.k8s import EXPORTERS as K8S_EXPORTERS
+from placement.models.gpu.k8s import IMPORTERS as K8S_IMPORTERS
 from placement.models.gpu.openb.loader import IMPORTERS
 from placement.models.gpu.plot import draw
 from placement.solver.family import Family
@@ -78,7 +81,8 @@ class GpuFamily(Family):
         return GpuSolution(placements)
 
     generators = GENERATORS
-    importers = IMPORTERS
+    importers = IMPORTERS + K8S_IMPORTERS
+    exporters = K8S_EXPORTERS
     plot = staticmethod(draw)
 
 
