@@ -17,8 +17,8 @@ What is read, and from where (field names checked against the projects' own sour
   ``spec.unschedulable`` or a ``Ready`` condition that is not ``True`` takes no new pod and is
   left out (reported). Taints are read as a restriction of the pods that do not tolerate
   them (see *Node restrictions*).
-* **Topology**: a Kueue ``Topology`` (``kueue.x-k8s.io/v1alpha1`` or ``v1beta1``; Kueue
-  ``apis/kueue/v1alpha1/topology_types.go``) or a KAI ``Topology`` (``kai.scheduler/v1alpha1``;
+* **Topology**: a Kueue ``Topology`` (``kueue.x-k8s.io/v1alpha1`` or ``v1beta1``; kubernetes-sigs/kueue
+  ``apis/kueue/v1alpha1/topology_types.go`` at 0645200) or a KAI ``Topology`` (``kai.scheduler/v1alpha1``;
   NVIDIA/KAI-Scheduler ``pkg/apis/kai/v1alpha1/topology_types.go`` at commit 3ca3526):
   ``spec.levels[].nodeLabel``, outermost first, ``kubernetes.io/hostname`` only as the last
   (our ``node`` level). A level's domain is the path of label values from the top (Kueue
@@ -30,21 +30,26 @@ What is read, and from where (field names checked against the projects' own sour
   its containers (plus restartable init "sidecar" containers) and each init container (plus
   the sidecars started before it), plus ``spec.overhead``; a request missing where a limit
   is set defaults to the limit. ``nvidia.com/gpu`` whole GPUs; a fraction of one GPU from
-  KAI's pod annotation ``gpu-fraction`` (e.g. ``"0.5"``; NVIDIA/KAI-Scheduler docs/gpu-sharing)
-  and GPU memory from KAI's ``gpu-memory`` annotation (MiB).
+  KAI's pod annotation ``gpu-fraction`` (e.g. ``"0.5"``) and GPU memory from KAI's ``gpu-memory``
+  annotation (MiB) (NVIDIA/KAI-Scheduler ``pkg/common/constants/constants.go`` at dafd3d8:
+  ``GpuFraction``, ``GpuMemory``; ``gpu-fraction-num-devices``, fractions of several GPUs, is
+  not modelled).
 * **Gangs**: Kueue plain pod groups (label ``kueue.x-k8s.io/pod-group-name``, annotation
   ``kueue.x-k8s.io/pod-group-total-count``; kubernetes-sigs/kueue
-  ``pkg/controller/jobs/pod/constants``), KAI PodGroups (pod annotation ``pod-group-name``;
+  ``pkg/controller/jobs/pod/constants/constants.go`` at 1be1e83), KAI PodGroups (pod
+  annotation ``pod-group-name``, ``PodGroupAnnotationForPod`` of the constants above;
   ``scheduling.run.ai/v2alpha2`` ``PodGroup``, ``spec.minMember``,
   ``spec.topologyConstraint.requiredTopologyLevel`` / ``preferredTopologyLevel``;
   NVIDIA/KAI-Scheduler ``pkg/apis/scheduling/v2alpha2/podgroup_types.go`` at 10965f0),
-  Volcano PodGroups (pod annotation ``scheduling.k8s.io/group-name``;
-  ``scheduling.volcano.sh/v1beta1`` ``PodGroup``, ``spec.minMember``,
-  ``spec.networkTopology.mode`` ``hard``/``soft`` and ``highestTierAllowed``; volcano-sh/apis
-  ``pkg/apis/scheduling/v1beta1/types.go``) and scheduler-plugins coscheduling (label
+  Volcano PodGroups (pod annotation ``scheduling.k8s.io/group-name`` or
+  ``scheduling.volcano.sh/group-name``, volcano-sh/apis ``pkg/apis/scheduling/v1beta1/labels.go``
+  at 04ee883; ``scheduling.volcano.sh/v1beta1`` ``PodGroup``, ``spec.minMember``,
+  ``spec.networkTopology.mode`` ``hard``/``soft`` and ``highestTierAllowed``, ``types.go`` at
+  ed2d962) and scheduler-plugins coscheduling (label
   ``scheduling.x-k8s.io/pod-group``, ``scheduling.x-k8s.io/v1alpha1`` ``PodGroup``).
   Topology levels of a gang: Kueue's pod annotations
-  ``kueue.x-k8s.io/podset-required-topology`` / ``podset-preferred-topology``, KAI's
+  ``kueue.x-k8s.io/podset-required-topology`` / ``podset-preferred-topology``
+  (``apis/kueue/v1alpha1/tas_types.go`` at 191257f), KAI's
   ``kai.scheduler/topology-required-placement`` / ``topology-preferred-placement`` (on the
   pods, or the PodGroup's topologyConstraint), whose values are a level's node label; a
   Volcano tier ``t`` is our ``t``-th level above the node.
@@ -111,6 +116,7 @@ KUEUE_TOTAL = "kueue.x-k8s.io/pod-group-total-count"
 KUEUE_REQUIRED = "kueue.x-k8s.io/podset-required-topology"
 KUEUE_PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
 VOLCANO_GROUP = "scheduling.k8s.io/group-name"
+VOLCANO_GROUP_OWN = "scheduling.volcano.sh/group-name"
 COSCHEDULING_GROUP = "scheduling.x-k8s.io/pod-group"
 POD_GROUP_KINDS = {
     "scheduling.run.ai": "kai",
@@ -808,8 +814,9 @@ def _group_key(pod: _Pod) -> tuple[str, str]:
         return f"kueue:{ns}/{pod.labels[KUEUE_GROUP]}", "kueue"
     if KAI_GROUP in pod.annotations:
         return f"kai:{ns}/{pod.annotations[KAI_GROUP]}", "kai"
-    if VOLCANO_GROUP in pod.annotations:
-        return f"volcano:{ns}/{pod.annotations[VOLCANO_GROUP]}", "volcano"
+    for key in (VOLCANO_GROUP, VOLCANO_GROUP_OWN):
+        if key in pod.annotations:
+            return f"volcano:{ns}/{pod.annotations[key]}", "volcano"
     if COSCHEDULING_GROUP in pod.labels:
         return f"coscheduling:{ns}/{pod.labels[COSCHEDULING_GROUP]}", "coscheduling"
     return "", ""
