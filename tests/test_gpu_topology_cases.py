@@ -1,17 +1,21 @@
-"""The two cases users file against topology-aware schedulers, Kueue TAS against ours.
+"""The two cases users file against topology-aware schedulers: Kueue TAS and KAI against ours.
 
-Kueue TAS (``models/gpu/kueue_tas.py``, written from kubernetes-sigs/kueue) admits the gangs
-one at a time in their order; ours decides for all pending gangs at once (CP-SAT, proved).
-Every solution goes through the family's checker.
+Kueue TAS (``models/gpu/kueue_tas.py``) and KAI's topology plugin with bin-packing
+(``models/gpu/kai_topology.py``), written from their sources, admit the gangs one at a time
+in their order; ours decides for all pending gangs at once (CP-SAT, proved). Every solution
+goes through the family's checker.
 
 1. *A bin-packing choice a greedy gets wrong*: racks with 19, 10 and 10 free GPUs; a 20-GPU
    gang that prefers a rack, then a 19-GPU gang that requires one. BestFit (Kueue's default
    for gangs with a level) takes the 19 and one of a 10 for the first gang, and the second
-   waits; LeastFreeCapacity and ours take the two 10s and place both.
+   waits; KAI (the block holds it, then the fewest racks covering 20: 19 and 10) too;
+   Kueue's LeastFreeCapacity and ours take the two 10s and place both.
 2. *A required-topology gang that fits only after moving one small pod*: rack A has 8 + 7 + 1
    free GPUs (16), rack B 8 + 6 + 0 (14); a 1-GPU pod arrives, then a 16-GPU gang that requires
-   a rack. Both Kueue profiles put the small pod on the fullest node that fits it (rack A's
-   1-free node) and the gang waits; ours puts it in rack B and places the gang in A.
+   a rack. Every Kueue profile and KAI's bin-packing put the small pod on the fullest node
+   that fits it (rack A's 1-free node) and the gang waits; ours puts it in rack B and places
+   the gang in A. (Had the small pod been running already, it would have to move: that is
+   re-optimisation with migrations, not a placement of pending work.)
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import pytest
 
 from placement.models.gpu import check
 from placement.models.gpu.instance import GpuInstance, instance_from_dict
+from placement.models.gpu.kai_topology import kai_one_at_a_time
 from placement.models.gpu.kueue_tas import PROFILES, kueue_one_at_a_time
 from placement.solver.options import SolveOptions
 from placement.solver.portfolio import solve
@@ -104,6 +109,9 @@ def test_twenty_gpus_from_racks_with_19_10_10_free() -> None:
     assert placed(inst, mixed) == {"train-20"}  # BestFit: 19 + 1, then 19 fits no rack
     assert "rack-A" in racks_of(inst, mixed, "train-20")
     assert placed(inst, kueue_one_at_a_time(inst, "best-fit")) == {"train-20"}
+    kai = kai_one_at_a_time(inst)  # block fits; the fewest racks covering 20: A (19) and B
+    assert placed(inst, kai) == {"train-20"}
+    assert racks_of(inst, kai, "train-20") == ["rack-A", "rack-B"]
     lfc = kueue_one_at_a_time(inst, "least-free-capacity")
     assert placed(inst, lfc) == {"train-20", "train-19"}
     assert racks_of(inst, lfc, "train-20") == ["rack-B", "rack-C"]
@@ -118,16 +126,18 @@ def test_required_gang_behind_a_small_pod() -> None:
         sol = kueue_one_at_a_time(inst, profile)
         assert placed(inst, sol) == {"small"}, profile
         assert racks_of(inst, sol, "small") == ["rack-A"], profile
+    kai = kai_one_at_a_time(inst)  # bin-packing: the fullest node that fits, A's last GPU
+    assert placed(inst, kai) == {"small"} and racks_of(inst, kai, "small") == ["rack-A"]
     best = ours(inst)
     assert placed(inst, best) == {"small", "gang-16"}
     assert racks_of(inst, best, "small") == ["rack-B"]
     assert racks_of(inst, best, "gang-16") == ["rack-A"]
 
 
-@pytest.mark.parametrize("profile", PROFILES)
-def test_kueue_keeps_required_levels_and_gangs_whole(profile: str) -> None:
+@pytest.mark.parametrize("peer", [*PROFILES, "kai"])
+def test_peers_keep_required_levels_and_gangs_whole(peer: str) -> None:
     inst = twenty_then_nineteen()
-    sol = kueue_one_at_a_time(inst, profile)
+    sol = kai_one_at_a_time(inst) if peer == "kai" else kueue_one_at_a_time(inst, peer)
     for j, workers in sol.placements.items():
         assert len(workers) == inst.jobs[j].workers
         if inst.jobs[j].locality_required:

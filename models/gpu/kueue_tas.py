@@ -33,7 +33,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from placement.models.gpu.instance import MILLI, GpuInstance, GpuJob, GpuSolution, WorkerPlacement
+from placement.models.gpu.instance import GpuInstance, GpuJob, GpuSolution, WorkerPlacement
+from placement.models.gpu.remaining import Remaining
 
 PROFILES = ("mixed", "best-fit", "least-free-capacity")
 
@@ -44,76 +45,6 @@ class _Domain:
     children: list[_Domain] = field(default_factory=list)
     node: int = -1
     state: int = 0
-
-
-class _Free:
-    """What each node has free, updated as gangs are placed."""
-
-    def __init__(self, instance: GpuInstance) -> None:
-        self.instance = instance
-        self.milli = [list(MILLI - u for u in n.gpu_milli_used) for n in instance.nodes]
-        self.gpu_mem = [
-            [n.gpu_memory_mib - u for u in n.gpu_memory_mib_used] for n in instance.nodes
-        ]
-        self.cpu = [n.cpu_milli_free for n in instance.nodes]
-        self.mem = [n.memory_mib_free for n in instance.nodes]
-
-    def count_in(self, n: int, job: GpuJob) -> int:
-        """How many of the job's workers fit in node ``n`` (``Requests.CountIn``)."""
-        node = self.instance.nodes[n]
-        limits = []
-        if job.cpu_milli:
-            limits.append(self.cpu[n] // job.cpu_milli)
-        if job.memory_mib:
-            limits.append(self.mem[n] // job.memory_mib)
-        if job.kind != "cpu":
-            if not job.allows(node.gpu_type):
-                return 0
-            if job.kind == "whole":
-                whole = sum(
-                    1
-                    for g, m in enumerate(self.milli[n])
-                    if m == MILLI and self.gpu_mem[n][g] >= job.gpu_memory_mib
-                )
-                limits.append(whole // job.gpus)
-            else:
-                limits.append(
-                    sum(
-                        min(
-                            m // job.gpu_milli,
-                            self.gpu_mem[n][g] // job.gpu_memory_mib if job.gpu_memory_mib else m,
-                        )
-                        for g, m in enumerate(self.milli[n])
-                    )
-                )
-        return min(limits) if limits else len(self.instance.jobs) + 1
-
-    def take(self, n: int, job: GpuJob) -> WorkerPlacement:
-        """One worker of ``job`` on node ``n``: the lowest free GPUs, or the fullest shared GPU."""
-        self.cpu[n] -= job.cpu_milli
-        self.mem[n] -= job.memory_mib
-        gpus: tuple[int, ...] = ()
-        if job.kind == "whole":
-            free = [
-                g
-                for g, m in enumerate(self.milli[n])
-                if m == MILLI and self.gpu_mem[n][g] >= job.gpu_memory_mib
-            ]
-            gpus = tuple(free[: job.gpus])
-            for g in gpus:
-                self.milli[n][g] = 0
-                self.gpu_mem[n][g] -= job.gpu_memory_mib
-        elif job.kind == "fractional":
-            room = [
-                g
-                for g, m in enumerate(self.milli[n])
-                if m >= job.gpu_milli and self.gpu_mem[n][g] >= job.gpu_memory_mib
-            ]
-            g = min(room, key=lambda g: (self.milli[n][g], g))
-            self.milli[n][g] -= job.gpu_milli
-            self.gpu_mem[n][g] -= job.gpu_memory_mib
-            gpus = (g,)
-        return WorkerPlacement(n, gpus)
 
 
 def _tree(instance: GpuInstance) -> list[dict[tuple[str, ...], _Domain]]:
@@ -204,7 +135,7 @@ def _to_minimum(domains: list[_Domain], count: int, best_fit: bool) -> list[_Dom
 
 
 def kueue_assignment(
-    instance: GpuInstance, free: _Free, job: GpuJob, profile: str = "mixed"
+    instance: GpuInstance, free: Remaining, job: GpuJob, profile: str = "mixed"
 ) -> dict[int, int] | None:
     """Pods per node for one gang, or None when Kueue would leave it waiting."""
     levels = _tree(instance)
@@ -245,7 +176,7 @@ def kueue_one_at_a_time(instance: GpuInstance, profile: str = "mixed") -> GpuSol
     """Kueue TAS admitting the instance's jobs in their order, one gang at a time."""
     if profile not in PROFILES:
         raise ValueError(f"profile {profile!r} not in {PROFILES}")
-    free = _Free(instance)
+    free = Remaining(instance)
     placements: dict[int, tuple[WorkerPlacement, ...]] = {}
     for j, job in enumerate(instance.jobs):
         pods = kueue_assignment(instance, free, job, profile)
