@@ -1,18 +1,20 @@
-"""The two cases users file against topology-aware schedulers: Kueue TAS and KAI against ours.
+"""The two cases users file against topology-aware schedulers: Kueue, KAI, Volcano and ours.
 
-Kueue TAS (``models/gpu/kueue_tas.py``) and KAI's topology plugin with bin-packing
-(``models/gpu/kai_topology.py``), written from their sources, admit the gangs one at a time
-in their order; ours decides for all pending gangs at once (CP-SAT, proved). Every solution
+Kueue TAS (``models/gpu/kueue_tas.py``), KAI's topology plugin with bin-packing
+(``models/gpu/kai_topology.py``) and Volcano's network-topology-aware allocation with
+bin-packing (``models/gpu/volcano_topology.py``), written from their sources, admit the gangs
+one at a time in their order; ours decides for all pending gangs at once (CP-SAT, proved). Every solution
 goes through the family's checker.
 
 1. *A bin-packing choice a greedy gets wrong*: racks with 19, 10 and 10 free GPUs; a 20-GPU
    gang that prefers a rack, then a 19-GPU gang that requires one. BestFit (Kueue's default
    for gangs with a level) takes the 19 and one of a 10 for the first gang, and the second
-   waits; KAI (the block holds it, then the fewest racks covering 20: 19 and 10) too;
+   waits; KAI (the block holds it, then the fewest racks covering 20: 19 and 10) too, and
+   Volcano (soft mode: rack B's nodes first, then the fullest nodes elsewhere);
    Kueue's LeastFreeCapacity and ours take the two 10s and place both.
 2. *A required-topology gang that fits only after moving one small pod*: rack A has 8 + 7 + 1
    free GPUs (16), rack B 8 + 6 + 0 (14); a 1-GPU pod arrives, then a 16-GPU gang that requires
-   a rack. Every Kueue profile and KAI's bin-packing put the small pod on the fullest node
+   a rack. Every Kueue profile, KAI's and Volcano's bin-packing put the small pod on the fullest node
    that fits it (rack A's 1-free node) and the gang waits; ours puts it in rack B and places
    the gang in A. (Had the small pod been running already, it would have to move: that is
    re-optimisation with migrations, not a placement of pending work.)
@@ -28,6 +30,7 @@ from placement.models.gpu import check
 from placement.models.gpu.instance import GpuInstance, instance_from_dict
 from placement.models.gpu.kai_topology import kai_one_at_a_time
 from placement.models.gpu.kueue_tas import PROFILES, kueue_one_at_a_time
+from placement.models.gpu.volcano_topology import volcano_one_at_a_time
 from placement.solver.options import SolveOptions
 from placement.solver.portfolio import solve
 
@@ -112,6 +115,8 @@ def test_twenty_gpus_from_racks_with_19_10_10_free() -> None:
     kai = kai_one_at_a_time(inst)  # block fits; the fewest racks covering 20: A (19) and B
     assert placed(inst, kai) == {"train-20"}
     assert racks_of(inst, kai, "train-20") == ["rack-A", "rack-B"]
+    volcano = volcano_one_at_a_time(inst)  # soft: packs rack B first, then spills over
+    assert placed(inst, volcano) == {"train-20"}
     lfc = kueue_one_at_a_time(inst, "least-free-capacity")
     assert placed(inst, lfc) == {"train-20", "train-19"}
     assert racks_of(inst, lfc, "train-20") == ["rack-B", "rack-C"]
@@ -128,16 +133,21 @@ def test_required_gang_behind_a_small_pod() -> None:
         assert racks_of(inst, sol, "small") == ["rack-A"], profile
     kai = kai_one_at_a_time(inst)  # bin-packing: the fullest node that fits, A's last GPU
     assert placed(inst, kai) == {"small"} and racks_of(inst, kai, "small") == ["rack-A"]
+    volcano = volcano_one_at_a_time(inst)  # binpack: the fullest node after placing
+    assert placed(inst, volcano) == {"small"} and racks_of(inst, volcano, "small") == ["rack-A"]
     best = ours(inst)
     assert placed(inst, best) == {"small", "gang-16"}
     assert racks_of(inst, best, "small") == ["rack-B"]
     assert racks_of(inst, best, "gang-16") == ["rack-A"]
 
 
-@pytest.mark.parametrize("peer", [*PROFILES, "kai"])
+@pytest.mark.parametrize("peer", [*PROFILES, "kai", "volcano"])
 def test_peers_keep_required_levels_and_gangs_whole(peer: str) -> None:
     inst = twenty_then_nineteen()
-    sol = kai_one_at_a_time(inst) if peer == "kai" else kueue_one_at_a_time(inst, peer)
+    if peer in PROFILES:
+        sol = kueue_one_at_a_time(inst, peer)
+    else:
+        sol = kai_one_at_a_time(inst) if peer == "kai" else volcano_one_at_a_time(inst)
     for j, workers in sol.placements.items():
         assert len(workers) == inst.jobs[j].workers
         if inst.jobs[j].locality_required:
