@@ -431,3 +431,67 @@ def test_gang_of_mixed_shapes_is_split_and_reported(tmp_path: Path) -> None:
     instance, report = import_k8s(str(DATA / "nodes.json"), str(pods), str(DATA / "topology.yaml"))
     assert {"research/llm-ft", "research/llm-ft#2"} <= set(instance.job_index)
     assert any("different shapes" in f for f in report.ignored["PodGroup research/llm-ft"])
+
+
+# -- no input crashes the importer --------------------------------------------------------------
+
+
+def _paths(obj: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every path to a value in a JSON document."""
+    out = [prefix] if prefix else []
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            out += _paths(v, (*prefix, k))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            out += _paths(v, (*prefix, i))
+    return out
+
+
+WRONG = (None, 7, "x", [], {}, True, -1, 1.5)
+"""A value of every JSON type (and a negative and a fraction) to put where another belongs."""
+
+
+@pytest.mark.parametrize(
+    "file", ["nodes.json", "pods.json", "podgroups.json", "priorityclasses.json"]
+)
+def test_every_field_with_a_wrong_type_is_an_input_error(tmp_path: Path, file: str) -> None:
+    """Each field of the manifests (the first object of each shape) replaced by values of the
+    wrong JSON types: the import succeeds or raises InputError (exit 2), never anything
+    else. The KAI Topology in JSON keeps each import quick."""
+    original = json.loads((DATA / file).read_text())
+    seen: set[tuple[Any, ...]] = set()
+    paths = []
+    for path in _paths(original):
+        shape = tuple("*" if isinstance(step, int) else step for step in path)
+        if path and path[0] == "items" and shape not in seen:
+            seen.add(shape)
+            paths.append(path)
+    target = tmp_path / file
+    args = {
+        "nodes_path": str(DATA / "nodes.json"),
+        "pods_path": str(DATA / "pods.json"),
+        "topology_path": str(DATA / "topology-kai.json"),
+        "pod_groups_path": str(DATA / "podgroups.json"),
+        "priority_classes_path": str(DATA / "priorityclasses.json"),
+    }
+    which = {
+        "nodes.json": "nodes_path",
+        "pods.json": "pods_path",
+        "podgroups.json": "pod_groups_path",
+        "priorityclasses.json": "priority_classes_path",
+    }
+    args[which[file]] = str(target)
+    rejected = 0
+    for k, path in enumerate(paths):
+        doc = copy.deepcopy(original)
+        holder = doc
+        for step in path[:-1]:
+            holder = holder[step]
+        holder[path[-1]] = WRONG[k % len(WRONG)]
+        target.write_text(json.dumps(doc))
+        try:
+            import_k8s(**args)
+        except InputError:
+            rejected += 1
+    assert rejected > len(paths) // 4  # most wrong types are named; the rest change nothing

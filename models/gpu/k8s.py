@@ -531,6 +531,7 @@ class _Pod:
     gpu_memory_mib: int = 0
     unmodelled: list[str] = field(default_factory=list)
     priority: int = 0
+    spec: dict[str, Any] = field(default_factory=dict)
 
 
 _MODELLED = ("cpu", "memory", GPU)
@@ -601,7 +602,9 @@ def _read_pod(src: _Source, item: dict[str, Any], report: ImportReport) -> _Pod:
         labels=_string_map(src, item, "metadata.labels"),
         node_name=_typed(src, item, "spec.nodeName", str, ""),
         phase=_typed(src, item, "status.phase", str, "Pending"),
+        spec=_typed(src, item, "spec", dict, {}),
     )
+    _check_shapes(src, pod.spec)
     requests = _pod_requests(src, item)
     pod.cpu_milli = milli_up(requests.get("cpu", Fraction(0)))
     pod.memory_bytes = math.ceil(requests.get("memory", Fraction(0)))
@@ -646,10 +649,74 @@ def _read_pod(src: _Source, item: dict[str, Any], report: ImportReport) -> _Pod:
     return pod
 
 
+_SPEC_LISTS = (
+    "tolerations",
+    "topologySpreadConstraints",
+    "resourceClaims",
+    "volumes",
+    "schedulingGates",
+)
+_SPEC_STRINGS = ("priorityClassName", "nodeName", "schedulerName")
+
+
+def _check_shapes(src: _Source, spec: dict[str, Any]) -> None:
+    """The pod spec fields the importer reads have their core/v1 JSON types."""
+    for key in _SPEC_LISTS:
+        value = spec.get(key)
+        if value is not None and not (
+            isinstance(value, list) and all(isinstance(v, dict) for v in value)
+        ):
+            raise src.fail(f"spec.{key}", value, "a list of objects")
+    for key in _SPEC_STRINGS:
+        if spec.get(key) is not None and not isinstance(spec[key], str):
+            raise src.fail(f"spec.{key}", spec[key], "a string")
+    if spec.get("priority") is not None and (
+        not isinstance(spec["priority"], int) or isinstance(spec["priority"], bool)
+    ):
+        raise src.fail("spec.priority", spec["priority"], "an integer")
+    affinity = spec.get("affinity")
+    if affinity is not None and not isinstance(affinity, dict):
+        raise src.fail("spec.affinity", affinity, "an object")
+    node_affinity = (affinity or {}).get("nodeAffinity")
+    if node_affinity is not None and not isinstance(node_affinity, dict):
+        raise src.fail("spec.affinity.nodeAffinity", node_affinity, "an object")
+    required = (node_affinity or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
+    if required is not None:
+        terms = required.get("nodeSelectorTerms") if isinstance(required, dict) else None
+        where = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+        if not isinstance(terms, list) or not all(isinstance(t, dict) for t in terms):
+            raise src.fail(f"{where}.nodeSelectorTerms", terms, "a list of node selector terms")
+        for i, term in enumerate(terms):
+            for kind in ("matchExpressions", "matchFields"):
+                exprs = term.get(kind, [])
+                ok = isinstance(exprs, list) and all(
+                    isinstance(e, dict)
+                    and isinstance(e.get("key"), str)
+                    and isinstance(e.get("operator"), str)
+                    and isinstance(e.get("values", []), list)
+                    for e in exprs
+                )
+                if not ok:
+                    raise src.fail(
+                        f"{where}.nodeSelectorTerms[{i}].{kind}",
+                        exprs,
+                        "a list of {key, operator, values}",
+                    )
+    for group in ("containers", "initContainers"):
+        if spec.get(group) is not None and not isinstance(spec[group], list):
+            raise src.fail(f"spec.{group}", spec[group], "a list of containers")
+        for k, c in enumerate(spec.get(group) or []):
+            ports = c.get("ports") if isinstance(c, dict) else None
+            if ports is not None and not (
+                isinstance(ports, list) and all(isinstance(p, dict) for p in ports)
+            ):
+                raise src.fail(f"spec.{group}[{k}].ports", ports, "a list of container ports")
+
+
 def _unmodelled_placement_fields(pod: _Pod, report: ImportReport) -> None:
     """Report what bears on placement and that no part of the instance says."""
     obj = f"Pod {pod.key}"
-    spec = pod.item.get("spec") or {}
+    spec = pod.spec
     affinity = spec.get("affinity") or {}
     for kind in ("podAffinity", "podAntiAffinity"):
         if affinity.get(kind):
@@ -710,14 +777,12 @@ def _tolerates(tolerations: list[dict[str, Any]], taint: dict[str, Any]) -> bool
 def _allowed_nodes(pod: _Pod, nodes: list[_Node]) -> list[bool]:
     """Per node: whether the pod's nodeSelector, required node affinity and tolerations
     allow it (core/v1 semantics: terms are ORed, expressions ANDed)."""
-    src, spec = pod.src, pod.item.get("spec") or {}
+    src, spec = pod.src, pod.spec
     selector = _string_map(src, pod.item, "spec.nodeSelector")
     terms = _get(
         spec,
         "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms",
     )
-    if terms is not None and not isinstance(terms, list):
-        raise src.fail("spec.affinity.nodeAffinity.required...nodeSelectorTerms", terms, "a list")
     tolerations = _typed(src, pod.item, "spec.tolerations", list, [])
     out = []
     for node in nodes:
@@ -791,11 +856,13 @@ def _read_pod_groups(path: str | None) -> dict[str, dict[str, Any]]:
         name = src.name.split("/", 1)[-1]
         group: dict[str, Any] = {"min_member": mm, "required": "", "preferred": ""}
         if which == "kai":
-            tc = spec.get("topologyConstraint") or {}
-            group["required"] = tc.get("requiredTopologyLevel", "") or ""
-            group["preferred"] = tc.get("preferredTopologyLevel", "") or ""
+            _typed(src, item, "spec.topologyConstraint", dict, {})
+            for key, field_name in (("required", "requiredTopologyLevel"),
+                                    ("preferred", "preferredTopologyLevel")):  # fmt: skip
+                path = f"spec.topologyConstraint.{field_name}"
+                group[key] = _typed(src, item, path, str, "")
         elif which == "volcano" and spec.get("networkTopology"):
-            nt = spec["networkTopology"]
+            nt = _typed(src, item, "spec.networkTopology", dict, {})
             tier = nt.get("highestTierAllowed", 1)
             if not isinstance(tier, int) or isinstance(tier, bool) or tier < 1:
                 raise src.fail("spec.networkTopology.highestTierAllowed", tier, "a tier >= 1")
@@ -944,7 +1011,7 @@ def import_k8s(
     importable: list[_Pod] = []
     restrictions: dict[str, tuple[str, ...]] = {}
     for pod in pending:
-        spec = pod.item.get("spec") or {}
+        spec = pod.spec
         pcn = spec.get("priorityClassName") or ""
         if pcn and pcn in classes:
             pod.priority = classes[pcn]
