@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from placement.api.cli.entry import main
 from placement.models.gpu.k8s import import_k8s, parse_quantity
 from placement.solver.errors import InputError
 from tests.conftest import REPO
@@ -387,13 +388,28 @@ def _pod(doc: dict[str, Any], name: str) -> dict[str, Any]:
         ),
     ],
 )
-def test_malformed_objects_exit_2(tmp_path: Path, file: str, change: Any, said: str) -> None:
+def test_malformed_objects_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], file: str, change: Any, said: str
+) -> None:
+    """The command line's own entry point in this process (one real process below)."""
     path = _mutated(tmp_path, file, change)
-    args = [str(path) if a == str(DATA / file) else a for a in IMPORT]
+    args = [str(path) if a == str(DATA / file) else a for a in IMPORT[len(CLI) :]]
+    code = main([*args, "--out", str(tmp_path / "i.json")])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert said in err, err
+    assert not (tmp_path / "i.json").exists()
+
+
+def test_a_malformed_object_in_a_real_process(tmp_path: Path) -> None:
+    path = _mutated(tmp_path, "pods.json", lambda d: _pod(d, "llm-ft-0")["spec"].update(nodeName=3))
+    args = [str(path) if a == str(DATA / "pods.json") else a for a in IMPORT]
     r = run([*args, "--out", str(tmp_path / "i.json")])
-    assert r.returncode == 2, r.stderr
-    assert said in r.stderr, r.stderr
-    assert "Traceback" not in r.stderr and not (tmp_path / "i.json").exists()
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip().splitlines()[-1] == (
+        f"placement: error: {path}: items[6].spec.nodeName (Pod research/llm-ft-0): "
+        "got 3, expected a string"
+    )
 
 
 def test_malformed_topology(tmp_path: Path) -> None:
