@@ -511,3 +511,15 @@ def test_every_field_with_a_wrong_type_is_an_input_error(tmp_path: Path, file: s
         except InputError:
             rejected += 1
     assert rejected > len(paths) // 4  # most wrong types are named; the rest change nothing
+
+
+def test_export_needs_pod_names(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An instance not made by the importer names no pods: exit 2 naming the field."""
+    instance = REPO / "instances" / "gpu" / "tiny.json"
+    solution = tmp_path / "tiny.solution.json"
+    assert main(["solve", str(instance), "--backend", "greedy", "-q", "--out", str(solution)]) == 0
+    code = main(["export", "k8s", str(solution), "--instance", str(instance)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"{instance}: gpu.jobs[0].worker_names: got " in err
+    assert "expected a Kubernetes pod as namespace/name" in err

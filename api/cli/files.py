@@ -103,7 +103,11 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.out != "-":
         check_writable(args.out)
     values = {p.name: getattr(args, p.name) for p in exporter.parameters}
-    document = exporter.build(loaded.instance, solution, values)
+    try:
+        document = exporter.build(loaded.instance, solution, values)
+    except InputError as exc:
+        # the instance lacks what the format needs (e.g. pod names): name its file
+        raise (exc if exc.file else exc.with_file(args.instance)) from None
     if args.out == "-":
         print(json.dumps(document, indent=2, ensure_ascii=False))
     else:
