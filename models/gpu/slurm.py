@@ -33,7 +33,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from placement.models.gpu.instance import MILLI, GpuInstance, GpuNode, TopologyLevel
+from placement.models.gpu.instance import (
+    MAX_GPUS_PER_NODE,
+    MILLI,
+    GpuInstance,
+    GpuNode,
+    TopologyLevel,
+)
 from placement.solver.errors import InputError
 from placement.solver.family import validate
 from placement.solver.hooks import Importer, Parameter
@@ -334,10 +340,15 @@ def _gres_gpus(value: str, file: str, where: str) -> tuple[str, int, list[int]]:
         if len(fields) == 3:
             gpu_type = fields[1]
         count += n
-        idx = re.search(r"IDX:([0-9,\-N/A]+)", extra)
+        idx = re.search(r"IDX:([^)]*)", extra)
         if idx and idx.group(1) != "N/A":
             for rng in idx.group(1).split(","):
                 lo, sep, hi = rng.partition("-")
+                bad = not lo.isdigit() or (sep and not hi.isdigit())
+                if bad or not 0 <= int(hi if sep else lo) - int(lo) <= MAX_GPUS_PER_NODE:
+                    raise InputError.single(
+                        where, value, "GPU indices as IDX:0-3,5 or IDX:N/A", file=file
+                    )
                 used.extend(range(int(lo), int(hi if sep else lo) + 1))
     return gpu_type, count, used
 
