@@ -375,6 +375,11 @@ def _pod(doc: dict[str, Any], name: str) -> dict[str, Any]:
         ),
         (
             "nodes.json",
+            lambda d: d["items"][1]["status"]["allocatable"].update({"nvidia.com/gpu": "1e9"}),
+            "items[1].status.allocatable.nvidia.com/gpu (Node gpu-b1-r1-1): got '1000000000'",
+        ),
+        (
+            "nodes.json",
             lambda d: d["items"][0]["status"]["allocatable"].update({"nvidia.com/gpu": "7.5"}),
             "items[0].status.allocatable.nvidia.com/gpu (Node gpu-b1-r1-0)",
         ),

@@ -94,6 +94,7 @@ def test_short_branch_of_a_tree(tmp_path: Path) -> None:
         ),
         ("BlockName=b1 Nodes=n1\n", "NodeName=n1 Gres=gpu:2 GresUsed=gpu:3(IDX:2)\n", "GresUsed"),
         ("BlockName=b1 Nodes=n1\n", "NodeName=n1 Gres=gpu:2 GresUsed=gpu:1(IDX:9N/A)\n", "IDX:0-3"),
+        ("BlockName=b1 Nodes=n1\n", "NodeName=n1 Gres=gpu:99999999\n", "at most 1024 GPUs"),
         (
             "BlockName=b1 Nodes=n1\n",
             "NodeName=n1 Gres=gpu:2 GresUsed=gpu:1(IDX:0-9999999)\n",

@@ -89,6 +89,7 @@ from typing import Any
 
 from placement.models.gpu.explain import explain_unplaced
 from placement.models.gpu.instance import (
+    MAX_GPUS_PER_NODE,
     MAX_PRIORITY,
     MILLI,
     GpuInstance,
@@ -416,6 +417,8 @@ def _read_nodes(path: str, report: ImportReport) -> list[_Node]:
                 f"status.allocatable.{GPU}", allocatable.get(GPU), "a whole number of GPUs"
             )
         gpus = int(gpus_q)
+        if gpus > MAX_GPUS_PER_NODE:
+            raise src.fail(f"status.allocatable.{GPU}", str(gpus_q), f"at most {MAX_GPUS_PER_NODE}")
         for res in allocatable:
             if res in ("cpu", "memory", GPU):
                 continue

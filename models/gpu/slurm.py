@@ -399,6 +399,10 @@ def read_nodes(path: str, unread: set[str]) -> tuple[list[dict[str, Any]], dict[
         cpus = _int(kv, "cputot" if "cputot" in kv else "cpus", path, where, 1)
         memory = _int(kv, "realmemory", path, where, 1)
         gpu_type, gpus, _ = _gres_gpus(kv.get("gres", ""), path, f"{where}.Gres")
+        if gpus > MAX_GPUS_PER_NODE:
+            raise InputError.single(
+                f"{where}.Gres", kv.get("gres"), f"at most {MAX_GPUS_PER_NODE} GPUs", file=path
+            )
         _, _, used = _gres_gpus(kv.get("gresused", ""), path, f"{where}.GresUsed")
         if any(i >= gpus for i in used):
             raise InputError.single(
