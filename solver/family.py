@@ -146,9 +146,10 @@ class Family:
     encodings:
         Exact backend name -> ``"module:Class"`` of its encoding, imported on first use
         (the solver libraries load only when an exact phase runs).
-    generators, importers:
-        What ``placement generate`` and ``placement import`` offer for the family
-        (:class:`~placement.solver.hooks.Generator`, :class:`~placement.solver.hooks.Importer`).
+    generators, importers, exporters:
+        What ``placement generate``, ``placement import`` and ``placement export`` offer for
+        the family (:class:`~placement.solver.hooks.Generator`,
+        :class:`~placement.solver.hooks.Importer`, :class:`~placement.solver.hooks.Exporter`).
     """
 
     name: ClassVar[str]
@@ -157,6 +158,7 @@ class Family:
     encodings: ClassVar[dict[str, str]] = {}
     generators: ClassVar[tuple[Any, ...]] = ()
     importers: ClassVar[tuple[Any, ...]] = ()
+    exporters: ClassVar[tuple[Any, ...]] = ()
 
     # -- what each family writes ------------------------------------------------------
 

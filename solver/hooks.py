@@ -1,8 +1,8 @@
 """What a family declares for the command line, as data: :class:`Parameter`,
-:class:`Generator` (``placement generate <family>``) and :class:`Importer` (``placement
-import <format>``).
+:class:`Generator` (``placement generate <family>``), :class:`Importer` (``placement
+import <format>``) and :class:`Exporter` (``placement export <format>``).
 
-A family lists them in its object's ``generators`` and ``importers``; the command line spells
+A family lists them in its object's ``generators``, ``importers`` and ``exporters``; the command line spells
 the flags from the parameters' names and types, and writes the command that reproduces a
 generated file from the same declarations, so no family spells a flag itself.
 """
@@ -202,3 +202,23 @@ class Importer:
     def command(self, values: dict[str, Any]) -> str:
         """``placement import <format> ...``: see :func:`reproduce_command`."""
         return reproduce_command(("placement", "import", self.format), self.parameters, values)
+
+
+@dataclass(frozen=True)
+class Exporter:
+    """``placement export <format>``: a checked solution written as another system's objects.
+
+    The command line reads the instance and the solution files, refuses a solution the
+    family's checker rejects, and calls ``build(instance, solution, params)`` with the
+    parameters by name; it returns the JSON document to write (for example a Kubernetes
+    ``v1 List`` of Bindings). It raises :class:`~placement.solver.errors.InputError` naming
+    the file or field when the instance lacks what the format needs. The family keeps
+    ``EXPORTERS`` beside its importer of the same format.
+    """
+
+    format: str
+    family: str
+    help: str
+    description: str
+    parameters: tuple[Parameter, ...]
+    build: Callable[[Any, Any, dict[str, Any]], Any]

@@ -1,5 +1,6 @@
-"""``placement generate``, ``placement import`` and ``placement plot``: each registered family's
-declared hooks (its ``generators``, ``importers`` and ``plot``) between files and instances."""
+"""``placement generate``, ``placement import``, ``placement export`` and ``placement plot``:
+each registered family's declared hooks (its ``generators``, ``importers``, ``exporters`` and
+``plot``) between files, instances and solutions."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from placement.api.files import (
 )
 from placement.solver import InputError, get_family
 from placement.solver.family import family_names, instance_document
-from placement.solver.hooks import Generator, Importer
+from placement.solver.hooks import Exporter, Generator, Importer
 
 
 def generators() -> dict[str, Generator]:
@@ -33,6 +34,17 @@ def importers() -> dict[str, Importer]:
             if importer.format in found:
                 raise ValueError(f"import format {importer.format!r} is declared twice")
             found[importer.format] = importer
+    return found
+
+
+def exporters() -> dict[str, Exporter]:
+    """``placement export`` format -> exporter, over every registered family."""
+    found: dict[str, Exporter] = {}
+    for name in family_names():
+        for exporter in get_family(name).exporters:
+            if exporter.format in found:
+                raise ValueError(f"export format {exporter.format!r} is declared twice")
+            found[exporter.format] = exporter
     return found
 
 
@@ -64,6 +76,44 @@ def cmd_import(args: argparse.Namespace) -> int:
     if args.out != "-":
         check_writable(args.out)
     return _write_instance(importer.build(parameter_values(args, importer)), args.out)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """``placement export FORMAT SOLUTION --instance INSTANCE``: a solution the family's
+    checker accepts, written as the objects of another system."""
+    exporter: Exporter = args.hook
+    loaded = read_instance(args.instance)
+    if loaded.family_name != exporter.family:
+        raise InputError.single(
+            "family",
+            loaded.family_name,
+            f"an instance of the {exporter.family!r} family (export {exporter.format})",
+            file=args.instance,
+        )
+    solution, _ = read_solution(args.solution, loaded)
+    report = loaded.family.check(loaded.instance, solution)
+    if not report.feasible:
+        raise InputError.single(
+            "",
+            report.violations[0],
+            f"a solution the checker accepts ({len(report.violations)} violation(s); "
+            f"see 'placement check {args.instance} {args.solution}')",
+            file=args.solution,
+        )
+    if args.out != "-":
+        check_writable(args.out)
+    values = {p.name: getattr(args, p.name) for p in exporter.parameters}
+    try:
+        document = exporter.build(loaded.instance, solution, values)
+    except InputError as exc:
+        # the instance lacks what the format needs (e.g. pod names): name its file
+        raise (exc if exc.file else exc.with_file(args.instance)) from None
+    if args.out == "-":
+        print(json.dumps(document, indent=2, ensure_ascii=False))
+    else:
+        write_json(args.out, document)
+        err(f"wrote {args.out}")
+    return EXIT_OK
 
 
 def _write_instance(instance: Any, out: str) -> int:

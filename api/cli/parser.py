@@ -21,9 +21,11 @@ from placement.api.cli.batch import cmd_batch
 from placement.api.cli.bench import cmd_bench
 from placement.api.cli.exits import EXIT_CODES, EXIT_USAGE
 from placement.api.cli.files import (
+    cmd_export,
     cmd_generate,
     cmd_import,
     cmd_plot,
+    exporters,
     generators,
     importers,
     plotters,
@@ -34,7 +36,7 @@ from placement.api.cli.serve import cmd_serve
 from placement.api.cli.solve import cmd_check, cmd_solve
 from placement.api.cli.summary import UNPLACED_SHOWN
 from placement.solver import Backend, MilpSolver
-from placement.solver.hooks import Generator, Importer
+from placement.solver.hooks import Exporter, Generator, Importer
 
 
 class _Parser(argparse.ArgumentParser):
@@ -475,6 +477,24 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     for imp in importers().values() if hooks("import") else ():
         _instance_writer(formats, imp.format, f"{imp.help} ({imp.family})", imp, cmd_import)
 
+    # export
+    p = commands.add_parser(
+        "export",
+        help="write a solution as the objects of an orchestrator (e.g. Kubernetes Bindings)",
+        description=(
+            "Write a solution file, after the family's checker has accepted it, in another\n"
+            "system's own format (for example a Kubernetes v1 List of Bindings and pod\n"
+            "status patches). A solution the checker rejects: one line, exit 2."
+        ),
+        epilog=EXIT_CODES,
+        formatter_class=fmt,
+    )
+    formats = p.add_subparsers(
+        title="formats", dest="format", metavar="FORMAT", required=True, parser_class=_Parser
+    )
+    for exp in exporters().values() if hooks("export") else ():
+        _solution_exporter(formats, exp)
+
     # plot
     p = commands.add_parser(
         "plot",
@@ -522,6 +542,25 @@ def _ray_argument(p: argparse.ArgumentParser) -> None:
         "$RAY_ADDRESS) or the cluster's HOST:PORT; needs the ray extra "
         "(pip install -e '.[ray]' in the checkout)",
     )
+
+
+def _solution_exporter(subparsers: Any, hook: Exporter) -> None:
+    """One ``export`` subcommand: SOLUTION, ``--instance``, the hook's arguments, ``--out``."""
+    g = subparsers.add_parser(
+        hook.format,
+        help=f"{hook.help} ({hook.family})",
+        description=textwrap.fill(hook.description, 79),
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    g.add_argument("solution", metavar="SOLUTION", help="solution file (JSON)")
+    g.add_argument(
+        "--instance", metavar="INSTANCE", required=True, help="the solution's instance file"
+    )
+    for parameter in hook.parameters:
+        add_parameter(g, parameter)
+    g.add_argument("--out", metavar="FILE", default="-", help="file to write (default: stdout)")
+    g.set_defaults(handler=cmd_export, hook=hook)
 
 
 def _instance_writer(

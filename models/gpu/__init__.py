@@ -7,7 +7,8 @@ Parts: :mod:`.instance` (typed instance and solution, JSON form, validation), :m
 (independent checker and objective), :mod:`.greedy` (topology-aware best fit, the fallback,
 and an FGD-style policy), :mod:`.cpsat` and :mod:`.milp` (exact encodings), :mod:`.explain`
 (why a job is unplaced), :mod:`.generate` (seeded synthetic clusters and job mixes),
-:mod:`.plot` (the cluster's GPUs coloured by the jobs holding them).
+:mod:`.plot` (the cluster's GPUs coloured by the jobs holding them), :mod:`.k8s` (Kubernetes
+objects in and Bindings out), :mod:`.slurm` (a Slurm cluster's nodes and topology in).
 """
 
 from __future__ import annotations
@@ -27,8 +28,11 @@ from placement.models.gpu.instance import (
     WorkerPlacement,
     WorkloadClass,
 )
+from placement.models.gpu.k8s import EXPORTERS as K8S_EXPORTERS
+from placement.models.gpu.k8s import IMPORTERS as K8S_IMPORTERS
 from placement.models.gpu.openb.loader import IMPORTERS
 from placement.models.gpu.plot import draw
+from placement.models.gpu.slurm import IMPORTERS as SLURM_IMPORTERS
 from placement.solver.family import Family
 from placement.solver.options import SolveOptions
 from placement.solver.portfolio import solve
@@ -78,7 +82,8 @@ class GpuFamily(Family):
         return GpuSolution(placements)
 
     generators = GENERATORS
-    importers = IMPORTERS
+    importers = IMPORTERS + K8S_IMPORTERS + SLURM_IMPORTERS
+    exporters = K8S_EXPORTERS
     plot = staticmethod(draw)
 
 

@@ -146,6 +146,13 @@ class GpuJob:
     locality_level: str = ""
     locality_required: bool = False
     traffic_gb: float = 0.0
+    worker_names: tuple[str, ...] = ()
+    """The workers' names where the job came from (e.g. Kubernetes pods ``namespace/name``),
+    one per worker or none; ``placement export k8s`` binds worker k to the k-th name."""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.worker_names, list):
+            object.__setattr__(self, "worker_names", tuple(self.worker_names))
 
     @property
     def kind(self) -> str:
@@ -422,6 +429,19 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Gp
                 True,
                 "false unless locality_level names a level",
             )
+        if jb.worker_names:
+            v.require(
+                len(jb.worker_names) == workers,
+                f"{path}.worker_names",
+                list(jb.worker_names),
+                f"one name per worker ({workers}) or none",
+            )
+            v.require(
+                all(jb.worker_names) and len(set(jb.worker_names)) == len(jb.worker_names),
+                f"{path}.worker_names",
+                list(jb.worker_names),
+                "non-empty names, each used once",
+            )
         jobs.append(
             GpuJob(
                 name=jb.name,
@@ -436,6 +456,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Gp
                 locality_level=jb.locality_level,
                 locality_required=jb.locality_required,
                 traffic_gb=float(jb.traffic_gb),
+                worker_names=tuple(jb.worker_names),
             )
         )
 
@@ -495,6 +516,7 @@ def instance_to_message(instance: GpuInstance) -> Any:
             locality_level=job.locality_level,
             locality_required=job.locality_required,
             traffic_gb=job.traffic_gb,
+            worker_names=list(job.worker_names),
         )
         del jb
     for c in instance.expected_mix:

@@ -59,7 +59,7 @@ class GpuCluster(_message.Message):
     def __init__(self, levels: _Optional[_Iterable[_Union[TopologyLevel, _Mapping]]] = ..., nodes: _Optional[_Iterable[_Union[GpuNode, _Mapping]]] = ...) -> None: ...
 
 class GpuJob(_message.Message):
-    __slots__ = ("name", "workers", "gpus", "gpu_milli", "gpu_memory_mib", "cpu_milli", "memory_mib", "gpu_types", "priority", "locality_level", "locality_required", "traffic_gb")
+    __slots__ = ("name", "workers", "gpus", "gpu_milli", "gpu_memory_mib", "cpu_milli", "memory_mib", "gpu_types", "priority", "locality_level", "locality_required", "traffic_gb", "worker_names")
     NAME_FIELD_NUMBER: _ClassVar[int]
     WORKERS_FIELD_NUMBER: _ClassVar[int]
     GPUS_FIELD_NUMBER: _ClassVar[int]
@@ -72,6 +72,7 @@ class GpuJob(_message.Message):
     LOCALITY_LEVEL_FIELD_NUMBER: _ClassVar[int]
     LOCALITY_REQUIRED_FIELD_NUMBER: _ClassVar[int]
     TRAFFIC_GB_FIELD_NUMBER: _ClassVar[int]
+    WORKER_NAMES_FIELD_NUMBER: _ClassVar[int]
     name: str
     workers: int
     gpus: int
@@ -84,7 +85,8 @@ class GpuJob(_message.Message):
     locality_level: str
     locality_required: bool
     traffic_gb: float
-    def __init__(self, name: _Optional[str] = ..., workers: _Optional[int] = ..., gpus: _Optional[int] = ..., gpu_milli: _Optional[int] = ..., gpu_memory_mib: _Optional[int] = ..., cpu_milli: _Optional[int] = ..., memory_mib: _Optional[int] = ..., gpu_types: _Optional[_Iterable[str]] = ..., priority: _Optional[int] = ..., locality_level: _Optional[str] = ..., locality_required: _Optional[bool] = ..., traffic_gb: _Optional[float] = ...) -> None: ...
+    worker_names: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, name: _Optional[str] = ..., workers: _Optional[int] = ..., gpus: _Optional[int] = ..., gpu_milli: _Optional[int] = ..., gpu_memory_mib: _Optional[int] = ..., cpu_milli: _Optional[int] = ..., memory_mib: _Optional[int] = ..., gpu_types: _Optional[_Iterable[str]] = ..., priority: _Optional[int] = ..., locality_level: _Optional[str] = ..., locality_required: _Optional[bool] = ..., traffic_gb: _Optional[float] = ..., worker_names: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class WorkloadClass(_message.Message):
     __slots__ = ("gpus", "gpu_milli", "weight")
