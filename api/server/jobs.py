@@ -12,6 +12,7 @@ jobs are kept ``retention_s`` seconds.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -23,6 +24,18 @@ if TYPE_CHECKING:  # the interface lives with its backends; it imports this modu
     from placement.api.server.store import JobStore
 
 log = logging.getLogger(__name__)
+access_log = logging.getLogger("placement.access")
+
+
+def log_job_event(job_id: str, state: int, replica: str, attempts: int | None = None) -> None:
+    """One JSON line in the access log when this replica starts a job or writes its
+    outcome: counting the ``succeeded`` lines of a job over all replicas' logs shows it
+    ended once."""
+    record: dict[str, object] = {"event": "job", "job_id": job_id,
+                                 "state": STATE_NAMES[state], "replica": replica}  # fmt: skip
+    if attempts is not None:
+        record["attempts"] = attempts
+    access_log.info(json.dumps(record, separators=(",", ":")))
 
 QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED = 1, 2, 3, 4, 5
 """``placement.v1.JobState`` numbers."""
@@ -199,7 +212,7 @@ class JobRunner:
         with self._lock:
             self._unrecorded.pop(job_id, None)
         if written:
-            log.info("job %s %s on replica %s", job_id, STATE_NAMES[state], self.replica)
+            log_job_event(job_id, state, self.replica)
         else:
             # The lease expired while the store was out of reach and another replica took
             # the job: its answer is the one kept.
@@ -294,6 +307,7 @@ class JobRunner:
             return False
         with self._lock:
             self._tickets[row.id] = ticket
+        log_job_event(row.id, RUNNING, self.replica, row.attempts)
         self._notify(row.id)
         threading.Thread(
             target=self._await, args=(row, ticket), name=f"job-{row.id[:8]}", daemon=True
