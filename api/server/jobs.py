@@ -29,9 +29,9 @@ access_log = logging.getLogger("placement.access")
 
 def log_job_event(job_id: str, state: int, replica: str, attempts: int | None = None) -> None:
     """One JSON line in the access log when this replica starts a job or writes its
-    outcome: counting the ``succeeded`` lines of a job over all replicas' logs shows it
-    ended once."""
-    record: dict[str, object] = {"event": "job", "job_id": job_id,
+    outcome (``at``: epoch seconds): counting the ``succeeded`` lines of a job over all
+    replicas' logs shows it ended once."""
+    record: dict[str, object] = {"event": "job", "job_id": job_id, "at": round(time.time(), 3),
                                  "state": STATE_NAMES[state], "replica": replica}  # fmt: skip
     if attempts is not None:
         record["attempts"] = attempts
