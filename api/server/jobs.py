@@ -17,11 +17,23 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:  # the interface lives with its backends; it imports this module
-    from placement.api.server.store import JobStore
+from placement.api.server.store import (  # noqa: F401 - the job states, used as jobs.QUEUED
+    CANCELLED,
+    DEFAULT_LEASE_S,
+    FAILED,
+    FINISHED,
+    MAX_ATTEMPTS,
+    QUEUED,
+    RENEW_EVERY_S,
+    RUNNING,
+    STATE_NAMES,
+    SUCCEEDED,
+    JobRow,
+    JobStore,
+    JobStoreError,
+)
 
 log = logging.getLogger(__name__)
 access_log = logging.getLogger("placement.access")
@@ -36,51 +48,6 @@ def log_job_event(job_id: str, state: int, replica: str, attempts: int | None = 
     if attempts is not None:
         record["attempts"] = attempts
     access_log.info(json.dumps(record, separators=(",", ":")))
-
-QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED = 1, 2, 3, 4, 5
-"""``placement.v1.JobState`` numbers."""
-FINISHED = (SUCCEEDED, FAILED, CANCELLED)
-MAX_CRASHES = 2
-"""A job whose worker dies this many times fails (one retry)."""
-MAX_ATTEMPTS = 5
-"""A job claimed this many times without finishing (its replica died each time) fails."""
-RENEW_EVERY_S = 0.25
-"""How often a replica renews its leases and reads cancel requests (the cancel latency)."""
-DEFAULT_LEASE_S = 10.0
-"""Seconds a lease lasts without renewal: how long a dead replica's jobs wait."""
-STATE_NAMES = {QUEUED: "queued", RUNNING: "running", SUCCEEDED: "succeeded", FAILED: "failed",
-               CANCELLED: "cancelled"}  # fmt: skip
-
-
-class JobStoreError(Exception):
-    """The job database cannot be opened or written (corrupt file, disk full, server down)."""
-
-
-@dataclass
-class JobRow:
-    """One job as stored."""
-
-    id: str
-    seq: int
-    state: int
-    created_at: float
-    started_at: float
-    finished_at: float
-    attempts: int
-    """Claims so far (a run interrupted by a crash or a dead replica counts)."""
-    crashes: int
-    request: bytes
-    time_limit_s: float
-    result: bytes | None
-    error: str
-    instance_name: str
-    family: str
-    owner: str = ""
-    """The replica that holds (or last held) the job's lease."""
-    lease_until: float = 0.0
-    """Epoch seconds (database clock) the lease lasts without renewal."""
-    cancel_requested: bool = False
-    """A cancel came while the job was running: its replica stops it."""
 
 
 JobListener = Callable[[], None]

@@ -1,4 +1,5 @@
-"""The job store: one interface, two backends (SQLite in a file, PostgreSQL on a server).
+"""The job store: the job states and row, one interface, two backends (SQLite in a file,
+PostgreSQL on a server).
 
 Every replica of ``placement serve`` that shares a store sees every job. A queued job is
 *claimed* by exactly one replica under a *lease* (a deadline in the row, on the database's
@@ -19,21 +20,54 @@ import threading
 import urllib.parse
 import uuid
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import Any
 
-from placement.api.server.jobs import (
-    CANCELLED,
-    DEFAULT_LEASE_S,
-    FAILED,
-    FINISHED,
-    MAX_ATTEMPTS,
-    MAX_CRASHES,
-    QUEUED,
-    RENEW_EVERY_S,
-    RUNNING,
-    JobRow,
-    JobStoreError,
-)
+QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED = 1, 2, 3, 4, 5
+"""``placement.v1.JobState`` numbers."""
+FINISHED = (SUCCEEDED, FAILED, CANCELLED)
+MAX_CRASHES = 2
+"""A job whose worker dies this many times fails (one retry)."""
+MAX_ATTEMPTS = 5
+"""A job claimed this many times without finishing (its replica died each time) fails."""
+RENEW_EVERY_S = 0.25
+"""How often a replica renews its leases and reads cancel requests (the cancel latency)."""
+DEFAULT_LEASE_S = 10.0
+"""Seconds a lease lasts without renewal: how long a dead replica's jobs wait."""
+STATE_NAMES = {QUEUED: "queued", RUNNING: "running", SUCCEEDED: "succeeded", FAILED: "failed",
+               CANCELLED: "cancelled"}  # fmt: skip
+
+
+class JobStoreError(Exception):
+    """The job database cannot be opened or written (corrupt file, disk full, server down)."""
+
+
+@dataclass
+class JobRow:
+    """One job as stored."""
+
+    id: str
+    seq: int
+    state: int
+    created_at: float
+    started_at: float
+    finished_at: float
+    attempts: int
+    """Claims so far (a run interrupted by a crash or a dead replica counts)."""
+    crashes: int
+    request: bytes
+    time_limit_s: float
+    result: bytes | None
+    error: str
+    instance_name: str
+    family: str
+    owner: str = ""
+    """The replica that holds (or last held) the job's lease."""
+    lease_until: float = 0.0
+    """Epoch seconds (database clock) the lease lasts without renewal."""
+    cancel_requested: bool = False
+    """A cancel came while the job was running: its replica stops it."""
+
 
 COLUMNS = (
     "id, seq, state, created_at, started_at, finished_at, attempts, crashes, request, "
@@ -310,16 +344,3 @@ def _row(r: tuple[Any, ...]) -> JobRow:
             values[i] = bytes(values[i])
     values[16] = bool(values[16])
     return JobRow(*values)
-
-
-__all__ = [
-    "DEFAULT_LEASE_S",
-    "MAX_ATTEMPTS",
-    "RENEW_EVERY_S",
-    "JobStore",
-    "JobStoreError",
-    "is_postgres_url",
-    "new_replica_id",
-    "open_store",
-    "redact_url",
-]

@@ -20,8 +20,7 @@ from typing import Any
 import psycopg
 import psycopg.conninfo
 
-from placement.api.server.jobs import JobStoreError
-from placement.api.server.store import JobStore, redact_url
+from placement.api.server.store import JobStore, JobStoreError, redact_url
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (

@@ -11,8 +11,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from placement.api.server.jobs import JobStoreError
-from placement.api.server.store import JobStore
+from placement.api.server.store import JobStore, JobStoreError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
