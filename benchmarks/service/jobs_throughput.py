@@ -11,6 +11,10 @@ own latency per claim and per result write, SQLite vs PostgreSQL.
    jobs of ``instances/gpu/medium.json`` under a 1 s limit (each runs to its limit) are
    submitted at once; jobs per second = jobs / (last finish - first submit), finish times
    read from the job rows.
+3. Cancel across replicas: two replicas on PostgreSQL; a ``medium.json`` job with a 60 s
+   limit is submitted, and once it runs, ``CancelJob`` is sent to the *other* replica; the
+   figure is the wall time of that call, which answers once the job has ended CANCELLED
+   (``--cancels`` times).
 
     python benchmarks/service/jobs_throughput.py          # writes docs/benchmarks/service-jobs.md
 
@@ -104,6 +108,37 @@ def throughput(db: str, replicas: int, instance: Any, limit: float, n: int, work
             s.stop()
 
 
+def cancel_across(url: str, medium: Any, n: int, work: Path) -> list[float]:
+    """Seconds from CancelJob on one replica to the job, running on the other, ended."""
+    servers: list[Server] = []
+    try:
+        with ThreadPoolExecutor(2) as ex:
+            servers = list(
+                ex.map(lambda i: start_server(_folder(work, i), db=url, workers=1), range(2))  # type: ignore[arg-type]
+            )
+        out = []
+        for _ in range(n):
+            with Client(servers[0].target) as c:
+                job_id = c.submit_job(medium, time_limit_s=60).job_id
+            runner = None
+            while runner is None:
+                time.sleep(0.1)
+                for srv in servers:
+                    if any(job_id in x and '"state":"running"' in x for x in srv.lines):
+                        runner = srv
+            time.sleep(1.0)  # let the solve get going
+            other = servers[1] if runner is servers[0] else servers[0]
+            with Client(other.target) as c:
+                t = time.perf_counter()
+                job = c.cancel_job(job_id)
+                out.append(time.perf_counter() - t)
+            assert job.state == jobs.CANCELLED, job
+        return out
+    finally:
+        for s in servers:
+            s.stop()
+
+
 def _folder(work: Path, i: int) -> Path:
     folder = work / f"r{i}-{time.monotonic_ns()}"
     folder.mkdir()
@@ -115,6 +150,7 @@ def main() -> int:
     ap.add_argument("--store-jobs", type=int, default=500)
     ap.add_argument("--tiny", type=int, default=200)
     ap.add_argument("--medium", type=int, default=12)
+    ap.add_argument("--cancels", type=int, default=10)
     ap.add_argument("--out", default=str(OUT))
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="placement-jobs-bench-"))
@@ -133,6 +169,9 @@ def main() -> int:
         }
         load_latency = os.getloadavg()
         print(json.dumps(latency, indent=1), "load", load_latency, flush=True)
+        cancels = cancel_across(cluster.new_database(), medium, args.cancels, work)
+        load_cancel = os.getloadavg()[0]
+        print("cancel across replicas", cancels, flush=True)
         rows = []
         for label, db, counts in (
             ("SQLite", str(work / "tp.sqlite3"), (1,)),
@@ -151,7 +190,8 @@ def main() -> int:
         "# Asynchronous jobs: throughput by replicas, and the job store's latency",
         "",
         "Command: `python benchmarks/service/jobs_throughput.py "
-        f"--store-jobs {args.store_jobs} --tiny {args.tiny} --medium {args.medium}`",
+        f"--store-jobs {args.store_jobs} --tiny {args.tiny} --medium {args.medium} "
+        f"--cancels {args.cancels}`",
         "",
         "## The store's own latency (ms per operation, from one client process)",
         "",
@@ -174,6 +214,14 @@ def main() -> int:
     ]
     for label, r, t, m, load in rows:
         lines.append(f"| {label} | {r} | {t:.1f} | {m:.2f} | {load:.2f} |")
+    lines += [
+        "",
+        "## Cancel across replicas",
+        "",
+        f"CancelJob sent to the replica not running the job, until the job has ended "
+        f"CANCELLED ({len(cancels)} times): p50 {statistics.median(cancels):.3f} s, "
+        f"max {max(cancels):.3f} s (load average {load_cancel:.2f}).",
+    ]
     Path(args.out).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
