@@ -11,6 +11,8 @@ import sys
 import threading
 from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,21 +33,33 @@ SUCCEEDED = service_pb2.JOB_STATE_SUCCEEDED
 
 
 def replicas(tmp_path: Path, url: str, n: int, lease_s: float = 2.0) -> list[Server]:
-    """``n`` replicas of one worker each on the job store ``url``."""
-    out = []
-    for i in range(n):
+    """``n`` replicas of one worker each on the job store ``url`` (started together)."""
+
+    def one(i: int) -> Server:
         folder = tmp_path / f"replica{i}"
-        folder.mkdir(exist_ok=True)
-        out.append(
-            start_server(folder, "--lease-seconds", str(lease_s), db=url, workers=1)  # type: ignore[arg-type]
-        )
-    return out
+        folder.mkdir(parents=True, exist_ok=True)
+        return start_server(folder, "--lease-seconds", str(lease_s), db=url, workers=1)
+
+    with ThreadPoolExecutor(n) as ex:
+        return list(ex.map(one, range(n)))
 
 
-@pytest.fixture
-def pg_url() -> str:
-    """A fresh PostgreSQL database for the test's replicas."""
-    return fresh_database()
+@dataclass
+class Trio:
+    """Three replicas on one database, shared by the tests of this module (the kill test
+    comes last: it kills one)."""
+
+    url: str
+    servers: list[Server]
+
+
+@pytest.fixture(scope="module")
+def trio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Trio]:
+    url = fresh_database()
+    servers = replicas(tmp_path_factory.mktemp("trio"), url, 3)
+    yield Trio(url, servers)
+    for s in servers:
+        s.kill()
 
 
 @pytest.fixture
@@ -79,20 +93,26 @@ def runner_of(servers: list[Server], job_id: str) -> Server | None:
 
 
 def ended_once(servers: list[Server], ids: list[str]) -> None:
-    ends = Counter(
-        e["job_id"]
-        for e in job_events(servers)
-        if e["state"] in ("succeeded", "failed", "cancelled")
-    )
-    assert {i: ends[i] for i in ids} == {i: 1 for i in ids}
+    """Every job of ``ids`` has exactly one outcome line over all replicas' logs."""
+
+    def ends() -> Counter[str]:
+        return Counter(
+            e["job_id"]
+            for e in job_events(servers)
+            if e["state"] in ("succeeded", "failed", "cancelled")
+        )
+
+    # The line follows the write that a client may already have read: let it arrive.
+    wait_until(lambda: all(ends()[i] for i in ids), 10)
+    counts = ends()
+    assert {i: counts[i] for i in ids} == {i: 1 for i in ids}
 
 
-def test_submit_on_one_replica_read_and_watch_on_another(
-    tmp_path: Path, pg_url: str, cleanup: list[Server]
-) -> None:
-    a, b = cleanup[:] = replicas(tmp_path, pg_url, 2)
+def test_submit_on_one_replica_read_and_watch_on_another(trio: Trio) -> None:
+    servers = trio.servers
+    a, b = servers[0], servers[1]
     with Client(a.target) as ca, Client(b.target) as cb:
-        ids = [ca.submit_job(MEDIUM, time_limit_s=3).job_id for _ in range(2)]
+        ids = [ca.submit_job(MEDIUM, time_limit_s=3).job_id for _ in range(3)]
         streams = {i: cb.watch_job(i, timeout=120) for i in ids}  # both watched from b
         seen: dict[str, list[Any]] = {i: [] for i in ids}
         readers = [threading.Thread(target=lambda i=i: seen[i].extend(streams[i])) for i in ids]
@@ -100,8 +120,8 @@ def test_submit_on_one_replica_read_and_watch_on_another(
             t.start()
         for t in readers:
             t.join()
-        # One job per replica (one worker each): one of the two ran on a.
-        assert {runner_of(cleanup, i).port for i in ids} == {a.port, b.port}
+        # One job per replica (one worker each): b watched jobs that other replicas ran.
+        assert {runner_of(servers, i).port for i in ids} - {b.port}
         for job_id in ids:
             events = seen[job_id]
             incumbents = [e for e in events if e.HasField("incumbent")]
@@ -111,31 +131,52 @@ def test_submit_on_one_replica_read_and_watch_on_another(
             assert cb.get_job(job_id).result == ca.get_job(job_id).result
         listed = {j.job_id for j in cb.list_jobs().jobs}
         assert set(ids) <= listed
-    ended_once(cleanup, ids)
+    ended_once(servers, ids)
 
 
-def test_cancel_on_one_replica_stops_the_job_running_on_another(
-    tmp_path: Path, pg_url: str, cleanup: list[Server]
-) -> None:
-    cleanup[:] = replicas(tmp_path, pg_url, 2)
-    with Client(cleanup[0].target) as c:
+def test_cancel_on_one_replica_stops_the_job_running_on_another(trio: Trio) -> None:
+    servers = trio.servers
+    with Client(servers[0].target) as c:
         ids = [c.submit_job(MEDIUM, time_limit_s=120).job_id for _ in range(2)]
-    assert wait_until(lambda: all(runner_of(cleanup, i) for i in ids), 60)
+    assert wait_until(lambda: all(runner_of(servers, i) for i in ids), 60)
     for job_id in ids:
-        runner = runner_of(cleanup, job_id)
-        other = next(s for s in cleanup if s is not runner)
+        runner = runner_of(servers, job_id)
+        other = next(s for s in servers if s is not runner)
         with Client(other.target) as c:
             job = c.cancel_job(job_id)  # answers once the job has ended (at most 5 s)
             assert job.state == service_pb2.JOB_STATE_CANCELLED
-    ended_once(cleanup, ids)
+    ended_once(servers, ids)
 
 
-def test_kill_9_of_the_running_replica_another_finishes_its_jobs_once(
-    tmp_path: Path, pg_url: str, cleanup: list[Server]
-) -> None:
-    cleanup[:] = replicas(tmp_path, pg_url, 3)
+def test_a_job_whose_replicas_keep_dying_fails_after_the_retry_limit(trio: Trio) -> None:
+    """Five replicas claimed the job and died, the last one ``dead-4`` (its lease long
+    expired); the next claim fails it with the reason instead of running it a sixth time."""
+    from placement.api.client import instance_message
+    from placement.api.server.store import MAX_ATTEMPTS, open_store
+
+    store = open_store(trio.url)
+    request = service_pb2.SolveRequest(instance=instance_message(TINY))
+    job_id = "j" + "0" * 31
+    # One statement, so that none of the live replicas claims it halfway.
+    store._execute(
+        "INSERT INTO jobs (id, state, created_at, request, time_limit_s, instance_name, family,"
+        " owner, attempts, lease_until) VALUES (?, ?, 0, ?, 1.0, 'tiny', 'gpu', 'dead-4', ?, 0)",
+        (job_id, service_pb2.JOB_STATE_RUNNING, request.SerializeToString(), MAX_ATTEMPTS),
+    )
+    store.close()
+    with Client(trio.servers[2].target) as c:
+        job = c.wait_job(job_id, timeout=120)
+    assert job.state == service_pb2.JOB_STATE_FAILED
+    assert job.attempts == MAX_ATTEMPTS + 1
+    assert "stopped renewing the lease (dead-4)" in job.error
+    assert f"claimed {MAX_ATTEMPTS + 1} times without finishing" in job.error
+
+
+def test_kill_9_of_the_running_replica_another_finishes_its_jobs_once(trio: Trio) -> None:
+    """Last of the trio's tests: one of them dies here."""
+    cleanup = trio.servers
     with Client(cleanup[0].target) as c:
-        ids = [c.submit_job(MEDIUM, time_limit_s=2).job_id for _ in range(6)]
+        ids = [c.submit_job(MEDIUM, time_limit_s=2).job_id for _ in range(4)]
     assert wait_until(lambda: runner_of(cleanup, ids[0]) is not None, 60)
     victim = runner_of(cleanup, ids[0])
     victim.kill()  # kill -9 of the replica and its workers
@@ -159,7 +200,7 @@ def test_database_stopped_and_started_under_load(tmp_path: Path, cleanup: list[S
         url = cluster.new_database().replace("placement@", "placement:N0t-In-Logs@")
         cleanup[:] = replicas(tmp_path, url, 2, lease_s=10)
         with Client(cleanup[0].target) as c:
-            ids = [c.submit_job(MEDIUM, time_limit_s=4).job_id for _ in range(4)]
+            ids = [c.submit_job(MEDIUM, time_limit_s=3).job_id for _ in range(3)]
         assert wait_until(lambda: all(runner_of(cleanup, i) for i in ids[:2]), 60)
         cluster.stop()
         with Client(cleanup[1].target) as c:

@@ -29,7 +29,8 @@ FINISHED = (SUCCEEDED, FAILED, CANCELLED)
 MAX_CRASHES = 2
 """A job whose worker dies this many times fails (one retry)."""
 MAX_ATTEMPTS = 5
-"""A job claimed this many times without finishing (its replica died each time) fails."""
+"""A job runs at most this many times (claims); claimed once more without having finished
+(its replica died each time), it fails with the reason."""
 RENEW_EVERY_S = 0.25
 """How often a replica renews its leases and reads cancel requests (the cancel latency)."""
 DEFAULT_LEASE_S = 10.0

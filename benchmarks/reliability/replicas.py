@@ -93,7 +93,7 @@ def main() -> int:
             "--lease-seconds",
             str(args.lease_seconds),
             db=url,
-            workers=1,  # type: ignore[arg-type]
+            workers=1,
         )
         with lock:
             live[slot] = srv

@@ -83,7 +83,7 @@ def throughput(db: str, replicas: int, instance: Any, limit: float, n: int, work
         with ThreadPoolExecutor(replicas) as ex:
             servers = list(
                 ex.map(
-                    lambda i: start_server(_folder(work, i), db=db, workers=1),  # type: ignore[arg-type]
+                    lambda i: start_server(_folder(work, i), db=db, workers=1),
                     range(replicas),
                 )
             )
@@ -114,7 +114,7 @@ def cancel_across(url: str, medium: Any, n: int, work: Path) -> list[float]:
     try:
         with ThreadPoolExecutor(2) as ex:
             servers = list(
-                ex.map(lambda i: start_server(_folder(work, i), db=url, workers=1), range(2))  # type: ignore[arg-type]
+                ex.map(lambda i: start_server(_folder(work, i), db=url, workers=1), range(2))
             )
         out = []
         for _ in range(n):
