@@ -431,7 +431,7 @@ def test_metrics_and_access_log(server: Server, client: Client) -> None:
     assert "placement_solve_latency_seconds_bucket" in text
     assert "placement_queue_depth" in text and "placement_worker_restarts_total" in text
     records = [json.loads(line) for line in server.lines if line.startswith("{")]
-    solves = [r for r in records if r["rpc"] == "Solve" and r["code"] == "OK"]
+    solves = [r for r in records if r.get("rpc") == "Solve" and r["code"] == "OK"]
     assert solves and {"id", "family", "size", "status", "queue_s", "solve_s", "total_s"} <= set(
         solves[-1]
     )

@@ -288,9 +288,18 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--db",
-        metavar="PATH",
-        help="SQLite job store (default: $XDG_STATE_HOME/placement/jobs.sqlite3; "
-        "':memory:' keeps nothing)",
+        metavar="PATH|URL",
+        help="job store: an SQLite file (default: $XDG_STATE_HOME/placement/jobs.sqlite3; "
+        "':memory:' keeps nothing), or postgresql://USER[:PASSWORD]@HOST:PORT/DB, a queue "
+        "that several replicas share (docs/scale-out.md)",
+    )
+    p.add_argument(
+        "--lease-seconds",
+        type=positive_seconds,
+        default=10.0,
+        metavar="S",
+        help="how long this replica's claim on a job lasts unrenewed (renewed every 0.25 s); "
+        "a dead replica's jobs run elsewhere this much later (default: 10, at least 1)",
     )
     p.add_argument("--metrics-port", type=port, metavar="P", help="serve Prometheus /metrics")
     p.add_argument(

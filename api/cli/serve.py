@@ -48,6 +48,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         limits=limits,
         db_path=args.db or str(default_db_path()),
         retention_s=args.retention,
+        job_lease_s=args.lease_seconds,
         tls_cert=args.tls_cert,
         tls_key=args.tls_key,
         client_ca=args.client_ca,
@@ -62,11 +63,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise ExitWith(EXIT_USAGE)
     _configure_server_logging()
     from placement.api.server.jobs import JobStoreError  # as above
+    from placement.api.server.store import redact_url
 
     try:
         return serve(config)
     except JobStoreError as exc:
-        raise InputError.single("--db", config.db_path, f"a usable job database ({exc})") from None
+        # The URL's password never reaches a log line or the terminal.
+        shown = redact_url(config.db_path) if "://" in config.db_path else config.db_path
+        raise InputError.single("--db", shown, f"a usable job database ({exc})") from None
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise InputError.single(

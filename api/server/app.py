@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hmac
 import logging
+import os
 import signal
 import socket
 import sys
@@ -19,16 +20,19 @@ from grpc_reflection.v1alpha import reflection
 
 from placement.api.server import tls
 from placement.api.server.config import ServerConfig
-from placement.api.server.jobs import JobStore
+from placement.api.server.jobs import JobStoreError
 from placement.api.server.metrics import Metrics
 from placement.api.server.pool import SolvePool
 from placement.api.server.service import PlacementService
+from placement.api.server.store import JobStore, new_replica_id, open_store
 from placement.solver.schema.v1 import service_pb2, service_pb2_grpc
 
 log = logging.getLogger("placement.server")
 
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["PlacementSolver"].full_name
 HEALTH_PREFIX = "/grpc.health.v1.Health/"
+STORE_CHECK_S = 1.0
+"""How often health asks the job store whether it answers."""
 EXTRA_RPC_THREADS = 32
 """gRPC handler threads beyond one per admitted solve (Check, jobs, watchers, health)."""
 
@@ -176,6 +180,7 @@ class Running:
     store: JobStore
     health: health.HealthServicer
     metrics: Metrics
+    store_monitor: StoreMonitor | None = None
 
     def stop(self, grace: float = 5.0) -> int:
         """Drain, then stop: health goes NOT_SERVING and new calls get UNAVAILABLE; the solves
@@ -183,17 +188,61 @@ class Running:
         their best checked solution; then the workers stop. Returns how many calls were
         stopped at the end of the grace period.
 
-        Running jobs stay ``RUNNING`` in the store: the next server queues them again.
+        Jobs running here go back to the queue: another replica (or the next server) runs
+        them again.
         """
+        if self.store_monitor is not None:
+            self.store_monitor.stop()
         self.health.enter_graceful_shutdown()
         stopped = self.service.drain(grace)
         # Time for the last answers to leave; what is still open (job watchers) is cancelled.
         done = self.server.stop(1.0)
         self.service.stop()
         self.pool.close()
+        self.service.runner.release_all()
         done.wait(2.0)
         self.store.close()
         return stopped
+
+
+class StoreMonitor:
+    """Health follows the job store: NOT_SERVING while the database does not answer (a load
+    balancer sends new work elsewhere; running solves go on and their outcomes are written
+    when it is back), SERVING again once it does."""
+
+    def __init__(self, store: JobStore, servicer: health.HealthServicer, every_s: float):
+        self._store = store
+        self._health = servicer
+        self._every_s = every_s
+        self._stop = threading.Event()
+        self.ok = True
+        self._thread = threading.Thread(target=self._loop, name="store-health", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self._every_s):
+            try:
+                self._store.ping()
+                ok = True
+            except JobStoreError as exc:
+                ok = False
+                if self.ok:
+                    log.error("job store unreachable, health NOT_SERVING: %s", exc)
+            if ok != self.ok and not self._stop.is_set():
+                if ok:
+                    log.warning("job store reachable again, health SERVING")
+                status = (
+                    health_pb2.HealthCheckResponse.SERVING
+                    if ok
+                    else health_pb2.HealthCheckResponse.NOT_SERVING
+                )
+                for name in ("", SERVICE_NAME):
+                    self._health.set(name, status)
+            self.ok = ok
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
 
 
 def check_port_free(host: str, port: int) -> None:
@@ -216,7 +265,7 @@ def start(config: ServerConfig) -> Running:
         raise ValueError("; ".join(problems))
     # What the user can get wrong first (address, database), before any worker starts.
     check_port_free(config.bind_host, config.port)
-    store = JobStore(config.db_path)
+    store = open_store(config.db_path)
     pool = SolvePool(
         config.workers, config.max_queue, grace=config.grace_s, margin=config.deadline_margin_s
     )
@@ -227,7 +276,8 @@ def start(config: ServerConfig) -> Running:
         store.close()
         raise
     metrics = Metrics()
-    service = PlacementService(config, pool, store, metrics)
+    replica = new_replica_id(socket.gethostname(), os.getpid())
+    service = PlacementService(config, pool, store, metrics, replica)
     threads = config.workers + config.max_queue + EXTRA_RPC_THREADS
     options = [
         ("grpc.max_receive_message_length", config.max_message_bytes),
@@ -272,7 +322,8 @@ def start(config: ServerConfig) -> Running:
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     if config.metrics_port is not None:
         metrics.serve(config.metrics_port, "127.0.0.1" if not config.tls else "0.0.0.0")
-    return Running(server, port, service, pool, store, health_servicer, metrics)
+    monitor = StoreMonitor(store, health_servicer, STORE_CHECK_S)
+    return Running(server, port, service, pool, store, health_servicer, metrics, monitor)
 
 
 def serve(config: ServerConfig) -> int:
@@ -284,7 +335,7 @@ def serve(config: ServerConfig) -> int:
         auth += f", {len(config.allowed_clients)} allowed client names"
     print(
         f"placement: serving on {config.bind_host}:{running.port} ({mode}{auth}, "
-        f"{config.workers} workers, queue {config.max_queue}, jobs in {config.db_path}"
+        f"{config.workers} workers, queue {config.max_queue}, jobs in {running.store.name}, replica {running.service.runner.replica}"
         + (
             f", {running.service.runner.recovered} interrupted jobs queued again"
             if running.service.runner.recovered

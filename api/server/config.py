@@ -83,7 +83,11 @@ class ServerConfig:
     limits:
         Per-instance size limits (see :data:`DEFAULT_LIMITS`).
     db_path:
-        The SQLite job store (``:memory:`` keeps nothing across restarts).
+        The job store: an SQLite file (``:memory:`` keeps nothing across restarts) or a
+        PostgreSQL URL ``postgresql://USER[:PASSWORD]@HOST:PORT/DB`` that replicas share.
+    job_lease_s:
+        How long a replica's claim on a job lasts without renewal (it renews every 0.25 s):
+        after a replica dies, its jobs run elsewhere this much later.
     retention_s:
         How long finished jobs are kept.
     tls_cert, tls_key, client_ca:
@@ -115,6 +119,7 @@ class ServerConfig:
     limits: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_LIMITS))
     db_path: str = field(default_factory=lambda: str(default_db_path()))
     retention_s: float = 7 * 24 * 3600.0
+    job_lease_s: float = 10.0
     tls_cert: str | None = None
     tls_key: str | None = None
     client_ca: str | None = None
@@ -167,6 +172,8 @@ class ServerConfig:
             problems.append("allowed_clients: --allow-client needs mutual TLS (--client-ca)")
         if self.client_ca and not self.tls:
             problems.append("client_ca: mutual TLS needs --tls-cert and --tls-key too")
+        if self.job_lease_s < 1.0:
+            problems.append(f"job_lease_s: got {self.job_lease_s}, expected at least 1 s")
         if not 0 < self.default_time_limit_s <= self.max_time_limit_s:
             problems.append(
                 f"default_time_limit_s: got {self.default_time_limit_s}, expected in "

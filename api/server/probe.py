@@ -35,7 +35,8 @@ class Server:
 
     proc: subprocess.Popen[str]
     port: int
-    db: Path
+    db: Path | str
+    """The job store: an SQLite file or a PostgreSQL URL."""
     lines: list[str] = field(default_factory=list)
 
     @property
@@ -61,7 +62,7 @@ class Server:
         self.proc.wait(30)
 
 
-def serve_command(db: Path, workers: int, *args: str) -> list[str]:
+def serve_command(db: Path | str, workers: int, *args: str) -> list[str]:
     """``placement serve`` on a free port (``--port 0``) with job database ``db``."""
     return [
         sys.executable,
@@ -81,7 +82,7 @@ def serve_command(db: Path, workers: int, *args: str) -> list[str]:
 def start_server(
     tmp_path: Path,
     *args: str,
-    db: Path | None = None,
+    db: Path | str | None = None,
     workers: int = 2,
     preexec_fn: Callable[[], None] | None = None,
 ) -> Server:

@@ -25,9 +25,10 @@ from grpc_status import rpc_status
 from placement.api.server import jobs as jobstates
 from placement.api.server import messages
 from placement.api.server.config import ServerConfig
-from placement.api.server.jobs import JobRow, JobRunner, JobStore, JobStoreError
+from placement.api.server.jobs import JobRow, JobRunner, JobStoreError
 from placement.api.server.metrics import Metrics
 from placement.api.server.pool import Outcome, SolvePool, Ticket
+from placement.api.server.store import JobStore
 from placement.solver import InputError
 from placement.solver.errors import FieldError
 from placement.solver.family import Family
@@ -120,6 +121,8 @@ def validate_solve_request(
     return parsed
 
 
+WATCH_POLL_S = 0.2
+"""How often WatchJob reads the store for a job run by another replica."""
 MAX_MARGIN_SHARE = 0.3
 """The deadline margin takes at most this share of the time a call has left."""
 
@@ -186,7 +189,14 @@ class Request:
 class PlacementService(service_pb2_grpc.PlacementSolverServicer):
     """The servicer: validation, admission, deadlines, jobs."""
 
-    def __init__(self, config: ServerConfig, pool: SolvePool, store: JobStore, metrics: Metrics):
+    def __init__(
+        self,
+        config: ServerConfig,
+        pool: SolvePool,
+        store: JobStore,
+        metrics: Metrics,
+        replica: str = "local",
+    ):
         self.config = config
         self.pool = pool
         self.store = store
@@ -197,6 +207,8 @@ class PlacementService(service_pb2_grpc.PlacementSolverServicer):
             conclude=self._conclude_job,
             max_running=max(1, config.workers - 1) if config.workers > 1 else 1,
             retention_s=config.retention_s,
+            replica=replica,
+            lease_s=config.job_lease_s,
         )
         pool.on_restart = metrics.worker_restarted
         metrics.bind(pool, store)
@@ -558,15 +570,15 @@ class PlacementService(service_pb2_grpc.PlacementSolverServicer):
         return self._guard(call, body)
 
     def WatchJob(self, request: Any, context: grpc.ServicerContext) -> Iterator[Any]:  # noqa: N802
+        """The job's state changes and the incumbents of its solve, read from the store, so
+        a watcher on any replica sees a job that another replica runs; events of a job run
+        here wake the watcher at once, others are seen within :data:`WATCH_POLL_S`."""
         call = Request("WatchJob", context)
-        events: queue.Queue[Any] = queue.Queue()
-
-        def listener(kind: str, payload: Any) -> None:
-            events.put((kind, payload))
+        changed = threading.Event()
 
         def start() -> JobRow:
             row = self._job(request.job_id)
-            self.runner.listen(row.id, listener)
+            self.runner.listen(row.id, changed.set)
             return row
 
         row = self._guard(call, start)
@@ -574,30 +586,44 @@ class PlacementService(service_pb2_grpc.PlacementSolverServicer):
             return
         try:
             # Read again after listening, so no change between the two is missed.
-            row = self.store.get(row.id) or row
+            row = self._job(row.id)
             yield service_pb2.JobEvent(job=job_message(row))
-            last_state = row.state
+            job_id, last_state, seen = row.id, row.state, 0
             while row.state not in jobstates.FINISHED and context.is_active():
-                try:
-                    kind, payload = events.get(timeout=0.5)
-                except queue.Empty:
-                    fresh = self.store.get(row.id)
-                    if fresh is None:
-                        break
-                    row = fresh
-                    if row.state != last_state:
-                        last_state = row.state
-                        yield service_pb2.JobEvent(job=job_message(row))
-                    continue
-                if kind == "incumbent":
-                    yield service_pb2.JobEvent(incumbent=service_pb2.Incumbent.FromString(payload))
-                elif payload is not None:
-                    row = payload
+                changed.wait(WATCH_POLL_S)
+                changed.clear()
+
+                def poll(after: int = seen) -> tuple[list[tuple[int, bytes]], JobRow]:
+                    # Incumbents first: those stored before the job ended come before its end.
+                    return self.store.incumbents(job_id, after), self._job(job_id)
+
+                polled = self._guard_watch(call, poll)
+                if polled is None:
+                    continue  # the store is out of reach: keep watching
+                incumbents, fresh = polled
+                if fresh is None:
+                    break  # purged meanwhile
+                row = fresh
+                for number, data in incumbents:
+                    seen = number
+                    yield service_pb2.JobEvent(incumbent=service_pb2.Incumbent.FromString(data))
+                if row.state != last_state:
                     last_state = row.state
                     yield service_pb2.JobEvent(job=job_message(row))
             call.log("OK", job_id=row.id)
         finally:
-            self.runner.unlisten(request.job_id, listener)
+            self.runner.unlisten(request.job_id, changed.set)
+
+    def _guard_watch(self, call: Request, body: Any) -> Any:
+        """``body()``, or None while the store is out of reach (a watch outlives an outage)."""
+        try:
+            return body()
+        except JobStoreError as exc:
+            log.warning("WatchJob %s: %s", call.id, exc)
+            time.sleep(WATCH_POLL_S)
+            return None
+        except Abort:
+            return [], None
 
     # --- jobs in the pool ---------------------------------------------------------------
     def _run_job(self, row: JobRow, on_event: Any) -> Ticket | None:
