@@ -243,11 +243,14 @@ def layer_graph(instance: PartitionInstance) -> LayerGraph:
     )
 
 
-def enumerate_ideals(g: LayerGraph, limit: int = MAX_IDEALS) -> np.ndarray | None:
+def enumerate_ideals(
+    g: LayerGraph, limit: int = MAX_IDEALS, rule: PartitionContiguity | None = None
+) -> np.ndarray | None:
     """The ideals as a boolean matrix (ideal x unit), the empty one first and the full one
-    last; None when there are more than ``limit``. ORDER contiguity: the prefixes of the
-    forward layer order that cut no unit. NONE: not applicable (None)."""
-    rule = g.instance.workload.contiguity
+    last; None when there are more than ``limit``. ``rule`` (default: the instance's): ORDER,
+    the prefixes of the forward layer order that cut no unit; CONVEX, every downset of the
+    unit DAG; NONE, not applicable (None)."""
+    rule = rule or g.instance.workload.contiguity
     m = g.n_units
     if rule is PartitionContiguity.NONE:
         return None
