@@ -119,13 +119,14 @@ def load_tarnawski(
             raise InputError.single(key, data.get(key), "a non-empty JSON list", file=file)
     max_size = _number(data, "maxSizePerFPGA", "", file)
     counts = {}
-    for key in ("maxFPGAs", "maxCPUs"):
-        value = _number(data, key, "", file)
-        if not value <= MAX_DEVICES or not float(value).is_integer():
-            raise InputError.single(key, data[key], f"an integer in [0, {MAX_DEVICES}]", file=file)
+    # maxCPUs absent: none (the authors' files always give it).
+    for key, low in (("maxFPGAs", 1), ("maxCPUs", 0)):
+        value = _number(data, key, "", file) if key in data or low else 0.0
+        if not low <= value <= MAX_DEVICES or not float(value).is_integer():
+            raise InputError.single(
+                key, data[key], f"an integer in [{low}, {MAX_DEVICES}]", file=file
+            )
         counts[key] = int(value)
-    if counts["maxFPGAs"] + counts["maxCPUs"] < 1:
-        raise InputError.single("maxFPGAs", data["maxFPGAs"], "at least one device", file=file)
 
     nodes: dict[int, dict[str, Any]] = {}
     for k, node in enumerate(data["nodes"]):
@@ -146,11 +147,14 @@ def load_tarnawski(
         backward = node.get("isBackwardNode", 0)
         if backward not in (0, 1, True, False):
             raise InputError.single(f"{p}.isBackwardNode", backward, "0 or 1", file=file)
+        size = _number(node, "size", p, file) if "size" in node else 0.0
+        if size > MAX_BYTES:
+            raise InputError.single(f"{p}.size", size, f"at most {MAX_BYTES} bytes", file=file)
         nodes[nid] = dict(
             cls=cls,
             fpga=_number(node, "fpgaLatency", p, file),
-            cpu=_number(node, "cpuLatency", p, file),
-            size=_number(node, "size", p, file) if "size" in node else 0.0,
+            cpu=_number(node, "cpuLatency", p, file) if "cpuLatency" in node else 0.0,
+            size=size,
             supported=bool(supported),
             backward=bool(backward),
             name=node.get("name"),
@@ -257,7 +261,12 @@ def load_tarnawski(
         instance_to_message,
     )
 
-    return instance_from_message(instance_to_message(instance), instance.name, instance.description)
+    try:
+        return instance_from_message(
+            instance_to_message(instance), instance.name, instance.description
+        )
+    except InputError as error:
+        raise error.with_file(file) from None
 
 
 def load_tarnawski_classes_in_order(path: str | Path, name: str | None = None) -> PartitionInstance:
