@@ -71,6 +71,14 @@ def layer_graph_applies(instance: PartitionInstance) -> str | None:
         return "the layer-graph methods solve the training max-load objective only"
     if not comm_is_uniform(instance):
         return "the layer-graph methods need one transfer time per edge (uniform links)"
+    if w.contiguity is PartitionContiguity.ORDER:
+        groups_with_forward = {lay.colocation_group for lay in instance.layers if not lay.backward}
+        for lay in instance.layers:
+            if lay.backward and lay.colocation_group not in groups_with_forward:
+                return (
+                    f"backward layer {lay.name!r} has no forward layer in its colocation group "
+                    "(ORDER contiguity places backward layers with their forward twins)"
+                )
     return None
 
 

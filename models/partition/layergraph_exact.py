@@ -77,12 +77,13 @@ def solve_layer_graph(
             proven_solution=result.solution,
             message=f"optimum proved by the DP over {len(ideals)} ideals",
         )
-    if not use_ip:
+    if not use_ip or rule is PartitionContiguity.ORDER:
+        # The IP models chains of ideals (CONVEX) and free sets (NONE), not ranges.
         return ExactOutcome(
             StopReason.SEARCH_EXHAUSTED,
             message=(
-                f"more than {limit} ideals for the DP and no MILP model of the layer graph: "
-                "the cpsat encoding's IP proves such instances"
+                f"more than {limit} ideals for the DP; the layer-graph IP is a CP-SAT model of "
+                "convex and free splits (the cpsat encoding runs it)"
             ),
         )
     # ortools loads in 0.85 s: only when the IP runs
