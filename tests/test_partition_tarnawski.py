@@ -390,3 +390,28 @@ def test_import_refuses_two_costs_out_of_one_node(tmp_path: Path) -> None:
     path.write_text(json.dumps(doc))
     inst = load_tarnawski(path)
     assert inst.layers[2].allowed_device_types == ("cpu",)
+
+
+@settings(
+    max_examples=15,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(inst=layer_graphs())
+def test_the_ip_path_of_the_encoding_proves_the_brute_force_optimum(
+    inst: PartitionInstance, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No ideal is few enough for the DP: the encoding seeds with the order-contiguous split,
+    # asks the decision form whether anything is better, then minimises.
+    monkeypatch.setattr("placement.models.partition.layergraph_exact.MAX_IDEALS", 0)
+    if inst.workload.contiguity is PartitionContiguity.ORDER:
+        return
+    truth = _brute_force(inst)
+    ctx = ExactContext(inst, SolveOptions(time_limit_s=20, threads=1))
+    outcome = CpSatEncoding().solve(inst, ctx)
+    if truth is None:
+        assert outcome.proven_infeasible or ctx.best is None
+        return
+    assert outcome.proven_optimal, outcome.message
+    assert objective_ns(inst, ctx.best.device_of) == truth

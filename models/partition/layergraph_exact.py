@@ -9,7 +9,9 @@ the stage models of :mod:`.encoding` do not express those rules. Both exact enco
    the prefixes of the layer order, always few): its optimum is proved;
 2. otherwise the IP (:mod:`.layergraph_ip`, CP-SAT), seeded with the best split known (the
    portfolio's incumbent, or the DP over the prefixes of the layer order, which is a valid
-   convex split): proved when CP-SAT proves it; else its bound and best split.
+   convex split): first its decision form, "a split strictly better than the incumbent?"
+   (refuted: the incumbent is optimal), then, from the better split it found, the
+   minimisation: proved when CP-SAT proves it; else its bound and best split.
 
 Every split goes to the portfolio's checker through ``ctx.report``.
 """
@@ -99,9 +101,34 @@ def solve_layer_graph(
     if ctx.time_left() <= 0.05:
         return ExactOutcome(StopReason.TIME_LIMIT, message="no time left")
 
-    def found(solution: PartitionSolution, bound_ns: int) -> None:
-        ctx.report(solution, f"{source}-ip", bound_ns / NS_PER_MS)
+    def found(solution: PartitionSolution, bound_ns: int | None) -> None:
+        ctx.report(solution, f"{source}-ip", None if bound_ns is None else bound_ns / NS_PER_MS)
 
+    if best is not None and upper is not None:
+        # First the decision form: is anything strictly better than the incumbent? Refuted:
+        # the incumbent is optimal (a proof, fast with constant loads); else the better split
+        # found seeds the minimisation.
+        out = solve_ip(g, ctx.options, ctx.cancel, ctx.time_left(), best, found, upper - 1)
+        if out.infeasible:
+            return ExactOutcome(
+                StopReason.PROVEN,
+                bound=upper / NS_PER_MS,
+                proven_optimal=True,
+                proven_solution=best,
+                message="optimum proved by the layer-graph IP (CP-SAT): no split is better",
+            )
+        if out.solution is None or out.objective_ns is None:
+            stop = out.stop
+            if stop is StopReason.CANCELLED and not ctx.cancel.cancelled:
+                stop = StopReason.TIME_LIMIT
+            return ExactOutcome(
+                stop, message=out.message or "the layer-graph IP stopped before a proof"
+            )
+        ctx.report(out.solution, f"{source}-ip", None)
+        if out.objective_ns < upper:
+            best, upper = out.solution, out.objective_ns
+        if ctx.time_left() <= 0.05:
+            return ExactOutcome(StopReason.TIME_LIMIT, message="no time left")
     out = solve_ip(g, ctx.options, ctx.cancel, ctx.time_left(), best, found)
     if out.infeasible:
         if best is None:
