@@ -93,7 +93,9 @@ def solve_layer_graph(
 
     best: PartitionSolution | None = ctx.incumbent()
     upper = None if best is None else objective_ns(instance, best.device_of)
-    seed = order_split(instance, g)
+    # The portfolio's greedy phase already gave the order-contiguous split (greedy.py):
+    # computed here only without an incumbent (seconds on Inception-v3).
+    seed = order_split(instance, g) if best is None else None
     if seed is not None and seed.solution is not None:
         ctx.report(seed.solution, f"{source}-order-dp", None)
         if upper is None or seed.objective_ns < upper:
