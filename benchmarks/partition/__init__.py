@@ -10,7 +10,7 @@ SUITES = (
     Suite(
         name="partition-tarnawski",
         family="partition",
-        help="Tarnawski et al. layer graphs: the DP's optimum proved by CP-SAT and MILP, beside PipeDream and the greedies",
+        help="Tarnawski et al. layer graphs as the paper's problem: optimum and proof (DP over ideals or IP), beside the order-contiguous optimum and PipeDream",
         **suite_functions(_CODE, "tarnawski"),
         data="partition/tarnawski-layergraphs",
         time_limit_s=10.0,

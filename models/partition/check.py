@@ -10,15 +10,21 @@ Rules (docs/formulations/partition.md, "The checker"):
 1. every layer is placed exactly once, on a device of the instance;
 2. the memory a device's layers need is at most its ``memory_bytes``;
 3. layers of one colocation group share a device;
-4. unless ``non_contiguous``: the layers of each device form one contiguous range of the
-   layer order;
-5. serving: at most ``in_flight_microbatches`` devices are used (one micro-batch per stage).
+4. contiguity (``workload.contiguity``): ORDER, the forward layers of each device form one
+   contiguous range of the layer order; CONVEX (Tarnawski et al.), each device's forward
+   layers are convex in the forward graph and contracting them leaves an acyclic graph (the
+   sets are the differences of a chain of ideals); NONE, any sets. Backward layers are
+   outside the rule (their colocation groups bind them);
+5. serving: at most ``in_flight_microbatches`` devices are used (one micro-batch per stage);
+6. a layer with ``allowed_device_types`` runs only on those types.
 
 Objective (milliseconds, minimised; the nanosecond sums are exact):
 
 * training and serving: ``step_time_ms``, the largest device load, where a device's load is
-  the time of its layers plus the transfer time of every edge with exactly one end on it
-  (sent or received); serving adds ``tokens_per_s`` = batch_size / step time;
+  the time of its layers plus its transfers: per edge (default), every edge with exactly one
+  end on it (sent or received); per tensor via host (Tarnawski et al.), once per layer output
+  it sends to other devices and once per layer output it receives from another device, host
+  devices paying none; serving adds ``tokens_per_s`` = batch_size / step time;
 * inference: ``latency_ms``, the time of every layer plus every transfer once.
 """
 
@@ -27,8 +33,10 @@ from __future__ import annotations
 from placement.models.partition.instance import (
     NS_PER_MS,
     Mode,
+    PartitionContiguity,
     PartitionInstance,
     PartitionSolution,
+    PartitionTransferAccounting,
     edge_time_ns,
     layer_time_ns,
 )
@@ -63,13 +71,29 @@ def objective_ns(instance: PartitionInstance, device_of: tuple[int, ...]) -> int
         t = layer_time_ns(instance, layer, d)
         load[d] += t
         total += t
-    for e in instance.graph_edges:
-        a, b = device_of[e.src], device_of[e.dst]
-        if a != b:
-            t = edge_time_ns(instance, e, a, b)
-            load[a] += t
-            load[b] += t
-            total += t
+    if instance.workload.transfer_accounting is PartitionTransferAccounting.PER_TENSOR_VIA_HOST:
+        # One charge per layer output to its device and to each distinct consumer device.
+        consumers: dict[int, set[int]] = {}
+        for e in instance.graph_edges:
+            consumers.setdefault(e.src, set()).add(device_of[e.dst])
+        tau = instance.tensor_times_ns
+        for u, where in consumers.items():
+            a = device_of[u]
+            others = where - {a}
+            if not others or not tau[u]:
+                continue
+            for d in (a, *others):
+                if not instance.devices[d].host:
+                    load[d] += tau[u]
+                    total += tau[u]
+    else:
+        for e in instance.graph_edges:
+            a, b = device_of[e.src], device_of[e.dst]
+            if a != b:
+                t = edge_time_ns(instance, e, a, b)
+                load[a] += t
+                load[b] += t
+                total += t
     if instance.workload.mode.bottleneck:
         return max(load)
     return total
@@ -119,10 +143,23 @@ def check(instance: PartitionInstance, solution: PartitionSolution) -> CheckRepo
                 f"{devices[d].name!r}, an earlier member on {devices[first].name!r}"
             )
 
-    if instance.workload.contiguous:
+    for layer, d in enumerate(device_of):
+        lay = layers[layer]
+        if not lay.allowed_on(devices[d].type):
+            violations.append(
+                f"layer {lay.name!r} on {devices[d].name!r} of type {devices[d].type!r}; it "
+                f"runs only on {', '.join(lay.allowed_device_types)}"
+            )
+
+    rule = instance.workload.contiguity
+    if rule is PartitionContiguity.CONVEX:
+        violations += convexity_violations(instance, device_of)
+    if rule is PartitionContiguity.ORDER:
         seen_ranges: dict[int, int] = {}
         previous = -1
         for layer, d in enumerate(device_of):
+            if layers[layer].backward:
+                continue
             if d != previous:
                 seen_ranges[d] = seen_ranges.get(d, 0) + 1
                 if seen_ranges[d] == 2:
@@ -141,3 +178,65 @@ def check(instance: PartitionInstance, solution: PartitionSolution) -> CheckRepo
 
     value = objective_ns(instance, device_of)
     return CheckReport(not violations, violations, _terms(instance, value), sense)
+
+
+def convexity_violations(instance: PartitionInstance, device_of: tuple[int, ...]) -> list[str]:
+    """Tarnawski et al.'s contiguity over the forward graph (layers not ``backward``, edges
+    between them): each device's set is convex (no path leaves it and comes back), and the
+    graph of devices (an arc d -> d' for every edge from d to d') is acyclic, so the sets
+    are the differences of a chain of ideals. Returns one message per violation found."""
+    layers, devices = instance.layers, instance.devices
+    succ: dict[int, list[int]] = {}
+    for e in instance.graph_edges:
+        if not layers[e.src].backward and not layers[e.dst].backward:
+            succ.setdefault(e.src, []).append(e.dst)
+    out: list[str] = []
+    members: dict[int, list[int]] = {}
+    for layer, d in enumerate(device_of):
+        if not layers[layer].backward:
+            members.setdefault(d, []).append(layer)
+    for d, mine in members.items():
+        # Layers reachable from the set through a layer on another device.
+        stack = [w for u in mine for w in succ.get(u, ()) if device_of[w] != d]
+        seen = set(stack)
+        while stack:
+            w = stack.pop()
+            for x in succ.get(w, ()):
+                if device_of[x] == d:
+                    out.append(
+                        f"device {devices[d].name!r}: its layers are not convex (a path leaves "
+                        f"them through layer {layers[w].name!r} and comes back to layer "
+                        f"{layers[x].name!r})"
+                    )
+                    stack = []
+                    break
+                if x not in seen:
+                    seen.add(x)
+                    stack.append(x)
+    if out:
+        return out
+    arcs: dict[int, set[int]] = {d: set() for d in members}
+    for u, ws in succ.items():
+        for w in ws:
+            if device_of[u] != device_of[w]:
+                arcs[device_of[u]].add(device_of[w])
+    indegree = dict.fromkeys(arcs, 0)
+    for targets in arcs.values():
+        for t in targets:
+            indegree[t] += 1
+    ready = [d for d, k in indegree.items() if k == 0]
+    done = 0
+    while ready:
+        d = ready.pop()
+        done += 1
+        for t in arcs[d]:
+            indegree[t] -= 1
+            if indegree[t] == 0:
+                ready.append(t)
+    if done < len(arcs):
+        cycle = sorted(devices[d].name for d, k in indegree.items() if k > 0)
+        out.append(
+            f"devices {', '.join(repr(c) for c in cycle)} depend on each other in a cycle: the "
+            "forward layers of the devices must be the differences of a chain of ideals"
+        )
+    return out

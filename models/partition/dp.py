@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from placement.models.partition.ideals import needs_layer_graph
 from placement.models.partition.instance import PartitionInstance, PartitionSolution
 from placement.models.partition.tables import (
     INF,
@@ -60,6 +61,11 @@ class DpResult:
 
 def dp_applies(instance: PartitionInstance) -> str | None:
     """Why the DP cannot solve ``instance`` (None when it can)."""
+    if needs_layer_graph(instance):
+        return (
+            "the instance uses rules of Tarnawski et al.'s layer graphs (convex splits, "
+            "per-tensor transfers, CPUs, backward layers): the DP over ideals solves it"
+        )
     if not instance.workload.contiguous:
         return "the DP needs contiguous splits (workload.non_contiguous is set)"
     states = 1

@@ -37,7 +37,9 @@ import numpy as np
 from placement.models.partition.check import objective_ns
 from placement.models.partition.dp import dp_applies, try_dp
 from placement.models.partition.explain import explain_infeasible, quick_bound_ns
+from placement.models.partition.ideals import needs_layer_graph
 from placement.models.partition.instance import NS_PER_MS, PartitionInstance, PartitionSolution
+from placement.models.partition.layergraph_exact import solve_layer_graph
 from placement.models.partition.tables import (
     INF,
     Tables,
@@ -179,6 +181,9 @@ class StageEncoding:
     """Bottleneck modes: bisect over the stage costs with path-feasibility models instead of
     minimising T (the MILP: HiGHS settles those network LPs and stops at its deadline)."""
 
+    layer_graph_ip = True
+    """Layer-graph instances: run the CP-SAT IP where the ideals are too many for the DP."""
+
     def __init__(self, use_dp: bool = True) -> None:
         self.use_dp = use_dp
         self.last_stats: dict[str, Any] = {}
@@ -203,6 +208,10 @@ class StageEncoding:
         among them, hinted with the path found; proved: done; else ``U`` drops and (1) again.
         """
         self.last_stats = {"rounds": 0}
+        if needs_layer_graph(instance):
+            # Convex splits, per-tensor transfers, CPUs, backward layers: the DP over ideals
+            # or the layer-graph IP (Tarnawski et al.'s problem), not the stage model.
+            return solve_layer_graph(instance, ctx, self.source, use_ip=self.layer_graph_ip)
         if not instance.workload.contiguous:
             return ExactOutcome(
                 StopReason.HEURISTIC_ONLY,

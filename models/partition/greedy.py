@@ -23,7 +23,9 @@ import numpy as np
 
 from placement.models.partition.check import objective_ns
 from placement.models.partition.dp import dp_applies, try_dp
+from placement.models.partition.ideals import needs_layer_graph
 from placement.models.partition.instance import PartitionInstance, PartitionSolution
+from placement.models.partition.layergraph_exact import order_split
 from placement.models.partition.tables import Tables, build_tables
 from placement.solver.options import SolveOptions
 
@@ -122,8 +124,15 @@ def greedy_solutions(
     """Named heuristic solutions, the fallback first: the DP where it applies, then the
     bisection fill, Petals-style spans and PipeDream's planner."""
     del options
-    t = build_tables(instance)
     out: list[tuple[str, PartitionSolution]] = []
+    if needs_layer_graph(instance):
+        # Tarnawski et al.'s rules: the stage heuristics below ignore CPUs, backward twins
+        # and per-tensor transfers; the DP over the prefixes of the layer order is a valid
+        # (convex) split and exact under ORDER contiguity.
+        seed = order_split(instance)
+        if seed is not None and seed.solution is not None:
+            out.append(("ideals-order", seed.solution))
+    t = build_tables(instance)
     candidates = [("bisection", bisection(instance, t)), ("petals", petals(instance, t))]
     for name, sol in candidates:
         if sol is not None:

@@ -322,9 +322,7 @@ def _build(params: dict[str, Any]) -> PartitionInstance:
     shape = load_model_config(params["config"])
     devices = [(device_spec(path), count) for path, count in params["device"]]
     mode = Mode[params["mode"].upper()]
-    in_flight = params["in_flight"] or (
-        sum(c for _, c in devices) if mode is Mode.SERVING else 1
-    )
+    in_flight = params["in_flight"] or (sum(c for _, c in devices) if mode is Mode.SERVING else 1)
     instance = build_llm(
         shape,
         devices,

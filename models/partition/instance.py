@@ -73,6 +73,29 @@ RANGES = register_ranges(
 times and memory must add up to at most MAX_TOTAL_SECONDS and MAX_TOTAL_BYTES."""
 
 
+class PartitionContiguity(StrEnum):
+    """Which sets of layers one device may hold (``PartitionContiguity`` in partition.proto)."""
+
+    ORDER = "CONTIGUITY_ORDER"
+    """One contiguous range of the (forward) layer order: a pipeline stage."""
+    CONVEX = "CONTIGUITY_CONVEX"
+    """Tarnawski et al.'s contiguous splits: the devices' forward sets are the differences of
+    a chain of ideals of the forward graph (contracting them leaves an acyclic graph)."""
+    NONE = "CONTIGUITY_NONE"
+    """Any set (Tarnawski et al.'s non-contiguous variant)."""
+
+
+class PartitionTransferAccounting(StrEnum):
+    """How a transfer is charged (``PartitionTransferAccounting`` in partition.proto)."""
+
+    PER_EDGE = "TRANSFER_PER_EDGE"
+    """Every cut edge costs its transfer time on both of its devices."""
+    PER_TENSOR_VIA_HOST = "TRANSFER_PER_TENSOR_VIA_HOST"
+    """Tarnawski et al.: layer u's output (one transfer time per layer) is paid once by u's
+    device if some consumer is elsewhere and once by each distinct other device holding a
+    consumer; host devices pay nothing."""
+
+
 class PartitionMode(StrEnum):
     """The workload: what the split is for."""
 
@@ -111,6 +134,15 @@ class PartitionLayer:
     extra_memory_bytes: int = 0
     colocation_group: str = ""
     times: tuple[PartitionLayerTime, ...] = ()
+    allowed_device_types: tuple[str, ...] = ()
+    """Non-empty: the only device types the layer may run on."""
+    backward: bool = False
+    """A backward node of a training graph: outside the contiguity rule (its colocation group
+    binds it to its forward twin)."""
+
+    def allowed_on(self, device_type: str) -> bool:
+        """Whether the layer may run on a device of ``device_type``."""
+        return not self.allowed_device_types or device_type in self.allowed_device_types
 
     def measured(self, device_type: str) -> PartitionLayerTime | None:
         """The measured time for ``device_type``, if any."""
@@ -139,6 +171,8 @@ class PartitionDevice:
     memory_bytes: int
     flops_per_s: float = 0.0
     node: str = ""
+    host: bool = False
+    """A host CPU: pays no transfers under TRANSFER_PER_TENSOR_VIA_HOST."""
 
 
 @dataclass(frozen=True)
@@ -160,11 +194,21 @@ class PartitionWorkload:
     gradient_bytes_per_param_byte: float = 1.0
     optimizer_bytes_per_param_byte: float = 2.0
     non_contiguous: bool = False
+    contiguity_rule: PartitionContiguity | None = None
+    """Set explicitly (proto field ``contiguity``); None: from ``non_contiguous``."""
+    transfer_accounting: PartitionTransferAccounting = PartitionTransferAccounting.PER_EDGE
+
+    @property
+    def contiguity(self) -> PartitionContiguity:
+        """The contiguity rule in force."""
+        if self.contiguity_rule is not None:
+            return self.contiguity_rule
+        return PartitionContiguity.NONE if self.non_contiguous else PartitionContiguity.ORDER
 
     @property
     def contiguous(self) -> bool:
-        """Each device holds one contiguous range of layers."""
-        return not self.non_contiguous
+        """Each device holds one contiguous range of the (forward) layer order."""
+        return self.contiguity is PartitionContiguity.ORDER
 
     @property
     def max_stages(self) -> int | None:
@@ -216,6 +260,14 @@ class PartitionInstance:
             PartitionEdge(i, i + 1, self.layers[i].activation_bytes)
             for i in range(len(self.layers) - 1)
         ]
+
+    @cached_property
+    def tensor_times_ns(self) -> list[int]:
+        """Per layer: the transfer time of its output under per-tensor accounting (ns)."""
+        out = [0] * len(self.layers)
+        for e in self.graph_edges:
+            out[e.src] = max(out[e.src], seconds_to_ns(e.transfer_s))
+        return out
 
     def layer_memory_bytes(self, layer: int) -> int:
         """Bytes layer ``layer`` needs on its device under the workload (see the formulation).
@@ -316,6 +368,24 @@ _MODES = {
 }
 
 
+_CONTIGUITY: dict[int, PartitionContiguity | None] = {
+    0: None,
+    1: PartitionContiguity.ORDER,
+    2: PartitionContiguity.CONVEX,
+    3: PartitionContiguity.NONE,
+}
+_CONTIGUITY_VALUES = {c: k for k, c in _CONTIGUITY.items() if c is not None}
+_ACCOUNTING = {
+    0: PartitionTransferAccounting.PER_EDGE,
+    1: PartitionTransferAccounting.PER_EDGE,
+    2: PartitionTransferAccounting.PER_TENSOR_VIA_HOST,
+}
+_ACCOUNTING_VALUES = {
+    PartitionTransferAccounting.PER_EDGE: 1,
+    PartitionTransferAccounting.PER_TENSOR_VIA_HOST: 2,
+}
+
+
 def _clamp_int(value: int) -> int:
     """A count out of range as 0 (its RANGES entry reported it), so validation goes on."""
     return max(0, int(value))
@@ -351,6 +421,29 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
     )
     grad = _clamp_float(grad)
     opt = _clamp_float(opt)
+    contiguity = _CONTIGUITY.get(int(wl.contiguity), "bad")
+    if contiguity == "bad":
+        v.add(
+            f"{P}.workload.contiguity",
+            int(wl.contiguity),
+            "CONTIGUITY_ORDER, CONTIGUITY_CONVEX or CONTIGUITY_NONE",
+        )
+        contiguity = None
+    elif contiguity is not None and wl.non_contiguous:
+        v.require(
+            contiguity is not PartitionContiguity.ORDER,
+            f"{P}.workload.non_contiguous",
+            True,
+            "false with contiguity CONTIGUITY_ORDER (set one of them)",
+        )
+    accounting = _ACCOUNTING.get(int(wl.transfer_accounting))
+    if accounting is None:
+        v.add(
+            f"{P}.workload.transfer_accounting",
+            int(wl.transfer_accounting),
+            "TRANSFER_PER_EDGE or TRANSFER_PER_TENSOR_VIA_HOST",
+        )
+        accounting = PartitionTransferAccounting.PER_EDGE
     workload = PartitionWorkload(
         mode=mode,
         batch_size=max(1, batch),
@@ -359,6 +452,8 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
         gradient_bytes_per_param_byte=grad,
         optimizer_bytes_per_param_byte=opt,
         non_contiguous=bool(wl.non_contiguous),
+        contiguity_rule=contiguity if isinstance(contiguity, PartitionContiguity) else None,
+        transfer_accounting=accounting,
     )
     training = mode is PartitionMode.TRAINING
 
@@ -380,7 +475,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
         # The solvers add memory in int64: a capacity near 2**64 would wrap around.
         mem = min(mem, MAX_TOTAL_BYTES)
         flops = _clamp_float(d.flops_per_s)
-        devices.append(PartitionDevice(d.name, d.type, mem, flops, d.node))
+        devices.append(PartitionDevice(d.name, d.type, mem, flops, d.node, bool(d.host)))
 
     layers: list[PartitionLayer] = []
     layer_names: set[str] = set()
@@ -420,7 +515,16 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
             extra_memory_bytes=_clamp_int(lay.extra_memory_bytes),
             colocation_group=lay.colocation_group,
             times=tuple(times),
+            allowed_device_types=tuple(lay.allowed_device_types),
+            backward=bool(lay.backward),
         )
+        if layer.allowed_device_types:
+            v.require(
+                any(layer.allowed_on(d.type) for d in devices),
+                f"{path}.allowed_device_types",
+                list(layer.allowed_device_types),
+                "a device type of some device of the instance",
+            )
         # Every device must be able to time the layer: measured, or FLOPs over a speed.
         flops = layer.forward_flops + (layer.backward_flops if training else 0.0)
         if flops > 0:
@@ -478,8 +582,45 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
         validated=True,
     )
     _check_magnitudes(instance, v)
+    if accounting is PartitionTransferAccounting.PER_TENSOR_VIA_HOST:
+        _check_tensor_times(instance, v)
     v.raise_if_any()
     return instance
+
+
+def _check_tensor_times(instance: PartitionInstance, v: ValidationCollector) -> None:
+    """Per-tensor accounting charges one fixed time per layer output: every edge out of a
+    layer carries the same ``transfer_s`` and none is sized in bytes only (Tarnawski et al.'s
+    loaders refuse a node with two different outgoing costs)."""
+    first: dict[int, float] = {}
+    for k, e in enumerate(instance.graph_edges):
+        where = (
+            f"partition.edges[{k}]"
+            if instance.edges
+            else f"partition.layers[{e.src}].activation_bytes"
+        )
+        if e.bytes > 0 and e.transfer_s == 0:
+            v.add(
+                where,
+                e.bytes,
+                "a fixed transfer_s (TRANSFER_PER_TENSOR_VIA_HOST charges fixed times)",
+            )
+            return
+        seen = first.setdefault(e.src, e.transfer_s)
+        if seen != e.transfer_s:
+            v.add(
+                f"{where}.transfer_s",
+                e.transfer_s,
+                f"{seen} like the other edges out of layer {instance.layers[e.src].name!r} "
+                "(one transfer time per layer output under TRANSFER_PER_TENSOR_VIA_HOST)",
+            )
+            return
+
+
+def tensor_time_ns(instance: PartitionInstance, layer: int) -> int:
+    """Per-tensor accounting: nanoseconds to move layer ``layer``'s output through the host
+    (the ``transfer_s`` of its out-edges, equal by validation; 0 without out-edges)."""
+    return instance.tensor_times_ns[layer]
 
 
 def _check_magnitudes(instance: PartitionInstance, v: ValidationCollector) -> None:
@@ -558,6 +699,8 @@ def instance_to_message(instance: PartitionInstance) -> Any:
             kv_cache_bytes_per_token=lay.kv_cache_bytes_per_token,
             extra_memory_bytes=lay.extra_memory_bytes,
             colocation_group=lay.colocation_group,
+            allowed_device_types=list(lay.allowed_device_types),
+            backward=lay.backward,
         )
         for t in lay.times:
             m.times.add(device_type=t.device_type, forward_s=t.forward_s, backward_s=t.backward_s)
@@ -575,6 +718,7 @@ def instance_to_message(instance: PartitionInstance) -> Any:
             memory_bytes=d.memory_bytes,
             flops_per_s=d.flops_per_s,
             node=d.node,
+            host=d.host,
         )
     msg.links.inter_node_bandwidth_bytes_per_s = instance.links.inter_node_bandwidth_bytes_per_s
     msg.links.intra_node_bandwidth_bytes_per_s = instance.links.intra_node_bandwidth_bytes_per_s
@@ -586,6 +730,10 @@ def instance_to_message(instance: PartitionInstance) -> Any:
     msg.workload.gradient_bytes_per_param_byte = w.gradient_bytes_per_param_byte
     msg.workload.optimizer_bytes_per_param_byte = w.optimizer_bytes_per_param_byte
     msg.workload.non_contiguous = w.non_contiguous
+    if w.contiguity_rule is not None:
+        msg.workload.contiguity = _CONTIGUITY_VALUES[w.contiguity_rule]
+    if w.transfer_accounting is not PartitionTransferAccounting.PER_EDGE:
+        msg.workload.transfer_accounting = _ACCOUNTING_VALUES[w.transfer_accounting]
     return msg
 
 

@@ -90,6 +90,9 @@ class MilpEncoding(StageEncoding):
 
     source = "milp"
     parametric = True
+    layer_graph_ip = False
+    """The layer-graph IP is a CP-SAT model: this encoding proves layer graphs by the DP over
+    ideals only (and says so where the ideals are too many)."""
 
     def _run(
         self,

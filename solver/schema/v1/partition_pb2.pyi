@@ -13,10 +13,30 @@ class PartitionMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     TRAINING_PIPELINE: _ClassVar[PartitionMode]
     INFERENCE_LATENCY: _ClassVar[PartitionMode]
     LLM_SERVING: _ClassVar[PartitionMode]
+
+class PartitionContiguity(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CONTIGUITY_UNSPECIFIED: _ClassVar[PartitionContiguity]
+    CONTIGUITY_ORDER: _ClassVar[PartitionContiguity]
+    CONTIGUITY_CONVEX: _ClassVar[PartitionContiguity]
+    CONTIGUITY_NONE: _ClassVar[PartitionContiguity]
+
+class PartitionTransferAccounting(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    TRANSFER_ACCOUNTING_UNSPECIFIED: _ClassVar[PartitionTransferAccounting]
+    TRANSFER_PER_EDGE: _ClassVar[PartitionTransferAccounting]
+    TRANSFER_PER_TENSOR_VIA_HOST: _ClassVar[PartitionTransferAccounting]
 PARTITION_MODE_UNSPECIFIED: PartitionMode
 TRAINING_PIPELINE: PartitionMode
 INFERENCE_LATENCY: PartitionMode
 LLM_SERVING: PartitionMode
+CONTIGUITY_UNSPECIFIED: PartitionContiguity
+CONTIGUITY_ORDER: PartitionContiguity
+CONTIGUITY_CONVEX: PartitionContiguity
+CONTIGUITY_NONE: PartitionContiguity
+TRANSFER_ACCOUNTING_UNSPECIFIED: PartitionTransferAccounting
+TRANSFER_PER_EDGE: PartitionTransferAccounting
+TRANSFER_PER_TENSOR_VIA_HOST: PartitionTransferAccounting
 
 class PartitionLayerTime(_message.Message):
     __slots__ = ("device_type", "forward_s", "backward_s")
@@ -29,7 +49,7 @@ class PartitionLayerTime(_message.Message):
     def __init__(self, device_type: _Optional[str] = ..., forward_s: _Optional[float] = ..., backward_s: _Optional[float] = ...) -> None: ...
 
 class PartitionLayer(_message.Message):
-    __slots__ = ("name", "param_bytes", "activation_bytes", "forward_flops", "backward_flops", "kv_cache_bytes_per_token", "extra_memory_bytes", "colocation_group", "times")
+    __slots__ = ("name", "param_bytes", "activation_bytes", "forward_flops", "backward_flops", "kv_cache_bytes_per_token", "extra_memory_bytes", "colocation_group", "times", "allowed_device_types", "backward")
     NAME_FIELD_NUMBER: _ClassVar[int]
     PARAM_BYTES_FIELD_NUMBER: _ClassVar[int]
     ACTIVATION_BYTES_FIELD_NUMBER: _ClassVar[int]
@@ -39,6 +59,8 @@ class PartitionLayer(_message.Message):
     EXTRA_MEMORY_BYTES_FIELD_NUMBER: _ClassVar[int]
     COLOCATION_GROUP_FIELD_NUMBER: _ClassVar[int]
     TIMES_FIELD_NUMBER: _ClassVar[int]
+    ALLOWED_DEVICE_TYPES_FIELD_NUMBER: _ClassVar[int]
+    BACKWARD_FIELD_NUMBER: _ClassVar[int]
     name: str
     param_bytes: int
     activation_bytes: int
@@ -48,7 +70,9 @@ class PartitionLayer(_message.Message):
     extra_memory_bytes: int
     colocation_group: str
     times: _containers.RepeatedCompositeFieldContainer[PartitionLayerTime]
-    def __init__(self, name: _Optional[str] = ..., param_bytes: _Optional[int] = ..., activation_bytes: _Optional[int] = ..., forward_flops: _Optional[float] = ..., backward_flops: _Optional[float] = ..., kv_cache_bytes_per_token: _Optional[int] = ..., extra_memory_bytes: _Optional[int] = ..., colocation_group: _Optional[str] = ..., times: _Optional[_Iterable[_Union[PartitionLayerTime, _Mapping]]] = ...) -> None: ...
+    allowed_device_types: _containers.RepeatedScalarFieldContainer[str]
+    backward: bool
+    def __init__(self, name: _Optional[str] = ..., param_bytes: _Optional[int] = ..., activation_bytes: _Optional[int] = ..., forward_flops: _Optional[float] = ..., backward_flops: _Optional[float] = ..., kv_cache_bytes_per_token: _Optional[int] = ..., extra_memory_bytes: _Optional[int] = ..., colocation_group: _Optional[str] = ..., times: _Optional[_Iterable[_Union[PartitionLayerTime, _Mapping]]] = ..., allowed_device_types: _Optional[_Iterable[str]] = ..., backward: _Optional[bool] = ...) -> None: ...
 
 class PartitionEdge(_message.Message):
     __slots__ = ("src", "dst", "bytes", "transfer_s")
@@ -63,18 +87,20 @@ class PartitionEdge(_message.Message):
     def __init__(self, src: _Optional[str] = ..., dst: _Optional[str] = ..., bytes: _Optional[int] = ..., transfer_s: _Optional[float] = ...) -> None: ...
 
 class PartitionDevice(_message.Message):
-    __slots__ = ("name", "type", "memory_bytes", "flops_per_s", "node")
+    __slots__ = ("name", "type", "memory_bytes", "flops_per_s", "node", "host")
     NAME_FIELD_NUMBER: _ClassVar[int]
     TYPE_FIELD_NUMBER: _ClassVar[int]
     MEMORY_BYTES_FIELD_NUMBER: _ClassVar[int]
     FLOPS_PER_S_FIELD_NUMBER: _ClassVar[int]
     NODE_FIELD_NUMBER: _ClassVar[int]
+    HOST_FIELD_NUMBER: _ClassVar[int]
     name: str
     type: str
     memory_bytes: int
     flops_per_s: float
     node: str
-    def __init__(self, name: _Optional[str] = ..., type: _Optional[str] = ..., memory_bytes: _Optional[int] = ..., flops_per_s: _Optional[float] = ..., node: _Optional[str] = ...) -> None: ...
+    host: bool
+    def __init__(self, name: _Optional[str] = ..., type: _Optional[str] = ..., memory_bytes: _Optional[int] = ..., flops_per_s: _Optional[float] = ..., node: _Optional[str] = ..., host: _Optional[bool] = ...) -> None: ...
 
 class PartitionLinks(_message.Message):
     __slots__ = ("inter_node_bandwidth_bytes_per_s", "intra_node_bandwidth_bytes_per_s")
@@ -85,7 +111,7 @@ class PartitionLinks(_message.Message):
     def __init__(self, inter_node_bandwidth_bytes_per_s: _Optional[float] = ..., intra_node_bandwidth_bytes_per_s: _Optional[float] = ...) -> None: ...
 
 class PartitionWorkload(_message.Message):
-    __slots__ = ("mode", "batch_size", "context_length", "in_flight_microbatches", "gradient_bytes_per_param_byte", "optimizer_bytes_per_param_byte", "non_contiguous")
+    __slots__ = ("mode", "batch_size", "context_length", "in_flight_microbatches", "gradient_bytes_per_param_byte", "optimizer_bytes_per_param_byte", "non_contiguous", "contiguity", "transfer_accounting")
     MODE_FIELD_NUMBER: _ClassVar[int]
     BATCH_SIZE_FIELD_NUMBER: _ClassVar[int]
     CONTEXT_LENGTH_FIELD_NUMBER: _ClassVar[int]
@@ -93,6 +119,8 @@ class PartitionWorkload(_message.Message):
     GRADIENT_BYTES_PER_PARAM_BYTE_FIELD_NUMBER: _ClassVar[int]
     OPTIMIZER_BYTES_PER_PARAM_BYTE_FIELD_NUMBER: _ClassVar[int]
     NON_CONTIGUOUS_FIELD_NUMBER: _ClassVar[int]
+    CONTIGUITY_FIELD_NUMBER: _ClassVar[int]
+    TRANSFER_ACCOUNTING_FIELD_NUMBER: _ClassVar[int]
     mode: PartitionMode
     batch_size: int
     context_length: int
@@ -100,7 +128,9 @@ class PartitionWorkload(_message.Message):
     gradient_bytes_per_param_byte: float
     optimizer_bytes_per_param_byte: float
     non_contiguous: bool
-    def __init__(self, mode: _Optional[_Union[PartitionMode, str]] = ..., batch_size: _Optional[int] = ..., context_length: _Optional[int] = ..., in_flight_microbatches: _Optional[int] = ..., gradient_bytes_per_param_byte: _Optional[float] = ..., optimizer_bytes_per_param_byte: _Optional[float] = ..., non_contiguous: _Optional[bool] = ...) -> None: ...
+    contiguity: PartitionContiguity
+    transfer_accounting: PartitionTransferAccounting
+    def __init__(self, mode: _Optional[_Union[PartitionMode, str]] = ..., batch_size: _Optional[int] = ..., context_length: _Optional[int] = ..., in_flight_microbatches: _Optional[int] = ..., gradient_bytes_per_param_byte: _Optional[float] = ..., optimizer_bytes_per_param_byte: _Optional[float] = ..., non_contiguous: _Optional[bool] = ..., contiguity: _Optional[_Union[PartitionContiguity, str]] = ..., transfer_accounting: _Optional[_Union[PartitionTransferAccounting, str]] = ...) -> None: ...
 
 class PartitionInstance(_message.Message):
     __slots__ = ("layers", "edges", "devices", "links", "workload")
