@@ -28,7 +28,8 @@ from placement.solver.jsonform import (
     message_to_dict,
 )
 from placement.solver.options import SolveOptions
-from placement.solver.result import StopReason
+from placement.solver.result import Result, StopReason
+from placement.solver.schema.v1 import placement_pb2
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,28 @@ class StartAdaptation:
     """``(name, reason)`` for every piece not kept."""
     note: str = ""
     """What the family added or changed beyond the pieces (e.g. ``2 new tasks placed``)."""
+
+
+def start_envelope(start: Any) -> Any:
+    """The ``placement.v1.Solution`` of a warm start given as a :class:`Result` with a
+    solution, a ``Solution`` message (returned as is) or its JSON dict (a solution file's
+    content, or a result's: :func:`~placement.solver.jsonform.start_message`)."""
+    if hasattr(start, "DESCRIPTOR"):
+        return start
+    if isinstance(start, dict):
+        return jsonform.start_message(start)
+    if isinstance(start, Result):
+        if start.solution is None or start.instance is None:
+            raise InputError.single("start", Shown("a Result without a solution"), "a solution")
+        family = get_family(start.family)
+        msg = placement_pb2.Solution(instance_name=getattr(start.instance, "name", "") or "")
+        getattr(msg, family.name).CopyFrom(
+            family.solution_to_message(start.instance, start.solution)
+        )
+        return msg
+    raise InputError.single(
+        "start", Shown(_describe(start)), "a Result, a placement.v1.Solution or its JSON dict"
+    )
 
 
 def keep_while_feasible(

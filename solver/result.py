@@ -110,6 +110,8 @@ class WarmStart:
             more = f"; {len(self.dropped) - 3} more" if len(self.dropped) > 3 else ""
             notes.append(f"{len(self.dropped)} dropped: {reasons}{more}")
         if self.feasible:
+            if self.message:
+                notes.append(self.message)
             notes.append(
                 "feasible; the answer improves on it"
                 if self.improved

@@ -2,8 +2,8 @@
 
 Each placed job of the start is kept if its job and nodes still exist, its gang size and GPU
 indices still fit them, and, taken with the jobs kept before it (higher priority first), the
-checker still accepts it; every other job is dropped with the reason. Jobs new to the instance
-start unplaced: the greedy and the exact backends (hinted with the start) place them.
+checker still accepts it; every other job is dropped with the reason. Jobs the start does not
+place (new to the instance, or unplaced then) begin unplaced: the greedy and the exact backends (hinted with the start) place them.
 """
 
 from __future__ import annotations
@@ -67,5 +67,5 @@ def adapt_start(instance: GpuInstance, msg: Any) -> StartAdaptation:
         partial(check, instance), lambda ps: GpuSolution(dict(ps)), pieces
     )
     new = len(instance.jobs) - len(seen)
-    note = f"{new} job(s) new to the instance start unplaced" if new else ""
+    note = f"{new} job(s) not placed in the start begin unplaced" if new else ""
     return StartAdaptation(solution, len(msg.placements), len(kept), dropped + conflicts, note)
