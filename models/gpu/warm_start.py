@@ -67,5 +67,5 @@ def adapt_start(instance: GpuInstance, msg: Any) -> StartAdaptation:
         partial(check, instance), lambda ps: GpuSolution(dict(ps)), pieces
     )
     new = len(instance.jobs) - len(seen)
-    note = f"{new} job(s) not placed in the start begin unplaced" if new else ""
+    note = f"{new} job(s) the start does not place left to the search" if new else ""
     return StartAdaptation(solution, len(msg.placements), len(kept), dropped + conflicts, note)

@@ -1,9 +1,9 @@
 """A start solution (an earlier partition, by names) adapted to the instance being solved.
 
 A partition must place every layer, so the start is completed rather than cut: each layer of
-the start keeps its device if the layer and the device still exist; every other layer (new,
-or its device gone) joins the stage of the nearest kept layer before it in pipeline order (or
-after it, at the front), which keeps the stages contiguous. The checker then judges memory
+the start keeps its device if the layer and the device still exist; each run of other layers (new,
+or their device gone) becomes a stage on a device the start leaves free, or joins the stage
+before it when none is, which keeps the stages contiguous. The checker then judges memory
 and the other rules.
 """
 
@@ -37,16 +37,26 @@ def adapt_start(instance: PartitionInstance, msg: Any) -> StartAdaptation:
     added = len(device_of) - kept
     if kept == 0:
         return StartAdaptation(None, len(msg.assignments), 0, dropped, "no layer kept")
-    # Fill the gaps: forward from the first kept layer, then the front from it.
-    last = -1
-    for i, d in enumerate(device_of):
-        if d >= 0:
-            last = d
-        elif last >= 0:
-            device_of[i] = last
-    first = next(d for d in device_of if d >= 0)
-    device_of = [first if d < 0 else d for d in device_of]
-    note = f"{added} layer(s) joined a neighbouring stage" if added else ""
+    # Each run of layers without a device (a stage whose device is gone, new layers) becomes
+    # a stage of its own on a device the start leaves free, the largest memory first; when
+    # none is left it joins the stage before it (or after it, at the front).
+    free = sorted(
+        set(range(len(instance.devices))) - set(device_of),
+        key=lambda d: (-instance.devices[d].memory_bytes, d),
+    )
+    i = 0
+    while i < len(device_of):
+        if device_of[i] >= 0:
+            i += 1
+            continue
+        end = i
+        while end < len(device_of) and device_of[end] < 0:
+            end += 1
+        neighbour = device_of[i - 1] if i > 0 else device_of[end]
+        fill = free.pop(0) if free else neighbour
+        device_of[i:end] = [fill] * (end - i)
+        i = end
+    note = f"{added} layer(s) placed anew" if added else ""
     return StartAdaptation(
         PartitionSolution(tuple(device_of)), len(msg.assignments), kept, dropped, note
     )
