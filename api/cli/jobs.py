@@ -199,6 +199,11 @@ def job_dict(job: Any) -> dict[str, Any]:
             "backend": r.backend or None,
             "message": r.message,
             "solution": _message_dict(r.solution) if r.HasField("solution") else None,
+            "warm_start": (
+                messages.warm_start_of(r.warm_start).to_dict()
+                if r.HasField("warm_start")
+                else None
+            ),
         }
     return data
 
@@ -221,6 +226,11 @@ def format_job(job: Any) -> str:
             lines.append(f"{'objective':<12}{fmt_num(r['objective'])}")
         if r["bound"] is not None:
             lines.append(f"{'bound':<12}{fmt_num(r['bound'])}  gap {fmt_gap(r['gap'])}")
+        if r["warm_start"] is not None:
+            from placement.api.server import messages  # only here: start-up time
+
+            warm = messages.warm_start_of(job.result.warm_start)
+            lines.append(f"{'start':<12}{warm.summary()}")
         if r["message"]:
             lines.append(f"{'note':<12}{r['message']}")
     return "\n".join(lines)
