@@ -2,8 +2,10 @@
 
 Each placed job of the start is kept if its job and nodes still exist, its gang size and GPU
 indices still fit them, and, taken with the jobs kept before it (higher priority first), the
-checker still accepts it; every other job is dropped with the reason. Jobs the start does not
-place (new to the instance, or unplaced then) begin unplaced: the greedy and the exact backends (hinted with the start) place them.
+checker still accepts it; every other job is dropped with the reason. The jobs the start does
+not place (new to the instance, dropped, or unplaced then) are then placed by best fit on the
+capacity the kept ones leave (:func:`~placement.models.gpu.greedy.complete`), and the exact
+backends, hinted with the result, improve on it.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from functools import partial
 from typing import Any
 
 from placement.models.gpu.check import check
+from placement.models.gpu.greedy import complete
 from placement.models.gpu.instance import GpuInstance, GpuSolution, WorkerPlacement
 from placement.solver.family import StartAdaptation, keep_while_feasible
 
@@ -66,6 +69,11 @@ def adapt_start(instance: GpuInstance, msg: Any) -> StartAdaptation:
     solution, kept, conflicts = keep_while_feasible(
         partial(check, instance), lambda ps: GpuSolution(dict(ps)), pieces
     )
-    new = len(instance.jobs) - len(seen)
-    note = f"{new} job(s) the start does not place left to the search" if new else ""
+    # The jobs the start does not place (new, dropped, unplaced then) by best fit on the
+    # capacity it leaves, so the start competes with the heuristics' full solutions.
+    completed = complete(instance, solution)
+    added = len(completed.placements) - len(solution.placements)
+    note = ""
+    if added and check(instance, completed).feasible:
+        solution, note = completed, f"{added} more job(s) placed by best fit"
     return StartAdaptation(solution, len(msg.placements), len(kept), dropped + conflicts, note)
