@@ -35,7 +35,7 @@ from grpc_status import rpc_status
 
 from placement.api.server import messages, tls
 from placement.solver import SolveOptions
-from placement.solver.family import Family, family_of
+from placement.solver.family import Family, family_of, start_envelope
 from placement.solver.result import Incumbent, Result
 from placement.solver.schema.v1 import placement_pb2, service_pb2, service_pb2_grpc
 
@@ -112,6 +112,10 @@ def to_result(response: Any, family: Family, instance: Any) -> Result:
         history=[incumbent_of(h) for h in response.history],
         message=response.message,
         unplaced=unplaced,
+        warm_start=(
+            messages.warm_start_of(response.warm_start) if response.HasField("warm_start") else None
+        ),
+        instance=instance,
     )
 
 
@@ -213,13 +217,23 @@ class Client:
         self.channel.close()
 
     def _request(
-        self, instance: Any, options: SolveOptions | None, request_id: str, **params: Any
+        self,
+        instance: Any,
+        options: SolveOptions | None,
+        request_id: str,
+        start: Any = None,
+        start_job_id: str = "",
+        **params: Any,
     ) -> Any:
-        return service_pb2.SolveRequest(
+        req = service_pb2.SolveRequest(
             instance=instance_message(instance),
             parameters=_parameters(options, **params),
             request_id=request_id,
+            start_job_id=start_job_id,
         )
+        if start is not None:
+            req.start_solution.CopyFrom(start_envelope(start))
+        return req
 
     # --- synchronous ----------------------------------------------------------------------
     def solve(
@@ -230,13 +244,25 @@ class Client:
         time_limit_s: float | None = None,
         timeout: float | None = None,
         request_id: str = "",
+        start: Any = None,
+        start_job_id: str = "",
     ) -> Result:
         """Solve on the server; returns the library's :class:`~placement.solver.Result`
         (its status enums, a typed solution), as :func:`placement.solver.solve` would.
         ``timeout`` is the call's deadline (s). :meth:`solve_response` returns the
-        ``SolveResponse`` message itself."""
+        ``SolveResponse`` message itself.
+
+        A warm start: ``start`` (a :class:`Result`, a ``placement.v1.Solution`` or its JSON
+        dict) or ``start_job_id`` (a finished job of the server); ``Result.warm_start`` then
+        says what of it was kept."""
         response = self.solve_response(
-            instance, options, time_limit_s=time_limit_s, timeout=timeout, request_id=request_id
+            instance,
+            options,
+            time_limit_s=time_limit_s,
+            timeout=timeout,
+            request_id=request_id,
+            start=start,
+            start_job_id=start_job_id,
         )
         return result_of(response, instance)
 
@@ -248,9 +274,13 @@ class Client:
         time_limit_s: float | None = None,
         timeout: float | None = None,
         request_id: str = "",
+        start: Any = None,
+        start_job_id: str = "",
     ) -> Any:
         """Solve; returns the ``placement.v1.SolveResponse`` message."""
-        req = self._request(instance, options, request_id, time_limit_s=time_limit_s)
+        req = self._request(
+            instance, options, request_id, start, start_job_id, time_limit_s=time_limit_s
+        )
         return self.stub.Solve(req, timeout=timeout, metadata=self._metadata)
 
     def solve_stream(
@@ -261,12 +291,16 @@ class Client:
         time_limit_s: float | None = None,
         timeout: float | None = None,
         request_id: str = "",
+        start: Any = None,
+        start_job_id: str = "",
     ) -> Any:
         """Solve, streaming ``SolveEvent``s: each improving incumbent, then the result.
 
         The returned iterator is also the call: ``.cancel()`` stops the solve.
         """
-        req = self._request(instance, options, request_id, time_limit_s=time_limit_s)
+        req = self._request(
+            instance, options, request_id, start, start_job_id, time_limit_s=time_limit_s
+        )
         return self.stub.SolveStream(req, timeout=timeout, metadata=self._metadata)
 
     def solve_iter(
@@ -277,12 +311,20 @@ class Client:
         time_limit_s: float | None = None,
         timeout: float | None = None,
         request_id: str = "",
+        start: Any = None,
+        start_job_id: str = "",
     ) -> Iterator[Incumbent | Result]:
         """Solve, yielding the library's objects: an :class:`Incumbent` (with its typed
         ``solution``) for each improving incumbent, then the :class:`Result`."""
         family, typed = typed_instance(instance)
         stream = self.solve_stream(
-            instance, options, time_limit_s=time_limit_s, timeout=timeout, request_id=request_id
+            instance,
+            options,
+            time_limit_s=time_limit_s,
+            timeout=timeout,
+            request_id=request_id,
+            start=start,
+            start_job_id=start_job_id,
         )
         try:
             for event in stream:
@@ -312,10 +354,15 @@ class Client:
         *,
         time_limit_s: float | None = None,
         timeout: float | None = 30,
+        start: Any = None,
+        start_job_id: str = "",
     ) -> Any:
-        """Queue an asynchronous solve; returns the ``Job`` (with its id)."""
+        """Queue an asynchronous solve; returns the ``Job`` (with its id). ``start`` and
+        ``start_job_id``: a warm start, as for :meth:`solve`."""
         req = service_pb2.SubmitJobRequest(
-            request=self._request(instance, options, "", time_limit_s=time_limit_s)
+            request=self._request(
+                instance, options, "", start, start_job_id, time_limit_s=time_limit_s
+            )
         )
         return self.stub.SubmitJob(req, timeout=timeout, metadata=self._metadata)
 

@@ -24,6 +24,7 @@ from placement.solver.jsonform import (
     load_json,
     parse_json_text,
     solution_message,
+    start_message,
 )
 from placement.solver.schema.v1 import placement_pb2 as pb
 
@@ -153,6 +154,31 @@ def read_instance(path: str | os.PathLike[str], text: str | None = None) -> Load
     except InputError as exc:
         raise exc.with_file(file) from None
     return LoadedInstance(file, family, instance, msg.name, msg.description)
+
+
+def read_start(path: str | os.PathLike[str], loaded: LoadedInstance) -> Any:
+    """Read a warm start (``--start``): a solution file, or the ``--json`` output of
+    ``placement solve``, of the instance's family; its names are resolved later against the
+    instance, which may differ from the one it was found for.
+
+    Returns the ``placement.v1.Solution`` message. Raises InputError naming the file (and
+    ``--start``) on a malformed file or a section of another family.
+    """
+    file = os.fspath(path)
+    data = load_json(file)
+    try:
+        msg = start_message(data)
+        key = family_key(msg)
+    except InputError as exc:
+        raise exc.with_file(file) from None
+    if key != loaded.family_name:
+        raise InputError.single(
+            key,
+            key,
+            f"a {loaded.family_name!r} solution for --start, the family of {loaded.path}",
+            file=file,
+        )
+    return msg
 
 
 def read_solution(path: str | os.PathLike[str], loaded: LoadedInstance) -> tuple[Any, str]:

@@ -29,6 +29,7 @@ from placement.solver.family import (
     family_of,
     get_family,
     instance_from_document,
+    start_envelope,
     validate,
 )
 from placement.solver.jsonform import (
@@ -37,6 +38,7 @@ from placement.solver.jsonform import (
     load_json,
     parse_json_text,
     solution_message,
+    start_message,
 )
 from placement.solver.options import SolveOptions
 from placement.solver.portfolio import solve as _solve
@@ -116,20 +118,40 @@ def load(source: Any) -> Any:
         raise (exc.with_file(file) if file else exc) from None
 
 
-def solve(source: Any, options: SolveOptions | None = None, **option_fields: Any) -> Result:
+def solve(
+    source: Any, options: SolveOptions | None = None, *, start: Any = None, **option_fields: Any
+) -> Result:
     """Solve an instance (anything :func:`load` takes) and return the :class:`Result`.
 
     ``options`` and keyword fields of :class:`SolveOptions` combine:
     ``solve("cluster.json", time_limit_s=5, backend="cpsat")``. The result carries the
     instance, so ``result.named`` reads the solution by name and ``result.to_dict()``
     includes the solution's JSON form.
+
+    ``start`` warm-starts the solve: an earlier :class:`Result` (of this or a slightly
+    different instance), a solution file (path, JSON text or dict; the ``--json`` output of
+    ``placement solve`` too) or a ``placement.v1.Solution`` message. What the instance still
+    admits of it, by name, is the first incumbent; ``result.warm_start`` says what was kept.
     """
     instance = load(source)
     try:
         opts = replace(options or SolveOptions(), **option_fields)
     except TypeError as exc:
         raise InputError.single("options", str(exc), "fields of SolveOptions") from None
-    return _solve(instance, opts)
+    if start is None:
+        return _solve(instance, opts)
+    return _solve(instance, opts, start=_start_message(start))
+
+
+def _start_message(start: Any) -> Any:
+    """The ``placement.v1.Solution`` of a warm start given as :func:`solve` takes it."""
+    if isinstance(start, str | os.PathLike):
+        document, file = _document(start, "a solution")
+        try:
+            return start_message(document)
+        except InputError as exc:
+            raise (exc.with_file(file) if file else exc) from None
+    return start_envelope(start)
 
 
 def check(instance: Any, solution: Any) -> CheckReport:

@@ -28,7 +28,8 @@ from placement.solver.jsonform import (
     message_to_dict,
 )
 from placement.solver.options import SolveOptions
-from placement.solver.result import StopReason
+from placement.solver.result import Result, StopReason
+from placement.solver.schema.v1 import placement_pb2
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,82 @@ class ExactOutcome:
     phase_times_s: dict[str, float] = field(default_factory=dict)
     """Where the encoding's time went, by what ran (e.g. ``rcmax``, ``highs``, ``colgen``);
     the portfolio times what is not listed under the backend's name."""
+
+
+@dataclass
+class StartAdaptation:
+    """What a family makes of a start solution for the instance being solved
+    (:meth:`Family.adapt_start`).
+
+    ``solution`` is a typed solution of the instance built from the pieces kept (completed by
+    the family where its solutions must serve every piece), or None when nothing of the start
+    applies; the portfolio checks it before using it.
+    """
+
+    solution: Any | None
+    pieces: int
+    """Pieces in the start (placed jobs, scheduled tasks, assigned layers, routed paths)."""
+    kept: int
+    """Pieces of the start kept in ``solution``."""
+    dropped: list[tuple[str, str]] = field(default_factory=list)
+    """``(name, reason)`` for every piece not kept."""
+    note: str = ""
+    """What the family added or changed beyond the pieces (e.g. ``2 new tasks placed``)."""
+
+
+def start_envelope(start: Any) -> Any:
+    """The ``placement.v1.Solution`` of a warm start given as a :class:`Result` with a
+    solution, a ``Solution`` message (returned as is) or its JSON dict (a solution file's
+    content, or a result's: :func:`~placement.solver.jsonform.start_message`)."""
+    if hasattr(start, "DESCRIPTOR"):
+        return start
+    if isinstance(start, dict):
+        return jsonform.start_message(start)
+    if isinstance(start, Result):
+        if start.solution is None or start.instance is None:
+            raise InputError.single("start", Shown("a Result without a solution"), "a solution")
+        family = get_family(start.family)
+        msg = placement_pb2.Solution(instance_name=getattr(start.instance, "name", "") or "")
+        getattr(msg, family.name).CopyFrom(
+            family.solution_to_message(start.instance, start.solution)
+        )
+        return msg
+    raise InputError.single(
+        "start", Shown(_describe(start)), "a Result, a placement.v1.Solution or its JSON dict"
+    )
+
+
+def keep_while_feasible(
+    check: Callable[[Any], CheckReport],
+    build: Callable[[list[Any]], Any],
+    pieces: list[tuple[str, Any]],
+) -> tuple[Any, list[str], list[tuple[str, str]]]:
+    """The solution of the longest run of ``pieces``, taken in order, that the checker
+    accepts, for families where leaving a piece out never breaks a rule (an unplaced job, an
+    unserved request).
+
+    ``pieces`` are ``(name, piece)``; ``build(list_of_pieces)`` makes a typed solution. Blocks
+    of pieces are added while the checker accepts them (the block doubles after a success and
+    halves after a failure), so a start with k conflicting pieces of n costs about
+    ``k log n`` checks, not n. Returns the solution, the names kept, and ``(name, reason)``
+    for each piece dropped with the checker's first violation when it was added.
+    """
+    accepted: list[tuple[str, Any]] = []
+    dropped: list[tuple[str, str]] = []
+    i, block = 0, max(1, len(pieces))
+    while i < len(pieces):
+        size = min(block, len(pieces) - i)
+        trial = accepted + pieces[i : i + size]
+        report = check(build([p for _, p in trial]))
+        if report.feasible:
+            accepted, i, block = trial, i + size, size * 2
+        elif size == 1:
+            name = pieces[i][0]
+            dropped.append((name, f"{name}: {report.violations[0]}"))
+            i, block = i + 1, 1
+        else:
+            block = size // 2
+    return build([p for _, p in accepted]), [n for n, _ in accepted], dropped
 
 
 class ExactContext(Protocol):
@@ -207,6 +284,17 @@ class Family:
         returns). Default: None (the family offers no named view)."""
         del instance, solution
         return None
+
+    def adapt_start(self, instance: Any, message: Any) -> StartAdaptation:
+        """What of a start solution ``message`` (the family's ``placement.v1`` solution
+        message, possibly of an earlier version of the instance) the instance still admits,
+        by name: the typed solution of the pieces kept and the reason for each one dropped.
+        Default: the whole message if every name it uses exists (one piece), else nothing."""
+        try:
+            solution = self.solution_from_message(instance, message)
+        except InputError as exc:
+            return StartAdaptation(None, 1, 0, [("", str(exc))])
+        return StartAdaptation(solution, 1, 1)
 
     def auto_backend(self, instance: Any) -> str:
         """The encoding ``--backend auto`` runs on ``instance`` (a key of

@@ -353,6 +353,18 @@ def solution_message(data: dict[str, Any]) -> Any:
     return _message_from_dict(data, placement_pb2.Solution(), "Solution")
 
 
+def start_message(data: dict[str, Any]) -> Any:
+    """The ``placement.v1.Solution`` of a warm start's JSON: a solution file's content, or a
+    result's (``placement solve --json``, ``Result.to_dict()``), whose ``solution`` it takes."""
+    if "solution" in data and "status" in data:
+        solution = data["solution"]
+        if not isinstance(solution, dict):
+            raise InputError.single("solution", solution, "a result with a solution")
+        # A result holds its family's section only.
+        data = {str(data.get("family", "")): solution}
+    return solution_message(data)
+
+
 _INSTANCE_ONLY = {
     f.name
     for fam in placement_pb2.Instance.DESCRIPTOR.oneofs_by_name["family"].fields

@@ -15,15 +15,20 @@ import traceback
 from typing import Any
 
 from placement.solver.cancel import CancellationToken
+from placement.solver.errors import InputError
 from placement.solver.family import CheckReport, ExactOutcome, Family, family_of
+from placement.solver.jsonform import family_key
 from placement.solver.options import Backend, SolveOptions
 from placement.solver.result import (
+    DroppedPiece,
     Incumbent,
     Result,
     SolutionStatus,
     StopReason,
+    WarmStart,
     relative_gap,
 )
+from placement.solver.schema.v1 import placement_pb2
 
 log = logging.getLogger(__name__)
 
@@ -138,7 +143,12 @@ class _Run:
             self.cancel.cancel()
 
 
-def solve(instance: Any, options: SolveOptions | None = None) -> Result:
+def solve(
+    instance: Any,
+    options: SolveOptions | None = None,
+    start: Any | None = None,
+    start_source: str = "solution",
+) -> Result:
     """Solve ``instance`` within ``options.time_limit_s`` and return the best checked solution.
 
     Parameters
@@ -148,11 +158,20 @@ def solve(instance: Any, options: SolveOptions | None = None) -> Result:
         :class:`placement.models.gpu.GpuInstance`).
     options:
         :class:`SolveOptions`; defaults apply when omitted.
+    start:
+        A warm start: a ``placement.v1.Solution`` (or the family's solution message), for
+        example an earlier job's answer for a slightly different instance. The family keeps
+        what the instance still admits, by name (:meth:`Family.adapt_start`); if that passes
+        the checker it is the first incumbent, so it is returned unless something better is
+        found and it hints the exact backends. ``Result.warm_start`` says what was kept.
+    start_source:
+        Where the start came from, as ``Result.warm_start.source`` shows it (``job <id>``).
 
     Raises
     ------
     InputError
-        If the instance (for example one built in code) breaks the family's rules.
+        If the instance (for example one built in code) breaks the family's rules, or
+        ``start`` is a solution of another family.
 
     Returns
     -------
@@ -184,6 +203,13 @@ def solve(instance: Any, options: SolveOptions | None = None) -> Result:
     quick = family.quick_bound(instance)
     if quick is not None:
         run.update_bound(quick)
+
+    warm: WarmStart | None = None
+    start_report: CheckReport | None = None
+    if start is not None:
+        t0 = time.monotonic()
+        warm, start_report = _warm_start(run, start, start_source)
+        phases["start"] = time.monotonic() - t0
 
     # 1-2. Greedy fallback, each candidate checked.
     t0 = time.monotonic()
@@ -222,9 +248,54 @@ def solve(instance: Any, options: SolveOptions | None = None) -> Result:
         _record_exact(phases, phase_name(backend, options), time.monotonic() - t0, outcome)
 
     try:
-        return _finish(run, outcome, phases, errors)
+        result = _finish(run, outcome, phases, errors)
     finally:
         run.unlink()
+    if warm is not None:
+        improved = None
+        if start_report is not None and run.best_report is not None:
+            improved = run.best_report.better_than(start_report)
+        result = dataclasses.replace(
+            result, warm_start=dataclasses.replace(warm, improved=improved)
+        )
+    return result
+
+
+def _start_section(family: Family, start: Any) -> Any:
+    """The family's solution message of a start given as a ``Solution`` envelope or as the
+    family's message itself; InputError when it belongs to another family."""
+    envelope = placement_pb2.Solution.DESCRIPTOR
+    descriptor = getattr(start, "DESCRIPTOR", None)
+    if descriptor is None or descriptor.full_name != envelope.full_name:
+        wanted = envelope.fields_by_name[family.name].message_type
+        if descriptor is None or descriptor.full_name != wanted.full_name:
+            shown = descriptor.name if descriptor is not None else type(start).__name__
+            raise InputError.single(
+                "start", shown, f"a placement.v1.Solution or {wanted.name} message"
+            )
+        return start
+    key = family_key(start, "start")
+    if key != family.name:
+        raise InputError.single(
+            f"start.{key}", key, f"a {family.name!r} section, the family of the instance"
+        )
+    return getattr(start, key)
+
+
+def _warm_start(run: _Run, start: Any, source: str) -> tuple[WarmStart, CheckReport | None]:
+    """Adapt ``start`` to the instance, check it, and make it the first incumbent when it
+    passes. Returns the report (without ``improved``) and the start's check when feasible."""
+    family, instance = run.family, run.instance
+    adapted = family.adapt_start(instance, _start_section(family, start))
+    dropped = tuple(DroppedPiece(name, reason) for name, reason in adapted.dropped)
+    warm = WarmStart(source, adapted.pieces, adapted.kept, dropped, message=adapted.note)
+    if adapted.solution is None:
+        return dataclasses.replace(warm, message=warm.message or "nothing of it applies"), None
+    report = family.check(instance, adapted.solution)
+    if not report.feasible:
+        return dataclasses.replace(warm, message=report.violations[0]), None
+    run.report(adapted.solution, "start")
+    return dataclasses.replace(warm, feasible=True, objective=report.objective), report
 
 
 def _proved_by_bound(run: _Run) -> ExactOutcome | None:

@@ -64,6 +64,71 @@ class Incumbent:
 
 
 @dataclass(frozen=True)
+class DroppedPiece:
+    """A piece of a start solution that the solve could not keep, and why."""
+
+    name: str
+    """The piece's name in the start (a job, task, layer or request), or ``""`` for the whole."""
+    reason: str
+    """Why it was dropped, e.g. ``job 'x' no longer in the instance``, ``node 'n3' gone``."""
+
+
+@dataclass(frozen=True)
+class WarmStart:
+    """What a solve made of the start solution it was given (:attr:`Result.warm_start`).
+
+    The family keeps every piece of the start (a placed job, a scheduled task, an assigned
+    layer, a routed path) that the instance solved still admits, by name, and completes or
+    leaves out the rest (:meth:`placement.solver.family.Family.adapt_start`).
+    """
+
+    source: str
+    """Where the start came from: ``solution`` or ``job <id>``."""
+    pieces: int
+    """Pieces in the start."""
+    kept: int
+    """Pieces kept in the adapted start."""
+    dropped: tuple[DroppedPiece, ...] = ()
+    """Each piece not kept, with the reason."""
+    feasible: bool = False
+    """The adapted start passed the family's checker as a whole (it was then the first
+    incumbent: returned unless something better was found, and the exact backends' hint)."""
+    objective: float | None = None
+    """The checker's primary objective of the adapted start (None when it is infeasible)."""
+    improved: bool | None = None
+    """The returned solution is strictly better than the feasible adapted start; None when
+    the start was not feasible."""
+    message: str = ""
+    """Why the adapted start was not feasible (the checker's first violation), or notes."""
+
+    def summary(self) -> str:
+        """One line: ``kept 37 of 40 (3 dropped: job 'x' no longer in the instance, ...)``."""
+        line = f"kept {self.kept} of {self.pieces}"
+        notes = []
+        if self.dropped:
+            reasons = "; ".join(d.reason for d in self.dropped[:3])
+            more = f"; {len(self.dropped) - 3} more" if len(self.dropped) > 3 else ""
+            notes.append(f"{len(self.dropped)} dropped: {reasons}{more}")
+        if self.feasible:
+            if self.message:
+                notes.append(self.message)
+            notes.append(
+                "feasible; the answer improves on it"
+                if self.improved
+                else "feasible; nothing better found"
+            )
+        else:
+            notes.append(f"infeasible as a whole: {self.message}" if self.message else "infeasible")
+        return f"{line} ({', '.join(notes)}) from {self.source}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready fields."""
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data["dropped"] = [{"name": d.name, "reason": d.reason} for d in self.dropped]
+        return data
+
+
+@dataclass(frozen=True)
 class Result:
     """The outcome of :func:`placement.solver.solve`.
 
@@ -92,6 +157,8 @@ class Result:
     rejected_candidates: int = 0
     """Candidate solutions a heuristic or backend reported that the checker rejected (they
     were dropped; ``message`` says so). Nonzero means a bug in an encoding or heuristic."""
+    warm_start: WarmStart | None = None
+    """What was kept of the start solution, when the solve was given one."""
     instance: Any | None = field(default=None, compare=False, repr=False)
     """The typed instance solved (every solve sets it; results read back from messages may
     lack it): it lets :meth:`to_dict` include the solution's JSON form and :attr:`named` read the solution
@@ -148,6 +215,7 @@ class Result:
         data["unplaced"] = [dict(u) for u in self.unplaced]
         data["backend_errors"] = dict(self.backend_errors)
         data["objective_senses"] = list(self.objective_senses)
+        data["warm_start"] = self.warm_start.to_dict() if self.warm_start else None
         return data
 
 

@@ -281,3 +281,22 @@ def test_the_checker_rejects_a_corrupted_solution(case: Case) -> None:
         after = family.check(instance, family.corrupt(instance, solution))
         assert not after.feasible, (name, before.feasible)
         assert after.violations
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_a_solution_given_back_as_a_warm_start_is_kept_whole(case: Case) -> None:
+    """``Family.adapt_start`` of a feasible solution's own message, for the same instance,
+    keeps every piece, drops nothing, and the checker accepts it at least as well."""
+    family = get_family(case.family)
+    instance = case.instance()
+    for name, solution in family.greedy(instance, SolveOptions()):
+        report = family.check(instance, solution)
+        if not report.feasible:
+            continue
+        adapted = family.adapt_start(instance, family.solution_to_message(instance, solution))
+        assert adapted.solution is not None and not adapted.dropped, (name, adapted.dropped)
+        assert adapted.kept == adapted.pieces, name
+        again = family.check(instance, adapted.solution)
+        assert again.feasible, (name, again.violations)
+        assert again.score() >= report.score(), name
+        break

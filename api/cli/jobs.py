@@ -17,7 +17,7 @@ from google.protobuf import json_format
 from placement.api.cli.exits import EXIT_FAILED, EXIT_OK, err
 from placement.api.cli.solve import solve_settings
 from placement.api.cli.summary import fmt_gap, fmt_num
-from placement.api.files import check_writable, read_instance, write_json
+from placement.api.files import check_writable, read_instance, read_start, write_json
 from placement.solver import SolveOptions
 
 FINISHED_OK = "succeeded"
@@ -33,14 +33,16 @@ def cmd_jobs(args: argparse.Namespace) -> int:
 
     from placement.api.cli.remote import call_failed, connect
 
+    start = None
     if args.jobs_command == "submit":
         loaded = read_instance(args.instance)  # a bad file is reported before any call
+        start = read_start(args.start, loaded) if args.start else None
     if getattr(args, "out", None):
         check_writable(args.out)
     with connect(args) as client:
         try:
             if args.jobs_command == "submit":
-                return _submit(args, client, loaded)
+                return _submit(args, client, loaded, start)
             if args.jobs_command == "get":
                 return _get(args, client)
             if args.jobs_command == "cancel":
@@ -52,8 +54,13 @@ def cmd_jobs(args: argparse.Namespace) -> int:
             raise call_failed(args.server, exc) from None
 
 
-def _submit(args: argparse.Namespace, client: Any, loaded: Any) -> int:
-    job = client.submit_job(loaded.instance, SolveOptions(**solve_settings(args)))
+def _submit(args: argparse.Namespace, client: Any, loaded: Any, start: Any) -> int:
+    job = client.submit_job(
+        loaded.instance,
+        SolveOptions(**solve_settings(args)),
+        start=start,
+        start_job_id=args.start_job or "",
+    )
     if args.json:
         _print_json(job_dict(job))
     else:
@@ -192,6 +199,11 @@ def job_dict(job: Any) -> dict[str, Any]:
             "backend": r.backend or None,
             "message": r.message,
             "solution": _message_dict(r.solution) if r.HasField("solution") else None,
+            "warm_start": (
+                messages.warm_start_of(r.warm_start).to_dict()
+                if r.HasField("warm_start")
+                else None
+            ),
         }
     return data
 
@@ -214,6 +226,11 @@ def format_job(job: Any) -> str:
             lines.append(f"{'objective':<12}{fmt_num(r['objective'])}")
         if r["bound"] is not None:
             lines.append(f"{'bound':<12}{fmt_num(r['bound'])}  gap {fmt_gap(r['gap'])}")
+        if r["warm_start"] is not None:
+            from placement.api.server import messages  # only here: start-up time
+
+            warm = messages.warm_start_of(job.result.warm_start)
+            lines.append(f"{'start':<12}{warm.summary()}")
         if r["message"]:
             lines.append(f"{'note':<12}{r['message']}")
     return "\n".join(lines)

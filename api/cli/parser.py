@@ -158,6 +158,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     p.add_argument(
+        "--start",
+        metavar="SOLUTION.json",
+        help="warm start: a solution file (or a --json result) of this or a similar instance;\n"
+        "what the instance still admits of it, by name, is the first incumbent",
+    )
+    p.add_argument(
         "--all-unplaced",
         action="store_true",
         help=f"list every unplaced job in the summary (default: the first {UNPLACED_SHOWN})",
@@ -397,6 +403,17 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         )
         if name == "submit":
             j.add_argument("instance", metavar="INSTANCE", help="instance file (JSON)")
+            start = j.add_mutually_exclusive_group()
+            start.add_argument(
+                "--start",
+                metavar="SOLUTION.json",
+                help="warm start from a solution file (or a --json result)",
+            )
+            start.add_argument(
+                "--start-job",
+                metavar="JOB_ID",
+                help="warm start from the solution of a finished job on the server",
+            )
         elif name != "list":
             j.add_argument("job_id", metavar="JOB_ID", help="the id submit printed")
         if name == "get":

@@ -66,18 +66,20 @@ def solve_remote(
     on_incumbent: Callable[[Incumbent], None] | None,
     on_interrupt: Callable[[], None] | None,
     banner: str | None = None,
+    start: Any = None,
 ) -> tuple[Result, bool]:
     """Solve on ``args.server`` through the streaming call. Ctrl-C behaves as for a local
     solve: the first one stops the call and keeps the best incumbent streamed so far
     (re-checked here by the family's checker); a second one aborts. ``banner`` is printed
-    once the TLS and token files have passed their checks."""
+    once the TLS and token files have passed their checks. ``start``: a warm start's
+    ``placement.v1.Solution``, or None."""
     family, instance = loaded.family, loaded.instance
     token = CancellationToken()
     best: list[Any] = []
     with connect(args) as client:
         if banner is not None:
             err(banner)
-        stream = client.solve_stream(instance, options)
+        stream = client.solve_stream(instance, options, start=start)
         token.add_callback(stream.cancel)
 
         def receive() -> Any:

@@ -20,6 +20,7 @@ from placement.api.files import (
     check_writable,
     read_instance,
     read_solution,
+    read_start,
     solution_document,
     write_json,
 )
@@ -49,14 +50,14 @@ def solve_settings(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-
 def cmd_solve(args: argparse.Namespace) -> int:
     """``placement solve``."""
     loaded = read_instance(args.instance)
+    start = read_start(args.start, loaded) if args.start else None
     if args.out:
         check_writable(args.out)
     if args.server:
-        return _finish_solve(args, loaded, *_solve_remote(args, loaded))
+        return _finish_solve(args, loaded, *_solve_remote(args, loaded, start))
     show_progress = not (args.quiet or args.json)
     token = CancellationToken()
     options = SolveOptions(
@@ -75,12 +76,16 @@ def cmd_solve(args: argparse.Namespace) -> int:
             err("interrupted: stopping, keeping the best solution so far (Ctrl-C again to abort)")
 
     result, interrupted = run_cancellable(
-        lambda: solve(loaded.instance, options), token, on_interrupt=notice
+        lambda: solve(loaded.instance, options, start, f"solution {args.start}"),
+        token,
+        on_interrupt=notice,
     )
     return _finish_solve(args, loaded, result, interrupted)
 
 
-def _solve_remote(args: argparse.Namespace, loaded: LoadedInstance) -> tuple[Result, bool]:
+def _solve_remote(
+    args: argparse.Namespace, loaded: LoadedInstance, start: Any
+) -> tuple[Result, bool]:
     """Solve on ``--server`` through the streaming call, printing incumbents as they come;
     Ctrl-C keeps the best streamed incumbent, as a local solve keeps its best solution."""
     # grpc and the client only with --server: start-up time of a local solve.
@@ -95,7 +100,9 @@ def _solve_remote(args: argparse.Namespace, loaded: LoadedInstance) -> tuple[Res
 
     printer = ProgressPrinter() if show_progress else None
     options = SolveOptions(**solve_settings(args))
-    return solve_remote(args, loaded, options, printer, notice, banner if show_progress else None)
+    return solve_remote(
+        args, loaded, options, printer, notice, banner if show_progress else None, start
+    )
 
 
 def _finish_solve(
@@ -175,4 +182,3 @@ def cmd_check(args: argparse.Namespace) -> int:
             lines.extend(f"  - {v}" for v in report.violations)
         print("\n".join(lines))
     return EXIT_OK if report.feasible else EXIT_FAILED
-

@@ -73,6 +73,8 @@ def format_summary(
     phases = {k: v for k, v in result.phase_times_s.items() if k not in ("total", "service")}
     detail = ", ".join(f"{k} {v:.2f} s" for k, v in phases.items())
     row("time", f"{total:.2f} s" + (f" ({detail})" if detail else ""))
+    if result.warm_start is not None:
+        row("start", result.warm_start.summary())
     if result.has_solution and section:
         summarize = get_family(loaded.family_name).summarize
         if summarize is not None:

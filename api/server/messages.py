@@ -16,7 +16,14 @@ from placement.solver import InputError, SolveOptions
 from placement.solver.errors import FieldError
 from placement.solver.family import Family, family_names, get_family
 from placement.solver.jsonform import family_key
-from placement.solver.result import Incumbent, Result, SolutionStatus, StopReason
+from placement.solver.result import (
+    DroppedPiece,
+    Incumbent,
+    Result,
+    SolutionStatus,
+    StopReason,
+    WarmStart,
+)
 from placement.solver.schema.v1 import placement_pb2, service_pb2
 
 __all__ = [
@@ -27,6 +34,8 @@ __all__ = [
     "parse_request",
     "result_message",
     "solution_message",
+    "warm_start_message",
+    "warm_start_of",
 ]
 
 
@@ -61,6 +70,10 @@ class ParsedRequest:
     requested_time_limit_s: float
     """0 = none requested."""
     name: str
+    start: Any | None = None
+    """The warm start's ``placement.v1.Solution`` (checked to be of the family), or None."""
+    start_source: str = "solution"
+    """``solution``, or ``job <id>`` when the server took it from a job."""
 
 
 def parse_instance(msg: Any, path: str = "instance") -> tuple[Family, Any]:
@@ -125,6 +138,20 @@ def parse_request(req: Any) -> ParsedRequest:
         errors.append(FieldError("parameters.threads", p.threads, "an integer >= 0"))
     if not (0 <= p.relative_gap < 1):
         errors.append(FieldError("parameters.relative_gap", p.relative_gap, "a number in [0, 1)"))
+    start = None
+    if req.HasField("start_solution"):
+        start = req.start_solution
+        key = start.WhichOneof("family")
+        if key is None:
+            errors.append(FieldError("start_solution", None, "a Solution with one family section"))
+        elif family is not None and key != family.name:
+            errors.append(
+                FieldError(
+                    f"start_solution.{key}",
+                    key,
+                    f"a {family.name!r} section, the instance's family",
+                )
+            )
     if errors:
         raise InputError(errors)
     options = SolveOptions(
@@ -135,8 +162,9 @@ def parse_request(req: Any) -> ParsedRequest:
         relative_gap=float(p.relative_gap),
         deterministic=bool(p.deterministic),
     )
+    source = f"job {req.start_job_id}" if req.start_job_id else "solution"
     return ParsedRequest(
-        family, instance, options, float(p.time_limit_s), req.instance.name or ""
+        family, instance, options, float(p.time_limit_s), req.instance.name or "", start, source
     )
 
 
@@ -156,7 +184,9 @@ def add_terms(msg: Any, terms: dict[str, float], senses: tuple[str, ...]) -> Non
 
 def terms_of(msg: Any) -> tuple[dict[str, float], tuple[str, ...]]:
     """The objective tiers and their senses of a message with ``objective_terms``."""
-    return {t.name: t.value for t in msg.objective_terms}, tuple(t.sense for t in msg.objective_terms)
+    return {t.name: t.value for t in msg.objective_terms}, tuple(
+        t.sense for t in msg.objective_terms
+    )
 
 
 def incumbent_message(inc: Incumbent) -> Any:
@@ -195,7 +225,40 @@ def result_message(
     add_terms(msg, result.objective_terms, result.objective_senses)
     msg.phase_times_s.update(result.phase_times_s)
     msg.history.extend(incumbent_message(h) for h in result.history)
+    if result.warm_start is not None:
+        msg.warm_start.CopyFrom(warm_start_message(result.warm_start))
     return msg
+
+
+def warm_start_message(warm: WarmStart) -> Any:
+    """The ``placement.v1.WarmStart`` of an engine warm-start report."""
+    msg = service_pb2.WarmStart(
+        source=warm.source,
+        pieces=warm.pieces,
+        kept=warm.kept,
+        feasible=warm.feasible,
+        message=warm.message,
+    )
+    msg.dropped.extend(service_pb2.DroppedPiece(name=d.name, reason=d.reason) for d in warm.dropped)
+    if warm.objective is not None:
+        msg.objective = warm.objective
+    if warm.improved is not None:
+        msg.improved = warm.improved
+    return msg
+
+
+def warm_start_of(msg: Any) -> WarmStart:
+    """The engine's :class:`WarmStart` of a ``placement.v1.WarmStart``."""
+    return WarmStart(
+        source=msg.source,
+        pieces=msg.pieces,
+        kept=msg.kept,
+        dropped=tuple(DroppedPiece(d.name, d.reason) for d in msg.dropped),
+        feasible=msg.feasible,
+        objective=msg.objective if msg.HasField("objective") else None,
+        improved=msg.improved if msg.HasField("improved") else None,
+        message=msg.message,
+    )
 
 
 def check_response(family: Family, instance: Any, solution_msg: Any) -> Any:

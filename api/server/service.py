@@ -250,6 +250,40 @@ class PlacementService(service_pb2_grpc.PlacementSolverServicer):
     def _parse(self, req: Any, call: Request) -> messages.ParsedRequest:
         return validate_solve_request(req, self.config.limits, call.fields)
 
+    def _resolve_start(self, req: Any, where: str = "") -> Any:
+        """The ``SolveRequest`` with its ``start_job_id`` (a warm start) resolved to that
+        job's solution in ``start_solution``; ``req`` itself without one. NOT_FOUND for an
+        unknown job, FAILED_PRECONDITION for one not finished or without a solution,
+        INVALID_ARGUMENT for both fields given or a job of another family. ``where``
+        prefixes the field names (``request.`` inside a SubmitJobRequest)."""
+        job_id = req.start_job_id
+        if not job_id:
+            return req
+        name = f"{where}start_job_id"
+        if req.HasField("start_solution"):
+            raise invalid([FieldError(name, job_id, "start_job_id or start_solution, not both")])
+        row = self.store.get(job_id)
+        if row is None:
+            raise Abort(grpc.StatusCode.NOT_FOUND, f"{name}: no job {job_id!r}")
+        state = service_pb2.JobState.Name(row.state).removeprefix("JOB_STATE_").lower()
+        result = service_pb2.SolveResponse.FromString(row.result or b"")
+        if row.state not in jobstates.FINISHED or not result.HasField("solution"):
+            why = "has no solution" if row.state in jobstates.FINISHED else "has not finished"
+            raise Abort(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                f"{name}: job {job_id!r} is {state} and {why}; a warm start needs a finished "
+                "job with a solution",
+            )
+        wanted = req.instance.WhichOneof("family")
+        if wanted and row.family != wanted:
+            raise invalid(
+                [FieldError(name, job_id, f"a job of the {wanted!r} family (it is {row.family!r})")]
+            )
+        resolved = service_pb2.SolveRequest()
+        resolved.CopyFrom(req)
+        resolved.start_solution.CopyFrom(result.solution)
+        return resolved
+
     def _time_limit(
         self, parsed: messages.ParsedRequest, context: grpc.ServicerContext, request: Any
     ) -> Budget:
@@ -398,9 +432,10 @@ class PlacementService(service_pb2_grpc.PlacementSolverServicer):
         call = Request("Solve", context, request.request_id)
 
         def body() -> Any:
-            parsed = self._parse(request, call)
-            budget = self._time_limit(parsed, context, request)
-            ticket = self._submit(request, call, budget)
+            req = self._resolve_start(request)
+            parsed = self._parse(req, call)
+            budget = self._time_limit(parsed, context, req)
+            ticket = self._submit(req, call, budget)
             try:
                 outcome = ticket.wait(budget.wait_seconds()) or _at_deadline(ticket)
                 resp = self._response(parsed, ticket, outcome, call)
@@ -423,9 +458,10 @@ class PlacementService(service_pb2_grpc.PlacementSolverServicer):
                 events.put(inc)
 
         def start() -> tuple[messages.ParsedRequest, Ticket, Budget]:
-            parsed = self._parse(request, call)
-            budget = self._time_limit(parsed, context, request)
-            return parsed, self._submit(request, call, budget, on_event), budget
+            req = self._resolve_start(request)
+            parsed = self._parse(req, call)
+            budget = self._time_limit(parsed, context, req)
+            return parsed, self._submit(req, call, budget, on_event), budget
 
         started = self._guard(call, start)
         if started is None:
@@ -481,8 +517,9 @@ class PlacementService(service_pb2_grpc.PlacementSolverServicer):
         def body() -> Any:
             if not request.HasField("request"):
                 raise invalid([FieldError("request", None, "a SolveRequest")])
+            req = self._resolve_start(request.request, "request.")
             try:
-                parsed = self._parse(request.request, call)
+                parsed = self._parse(req, call)
             except Abort as exc:
                 # Paths inside SubmitJobRequest start at "request.".
                 for detail in exc.details:
@@ -500,9 +537,7 @@ class PlacementService(service_pb2_grpc.PlacementSolverServicer):
                 parsed.requested_time_limit_s or self.config.default_time_limit_s,
                 self.config.max_time_limit_s,
             )
-            job_id = self.store.add(
-                request.request.SerializeToString(), limit, parsed.name, parsed.family.name
-            )
+            job_id = self.store.add(req.SerializeToString(), limit, parsed.name, parsed.family.name)
             self.runner.poke()
             call.fields["job_id"] = job_id
             call.log("OK")

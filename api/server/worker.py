@@ -121,7 +121,7 @@ def solve(
         cancel=token,
     )
     try:
-        result = run(instance, options)
+        result = run(instance, options, parsed.start, parsed.start_source)
         response = messages.result_message(family, instance, result, request_id, limit)
         return response.SerializeToString()
     finally:

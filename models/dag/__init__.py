@@ -35,6 +35,7 @@ from placement.models.dag.loaders import IMPORTERS
 from placement.models.dag.plot import draw
 from placement.models.dag.rcmax.encoding import auto_backend
 from placement.models.dag.summary import summarize
+from placement.models.dag.warm_start import adapt_start
 from placement.solver.family import ExactContext, ExactEncoding, ExactOutcome, Family
 from placement.solver.result import StopReason
 
@@ -55,6 +56,7 @@ class DagFamily(Family):
     instance_to_message = staticmethod(_instance.instance_to_message)
     solution_from_message = staticmethod(_instance.solution_from_message)
     named_solution = staticmethod(_instance.named_solution)
+    adapt_start = staticmethod(adapt_start)
     solution_to_message = staticmethod(solution_to_message)
 
     greedy = staticmethod(greedy_solutions)

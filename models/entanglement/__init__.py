@@ -33,6 +33,7 @@ from placement.models.entanglement.instance import (
 from placement.models.entanglement.plot import draw
 from placement.models.entanglement.summary import summarize
 from placement.models.entanglement.topology import IMPORTERS
+from placement.models.entanglement.warm_start import adapt_start
 from placement.solver.family import Family
 from placement.solver.options import SolveOptions
 
@@ -52,6 +53,7 @@ class EntanglementFamily(Family):
     instance_to_message = staticmethod(_instance.instance_to_message)
     solution_from_message = staticmethod(_instance.solution_from_message)
     named_solution = staticmethod(_instance.named_solution)
+    adapt_start = staticmethod(adapt_start)
     solution_to_message = staticmethod(solution_to_message)
     validate_fields = staticmethod(_instance.validate_fields)
 

@@ -33,6 +33,7 @@ from placement.models.gpu.k8s import IMPORTERS as K8S_IMPORTERS
 from placement.models.gpu.openb.loader import IMPORTERS
 from placement.models.gpu.plot import draw
 from placement.models.gpu.slurm import IMPORTERS as SLURM_IMPORTERS
+from placement.models.gpu.warm_start import adapt_start
 from placement.solver.family import Family
 from placement.solver.options import SolveOptions
 from placement.solver.portfolio import solve
@@ -54,6 +55,7 @@ class GpuFamily(Family):
     instance_to_message = staticmethod(_instance.instance_to_message)
     solution_from_message = staticmethod(_instance.solution_from_message)
     named_solution = staticmethod(_instance.named_solution)
+    adapt_start = staticmethod(adapt_start)
     solution_to_message = staticmethod(_instance.solution_to_message)
     validate_fields = staticmethod(_instance.validate_fields)
 

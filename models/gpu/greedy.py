@@ -839,6 +839,20 @@ def fgd(instance: GpuInstance) -> GpuSolution:
     return _Placer(instance, "fgd").run()
 
 
+def complete(instance: GpuInstance, solution: GpuSolution) -> GpuSolution:
+    """``solution`` (assumed feasible) with the jobs it leaves unplaced placed by best fit on
+    the capacity it leaves free, in the heuristics' job order (a warm start's completion)."""
+    placer = _Placer(instance, "best_fit")
+    placer.state.apply(solution)
+    placements = dict(solution.placements)
+    for j in job_order(instance):
+        if j not in placements:
+            workers = placer.place(instance.jobs[j])
+            if workers is not None:
+                placements[j] = tuple(workers)
+    return GpuSolution(placements)
+
+
 def greedy_solutions(
     instance: GpuInstance, options: SolveOptions | None = None
 ) -> Iterator[tuple[str, GpuSolution]]:

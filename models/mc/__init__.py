@@ -26,6 +26,7 @@ from placement.models.mc.greedy import greedy_solutions
 from placement.models.mc.instance import McCore, McInstance, McSolution, McTask
 from placement.models.mc.plot import draw
 from placement.models.mc.summary import summarize
+from placement.models.mc.warm_start import adapt_start
 from placement.solver.errors import InputError
 from placement.solver.family import Family
 from placement.solver.options import SolveOptions
@@ -48,6 +49,7 @@ class McFamily(Family):
     solution_from_message = staticmethod(_instance.solution_from_message)
     solution_to_message = staticmethod(_check.solution_to_message)
     named_solution = staticmethod(_instance.named_solution)
+    adapt_start = staticmethod(adapt_start)
 
     greedy = staticmethod(greedy_solutions)
     check = staticmethod(_check.check)

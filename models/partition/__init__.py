@@ -42,6 +42,7 @@ from placement.models.partition.instance import (
 )
 from placement.models.partition.plot import draw
 from placement.models.partition.summary import summarize
+from placement.models.partition.warm_start import adapt_start
 from placement.solver.family import Family
 
 
@@ -60,6 +61,7 @@ class PartitionFamily(Family):
     instance_to_message = staticmethod(_instance.instance_to_message)
     solution_from_message = staticmethod(_instance.solution_from_message)
     named_solution = staticmethod(_instance.named_solution)
+    adapt_start = staticmethod(adapt_start)
     solution_to_message = staticmethod(_instance.solution_to_message)
 
     greedy = staticmethod(greedy_solutions)

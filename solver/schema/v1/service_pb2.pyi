@@ -74,14 +74,46 @@ class SolveParameters(_message.Message):
     def __init__(self, time_limit_s: _Optional[float] = ..., backend: _Optional[str] = ..., milp_solver: _Optional[str] = ..., threads: _Optional[int] = ..., seed: _Optional[int] = ..., relative_gap: _Optional[float] = ..., deterministic: _Optional[bool] = ...) -> None: ...
 
 class SolveRequest(_message.Message):
-    __slots__ = ("instance", "parameters", "request_id")
+    __slots__ = ("instance", "parameters", "request_id", "start_job_id", "start_solution")
     INSTANCE_FIELD_NUMBER: _ClassVar[int]
     PARAMETERS_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    START_JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    START_SOLUTION_FIELD_NUMBER: _ClassVar[int]
     instance: _placement_pb2.Instance
     parameters: SolveParameters
     request_id: str
-    def __init__(self, instance: _Optional[_Union[_placement_pb2.Instance, _Mapping]] = ..., parameters: _Optional[_Union[SolveParameters, _Mapping]] = ..., request_id: _Optional[str] = ...) -> None: ...
+    start_job_id: str
+    start_solution: _placement_pb2.Solution
+    def __init__(self, instance: _Optional[_Union[_placement_pb2.Instance, _Mapping]] = ..., parameters: _Optional[_Union[SolveParameters, _Mapping]] = ..., request_id: _Optional[str] = ..., start_job_id: _Optional[str] = ..., start_solution: _Optional[_Union[_placement_pb2.Solution, _Mapping]] = ...) -> None: ...
+
+class DroppedPiece(_message.Message):
+    __slots__ = ("name", "reason")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    reason: str
+    def __init__(self, name: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class WarmStart(_message.Message):
+    __slots__ = ("source", "pieces", "kept", "dropped", "feasible", "objective", "improved", "message")
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    PIECES_FIELD_NUMBER: _ClassVar[int]
+    KEPT_FIELD_NUMBER: _ClassVar[int]
+    DROPPED_FIELD_NUMBER: _ClassVar[int]
+    FEASIBLE_FIELD_NUMBER: _ClassVar[int]
+    OBJECTIVE_FIELD_NUMBER: _ClassVar[int]
+    IMPROVED_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    source: str
+    pieces: int
+    kept: int
+    dropped: _containers.RepeatedCompositeFieldContainer[DroppedPiece]
+    feasible: bool
+    objective: float
+    improved: bool
+    message: str
+    def __init__(self, source: _Optional[str] = ..., pieces: _Optional[int] = ..., kept: _Optional[int] = ..., dropped: _Optional[_Iterable[_Union[DroppedPiece, _Mapping]]] = ..., feasible: _Optional[bool] = ..., objective: _Optional[float] = ..., improved: _Optional[bool] = ..., message: _Optional[str] = ...) -> None: ...
 
 class Incumbent(_message.Message):
     __slots__ = ("elapsed_s", "objective", "bound", "gap", "source", "solution")
@@ -110,7 +142,7 @@ class ObjectiveTerm(_message.Message):
     def __init__(self, name: _Optional[str] = ..., value: _Optional[float] = ..., sense: _Optional[str] = ...) -> None: ...
 
 class SolveResponse(_message.Message):
-    __slots__ = ("request_id", "family", "status", "stop_reason", "solution", "objective", "objective_terms", "sense", "bound", "gap", "backend", "phase_times_s", "history", "message", "time_limit_s")
+    __slots__ = ("request_id", "family", "status", "stop_reason", "solution", "objective", "objective_terms", "sense", "bound", "gap", "backend", "phase_times_s", "history", "message", "time_limit_s", "warm_start")
     class PhaseTimesSEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -133,6 +165,7 @@ class SolveResponse(_message.Message):
     HISTORY_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     TIME_LIMIT_S_FIELD_NUMBER: _ClassVar[int]
+    WARM_START_FIELD_NUMBER: _ClassVar[int]
     request_id: str
     family: str
     status: SolutionStatus
@@ -148,7 +181,8 @@ class SolveResponse(_message.Message):
     history: _containers.RepeatedCompositeFieldContainer[Incumbent]
     message: str
     time_limit_s: float
-    def __init__(self, request_id: _Optional[str] = ..., family: _Optional[str] = ..., status: _Optional[_Union[SolutionStatus, str]] = ..., stop_reason: _Optional[_Union[StopReason, str]] = ..., solution: _Optional[_Union[_placement_pb2.Solution, _Mapping]] = ..., objective: _Optional[float] = ..., objective_terms: _Optional[_Iterable[_Union[ObjectiveTerm, _Mapping]]] = ..., sense: _Optional[str] = ..., bound: _Optional[float] = ..., gap: _Optional[float] = ..., backend: _Optional[str] = ..., phase_times_s: _Optional[_Mapping[str, float]] = ..., history: _Optional[_Iterable[_Union[Incumbent, _Mapping]]] = ..., message: _Optional[str] = ..., time_limit_s: _Optional[float] = ...) -> None: ...
+    warm_start: WarmStart
+    def __init__(self, request_id: _Optional[str] = ..., family: _Optional[str] = ..., status: _Optional[_Union[SolutionStatus, str]] = ..., stop_reason: _Optional[_Union[StopReason, str]] = ..., solution: _Optional[_Union[_placement_pb2.Solution, _Mapping]] = ..., objective: _Optional[float] = ..., objective_terms: _Optional[_Iterable[_Union[ObjectiveTerm, _Mapping]]] = ..., sense: _Optional[str] = ..., bound: _Optional[float] = ..., gap: _Optional[float] = ..., backend: _Optional[str] = ..., phase_times_s: _Optional[_Mapping[str, float]] = ..., history: _Optional[_Iterable[_Union[Incumbent, _Mapping]]] = ..., message: _Optional[str] = ..., time_limit_s: _Optional[float] = ..., warm_start: _Optional[_Union[WarmStart, _Mapping]] = ...) -> None: ...
 
 class SolveEvent(_message.Message):
     __slots__ = ("incumbent", "result")
