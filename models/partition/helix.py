@@ -166,8 +166,12 @@ class HelixCluster:
     def from_json(cls, doc: dict[str, Any], file: str | None = None) -> HelixCluster:
         """Read the JSON form back; a malformed document raises :class:`InputError`."""
         if not isinstance(doc, dict) or doc.get("kind") != "helix_layer_placement":
-            raise InputError.single("kind", doc.get("kind") if isinstance(doc, dict) else doc,
-                                    '"helix_layer_placement"', file=file)
+            raise InputError.single(
+                "kind",
+                doc.get("kind") if isinstance(doc, dict) else doc,
+                '"helix_layer_placement"',
+                file=file,
+            )
         try:
             nodes = tuple(HelixNode(str(n["name"]), str(n["type"])) for n in doc["nodes"])
             throughput = {
@@ -180,15 +184,24 @@ class HelixCluster:
             num_layers = int(doc["num_layers"])
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError.single(
-                "helix instance", str(exc), "nodes, throughput_tokens_per_s, links, num_layers",
+                "helix instance",
+                str(exc),
+                "nodes, throughput_tokens_per_s, links, num_layers",
                 file=file,
             ) from None
         for i, n in enumerate(nodes):
             if n.type not in throughput:
-                raise InputError.single(f"nodes[{i}].type", n.type,
-                                        f"one of {sorted(throughput)}", file=file)
-        return cls(str(doc.get("name", "helix")), num_layers, nodes, throughput, links,
-                   tuple(doc.get("notes", ())))
+                raise InputError.single(
+                    f"nodes[{i}].type", n.type, f"one of {sorted(throughput)}", file=file
+                )
+        return cls(
+            str(doc.get("name", "helix")),
+            num_layers,
+            nodes,
+            throughput,
+            links,
+            tuple(doc.get("notes", ())),
+        )
 
 
 def _end(value: Any) -> int | str:
@@ -229,8 +242,9 @@ def read_cluster(path: Path) -> tuple[list[str], dict[tuple[int | str, int | str
         total = int(ini["NodeNames"]["total_compute_nodes"])
         types = [ini[f"ComputeNode-{i}"]["type"].strip() for i in range(total)]
     except (KeyError, ValueError) as exc:
-        raise InputError.single(f"{path}: ComputeNode", str(exc),
-                                "NodeNames.total_compute_nodes and ComputeNode-i.type") from None
+        raise InputError.single(
+            f"{path}: ComputeNode", str(exc), "NodeNames.total_compute_nodes and ComputeNode-i.type"
+        ) from None
     bandwidth: dict[tuple[int | str, int | str], float] = {}
     for section in ini.sections():
         if not section.startswith("Link-"):
@@ -298,21 +312,24 @@ def read_placement(path: Path, cluster: HelixCluster) -> dict[int, tuple[int, in
         raise InputError.single(f"{path}", "no [Solution]", "a Helix solution file")
     for key, value in ini["Solution"].items():
         if key not in index:
-            raise InputError.single(f"{path}: [Solution].{key}", key,
-                                    f"a node of {cluster.name} ({len(index)} nodes)")
+            raise InputError.single(
+                f"{path}: [Solution].{key}", key, f"a node of {cluster.name} ({len(index)} nodes)"
+            )
         try:
             layers = ast.literal_eval(value)
         except (ValueError, SyntaxError):
-            raise InputError.single(f"{path}: [Solution].{key}", value,
-                                    "a list of layer indices") from None
+            raise InputError.single(
+                f"{path}: [Solution].{key}", value, "a list of layer indices"
+            ) from None
         if (
             not isinstance(layers, list)
             or not layers
             or not all(isinstance(x, int) for x in layers)
             or layers != list(range(layers[0], layers[0] + len(layers)))
         ):
-            raise InputError.single(f"{path}: [Solution].{key}", value,
-                                    "a non-empty list of consecutive layer indices")
+            raise InputError.single(
+                f"{path}: [Solution].{key}", value, "a non-empty list of consecutive layer indices"
+            )
         placement[index[key]] = (layers[0], len(layers))
     return placement
 
@@ -356,7 +373,8 @@ def load_helix(directory: str | Path, model: str) -> HelixCluster:
                 )
             ):
                 raise InputError.single(
-                    f"{lp_path}: node_throughput_constraint_{node}", table[:3],
+                    f"{lp_path}: node_throughput_constraint_{node}",
+                    table[:3],
                     f"the same throughput table as the other {t} nodes",
                 )
             throughput[t] = tuple(table)
@@ -373,13 +391,13 @@ def load_helix(directory: str | Path, model: str) -> HelixCluster:
         raise InputError.single(str(root), "no edge_flow_constr", "a Helix MILP with links")
     for t, limit in LAYER_LIMITS[model].items():
         if t in set(types) and len(throughput.get(t, ())) != limit:
-            raise InputError.single(f"{model} {t} throughput table",
-                                    len(throughput.get(t, ())), f"{limit} entries")
+            raise InputError.single(
+                f"{model} {t} throughput table", len(throughput.get(t, ())), f"{limit} entries"
+            )
 
     links: dict[tuple[int | str, int | str], float] = {}
     for (u, v), bw in bandwidth.items():
-        links[(u, v)] = bw / (token_size if SOURCE in (u, v) or SINK in (u, v)
-                              else activation_size)
+        links[(u, v)] = bw / (token_size if SOURCE in (u, v) or SINK in (u, v) else activation_size)
     # cross-check against the MILP's own coefficients where it has the link
     for key, cap in lp_edges_full.items():
         a, b = key.split("_", 1)

@@ -52,8 +52,7 @@ def check_placement(cluster: HelixCluster, placement: dict[int, tuple[int, int]]
         limit = cluster.limit(node)
         if not 1 <= count <= limit:
             errors.append(
-                f"{name} ({cluster.nodes[node].type}): holds {count} layers, "
-                f"expected 1..{limit}"
+                f"{name} ({cluster.nodes[node].type}): holds {count} layers, expected 1..{limit}"
             )
         if start < 0 or start + count > cluster.num_layers:
             errors.append(
