@@ -11,12 +11,14 @@ Parts: :mod:`.instance` (typed instance and solution, JSON form, validation, the
 fallback where it applies; bisection fill, Petals-style spans, PipeDream's planner),
 :mod:`.encoding` with :mod:`.cpsat` and :mod:`.milp` (exact stage-path encodings),
 :mod:`.explain` (why a model does not fit), :mod:`.generate` (seeded synthetic instances),
-:mod:`.tarnawski` and :mod:`.hf` (loaders and builders for public formats).
+:mod:`.tarnawski` and :mod:`.hf` (loaders and builders for public formats); :mod:`.helix`
+(the Helix artifact's layer-placement max-flow instance), scored by :mod:`.serving_flow` and
+solved exactly by :mod:`.serving_milp`.
 """
 
 from __future__ import annotations
 
-from placement.models.partition import hf, tarnawski
+from placement.models.partition import helix, hf, tarnawski
 from placement.models.partition import instance as _instance
 from placement.models.partition.check import NS_PER_MS, check
 from placement.models.partition.explain import quick_bound_ns
@@ -70,7 +72,7 @@ class PartitionFamily(Family):
         return quick_bound_ns(instance) / NS_PER_MS
 
     generators = GENERATORS
-    importers = tarnawski.IMPORTERS + hf.IMPORTERS
+    importers = tarnawski.IMPORTERS + hf.IMPORTERS + helix.IMPORTERS
 
     def corrupt(
         self, instance: PartitionInstance, solution: PartitionSolution

@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from placement.solver.errors import InputError
+from placement.solver.hooks import Importer, Parameter
 
 SOURCE = "source"
 SINK = "sink"
@@ -436,3 +437,38 @@ def read_instance(path: str | Path) -> HelixCluster:
     except (OSError, json.JSONDecodeError) as exc:
         raise InputError.single("file", str(path), f"a Helix instance JSON ({exc})") from None
     return HelixCluster.from_json(doc, file=str(path))
+
+
+IMPORTERS = (
+    Importer(
+        format="helix",
+        family="partition",
+        help="the Helix (ASPLOS 2025) artifact's cluster and model: a max-flow layer placement",
+        description=(
+            "Read the Helix artifact folder (Thesys-lab/Helix-ASPLOS25 data: cluster24.ini, "
+            "the MILP files) into a layer-placement instance: 24 nodes with per-type "
+            "throughput by layer count and layer limits, link capacities in tokens/s, the "
+            "max-flow objective (see docs/formulations/partition.md, 'Helix layer placement')."
+        ),
+        parameters=(
+            Parameter(
+                "directory",
+                "path",
+                positional=True,
+                metavar="DIR",
+                help="the artifact folder (holding single_cluster/)",
+            ),
+            Parameter(
+                "model",
+                "str",
+                "llama2_70b",
+                choices=tuple(MODELS),
+                shown=True,
+                help="which model's instance (default: llama2_70b)",
+            ),
+        ),
+        build=lambda p: load_helix(p["directory"], p["model"]),
+        document=lambda cluster: cluster.to_json(),
+    ),
+)
+"""``placement import helix``."""

@@ -52,8 +52,10 @@ class FlowSolve:
     @property
     def gap(self) -> float:
         """(bound - value) / value; infinity with no flow."""
-        return (self.bound - self.tokens_per_s) / self.tokens_per_s if self.tokens_per_s else (
-            0.0 if self.bound <= 0 else float("inf")
+        return (
+            (self.bound - self.tokens_per_s) / self.tokens_per_s
+            if self.tokens_per_s
+            else (0.0 if self.bound <= 0 else float("inf"))
         )
 
 
@@ -97,14 +99,14 @@ def _round(
     lower: list[float] = []
     upper: list[float] = []
     integer: list[int] = []
-    for c, members in classes.items():
+    for c in classes:
         table = cluster.throughput[c]
         for k in range(1, len(table) + 1):
             for s in range(0, L - k + 1):
                 cols.append((c, s, k))
     m = len(cols)
     # y columns 0..m-1, f columns m..2m-1
-    for c, s, k in cols:
+    for c, _s, _k in cols:
         costs.append(0.0)
         lower.append(0.0)
         upper.append(float(len(classes[c])))
@@ -118,9 +120,7 @@ def _round(
     inf = highspy.kHighsInf
     h.addVars(2 * m, lower, upper)
     h.changeColsCost(2 * m, list(range(2 * m)), costs)
-    h.changeColsIntegrality(
-        len(integer), integer, [highspy.HighsVarType.kInteger] * len(integer)
-    )
+    h.changeColsIntegrality(len(integer), integer, [highspy.HighsVarType.kInteger] * len(integer))
     h.changeObjectiveSense(highspy.ObjSense.kMaximize)
     for j, (c, _s, k) in enumerate(cols):  # f - T y <= 0
         h.addRow(-inf, 0.0, 2, [m + j, j], [1.0, -min(cluster.throughput[c][k - 1], cap)])
