@@ -3,8 +3,10 @@
 Mei et al., "Helix: Serving Large Language Models over Heterogeneous GPUs and Network via
 Max-Flow", ASPLOS 2025; artifact Thesys-lab/Helix-ASPLOS25 (data under
 ``../shared/benchmarks/partition/helix``, its README says what each file is). The model is the
-one of the artifact's MILP builder ``simulator/initial_layout/ilp_layout.py`` (class
-``ILPLayout``: ``from_ini``, ``step2``..``step7``; read with the search tools, no code copied):
+one of the artifact's MILP layout synthesizer (class ``ILPLayout``: ``from_ini``,
+``step2``..``step7``; and ``get_typical_token_throughput`` with ``llama70b_typical_statistics``
+of its model manager), read with the search tools in the stored copy of the repository (the
+index shows neither its path nor its commit); no code copied:
 
 * every compute node ``i`` holds one contiguous layer range ``[s_i, s_i + k_i)`` with
   ``1 <= k_i <= K(type_i)`` (the type's layer limit: half the VRAM for weights);

@@ -61,8 +61,15 @@ def check_placement(cluster: HelixCluster, placement: dict[int, tuple[int, int]]
     return errors
 
 
-def flow_network(cluster: HelixCluster, placement: dict[int, tuple[int, int]]) -> nx.DiGraph:
-    """The max-flow network of a (checked) placement, capacities in 1/SCALE tokens/s."""
+def flow_network(
+    cluster: HelixCluster, placement: dict[int, tuple[int, int]], partial: bool = False
+) -> nx.DiGraph:
+    """The max-flow network of a (checked) placement, capacities in 1/SCALE tokens/s.
+
+    ``partial``: Helix's partial-inference variant (``allow_partial_inference``), where
+    ``u -> v`` is an edge when ``s_v <= e_u < e_v`` (``v`` runs only the layers after ``u``'s
+    last), node capacities unchanged; the artifact's runs leave it off.
+    """
     g = nx.DiGraph()
     g.add_node(SOURCE)
     g.add_node(SINK)
@@ -75,16 +82,20 @@ def flow_network(cluster: HelixCluster, placement: dict[int, tuple[int, int]]) -
             g.add_edge(("out", i), SINK, capacity=round(cluster.links[(i, SINK)] * SCALE))
     for u in placement:
         for v, (sv, _) in placement.items():
-            if u != v and sv == end[u] and (u, v) in cluster.links:
+            meets = sv <= end[u] < end[v] if partial else sv == end[u]
+            if u != v and meets and (u, v) in cluster.links:
                 g.add_edge(("out", u), ("in", v), capacity=round(cluster.links[(u, v)] * SCALE))
     return g
 
 
-def score_placement(cluster: HelixCluster, placement: dict[int, tuple[int, int]]) -> FlowScore:
-    """Check ``placement`` and, if feasible, its max flow in tokens/s (0 when infeasible)."""
+def score_placement(
+    cluster: HelixCluster, placement: dict[int, tuple[int, int]], partial: bool = False
+) -> FlowScore:
+    """Check ``placement`` and, if feasible, its max flow in tokens/s (0 when infeasible);
+    ``partial`` as in :func:`flow_network`."""
     errors = check_placement(cluster, placement)
     if errors:
         return FlowScore(0.0, tuple(errors), len(placement))
-    g = flow_network(cluster, placement)
+    g = flow_network(cluster, placement, partial)
     value = nx.maximum_flow_value(g, SOURCE, SINK) if g.number_of_edges() else 0
     return FlowScore(value / SCALE, (), len(placement))

@@ -1,7 +1,7 @@
 """Exact layer placement on a Helix-style cluster: a boundary-flow MILP aggregated by node type.
 
-Helix's own MILP (Mei et al., ASPLOS 2025; Thesys-lab/Helix-ASPLOS25,
-``simulator/initial_layout/ilp_layout.py``) gives every node a start variable, one binary per
+Helix's own MILP (Mei et al., ASPLOS 2025; Thesys-lab/Helix-ASPLOS25, class ``ILPLayout``
+of its layout synthesizer, and ``ilp_model.lp`` of the data set) gives every node a start variable, one binary per
 layer count, one binary per directed link that switches it on only when the two ranges meet
 (big-M rows ``start_j - end_i <= M (1 - switch)`` both ways) and a flow per link. Its LP
 relaxation lets every switch be fractional, hence the bound of 78,062 tokens/s Gurobi could
