@@ -352,21 +352,66 @@ def load_helix(directory: str | Path, model: str) -> HelixCluster:
     if (root / "single_cluster").is_dir():
         root = root / "single_cluster"
     spec = MODELS[model]
-    types, bandwidth = read_cluster(root / "config" / "cluster24.ini")
-    nodes = tuple(HelixNode(f"compute_node_{i + 2}", t) for i, t in enumerate(types))
+    lps = {
+        sub: (root / rel, root / "config" / f"{sub.lower()}.ini" if sub else None)
+        for sub, rel in spec["lps"].items()
+    }
+    cluster = build_cluster(
+        root / "config" / "cluster24.ini",
+        lps,
+        num_layers=spec["layers"],
+        name=f"helix-cluster24-{model}",
+        limits=LAYER_LIMITS[model],
+    )
+    if any(spec["lps"]):
+        notes = (
+            *cluster.notes,
+            "throughput tables from the artifact's single-type sub-cluster MILPs "
+            "(no cluster24 MILP for this model)",
+        )
+        cluster = HelixCluster(
+            cluster.name,
+            cluster.num_layers,
+            cluster.nodes,
+            cluster.throughput,
+            cluster.links,
+            notes,
+        )
+    return cluster
 
+
+def build_cluster(
+    cluster_ini: Path,
+    lps: dict[str, tuple[Path, Path | None]],
+    num_layers: int,
+    name: str,
+    limits: dict[str, int] | None = None,
+) -> HelixCluster:
+    """A cluster file plus Helix MILPs -> the instance (see the module docstring).
+
+    ``lps``: label -> (MILP file, the cluster file it was built on, None for ``cluster_ini``
+    itself). Node types come from that cluster file; each type's table must be the same on
+    every node and in every MILP; ``limits`` (type -> most layers) is checked against them.
+    """
+    types, bandwidth = read_cluster(cluster_ini)
+    nodes = tuple(HelixNode(f"compute_node_{i + 2}", t) for i, t in enumerate(types))
     throughput: dict[str, tuple[float, ...]] = {}
     activation_size = token_size = None
     lp_edges_full: dict[str, float] = {}
-    for sub, lp_rel in spec["lps"].items():
-        lp_path = root / lp_rel
+    for lp_path, sub_ini in lps.values():
         tables, edges = read_lp(lp_path)
-        if sub:  # a single-type sub-cluster: its own cluster file gives the node types
-            sub_types, sub_bw = read_cluster(root / "config" / f"{sub.lower()}.ini")
+        if sub_ini is not None:  # a sub-cluster: its own cluster file gives the node types
+            sub_types, sub_bw = read_cluster(sub_ini)
         else:
             sub_types, sub_bw = types, bandwidth
             lp_edges_full = edges
         for node, table in tables.items():
+            if node >= len(sub_types):
+                raise InputError.single(
+                    f"{lp_path}: node_throughput_constraint_{node}",
+                    node,
+                    f"a node of its cluster file (0..{len(sub_types) - 1})",
+                )
             t = sub_types[node]
             if t in throughput and (
                 len(throughput[t]) != len(table)
@@ -381,7 +426,7 @@ def load_helix(directory: str | Path, model: str) -> HelixCluster:
                     f"the same throughput table as the other {t} nodes",
                 )
             throughput[t] = tuple(table)
-        # sizes from one node-node link and one source link of this MILP
+        # sizes: bandwidth / the MILP's capacity of a source or sink link and of a node link
         for key, cap in edges.items():
             a, b = key.split("_", 1)
             if a == SOURCE:
@@ -391,11 +436,14 @@ def load_helix(directory: str | Path, model: str) -> HelixCluster:
             else:
                 activation_size = sub_bw[(int(a), int(b))] / cap
     if activation_size is None or token_size is None:
-        raise InputError.single(str(root), "no edge_flow_constr", "a Helix MILP with links")
-    for t, limit in LAYER_LIMITS[model].items():
+        raise InputError.single(str(cluster_ini), "no edge_flow_constr", "a Helix MILP with links")
+    missing = sorted(set(types) - set(throughput))
+    if missing:
+        raise InputError.single(str(cluster_ini), missing, "node types with a throughput table")
+    for t, limit in (limits or {}).items():
         if t in set(types) and len(throughput.get(t, ())) != limit:
             raise InputError.single(
-                f"{model} {t} throughput table", len(throughput.get(t, ())), f"{limit} entries"
+                f"{name} {t} throughput table", len(throughput.get(t, ())), f"{limit} entries"
             )
 
     links: dict[tuple[int | str, int | str], float] = {}
@@ -407,24 +455,11 @@ def load_helix(directory: str | Path, model: str) -> HelixCluster:
         edge = (_end(a), _end(b))
         if edge not in links or abs(links[edge] - cap) > 1e-6 * cap:
             raise InputError.single(f"link {key}", links.get(edge), f"{cap} as in the MILP")
-    notes = [
-        f"Helix artifact {model}: node throughput T(type, k) from the artifact's MILP "
-        f"coefficients; activation size {activation_size:g}, token size {token_size:g} "
-        "(artifact units)",
-    ]
-    if any(spec["lps"]):
-        notes.append(
-            "throughput tables from the artifact's single-type sub-cluster MILPs "
-            "(no cluster24 MILP for this model)"
-        )
-    return HelixCluster(
-        name=f"helix-cluster24-{model}",
-        num_layers=spec["layers"],
-        nodes=nodes,
-        throughput=throughput,
-        links=links,
-        notes=tuple(notes),
+    notes = (
+        f"{name}: node throughput T(type, k) from the Helix MILP coefficients; activation "
+        f"size {activation_size:g}, token size {token_size:g} (artifact units)",
     )
+    return HelixCluster(name, num_layers, nodes, throughput, links, notes)
 
 
 def write_instance(cluster: HelixCluster, out: str | Path) -> None:
