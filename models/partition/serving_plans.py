@@ -98,23 +98,48 @@ def _split(
     target: int, counts: dict[str, int], allowed: dict[str, list[int]]
 ) -> list[tuple[str, int]] | None:
     """Layer counts, one per node (``counts[t]`` nodes of type t, each a k in
-    ``allowed[t]``), adding up to ``target``; None if there are none."""
-    types = sorted(counts)
-    nodes = [t for t in types for _ in range(counts[t])]
+    ``allowed[t]``), adding up to ``target``; None if there are none.
+
+    A reachability table over (nodes placed, layers so far), one node at a time, then a walk
+    back from ``target``.
+    """
+    nodes = [t for t in sorted(counts) for _ in range(counts[t])]
+    reach: list[set[int]] = [{0}]
+    for t in nodes:
+        reach.append({r + k for r in reach[-1] for k in allowed[t] if r + k <= target})
+    if target not in reach[-1]:
+        return None
+    out: list[tuple[str, int]] = []
+    left = target
+    for i in range(len(nodes), 0, -1):
+        t = nodes[i - 1]
+        k = next(k for k in allowed[t] if left - k in reach[i - 1])
+        out.append((t, k))
+        left -= k
+    return out[::-1]
+
+
+def pack_pipelines(
+    sizes: tuple[int, ...], patterns: list[tuple[tuple[int, ...], float]]
+) -> tuple[float, tuple[int, ...]]:
+    """The best multiset of pipeline patterns over ``sizes`` nodes per type.
+
+    ``patterns``: (nodes per type, tokens/s of the best pipeline on exactly those nodes).
+    Returns (total tokens/s, indices of the chosen patterns); exact by the DP
+    ``f(n) = max(0, max_{c <= n} v(c) + f(n - c))`` over the nodes left.
+    """
 
     @cache
-    def go(i: int, left: int) -> tuple[int, ...] | None:
-        if i == len(nodes):
-            return () if left == 0 else None
-        for k in allowed[nodes[i]]:
-            if k <= left:
-                rest = go(i + 1, left - k)
-                if rest is not None:
-                    return (k, *rest)
-        return None
+    def f(left: tuple[int, ...]) -> tuple[float, tuple[int, ...]]:
+        best: tuple[float, tuple[int, ...]] = (0.0, ())
+        for j, (c, v) in enumerate(patterns):
+            if v > 0 and all(a <= b for a, b in zip(c, left, strict=True)):
+                rest = f(tuple(b - a for a, b in zip(c, left, strict=True)))
+                if v + rest[0] > best[0]:
+                    best = (v + rest[0], (j, *rest[1]))
+        return best
 
-    ks = go(0, target)
-    return None if ks is None else list(zip(nodes, ks, strict=True))
+    return f(sizes)
 
 
 def best_plan(cluster: HelixCluster, types: tuple[str, ...] | None = None) -> PipelinePlan:
@@ -140,33 +165,34 @@ def best_plan(cluster: HelixCluster, types: tuple[str, ...] | None = None) -> Pi
         most = sum(c_t * len(cluster.throughput[t]) for t, c_t in counts.items())
         if most < L or sum(c) > L:
             continue
-        for v in values:
+
+        def split_at(v: float, counts: dict[str, int] = counts) -> list[tuple[str, int]] | None:
             allowed = {
                 t: [
                     k
                     for k in range(len(cluster.throughput[t]), 0, -1)
                     if cluster.throughput[t][k - 1] >= v
                 ]
-                for t in kinds
+                for t in counts
             }
-            if any(counts[t] and not allowed[t] for t in kinds):
-                continue
-            split = _split(L, {t: n for t, n in counts.items() if n}, allowed)
-            if split is not None:
-                patterns.append((c, v, split))
-                break
+            if any(n and not allowed[t] for t, n in counts.items()):
+                return None
+            return _split(L, {t: n for t, n in counts.items() if n}, allowed)
 
-    @cache
-    def f(left: tuple[int, ...]) -> tuple[float, tuple[int, ...]]:
-        best: tuple[float, tuple[int, ...]] = (0.0, ())
-        for j, (c, v, _) in enumerate(patterns):
-            if all(a <= b for a, b in zip(c, left, strict=True)):
-                rest = f(tuple(b - a for a, b in zip(c, left, strict=True)))
-                if v + rest[0] > best[0]:
-                    best = (v + rest[0], (j, *rest[1]))
-        return best
+        # feasibility only grows as v falls: bisect over the values, highest first
+        lo, hi = 0, len(values)  # values[:lo] fail, values[hi:] are not needed
+        found = None
+        while lo < hi:
+            mid = (lo + hi) // 2
+            split = split_at(values[mid])
+            if split is None:
+                lo = mid + 1
+            else:
+                found, hi = (values[mid], split), mid
+        if found is not None:
+            patterns.append((c, found[0], found[1]))
 
-    _, chosen = f(tuple(sizes))
+    _, chosen = pack_pipelines(tuple(sizes), [(c, v) for c, v, _ in patterns])
     free = {t: list(members[t]) for t in kinds}
     pipelines = []
     for j in chosen:
