@@ -198,9 +198,6 @@ class Importer:
     description: str
     parameters: tuple[Parameter, ...]
     build: Callable[[dict[str, Any]], Any]
-    document: Callable[[Any], dict[str, Any]] | None = None
-    """The file content of what ``build`` returns, for importers whose result is not (yet) a
-    family instance (the Helix layer-placement instance); None: the instance file."""
 
     def command(self, values: dict[str, Any]) -> str:
         """``placement import <format> ...``: see :func:`reproduce_command`."""

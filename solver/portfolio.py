@@ -34,6 +34,7 @@ class _Run:
     def __init__(self, family: Family, instance: Any, options: SolveOptions, backend: str):
         self.family = family
         self.instance = instance
+        self.sense = family.objective_sense(instance)
         self.options = options
         self.backend = backend
         # The caller's token, and the one every phase of this solve watches: it also fires
@@ -113,7 +114,7 @@ class _Run:
         """``update_bound`` under the lock."""
         if self.bound is None:
             self.bound = bound
-        elif self.family.sense == "max":
+        elif self.sense == "max":
             self.bound = min(self.bound, bound)
         else:
             self.bound = max(self.bound, bound)
@@ -349,7 +350,7 @@ def _finish(
         solution=run.best,
         objective=objective,
         objective_terms=terms,
-        sense=family.sense,
+        sense=run.sense,
         bound=run.bound,
         gap=gap,
         backend=run.best_source,

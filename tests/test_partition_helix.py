@@ -13,14 +13,22 @@ from pathlib import Path
 
 import pytest
 
+from placement.models.partition import FAMILY
+from placement.models.partition.greedy import greedy_solutions
 from placement.models.partition.helix import (
     SINK,
     SOURCE,
     HelixCluster,
     HelixNode,
     build_cluster,
+    cluster_of,
     load_helix,
     read_placement,
+)
+from placement.models.partition.instance import (
+    PartitionInstance,
+    PartitionMode,
+    PartitionSolution,
 )
 from placement.models.partition.serving_flow import check_placement, score_placement
 from placement.models.partition.serving_milp import (
@@ -34,7 +42,9 @@ from placement.models.partition.serving_plans import (
     check_plan,
     plan_throughput,
 )
+from placement.solver import SolveOptions, solve
 from placement.solver.errors import InputError
+from placement.solver.family import instance_document, instance_from_document
 
 DATA = Path(__file__).parent / "data" / "helix"
 HELIX = "partition/helix"
@@ -104,10 +114,144 @@ def test_malformed_files_are_input_errors(tmp_path: Path) -> None:
         load_helix(tmp_path, "llama2_70b")
 
 
-def test_instance_json_round_trip() -> None:
+def test_instance_round_trip_through_the_family() -> None:
     c = tiny()
-    back = HelixCluster.from_json(json.loads(json.dumps(c.to_json())))
-    assert back == c
+    instance = c.to_instance()
+    FAMILY.validate(instance)
+    back = instance_from_document(instance_document(instance))
+    assert back.workload.mode is PartitionMode.SERVING_FLOW
+    assert cluster_of(back) == c
+
+
+# --- the family path: checker, greedy, exact, errors ----------------------------------------
+
+
+def ranges(placement: dict[int, tuple[int, int]]) -> PartitionSolution:
+    return PartitionSolution((), tuple((d, s, k) for d, (s, k) in sorted(placement.items())))
+
+
+def test_family_checker_scores_and_rejects_ranges() -> None:
+    c = tiny()
+    instance = c.to_instance()
+    placement = read_placement(DATA / "tiny_sol.ini", c)
+    report = FAMILY.check(instance, ranges(placement))
+    assert report.feasible and report.terms == {"tokens_per_s": pytest.approx(5.0)}
+    assert report.senses == ("max",)
+    assert FAMILY.objective_sense(instance) == "max"
+    for broken, words in (
+        ({1: (0, 3)}, "expected 1..2"),  # B holds at most 2 layers
+        ({0: (2, 3)}, "outside [0, 4)"),
+        ({0: (0, 0)}, "expected 1..3"),
+        ({0: (-1, 2)}, "outside"),
+    ):
+        report = FAMILY.check(instance, ranges(broken))
+        assert not report.feasible and any(words in v for v in report.violations), report
+    twice = PartitionSolution((), ((0, 0, 2), (0, 2, 2)))
+    assert "more than one layer range" in FAMILY.check(instance, twice).violations[0]
+    nowhere = FAMILY.corrupt(instance, ranges(placement))
+    assert not FAMILY.check(instance, nowhere).feasible
+    assignments = PartitionSolution((0, 0, 0, 0))
+    assert not FAMILY.check(instance, assignments).feasible
+    # partial inference is the instance's rule: the overlap of the sample's test above
+    partial = HelixCluster(c.name, 4, c.nodes, c.throughput, c.links, c.notes, partial=True)
+    overlap = ranges({0: (0, 3), 1: (2, 2)})
+    assert FAMILY.check(instance, overlap).terms["tokens_per_s"] == 0.0
+    assert FAMILY.check(partial.to_instance(), overlap).terms["tokens_per_s"] == pytest.approx(3.0)
+
+
+def test_engine_solves_the_sample_to_its_brute_force_optimum() -> None:
+    c = tiny()
+    result = solve(c.to_instance(), SolveOptions(time_limit_s=20))
+    assert result.sense == "max"
+    assert result.objective == pytest.approx(brute_force(c))  # 5.0, the narrow link binds
+    assert result.bound is not None and result.bound >= result.objective - 1e-9
+    assert FAMILY.check(c.to_instance(), result.solution).feasible
+    named = result.named
+    assert set(named.ranges) <= {n.name for n in c.nodes} and not named.device_of
+
+
+def test_greedy_gives_feasible_pipelines() -> None:
+    c = random_cluster(0, wide=True)
+    instance = c.to_instance()
+    for name, solution in greedy_solutions(instance):
+        report = FAMILY.check(instance, solution)
+        assert report.feasible, (name, report.violations)
+        assert report.objective > 0, name
+        held = sorted((s, k) for _, s, k in solution.ranges)
+        assert held[0][0] == 0  # pipelines start at layer 0
+
+
+def doc(instance: PartitionInstance) -> dict:
+    return json.loads(json.dumps(instance_document(instance)))
+
+
+@pytest.mark.parametrize(
+    ("change", "fragments"),
+    [
+        (lambda d: d["partition"].pop("serving_flow"), ["partition.serving_flow", "absent"]),
+        (
+            lambda d: d["partition"]["serving_flow"]["device_types"][0]["tokens_per_s"].pop(),
+            ["partition.serving_flow.device_types[0].tokens_per_s", "max_layers = 3"],
+        ),
+        (
+            lambda d: d["partition"]["serving_flow"]["links"][0].update(dst="nobody"),
+            ["partition.serving_flow.links[0].dst", "nobody"],
+        ),
+        (
+            lambda d: d["partition"]["serving_flow"]["links"][0].update(tokens_per_s=-1),
+            ["partition.serving_flow.links[0].tokens_per_s", "[0, 1e12]"],
+        ),
+        (
+            lambda d: d["partition"]["devices"][0].update(type="Z"),
+            ["partition.devices[0].type", "A, B"],
+        ),
+        (
+            lambda d: d["partition"]["workload"].update(mode="LLM_SERVING"),
+            ["partition.serving_flow", "unless workload.mode is LLM_SERVING_FLOW"],
+        ),
+    ],
+)
+def test_bad_flow_sections_name_the_field(change, fragments) -> None:
+    d = doc(tiny().to_instance())
+    change(d)
+    with pytest.raises(InputError) as err:
+        instance_from_document(d)
+    for fragment in fragments:
+        assert fragment in str(err.value)
+
+
+def cli(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "placement.api.cli", *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_sample_through_the_command_line(tmp_path: Path) -> None:
+    instance = tmp_path / "tiny.json"
+    instance.write_text(json.dumps(instance_document(tiny().to_instance())))
+    done = cli("solve", instance, "--time-limit", "20", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["objective"] == pytest.approx(5.0) and result["sense"] == "max"
+    solution = tmp_path / "sol.json"
+    solution.write_text(json.dumps(result["solution"]))
+    check = cli("check", instance, solution, "--json", cwd=tmp_path)
+    assert check.returncode == 0, check.stderr
+    assert json.loads(check.stdout)["objective_terms"]["tokens_per_s"] == pytest.approx(5.0)
+    # a broken range: exit 1, the violation named
+    bad = json.loads(solution.read_text())
+    bad["partition"]["ranges"][0]["layer_count"] = 9
+    solution.write_text(json.dumps(bad))
+    check = cli("check", instance, solution, cwd=tmp_path)
+    assert check.returncode == 1 and "expected 1.." in check.stdout
+    bad["partition"]["ranges"][0]["device"] = "nobody"
+    solution.write_text(json.dumps(bad))
+    check = cli("check", instance, solution, cwd=tmp_path)
+    assert check.returncode == 2 and "partition.ranges[0].device" in check.stderr
 
 
 # --- exact = brute force -------------------------------------------------------------------
@@ -240,16 +384,67 @@ def test_helix_logged_objective_reproduced(shared_benchmarks: Path) -> None:
     assert {t: len(v) for t, v in c30.throughput.items()} == {"A100": 18, "L4": 11, "T4": 7}
 
 
-def test_import_command_writes_the_instance(shared_benchmarks: Path, tmp_path: Path) -> None:
-    out = tmp_path / "h.json"
+def test_import_solve_check_plot_on_the_artifact(shared_benchmarks: Path, tmp_path: Path) -> None:
     root = shared_benchmarks / HELIX
-    cmd = [sys.executable, "-m", "placement.api.cli", "import", "helix", str(root)]
-    done = subprocess.run(
-        [*cmd, "--model", "llama2_70b", "--out", str(out)], capture_output=True, text=True
-    )
+    out = tmp_path / "h.json"
+    done = cli("import", "helix", root, "--model", "llama2_70b", "--out", out, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""
-    back = HelixCluster.from_json(json.loads(out.read_text()))
-    assert back == load_helix(root, "llama2_70b")
-    bad = subprocess.run([*cmd, "--model", "gpt"], capture_output=True, text=True)
+    written = json.loads(out.read_text())
+    assert set(written) == {"name", "description", "partition"}
+    instance = instance_from_document(written)
+    assert cluster_of(instance) == load_helix(root, "llama2_70b")
+    # solve: the exact path proves LLaMA-2 70B's optimum on cluster24
+    solution = tmp_path / "s.json"
+    done = cli("solve", out, "--time-limit", "120", "--out", solution, "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["status"] == "optimal", result["message"]
+    assert result["objective"] == pytest.approx(2045.64, abs=0.01)
+    check = cli("check", out, solution, "--json", cwd=tmp_path)
+    assert check.returncode == 0, check.stderr
+    assert json.loads(check.stdout)["objective_terms"]["tokens_per_s"] == pytest.approx(
+        2045.64, abs=0.01
+    )
+    # Helix's own placement as a solution file: the checker gives its logged objective
+    helix = read_placement(
+        root / "single_cluster/layout_llama70b/ilp/ilp_sol.ini", cluster_of(instance)
+    )
+    theirs = tmp_path / "helix.json"
+    theirs.write_text(json.dumps({"partition": FAMILY.solution_to_dict(instance, ranges(helix))}))
+    check = cli("check", out, theirs, "--json", cwd=tmp_path)
+    assert check.returncode == 0, check.stderr
+    assert json.loads(check.stdout)["objective_terms"]["tokens_per_s"] == pytest.approx(
+        1289.55577, abs=1e-4
+    )
+    picture = tmp_path / "p.png"
+    done = cli("plot", out, solution, "--out", picture, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert picture.stat().st_size > 1000
+    bad = cli("import", "helix", root, "--model", "gpt", cwd=tmp_path)
     assert bad.returncode == 2 and "--model" in bad.stderr
+
+
+def test_sample_through_the_grpc_service(tmp_path: Path) -> None:
+    """A real ``placement serve`` on loopback solves and checks a flow-mode instance."""
+    from placement.api.client import Client
+    from placement.api.server.probe import start_server
+    from placement.solver.schema.v1 import service_pb2
+
+    document = instance_document(tiny().to_instance())
+    server = start_server(tmp_path, workers=1)
+    try:
+        with Client(server.target) as client:
+            resp = client.solve_response(document, time_limit_s=20)
+            assert resp.status in (
+                service_pb2.SOLUTION_STATUS_OPTIMAL,
+                service_pb2.SOLUTION_STATUS_FEASIBLE,
+            )
+            assert resp.sense == "max"
+            assert resp.objective == pytest.approx(5.0)
+            assert resp.solution.partition.ranges
+            check = client.check(document, resp.solution)
+            assert check.feasible and check.sense == "max"
+            assert check.objective == pytest.approx(5.0)
+    finally:
+        server.stop()

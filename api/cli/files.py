@@ -63,16 +63,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     importer = args.hook
     if args.out != "-":
         check_writable(args.out)
-    built = importer.build(parameter_values(args, importer))
-    if importer.document is not None:
-        document = importer.document(built)
-        if args.out == "-":
-            print(json.dumps(document, indent=1, ensure_ascii=False))
-        else:
-            write_json(args.out, document)
-            err(f"wrote {args.out}")
-        return EXIT_OK
-    return _write_instance(built, args.out)
+    return _write_instance(importer.build(parameter_values(args, importer)), args.out)
 
 
 def _write_instance(instance: Any, out: str) -> int:

@@ -67,8 +67,25 @@ class PartitionFamily(Family):
     greedy = staticmethod(greedy_solutions)
     check = staticmethod(check)
 
+    def auto_backend(self, instance: PartitionInstance) -> str:
+        """``milp`` in LLM_SERVING_FLOW mode (its one exact model is a HiGHS MILP), else
+        ``cpsat``."""
+        return "milp" if instance.workload.flow else "cpsat"
+
+    def objective_sense(self, instance: PartitionInstance) -> str:
+        """``max`` (tokens/s) in LLM_SERVING_FLOW mode, ``min`` (milliseconds) otherwise."""
+        return "max" if instance.workload.flow else "min"
+
     def quick_bound(self, instance: PartitionInstance) -> float:
-        """Cheap lower bound on the objective (ms): see :func:`.explain.quick_bound_ns`."""
+        """Cheap bound on the objective: a lower bound in ms (see
+        :func:`.explain.quick_bound_ns`); in LLM_SERVING_FLOW mode an upper bound in tokens/s
+        (:func:`.serving_milp.relaxation_bound`, valid under either edge rule)."""
+        if instance.workload.flow:
+            # imported here: the flow modules load networkx and HiGHS only for flow mode
+            from placement.models.partition.helix import cluster_of
+            from placement.models.partition.serving_milp import relaxation_bound
+
+            return relaxation_bound(cluster_of(instance))
         return quick_bound_ns(instance) / NS_PER_MS
 
     generators = GENERATORS
@@ -77,7 +94,13 @@ class PartitionFamily(Family):
     def corrupt(
         self, instance: PartitionInstance, solution: PartitionSolution
     ) -> PartitionSolution:
-        """A solution made infeasible: layer 0 on a device that does not exist."""
+        """A solution made infeasible: layer 0 (flow mode: the first range) on a device that
+        does not exist."""
+        if solution.ranges:
+            _, first, count = solution.ranges[0]
+            return PartitionSolution(
+                (), ((len(instance.devices), first, count),) + solution.ranges[1:]
+            )
         return PartitionSolution((len(instance.devices), *solution.device_of[1:]))
 
     plot = staticmethod(draw)

@@ -203,6 +203,15 @@ class StageEncoding:
         among them, hinted with the path found; proved: done; else ``U`` drops and (1) again.
         """
         self.last_stats = {"rounds": 0}
+        if instance.workload.flow:
+            # Helix's max-flow model has one exact encoding, the boundary-flow MILP on HiGHS,
+            # whichever backend was asked for (the solve's message says so)
+            from placement.models.partition.serving_milp import solve_flow  # loads networkx
+
+            outcome = solve_flow(instance, ctx, "milp-flow")
+            if not self.source.startswith("milp"):
+                outcome.message += f" (no {self.source} model for LLM_SERVING_FLOW)"
+            return outcome
         if not instance.workload.contiguous:
             return ExactOutcome(
                 StopReason.HEURISTIC_ONLY,

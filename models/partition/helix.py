@@ -43,17 +43,26 @@ from __future__ import annotations
 
 import ast
 import configparser
-import json
 import re
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from placement.models.partition.instance import (
+    SINK,
+    SOURCE,
+    PartitionDevice,
+    PartitionFlowDeviceType,
+    PartitionFlowLink,
+    PartitionInstance,
+    PartitionLayer,
+    PartitionMode,
+    PartitionServingFlow,
+    PartitionWorkload,
+)
 from placement.solver.errors import InputError
 from placement.solver.hooks import Importer, Parameter
-
-SOURCE = "source"
-SINK = "sink"
 
 MODELS: dict[str, dict[str, Any]] = {
     "llama2_70b": {
@@ -119,6 +128,8 @@ class HelixCluster:
     throughput: dict[str, tuple[float, ...]]
     links: dict[tuple[int | str, int | str], float]
     notes: tuple[str, ...] = field(default=())
+    partial: bool = False
+    """Helix's partial-inference edge rule (``PartitionServingFlow.partial_inference``)."""
 
     def limit(self, node: int) -> int:
         """Most layers node ``node`` may hold."""
@@ -148,63 +159,64 @@ class HelixCluster:
             throughput=self.throughput,
             links=links,
             notes=self.notes,
+            partial=self.partial,
         )
 
-    def to_json(self) -> dict[str, Any]:
-        """The JSON form (``placement`` writes it with ``--out``)."""
-        return {
-            "kind": "helix_layer_placement",
-            "name": self.name,
-            "num_layers": self.num_layers,
-            "nodes": [{"name": n.name, "type": n.type} for n in self.nodes],
-            "throughput_tokens_per_s": {t: list(v) for t, v in sorted(self.throughput.items())},
-            "links": [
-                {"from": u, "to": v, "tokens_per_s": cap}
+    def to_instance(self) -> PartitionInstance:
+        """The partition instance (mode LLM_SERVING_FLOW) this cluster is the index form of:
+        layers ``layer0``..., the nodes as devices, the tables and links in ``serving_flow``."""
+        names = [n.name for n in self.nodes]
+
+        def end(x: int | str) -> str:
+            return x if isinstance(x, str) else names[x]
+
+        flow = PartitionServingFlow(
+            device_types=tuple(
+                PartitionFlowDeviceType(t, tuple(v)) for t, v in sorted(self.throughput.items())
+            ),
+            links=tuple(
+                PartitionFlowLink(end(u), end(v), cap)
                 for (u, v), cap in sorted(self.links.items(), key=lambda kv: str(kv[0]))
-            ],
-            "notes": list(self.notes),
-        }
-
-    @classmethod
-    def from_json(cls, doc: dict[str, Any], file: str | None = None) -> HelixCluster:
-        """Read the JSON form back; a malformed document raises :class:`InputError`."""
-        if not isinstance(doc, dict) or doc.get("kind") != "helix_layer_placement":
-            raise InputError.single(
-                "kind",
-                doc.get("kind") if isinstance(doc, dict) else doc,
-                '"helix_layer_placement"',
-                file=file,
-            )
-        try:
-            nodes = tuple(HelixNode(str(n["name"]), str(n["type"])) for n in doc["nodes"])
-            throughput = {
-                str(t): tuple(float(x) for x in v)
-                for t, v in doc["throughput_tokens_per_s"].items()
-            }
-            links = {
-                (_end(e["from"]), _end(e["to"])): float(e["tokens_per_s"]) for e in doc["links"]
-            }
-            num_layers = int(doc["num_layers"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise InputError.single(
-                "helix instance",
-                str(exc),
-                "nodes, throughput_tokens_per_s, links, num_layers",
-                file=file,
-            ) from None
-        for i, n in enumerate(nodes):
-            if n.type not in throughput:
-                raise InputError.single(
-                    f"nodes[{i}].type", n.type, f"one of {sorted(throughput)}", file=file
-                )
-        return cls(
-            str(doc.get("name", "helix")),
-            num_layers,
-            nodes,
-            throughput,
-            links,
-            tuple(doc.get("notes", ())),
+            ),
+            partial_inference=self.partial,
         )
+        return PartitionInstance(
+            layers=[PartitionLayer(f"layer{i}") for i in range(self.num_layers)],
+            devices=[PartitionDevice(n.name, n.type, 0) for n in self.nodes],
+            workload=PartitionWorkload(mode=PartitionMode.SERVING_FLOW),
+            serving_flow=flow,
+            name=self.name,
+            description="; ".join(self.notes),
+        )
+
+
+_VIEWS: weakref.WeakKeyDictionary[PartitionInstance, HelixCluster] = weakref.WeakKeyDictionary()
+
+
+def cluster_of(instance: PartitionInstance) -> HelixCluster:
+    """The index form of an LLM_SERVING_FLOW instance (what the flow evaluator and the MILP
+    work on), built once per instance."""
+    view = _VIEWS.get(instance)
+    if view is None:
+        flow = instance.serving_flow
+        if flow is None:
+            raise ValueError("not an LLM_SERVING_FLOW instance (no serving_flow section)")
+        index = instance.device_index
+
+        def end(x: str) -> int | str:
+            return x if x in (SOURCE, SINK) else index[x]
+
+        view = HelixCluster(
+            name=instance.name or "partition",
+            num_layers=len(instance.layers),
+            nodes=tuple(HelixNode(d.name, d.type) for d in instance.devices),
+            throughput={t.type: tuple(t.tokens_per_s) for t in flow.device_types},
+            links={(end(lk.src), end(lk.dst)): lk.tokens_per_s for lk in flow.links},
+            notes=(instance.description,) if instance.description else (),
+            partial=flow.partial_inference,
+        )
+        _VIEWS[instance] = view
+    return view
 
 
 def _end(value: Any) -> int | str:
@@ -462,20 +474,6 @@ def build_cluster(
     return HelixCluster(name, num_layers, nodes, throughput, links, notes)
 
 
-def write_instance(cluster: HelixCluster, out: str | Path) -> None:
-    """Write the JSON form of ``cluster`` to ``out``."""
-    Path(out).write_text(json.dumps(cluster.to_json(), indent=1) + "\n")
-
-
-def read_instance(path: str | Path) -> HelixCluster:
-    """Read an instance written by :func:`write_instance`."""
-    try:
-        doc = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise InputError.single("file", str(path), f"a Helix instance JSON ({exc})") from None
-    return HelixCluster.from_json(doc, file=str(path))
-
-
 IMPORTERS = (
     Importer(
         format="helix",
@@ -504,8 +502,7 @@ IMPORTERS = (
                 help="which model's instance (default: llama2_70b)",
             ),
         ),
-        build=lambda p: load_helix(p["directory"], p["model"]),
-        document=lambda cluster: cluster.to_json(),
+        build=lambda p: load_helix(p["directory"], p["model"]).to_instance(),
     ),
 )
 """``placement import helix``."""

@@ -31,11 +31,16 @@ the problem the file describes; otherwise the gap between them is reported as it
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from placement.models.partition.helix import SINK, SOURCE, HelixCluster
+from placement.models.partition.helix import SINK, SOURCE, HelixCluster, cluster_of
+from placement.models.partition.instance import PartitionInstance, PartitionSolution
 from placement.models.partition.serving_flow import score_placement
 from placement.solver.backends.highs import BoundedRun, new_highs
+from placement.solver.cancel import CancellationToken
+from placement.solver.family import ExactContext, ExactOutcome
+from placement.solver.result import StopReason
 
 
 @dataclass(frozen=True)
@@ -82,8 +87,10 @@ def _round(
     threads: int,
     cover: bool,
     floor: float,
+    cancel: CancellationToken | None = None,
 ) -> tuple[dict[int, tuple[int, int]], float, bool]:
-    """One MILP with node throughputs capped at ``cap``: (placement, dual bound, optimal)."""
+    """One MILP with node throughputs capped at ``cap``: (placement, dual bound, optimal);
+    ``cancel`` stops HiGHS early (its dual bound is still valid)."""
     L = cluster.num_layers
     classes: dict[str, list[int]] = {}
     for i, node in enumerate(cluster.nodes):
@@ -150,8 +157,13 @@ def _round(
         idx = [m + j for j, col in enumerate(cols) if col[1] == 0]
         h.addRow(floor * (1 - 1e-9), inf, len(idx), idx, [1.0] * len(idx))
     run = BoundedRun(h)
-    if not run.wait(time_limit_s):
-        raise RuntimeError("HiGHS overran its time limit on the Helix placement MILP")
+    unhook = cancel.add_callback(h.cancelSolve) if cancel is not None else None
+    try:
+        if not run.wait(time_limit_s):
+            raise RuntimeError("HiGHS overran its time limit on the Helix placement MILP")
+    finally:
+        if unhook is not None:
+            unhook()
     info = h.getInfo()
     status = h.getModelStatus()
     if status == highspy.HighsModelStatus.kInfeasible:
@@ -208,14 +220,18 @@ def solve_placement(
     threads: int = 1,
     cover: bool = True,
     start: dict[int, tuple[int, int]] | None = None,
+    cancel: CancellationToken | None = None,
+    on_round: Callable[[dict[int, tuple[int, int]], float], None] | None = None,
 ) -> FlowSolve:
     """Maximise the max flow over all placements of ``cluster`` (see the module docstring).
 
     Rounds of the MILP with every node throughput capped at the current upper bound ``U``
     (first :func:`relaxation_bound`): a node never carries more than the whole flow, so for
     ``U >= F*`` the capped model has the same optimum ``F*``, and its dual bound is the next,
-    tighter ``U``. Rounds stop at ``target_gap`` or at the time limit. ``start`` is an
-    incumbent placement (e.g. Helix's own) that the search must beat.
+    tighter ``U``. Rounds stop at ``target_gap``, at the time limit or on ``cancel``.
+    ``start`` is an incumbent placement (e.g. Helix's own) that the search must beat;
+    ``on_round(placement, upper)`` is told each round's placement (empty when it found none
+    better) and the upper bound after it.
     """
     began = time.perf_counter()
     deadline = began + time_limit_s
@@ -225,17 +241,24 @@ def solve_placement(
     proven = False
     while True:
         left = deadline - time.perf_counter()
-        if left <= 0.5 or (best_value > 0 and (upper - best_value) <= target_gap * best_value):
+        stop = cancel is not None and cancel.cancelled
+        if (
+            stop
+            or left <= 0.5
+            or (best_value > 0 and (upper - best_value) <= target_gap * best_value)
+        ):
             proven = best_value > 0 and (upper - best_value) <= target_gap * best_value
             break
         placement, bound, optimal = _round(
-            cluster, upper, min(round_s, left), 1e-6, threads, cover, best_value
+            cluster, upper, min(round_s, left), 1e-6, threads, cover, best_value, cancel
         )
         if placement:
             value = score_placement(cluster, placement).tokens_per_s
             if value > best_value:
                 best, best_value = placement, value
         upper = min(upper, max(bound, best_value))
+        if on_round is not None:
+            on_round(placement, upper)
         if optimal:
             upper = min(upper, max(best_value, bound))
             proven = True
@@ -251,4 +274,78 @@ def solve_placement(
         proven=proven and never_bind,
         seconds=time.perf_counter() - began,
         links_never_bind=never_bind,
+    )
+
+
+# ----------------------------------------------------------------------------- the family
+
+
+def ranges_solution(placement: dict[int, tuple[int, int]]) -> PartitionSolution:
+    """A placement (node -> (first layer, count)) as the family's solution."""
+    return PartitionSolution((), tuple((d, s, k) for d, (s, k) in sorted(placement.items())))
+
+
+def solution_placement(solution: PartitionSolution | None) -> dict[int, tuple[int, int]]:
+    """The family's solution as a placement (node -> (first layer, count))."""
+    return {} if solution is None else {d: (s, k) for d, s, k in solution.ranges}
+
+
+def solve_flow(instance: PartitionInstance, ctx: ExactContext, source: str) -> ExactOutcome:
+    """The exact encoding's LLM_SERVING_FLOW path: the rounds of :func:`solve_placement`
+    under the solve's deadline and cancellation, each improving placement reported on
+    ``ctx`` (the family's checker scores it), each round's upper bound reported as a bound.
+
+    The bound: the MILP leaves out the links, so its dual bound bounds the max flow of every
+    placement under Helix's edge rule whatever the links; it is reported as such. Under the
+    partial-inference rule a flow may enter a node inside its range, which the boundary
+    model does not describe, so no MILP bound is reported there (the family's quick bound,
+    :func:`relaxation_bound`, holds under both rules). Optimality follows when the checked
+    value meets the bound -- with every link wide enough (:func:`links_never_bind`) the MILP's
+    optimum is routable and it does.
+    """
+    cluster = cluster_of(instance)
+    partial = cluster.partial
+
+    def on_round(placement: dict[int, tuple[int, int]], upper: float) -> None:
+        bound = None if partial else upper
+        if placement:
+            ctx.report(ranges_solution(placement), source, bound)
+        elif bound is not None:
+            ctx.update_bound(bound)
+
+    result = solve_placement(
+        cluster,
+        time_limit_s=max(0.0, ctx.time_left()),
+        round_s=max(1.0, ctx.time_left()),
+        threads=1,  # the aggregated MILP is small (seconds on cluster24); one core is enough
+        start=solution_placement(ctx.incumbent()),
+        cancel=ctx.cancel,
+        on_round=on_round,
+    )
+    if result.placement:
+        ctx.report(ranges_solution(result.placement), source, None if partial else result.bound)
+    gap_closed = not partial and result.bound - result.tokens_per_s <= 1e-6 * max(
+        1.0, result.tokens_per_s
+    )
+    rule = "partial-inference rule: no MILP bound" if partial else f"bound {result.bound:.6g}"
+    if gap_closed:
+        return ExactOutcome(
+            StopReason.PROVEN,
+            bound=result.bound,
+            proven_optimal=True,
+            proven_solution=ranges_solution(result.placement),
+            message=f"max flow {result.tokens_per_s:.6g} tokens/s proved optimal by the "
+            "boundary-flow MILP (HiGHS)",
+        )
+    if ctx.cancel.cancelled:
+        stop = StopReason.CANCELLED
+    elif ctx.time_left() <= 0.5:
+        stop = StopReason.TIME_LIMIT
+    else:
+        stop = StopReason.SEARCH_EXHAUSTED
+    return ExactOutcome(
+        stop,
+        bound=None if partial else result.bound,
+        message=f"boundary-flow MILP (HiGHS): {result.tokens_per_s:.6g} tokens/s, {rule}"
+        + ("" if result.links_never_bind else "; links may bind"),
     )
