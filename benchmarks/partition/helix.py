@@ -1,12 +1,12 @@
 """``placement bench partition-helix``: Helix's own setting (ASPLOS 2025 artifact, cluster24).
 
-One case per model (LLaMA-2 70B, LLaMA-1 30B). Every placement -- ours (the exact boundary-flow
-MILP of :mod:`placement.models.partition.serving_milp`), Helix's (its MILP's ``ilp_sol.ini``
-after Gurobi's 600 s), Petals', Swarm's and the separate pipelines per GPU type (the
-artifact's, and ours under the same model) -- is scored by the one evaluator,
-:func:`placement.models.partition.serving_flow.score_placement`, on the instance
-``placement import helix`` makes. Separate pipelines are scored per sub-cluster (the type's
-nodes and the links among them) and summed.
+One case per model (LLaMA-2 70B, LLaMA-1 30B). Every placement -- ours (``placement solve``'s
+engine on the partition instance ``placement import helix`` makes: the greedy, then the exact
+boundary-flow MILP of :mod:`placement.models.partition.serving_milp`), Helix's (its MILP's
+``ilp_sol.ini`` after Gurobi's 600 s), Petals', Swarm's and the separate pipelines per GPU
+type (the artifact's, and ours under the same model) -- is scored by the family's checker
+(:func:`placement.models.partition.check.check`, which runs the one flow evaluator). Separate
+pipelines are scored per sub-cluster (the type's nodes and the links among them) and summed.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from placement.benchmarks.runner import load_1min
+from placement.models.partition import FAMILY
 from placement.models.partition.helix import (
     MODELS,
     HelixCluster,
@@ -24,8 +25,9 @@ from placement.models.partition.helix import (
     read_placement,
 )
 from placement.models.partition.serving_flow import score_placement
-from placement.models.partition.serving_milp import links_never_bind, solve_placement
+from placement.models.partition.serving_milp import links_never_bind, ranges_solution
 from placement.models.partition.serving_plans import best_plan, plan_throughput
+from placement.solver import SolutionStatus, SolveOptions, solve
 
 DATA = "partition/helix"
 TYPES = ("A100", "L4", "T4")
@@ -72,20 +74,24 @@ def run_helix(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     layout = root / "single_cluster" / MODELS[model]["layout"]
     rows: list[dict[str, Any]] = []
 
-    ours = solve_placement(cluster, time_limit_s=config.time_limit_s)
-    check = score_placement(cluster, ours.placement)  # the evaluator again, independently
+    instance = cluster.to_instance()
+    began = time.perf_counter()
+    ours = solve(instance, SolveOptions(time_limit_s=config.time_limit_s, threads=1))
+    seconds = time.perf_counter() - began
+    check = FAMILY.check(instance, ours.solution)  # the checker again, independently
+    placement = {d: (s, k) for d, s, k in ours.solution.ranges}
     rows.append(
         _row(
             model,
-            "ours: boundary-flow MILP (HiGHS)",
-            tokens_per_s=check.tokens_per_s,
-            tokens_per_s_partial=score_placement(cluster, ours.placement, True).tokens_per_s,
+            "ours: placement solve (greedy, boundary-flow MILP on HiGHS)",
+            tokens_per_s=check.objective,
+            tokens_per_s_partial=score_placement(cluster, placement, True).tokens_per_s,
             bound=ours.bound,
-            gap=ours.gap,
-            time_s=ours.seconds,
-            note=("proven" if ours.proven else "time limit")
-            + f"; {len(ours.placement)} nodes used",
-            invalid=int(not check.feasible or abs(check.tokens_per_s - ours.tokens_per_s) > 1e-6),
+            gap=(ours.bound - check.objective) / check.objective if ours.bound else None,
+            time_s=seconds,
+            note=("proven" if ours.status == SolutionStatus.OPTIMAL else ours.stop_reason.value)
+            + f"; {len(placement)} nodes used",
+            invalid=int(not check.feasible or abs(check.objective - ours.objective) > 1e-6),
         )
     )
     for method, rel, note in (
@@ -97,17 +103,17 @@ def run_helix(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
         if not path.is_file():
             continue
         placement = read_placement(path, cluster)
-        score = score_placement(cluster, placement)
+        score = FAMILY.check(instance, ranges_solution(placement))
         logged = MODELS[model]["logged_objective"]
         rows.append(
             _row(
                 model,
                 method,
-                tokens_per_s=score.tokens_per_s,
+                tokens_per_s=score.objective,
                 tokens_per_s_partial=score_placement(cluster, placement, True).tokens_per_s,
                 feasible=score.feasible,
                 note=(f"Helix's log: {logged:.2f}" if note == "ilp" and logged else "")
-                + ("; ".join(score.errors[:1])),
+                + ("; ".join(score.violations[:1])),
             )
         )
     # the artifact's separate pipelines, one sub-cluster per type, summed
@@ -117,10 +123,10 @@ def run_helix(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
         sub = _sub_cluster(cluster, gpu)
         path = layout / "separate" / f"{gpu.lower()}_solution_file.ini"
         placement = read_placement(path, sub)
-        score = score_placement(sub, placement)
-        total += score.tokens_per_s
+        score = FAMILY.check(sub.to_instance(), ranges_solution(placement))
+        total += score.objective
         total_partial += score_placement(sub, placement, True).tokens_per_s
-        errors += [f"{gpu}: {e}" for e in score.errors[:1]]
+        errors += [f"{gpu}: {e}" for e in score.violations[:1]]
     rows.append(
         _row(
             model,
@@ -135,12 +141,13 @@ def run_helix(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     total = bound = seconds = 0.0
     proven = True
     for gpu in TYPES:
-        sub = _sub_cluster(cluster, gpu)
-        best = solve_placement(sub, time_limit_s=config.time_limit_s / len(TYPES))
-        total += score_placement(sub, best.placement).tokens_per_s
-        bound += best.bound
-        seconds += best.seconds
-        proven = proven and best.proven
+        sub = _sub_cluster(cluster, gpu).to_instance()
+        began = time.perf_counter()
+        best = solve(sub, SolveOptions(time_limit_s=config.time_limit_s / len(TYPES), threads=1))
+        seconds += time.perf_counter() - began
+        total += FAMILY.check(sub, best.solution).objective
+        bound += best.bound if best.bound is not None else float("inf")
+        proven = proven and best.status == SolutionStatus.OPTIMAL
     rows.append(
         _row(
             model,
@@ -200,9 +207,10 @@ table, read from its MILP); the value of a placement is the max flow from source
 (Helix's MILP objective). Every placement below is scored by the same evaluator
 (`models/partition/serving_flow.py`): "tokens/s" with Helix's rule (an edge u -> v only where
 v starts where u ends, the artifact's setting), "partial" with its partial-inference rule
-(v may start at or before u's end). Ours: the boundary-flow MILP of
-`models/partition/serving_milp.py` (HiGHS, 1 thread, time limit {config.time_limit_s:g} s);
-`bound` is its proven upper bound on every placement, `gap` = (bound - ours) / ours.
+(v may start at or before u's end). Ours: `placement solve` on the imported instance (the greedy, then the boundary-flow MILP
+of `models/partition/serving_milp.py` on HiGHS, 1 thread, time limit
+{config.time_limit_s:g} s); `bound` is the solve's proven upper bound on every placement,
+`gap` = (bound - ours) / ours.
 Separate pipelines: one sub-cluster per GPU type, scored per sub-cluster and summed.
 Replicas: plans of disjoint pipelines (`models/partition/serving_plans.py`; each node in at
 most one pipeline, a pipeline serves its slowest stage or link, the plan the sum), the best
