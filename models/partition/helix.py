@@ -1,4 +1,5 @@
-"""Reader for the Helix (ASPLOS 2025) artifact: a layer-placement max-flow instance.
+"""Reader for the Helix (ASPLOS 2025) artifact: a layer-placement max-flow instance (a
+partition instance of mode LLM_SERVING_FLOW).
 
 Mei et al., "Helix: Serving Large Language Models over Heterogeneous GPUs and Network via
 Max-Flow", ASPLOS 2025; artifact Thesys-lab/Helix-ASPLOS25 (data under
@@ -115,7 +116,10 @@ class HelixNode:
 
 @dataclass(frozen=True)
 class HelixCluster:
-    """A Helix layer-placement instance: nodes, per-type throughput tables, link capacities.
+    """The index form of an LLM_SERVING_FLOW partition instance: nodes, per-type throughput
+    tables, link capacities. The reader builds it from the artifact and
+    :meth:`to_instance` makes the family instance (what files hold); :func:`cluster_of` is
+    the way back, which the flow evaluator, the MILP and the replica plans read.
 
     ``throughput[type][k - 1]`` is T(type, k) in tokens/s; its length is the type's layer
     limit. ``links[(u, v)]`` is the capacity (tokens/s) of the directed edge ``u -> v``,
@@ -481,9 +485,9 @@ IMPORTERS = (
         help="the Helix (ASPLOS 2025) artifact's cluster and model: a max-flow layer placement",
         description=(
             "Read the Helix artifact folder (Thesys-lab/Helix-ASPLOS25 data: cluster24.ini, "
-            "the MILP files) into a layer-placement instance: 24 nodes with per-type "
-            "throughput by layer count and layer limits, link capacities in tokens/s, the "
-            "max-flow objective (see docs/formulations/partition.md, 'Helix layer placement')."
+            "the MILP files) into a partition instance of mode LLM_SERVING_FLOW: 24 devices, "
+            "per-type throughput by layer count and layer limits, link capacities in "
+            "tokens/s, the max-flow objective (see docs/formulations/partition.md, section 9)."
         ),
         parameters=(
             Parameter(
