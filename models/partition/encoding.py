@@ -209,8 +209,11 @@ class StageEncoding:
             from placement.models.partition.serving_milp import solve_flow  # loads networkx
 
             outcome = solve_flow(instance, ctx, "milp-flow")
+            milp_solver = getattr(ctx.options.milp_solver, "value", "highs")
             if not self.source.startswith("milp"):
                 outcome.message += f" (no {self.source} model for LLM_SERVING_FLOW)"
+            elif milp_solver != "highs":
+                outcome.message += f" (HiGHS: the flow MILP has no {milp_solver} path)"
             return outcome
         if not instance.workload.contiguous:
             return ExactOutcome(
