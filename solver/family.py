@@ -302,6 +302,12 @@ class Family:
         del instance
         return "cpsat"
 
+    def objective_sense(self, instance: Any) -> str:
+        """``"max"`` or ``"min"``: the direction of ``instance``'s primary objective.
+        Default: :attr:`sense` (a family whose modes differ in direction overrides it)."""
+        del instance
+        return self.sense
+
     def quick_bound(self, instance: Any) -> float | None:
         """A cheap proven bound on the primary objective, or None (the default)."""
         del instance

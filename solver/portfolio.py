@@ -39,6 +39,7 @@ class _Run:
     def __init__(self, family: Family, instance: Any, options: SolveOptions, backend: str):
         self.family = family
         self.instance = instance
+        self.sense = family.objective_sense(instance)
         self.options = options
         self.backend = backend
         # The caller's token, and the one every phase of this solve watches: it also fires
@@ -118,7 +119,7 @@ class _Run:
         """``update_bound`` under the lock."""
         if self.bound is None:
             self.bound = bound
-        elif self.family.sense == "max":
+        elif self.sense == "max":
             self.bound = min(self.bound, bound)
         else:
             self.bound = max(self.bound, bound)
@@ -420,7 +421,7 @@ def _finish(
         solution=run.best,
         objective=objective,
         objective_terms=terms,
-        sense=family.sense,
+        sense=run.sense,
         bound=run.bound,
         gap=gap,
         backend=run.best_source,

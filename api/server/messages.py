@@ -279,7 +279,9 @@ def check_response(family: Family, instance: Any, solution_msg: Any) -> Any:
         raise _rooted(exc, "solution") from None
     report = family.check(instance, solution)
     msg = service_pb2.CheckResponse(
-        feasible=report.feasible, violations=report.violations, sense=family.sense
+        feasible=report.feasible,
+        violations=report.violations,
+        sense=family.objective_sense(instance),
     )
     add_terms(msg, report.terms, report.senses)
     if report.terms:

@@ -737,7 +737,7 @@ def best_response(
         status=service_pb2.SOLUTION_STATUS_FEASIBLE,
         stop_reason=service_pb2.STOP_REASON_TIME_LIMIT,
         objective=report.objective,
-        sense=family.sense,
+        sense=family.objective_sense(instance),
         backend=inc.source,
         message=note,
         time_limit_s=time_limit_s,

@@ -24,6 +24,16 @@ SUITES = (
         time_limit_s=60.0,
     ),
     Suite(
+        name="partition-helix",
+        family="partition",
+        help="Helix's cluster24 (LLaMA-2 70B, LLaMA-1 30B): our exact placement beside Helix's, Petals', Swarm's and separate pipelines, one max-flow evaluator",
+        **suite_functions("placement.benchmarks.partition.helix", "helix"),
+        data="partition/helix",
+        time_limit_s=60.0,
+        quick_time_limit_s=5.0,
+        exclusive=True,
+    ),
+    Suite(
         name="partition-chain",
         family="partition",
         help="the DP on homogeneous chains up to 4,000 layers x 64 devices, checked against MILP proofs",

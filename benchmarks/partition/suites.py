@@ -365,7 +365,7 @@ HELIX_QUICK = {
     "model": "decapoda-research_llama-7b-hf.json",
     "cluster": (("a100", 1), ("l4", 1), ("t4", 1)),
 }
-HELIX_METHODS = ("dp", "cpsat", "milp", "greedy", "separate")
+HELIX_METHODS = ("dp", "cpsat", "milp", "greedy", "separate", "replicas")
 EDGE_MODEL = "decapoda-research_llama-7b-hf.json"
 EDGE_SETUPS = (
     ("4 x 4 GB", (("4gb", 4),), CONTEXT),
@@ -528,6 +528,42 @@ def _run_helix(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
             "optimal per type",
             None,
             None,
+            "; ".join(parts),
+        )
+    elif method == "replicas":
+        # Replicas: disjoint pipelines, each under the same memory model as the one-pipeline
+        # rows (its own GPUs keep as many micro-batches in flight as it has GPUs). The best
+        # pipeline on every count vector of GPUs per type is the exact DP's; the best set of
+        # them, a DP over the GPUs left (models/partition/serving_plans.pack_pipelines).
+        import itertools  # only this method enumerates count vectors
+
+        from placement.models.partition.serving_plans import pack_pipelines
+
+        t0 = time.perf_counter()
+        patterns: list[tuple[tuple[int, ...], float]] = []
+        for counts in itertools.product(*(range(c + 1) for _, c in cluster)):
+            if not any(counts):
+                continue
+            sub = _serving(
+                shape, [(spec, n) for (spec, _), n in zip(cluster, counts, strict=True) if n]
+            )
+            dp = solve_dp(sub)
+            if dp.solution is not None and not dp.exact:
+                raise RuntimeError("helix replicas: the DP is not exact on a sub-cluster")
+            patterns.append((counts, tokens(sub, dp.solution) or 0.0))
+        total, chosen = pack_pipelines(tuple(c for _, c in cluster), patterns)
+        names = [spec.name for spec, _ in cluster]
+        parts = [
+            " + ".join(f"{n} x {name}" for name, n in zip(names, patterns[j][0], strict=True) if n)
+            + f": {_f(patterns[j][1], 1)}"
+            for j in chosen
+        ]
+        row(
+            "ours: replicas (disjoint pipelines, exact DP per pipeline, DP over the GPUs left)",
+            total,
+            "optimal (DP)",
+            0.0,
+            time.perf_counter() - t0,
             "; ".join(parts),
         )
     else:
@@ -705,5 +741,6 @@ _HELIX_ORDER = {
     "Petals-style greedy": 3,
     "bisection greedy": 4,
     "separate pipelines per GPU type (each by the exact DP)": 5,
+    "ours: replicas (disjoint pipelines, exact DP per pipeline, DP over the GPUs left)": 6,
 }
 """Row order of the helix table (the DP's row, whose label names the GPU count, is 0)."""

@@ -11,12 +11,14 @@ Parts: :mod:`.instance` (typed instance and solution, JSON form, validation, the
 fallback where it applies; bisection fill, Petals-style spans, PipeDream's planner),
 :mod:`.encoding` with :mod:`.cpsat` and :mod:`.milp` (exact stage-path encodings),
 :mod:`.explain` (why a model does not fit), :mod:`.generate` (seeded synthetic instances),
-:mod:`.tarnawski` and :mod:`.hf` (loaders and builders for public formats).
+:mod:`.tarnawski` and :mod:`.hf` (loaders and builders for public formats); :mod:`.helix`
+(the Helix artifact's layer-placement max-flow instance), scored by :mod:`.serving_flow` and
+solved exactly by :mod:`.serving_milp`.
 """
 
 from __future__ import annotations
 
-from placement.models.partition import hf, tarnawski
+from placement.models.partition import helix, hf, tarnawski
 from placement.models.partition import instance as _instance
 from placement.models.partition.check import NS_PER_MS, check
 from placement.models.partition.explain import quick_bound_ns
@@ -31,11 +33,14 @@ from placement.models.partition.instance import (
     Mode,
     PartitionDevice,
     PartitionEdge,
+    PartitionFlowDeviceType,
+    PartitionFlowLink,
     PartitionInstance,
     PartitionLayer,
     PartitionLayerTime,
     PartitionLinks,
     PartitionMode,
+    PartitionServingFlow,
     PartitionSolution,
     PartitionWorkload,
     Workload,
@@ -67,17 +72,40 @@ class PartitionFamily(Family):
     greedy = staticmethod(greedy_solutions)
     check = staticmethod(check)
 
+    def auto_backend(self, instance: PartitionInstance) -> str:
+        """``milp`` in LLM_SERVING_FLOW mode (its one exact model is a HiGHS MILP), else
+        ``cpsat``."""
+        return "milp" if instance.workload.flow else "cpsat"
+
+    def objective_sense(self, instance: PartitionInstance) -> str:
+        """``max`` (tokens/s) in LLM_SERVING_FLOW mode, ``min`` (milliseconds) otherwise."""
+        return "max" if instance.workload.flow else "min"
+
     def quick_bound(self, instance: PartitionInstance) -> float:
-        """Cheap lower bound on the objective (ms): see :func:`.explain.quick_bound_ns`."""
+        """Cheap bound on the objective: a lower bound in ms (see
+        :func:`.explain.quick_bound_ns`); in LLM_SERVING_FLOW mode an upper bound in tokens/s
+        (:func:`.serving_milp.relaxation_bound`, valid under either edge rule)."""
+        if instance.workload.flow:
+            # imported here: the flow modules load networkx and HiGHS only for flow mode
+            from placement.models.partition.helix import cluster_of
+            from placement.models.partition.serving_milp import relaxation_bound
+
+            return relaxation_bound(cluster_of(instance))
         return quick_bound_ns(instance) / NS_PER_MS
 
     generators = GENERATORS
-    importers = tarnawski.IMPORTERS + hf.IMPORTERS
+    importers = tarnawski.IMPORTERS + hf.IMPORTERS + helix.IMPORTERS
 
     def corrupt(
         self, instance: PartitionInstance, solution: PartitionSolution
     ) -> PartitionSolution:
-        """A solution made infeasible: layer 0 on a device that does not exist."""
+        """A solution made infeasible: layer 0 (flow mode: the first range) on a device that
+        does not exist."""
+        if solution.ranges:
+            _, first, count = solution.ranges[0]
+            return PartitionSolution(
+                (), ((len(instance.devices), first, count),) + solution.ranges[1:]
+            )
         return PartitionSolution((len(instance.devices), *solution.device_of[1:]))
 
     plot = staticmethod(draw)
@@ -96,11 +124,14 @@ __all__ = [
     "Mode",
     "PartitionDevice",
     "PartitionEdge",
+    "PartitionFlowDeviceType",
+    "PartitionFlowLink",
     "PartitionInstance",
     "PartitionLayer",
     "PartitionLayerTime",
     "PartitionLinks",
     "PartitionMode",
+    "PartitionServingFlow",
     "PartitionSolution",
     "PartitionWorkload",
     "Workload",

@@ -18,6 +18,10 @@ Rules (docs/formulations/partition.md, "The checker"):
 5. serving: at most ``in_flight_microbatches`` devices are used (one micro-batch per stage);
 6. a layer with ``allowed_device_types`` runs only on those types.
 
+LLM_SERVING_FLOW (Helix's model) is checked and scored by :mod:`.serving_flow` instead: each
+range's device exists and holds one range, ``1 <= count <=`` its type's limit, the range lies
+inside the layer order; the objective is ``tokens_per_s``, the max flow (maximised).
+
 Objective (milliseconds, minimised; the nanosecond sums are exact):
 
 * training and serving: ``step_time_ms``, the largest device load, where a device's load is
@@ -45,6 +49,8 @@ from placement.solver.family import CheckReport
 
 def objective_name(instance: PartitionInstance) -> str:
     """The primary objective's name for the instance's mode."""
+    if instance.workload.flow:
+        return "tokens_per_s"
     return "latency_ms" if instance.workload.mode is Mode.INFERENCE else "step_time_ms"
 
 
@@ -59,6 +65,8 @@ def _terms(instance: PartitionInstance, objective_ns: int | None) -> dict[str, f
 
 def senses(instance: PartitionInstance) -> tuple[str, ...]:
     """The sense of each term."""
+    if instance.workload.flow:
+        return ("max",)
     return ("min", "max") if instance.workload.mode is Mode.SERVING else ("min",)
 
 
@@ -109,8 +117,14 @@ def check(instance: PartitionInstance, solution: PartitionSolution) -> CheckRepo
             _terms(instance, None),
             sense,
         )
+    if instance.workload.flow:
+        return check_flow(instance, solution)
     violations: list[str] = []
     layers, devices = instance.layers, instance.devices
+    if solution.ranges:
+        violations.append(
+            f"{len(solution.ranges)} layer ranges: only LLM_SERVING_FLOW solutions give ranges"
+        )
     device_of = tuple(solution.device_of)
     if len(device_of) != len(layers):
         violations.append(f"{len(device_of)} layer assignments for {len(layers)} layers")
@@ -240,3 +254,36 @@ def convexity_violations(instance: PartitionInstance, device_of: tuple[int, ...]
             "forward layers of the devices must be the differences of a chain of ideals"
         )
     return out
+
+
+def check_flow(instance: PartitionInstance, solution: PartitionSolution) -> CheckReport:
+    """LLM_SERVING_FLOW: check the ranges and score their max flow (tokens/s, maximised) with
+    the one evaluator, :func:`.serving_flow.score_placement`."""
+    # imported here: the flow evaluator loads networkx, which the other modes never need
+    from placement.models.partition.helix import cluster_of
+    from placement.models.partition.serving_flow import score_placement
+
+    violations: list[str] = []
+    if solution.device_of:
+        violations.append(
+            f"{len(solution.device_of)} layer assignments: an LLM_SERVING_FLOW solution gives "
+            "ranges (device, first layer, layer count)"
+        )
+    n = len(instance.devices)
+    placement: dict[int, tuple[int, int]] = {}
+    for device, first, count in solution.ranges:
+        if not (isinstance(device, int) and 0 <= device < n):
+            violations.append(f"range on device {device!r}: not a device of the instance")
+        elif device in placement:
+            violations.append(
+                f"device {instance.devices[device].name!r} holds more than one layer range"
+            )
+        else:
+            placement[device] = (int(first), int(count))
+    if violations:
+        return CheckReport(False, violations, {"tokens_per_s": 0.0}, ("max",))
+    cluster = cluster_of(instance)
+    score = score_placement(cluster, placement, cluster.partial)
+    return CheckReport(
+        score.feasible, list(score.errors), {"tokens_per_s": score.tokens_per_s}, ("max",)
+    )

@@ -208,6 +208,18 @@ class StageEncoding:
         among them, hinted with the path found; proved: done; else ``U`` drops and (1) again.
         """
         self.last_stats = {"rounds": 0}
+        if instance.workload.flow:
+            # Helix's max-flow model has one exact encoding, the boundary-flow MILP on HiGHS,
+            # whichever backend was asked for (the solve's message says so)
+            from placement.models.partition.serving_milp import solve_flow  # loads networkx
+
+            outcome = solve_flow(instance, ctx, "milp-flow")
+            milp_solver = getattr(ctx.options.milp_solver, "value", "highs")
+            if not self.source.startswith("milp"):
+                outcome.message += f" (no {self.source} model for LLM_SERVING_FLOW)"
+            elif milp_solver != "highs":
+                outcome.message += f" (HiGHS: the flow MILP has no {milp_solver} path)"
+            return outcome
         if needs_layer_graph(instance):
             # Convex splits, per-tensor transfers, CPUs, backward layers: the DP over ideals
             # or the layer-graph IP (Tarnawski et al.'s problem), not the stage model.

@@ -15,6 +15,14 @@ are allowed) or None when it finds no split that fits:
   replication: the DP with PipeDream's cost model, where a transfer overlaps compute (a
   stage costs max(compute, incoming transfer)); its split is then scored by the checker's
   model, where transfers add to the stage.
+* :func:`petals_flow` -- LLM_SERVING_FLOW (Helix's model, where a solution gives layer
+  ranges): Petals' span rule again, devices fastest first each taking the next span of not
+  yet served layers up to its type's layer limit, and once every layer is served, the next
+  device starts a new pipeline at layer 0 (Petals lets later servers add throughput to the
+  spans served least; under Helix's edge rule a span adds flow only where it meets others'
+  boundaries, so whole pipelines are laid). A pipeline left unfinished when the devices run
+  out is dropped (it could carry no flow). Two orders: by tokens/s at the type's layer
+  limit, and by layer-tokens/s (layers x tokens/s) at it.
 """
 
 from __future__ import annotations
@@ -24,7 +32,11 @@ import numpy as np
 from placement.models.partition.check import objective_ns
 from placement.models.partition.dp import dp_applies, try_dp
 from placement.models.partition.ideals import needs_layer_graph
-from placement.models.partition.instance import PartitionInstance, PartitionSolution
+from placement.models.partition.instance import (
+    PartitionFlowDeviceType,
+    PartitionInstance,
+    PartitionSolution,
+)
 from placement.models.partition.layergraph_exact import order_split
 from placement.models.partition.tables import Tables, build_tables
 from placement.solver.options import SolveOptions
@@ -118,12 +130,48 @@ def dp_split(
     return None if result is None else result.solution
 
 
+def petals_flow(instance: PartitionInstance, by_layers: bool = False) -> PartitionSolution:
+    """Petals-style pipelines for LLM_SERVING_FLOW (see the module docstring); ``by_layers``
+    orders devices by layers x tokens/s at their limit instead of tokens/s."""
+    flow = instance.serving_flow
+    assert flow is not None, "LLM_SERVING_FLOW instances carry serving_flow (validated)"
+    types: dict[str, PartitionFlowDeviceType] = {t.type: t for t in flow.device_types}
+
+    def speed(d: int) -> float:
+        t = types[instance.devices[d].type]
+        top = t.tokens_per_s[-1] if t.tokens_per_s else 0.0
+        return top * t.max_layers if by_layers else top
+
+    order = sorted(range(len(instance.devices)), key=lambda d: (-speed(d), d))
+    n = len(instance.layers)
+    done: list[tuple[int, int, int]] = []
+    current: list[tuple[int, int, int]] = []
+    at = 0
+    for d in order:
+        limit = types[instance.devices[d].type].max_layers
+        if limit <= 0:
+            continue
+        count = min(limit, n - at)
+        current.append((d, at, count))
+        at += count
+        if at == n:
+            done += current
+            current, at = [], 0
+    return PartitionSolution((), tuple(sorted(done)))
+
+
 def greedy_solutions(
     instance: PartitionInstance, options: SolveOptions | None = None
 ) -> list[tuple[str, PartitionSolution]]:
     """Named heuristic solutions, the fallback first: the DP where it applies, then the
-    bisection fill, Petals-style spans and PipeDream's planner."""
+    bisection fill, Petals-style spans and PipeDream's planner (LLM_SERVING_FLOW: the two
+    orders of :func:`petals_flow`)."""
     del options
+    if instance.workload.flow:
+        return [
+            ("petals-flow", petals_flow(instance)),
+            ("petals-flow-layers", petals_flow(instance, by_layers=True)),
+        ]
     out: list[tuple[str, PartitionSolution]] = []
     if needs_layer_graph(instance):
         # Tarnawski et al.'s rules: the stage heuristics below ignore CPUs, backward twins

@@ -38,6 +38,9 @@ MAX_DEVICES = 10_000
 MAX_BYTES = 2**50
 """Bytes of any one size (a PiB)."""
 MAX_FLOPS = 10**21
+MAX_TOKENS_PER_S = 10**12
+"""Most tokens/s of a device or link in LLM_SERVING_FLOW mode (the max flow counts integers
+of 1e-6 tokens/s)."""
 MAX_SECONDS = 10**8
 
 RANGES = register_ranges(
@@ -67,6 +70,9 @@ RANGES = register_ranges(
         "PartitionWorkload.in_flight_microbatches": FieldRange(1, 10**6, integer=True),
         "PartitionWorkload.gradient_bytes_per_param_byte": FieldRange(0, 100),
         "PartitionWorkload.optimizer_bytes_per_param_byte": FieldRange(0, 100),
+        "PartitionFlowDeviceType.max_layers": FieldRange(1, MAX_LAYERS, integer=True),
+        "PartitionFlowDeviceType.tokens_per_s": FieldRange(0, MAX_TOKENS_PER_S, unit="tokens/s"),
+        "PartitionFlowLink.tokens_per_s": FieldRange(0, MAX_TOKENS_PER_S, unit="tokens/s"),
     }
 )
 """The documented range of every numeric field (docs/library.md lists them); beyond them,
@@ -105,6 +111,9 @@ class PartitionMode(StrEnum):
     """Minimise the end-to-end time of one sample."""
     SERVING = "LLM_SERVING"
     """Maximise decode tokens per second: minimise the bottleneck time of one decode step."""
+    SERVING_FLOW = "LLM_SERVING_FLOW"
+    """Maximise tokens per second as the max flow through devices holding layer ranges
+    (Helix); the data is in :attr:`PartitionInstance.serving_flow`."""
 
     @property
     def bottleneck(self) -> bool:
@@ -211,6 +220,11 @@ class PartitionWorkload:
         return self.contiguity is PartitionContiguity.ORDER
 
     @property
+    def flow(self) -> bool:
+        """LLM_SERVING_FLOW: solutions are layer ranges scored by max flow."""
+        return self.mode is PartitionMode.SERVING_FLOW
+
+    @property
     def max_stages(self) -> int | None:
         """Serving: at most ``in_flight_microbatches`` stages, so that the pipeline is full
         (each stage decodes its own micro-batch) and ``batch_size / step time`` is the rate."""
@@ -225,6 +239,45 @@ class PartitionWorkload:
         return self.batch_size
 
 
+SOURCE = "source"
+"""The flow network's source: ``PartitionFlowLink.src`` of the links requests enter by."""
+SINK = "sink"
+"""The flow network's sink: ``PartitionFlowLink.dst`` of the links tokens leave by."""
+
+
+@dataclass(frozen=True)
+class PartitionFlowDeviceType:
+    """LLM_SERVING_FLOW: tokens/s of a device of ``type`` holding k layers, at ``[k - 1]``;
+    its length is the most layers such a device holds."""
+
+    type: str
+    tokens_per_s: tuple[float, ...]
+
+    @property
+    def max_layers(self) -> int:
+        """Most layers a device of the type holds."""
+        return len(self.tokens_per_s)
+
+
+@dataclass(frozen=True)
+class PartitionFlowLink:
+    """LLM_SERVING_FLOW: the directed link ``src -> dst`` (device names, ``source`` or
+    ``sink``) carries at most ``tokens_per_s``."""
+
+    src: str
+    dst: str
+    tokens_per_s: float
+
+
+@dataclass(frozen=True)
+class PartitionServingFlow:
+    """LLM_SERVING_FLOW's data beyond layers and devices (see partition.proto)."""
+
+    device_types: tuple[PartitionFlowDeviceType, ...] = ()
+    links: tuple[PartitionFlowLink, ...] = ()
+    partial_inference: bool = False
+
+
 @dataclass(eq=False)
 class PartitionInstance:
     """A model (chain or DAG of layers), devices, links and a workload."""
@@ -237,6 +290,8 @@ class PartitionInstance:
     workload: PartitionWorkload = field(default_factory=PartitionWorkload)
     edges: list[PartitionEdge] = field(default_factory=list)
     """Explicit DAG edges; empty for a chain (then :attr:`graph_edges` derives them)."""
+    serving_flow: PartitionServingFlow | None = None
+    """LLM_SERVING_FLOW mode's per-type throughputs and link capacities; None otherwise."""
     name: str = ""
     description: str = ""
     validated: bool = field(default=False, repr=False)
@@ -342,9 +397,12 @@ def edge_time_ns(instance: PartitionInstance, edge: PartitionEdge, a: int, b: in
 
 @dataclass
 class PartitionSolution:
-    """The device of every layer (``device_of[layer]`` is a device index)."""
+    """The device of every layer (``device_of[layer]`` is a device index); in
+    LLM_SERVING_FLOW mode ``ranges`` instead: (device, first layer, layer count) per used
+    device, a layer possibly held by several devices, and ``device_of`` empty."""
 
     device_of: tuple[int, ...] = ()
+    ranges: tuple[tuple[int, int, int], ...] = ()
 
     def stages(self) -> list[tuple[int, int, int]]:
         """Maximal runs of consecutive layers on one device: (device, first, last)."""
@@ -365,6 +423,7 @@ _MODES = {
     1: PartitionMode.TRAINING,
     2: PartitionMode.INFERENCE,
     3: PartitionMode.SERVING,
+    4: PartitionMode.SERVING_FLOW,
 }
 
 
@@ -410,7 +469,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
         v.add(
             f"{P}.workload.mode",
             int(wl.mode),
-            "TRAINING_PIPELINE, INFERENCE_LATENCY or LLM_SERVING",
+            "TRAINING_PIPELINE, INFERENCE_LATENCY, LLM_SERVING or LLM_SERVING_FLOW",
         )
         mode = PartitionMode.TRAINING
     batch = wl.batch_size if wl.HasField("batch_size") else 1
@@ -570,6 +629,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
             inter,
             "bytes/s > 0 (edges send bytes between devices)",
         )
+    flow = _serving_flow_from_message(msg, mode, devices, v)
     v.raise_if_any()
     instance = PartitionInstance(
         layers=layers,
@@ -577,6 +637,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
         links=PartitionLinks(inter, intra),
         workload=workload,
         edges=edges,
+        serving_flow=flow,
         name=name,
         description=description,
         validated=True,
@@ -621,6 +682,83 @@ def tensor_time_ns(instance: PartitionInstance, layer: int) -> int:
     """Per-tensor accounting: nanoseconds to move layer ``layer``'s output through the host
     (the ``transfer_s`` of its out-edges, equal by validation; 0 without out-edges)."""
     return instance.tensor_times_ns[layer]
+
+
+def _serving_flow_from_message(
+    msg: Any, mode: PartitionMode, devices: list[PartitionDevice], v: ValidationCollector
+) -> PartitionServingFlow | None:
+    """The LLM_SERVING_FLOW section, validated against the devices (None in other modes)."""
+    P = "partition.serving_flow"  # noqa: N806 - the JSON path, as in instance_from_message
+    has = msg.HasField("serving_flow")
+    if mode is not PartitionMode.SERVING_FLOW:
+        v.require(not has, P, "set", "absent unless workload.mode is LLM_SERVING_FLOW")
+        return None
+    if not v.require(has, P, "absent", "the flow section (workload.mode is LLM_SERVING_FLOW)"):
+        return None
+    sf = msg.serving_flow
+    types: list[PartitionFlowDeviceType] = []
+    seen: set[str] = set()
+    for i, t in enumerate(sf.device_types):
+        path = f"{P}.device_types[{i}]"
+        v.require(bool(t.type), f"{path}.type", t.type, "a device type name")
+        v.require(t.type not in seen, f"{path}.type", t.type, "each device type listed once")
+        seen.add(t.type)
+        v.require(
+            len(t.tokens_per_s) == t.max_layers,
+            f"{path}.tokens_per_s",
+            f"{len(t.tokens_per_s)} entries",
+            f"max_layers = {t.max_layers} entries (tokens/s holding 1, 2, ... layers)",
+        )
+        types.append(
+            PartitionFlowDeviceType(t.type, tuple(_clamp_float(x) for x in t.tokens_per_s))
+        )
+    for k, d in enumerate(devices):
+        v.require(
+            d.type in seen,
+            f"partition.devices[{k}].type",
+            d.type,
+            f"a type of serving_flow.device_types ({', '.join(sorted(seen)) or 'none listed'})",
+        )
+        v.require(
+            d.name not in (SOURCE, SINK),
+            f"partition.devices[{k}].name",
+            d.name,
+            f"a name other than {SOURCE!r} and {SINK!r} (the flow network's ends)",
+        )
+    names = {d.name for d in devices}
+    links: list[PartitionFlowLink] = []
+    pairs: set[tuple[str, str]] = set()
+    for i, link in enumerate(sf.links):
+        path = f"{P}.links[{i}]"
+        ok = v.require(
+            link.src in names or link.src == SOURCE,
+            f"{path}.src",
+            link.src,
+            f"a device name or {SOURCE!r}",
+        )
+        ok = (
+            v.require(
+                link.dst in names or link.dst == SINK,
+                f"{path}.dst",
+                link.dst,
+                f"a device name or {SINK!r}",
+            )
+            and ok
+        )
+        ok = ok and v.require(link.src != link.dst, f"{path}.dst", link.dst, "not the src")
+        ok = ok and v.require(
+            not (link.src == SOURCE and link.dst == SINK),
+            f"{path}.dst",
+            link.dst,
+            "a device (source -> sink passes no layer)",
+        )
+        ok = ok and v.require(
+            (link.src, link.dst) not in pairs, f"{path}.dst", link.dst, "each link listed once"
+        )
+        pairs.add((link.src, link.dst))
+        if ok:
+            links.append(PartitionFlowLink(link.src, link.dst, _clamp_float(link.tokens_per_s)))
+    return PartitionServingFlow(tuple(types), tuple(links), bool(sf.partial_inference))
 
 
 def _check_magnitudes(instance: PartitionInstance, v: ValidationCollector) -> None:
@@ -683,7 +821,12 @@ def _check_magnitudes(instance: PartitionInstance, v: ValidationCollector) -> No
             return
 
 
-_MODE_VALUES = {PartitionMode.TRAINING: 1, PartitionMode.INFERENCE: 2, PartitionMode.SERVING: 3}
+_MODE_VALUES = {
+    PartitionMode.TRAINING: 1,
+    PartitionMode.INFERENCE: 2,
+    PartitionMode.SERVING: 3,
+    PartitionMode.SERVING_FLOW: 4,
+}
 
 
 def instance_to_message(instance: PartitionInstance) -> Any:
@@ -734,6 +877,16 @@ def instance_to_message(instance: PartitionInstance) -> Any:
         msg.workload.contiguity = _CONTIGUITY_VALUES[w.contiguity_rule]
     if w.transfer_accounting is not PartitionTransferAccounting.PER_EDGE:
         msg.workload.transfer_accounting = _ACCOUNTING_VALUES[w.transfer_accounting]
+    if instance.serving_flow is not None:
+        sf = instance.serving_flow
+        msg.serving_flow.SetInParent()
+        for t in sf.device_types:
+            msg.serving_flow.device_types.add(
+                type=t.type, max_layers=len(t.tokens_per_s), tokens_per_s=list(t.tokens_per_s)
+            )
+        for link in sf.links:
+            msg.serving_flow.links.add(src=link.src, dst=link.dst, tokens_per_s=link.tokens_per_s)
+        msg.serving_flow.partial_inference = sf.partial_inference
     return msg
 
 
@@ -744,6 +897,25 @@ def solution_from_message(instance: PartitionInstance, msg: Any) -> PartitionSol
     is the checker's business (it is kept as -1, "unplaced").
     """
     v = ValidationCollector()
+    if instance.workload.flow or msg.ranges:
+        ranges: list[tuple[int, int, int]] = []
+        for i, r in enumerate(msg.ranges):
+            device = instance.device_index.get(r.device)
+            if v.require(
+                device is not None,
+                f"partition.ranges[{i}].device",
+                r.device,
+                "the name of a device",
+            ):
+                ranges.append((int(device), int(r.first_layer), int(r.layer_count)))
+        v.require(
+            not msg.assignments,
+            "partition.assignments",
+            f"{len(msg.assignments)} entries",
+            "none (an LLM_SERVING_FLOW solution gives ranges)",
+        )
+        v.raise_if_any()
+        return PartitionSolution((), tuple(ranges))
     device_of = [-1] * len(instance.layers)
     for i, a in enumerate(msg.assignments):
         path = f"partition.assignments[{i}]"
@@ -766,6 +938,11 @@ def solution_to_message(
 ) -> Any:
     """The ``placement.v1.PartitionSolution`` message of a solution."""
     msg = pb.PartitionSolution()
+    for device, first, count in solution.ranges:
+        if 0 <= device < len(instance.devices):
+            msg.ranges.add(
+                device=instance.devices[device].name, first_layer=first, layer_count=count
+            )
     for layer, device in enumerate(solution.device_of):
         if 0 <= device < len(instance.devices):
             msg.assignments.add(
@@ -785,12 +962,22 @@ class NamedPartitionSolution:
 
     device_of: dict[str, str]
     stages: dict[str, tuple[str, ...]]
+    ranges: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """LLM_SERVING_FLOW: each used device's layers, first to last (``device_of`` and
+    ``stages`` stay empty: a layer may be held by several devices)."""
 
 
 def named_solution(
     instance: PartitionInstance, solution: PartitionSolution
 ) -> NamedPartitionSolution:
     """The assignment keyed by layer name, and the stages keyed by device name."""
+    if solution.ranges:
+        held = {
+            instance.devices[d].name: tuple(lay.name for lay in instance.layers[s : s + k])
+            for d, s, k in solution.ranges
+            if 0 <= d < len(instance.devices)
+        }
+        return NamedPartitionSolution({}, {}, held)
     device_of: dict[str, str] = {}
     stages: dict[str, list[str]] = {}
     for layer, device in enumerate(solution.device_of):

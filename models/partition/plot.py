@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from placement.models.partition.check import check
 from placement.models.partition.instance import (
@@ -32,6 +32,8 @@ def draw(instance: PartitionInstance, solution: PartitionSolution, out_path: str
     # pyplot after the Agg backend is chosen (no display needed)
     import matplotlib.pyplot as plt
 
+    if instance.workload.flow:
+        return _draw_ranges(plt, instance, solution, out_path)
     n_dev = len(instance.devices)
     compute = [0] * n_dev
     transfer = [0] * n_dev
@@ -81,6 +83,46 @@ def draw(instance: PartitionInstance, solution: PartitionSolution, out_path: str
         fontsize=9,
     )
     ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out_path)
+    plt.close(fig)
+    return fig
+
+
+def _draw_ranges(
+    plt: Any, instance: PartitionInstance, solution: PartitionSolution, out_path: str
+) -> Figure:
+    """LLM_SERVING_FLOW: one row per device (devices in instance order, unused ones left
+    empty), a bar over the layers it holds, coloured by device type."""
+    n_dev, n_layers = len(instance.devices), len(instance.layers)
+    held = {d: (s, k) for d, s, k in solution.ranges if 0 <= d < n_dev}
+    types = sorted({dev.type for dev in instance.devices})
+    colours = plt.get_cmap("tab10")
+    fig, ax = plt.subplots(figsize=(9, 0.25 * n_dev + 1.5))
+    for d, dev in enumerate(instance.devices):
+        if d in held:
+            first, count = held[d]
+            ax.barh(d, count, left=first, color=colours(types.index(dev.type) % 10))
+    ax.set_yticks(
+        range(n_dev), [f"{dev.name} ({dev.type})" for dev in instance.devices], fontsize=6
+    )
+    ax.invert_yaxis()
+    ax.set_xlim(0, n_layers)
+    ax.set_xlabel("layer")
+    report = check(instance, solution)
+    value = report.terms.get("tokens_per_s", 0.0)
+    ax.set_title(
+        f"{instance.name or 'partition'}: max flow {value:.6g} tokens/s; {len(held)} of "
+        f"{n_dev} devices hold layers"
+        + ("" if report.feasible else " (INFEASIBLE: see placement check)"),
+        fontsize=9,
+    )
+    # matplotlib is loaded by draw() already
+    from matplotlib.patches import Patch
+
+    ax.legend(
+        handles=[Patch(color=colours(i % 10), label=t) for i, t in enumerate(types)], fontsize=8
+    )
     fig.tight_layout()
     fig.savefig(out_path)
     plt.close(fig)

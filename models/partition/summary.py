@@ -6,7 +6,18 @@ from typing import Any
 
 
 def summarize(section: dict[str, Any]) -> tuple[str, list[str]]:
-    """Stage by stage: its range of consecutive layers and the device it runs on."""
+    """Stage by stage: its range of consecutive layers and the device it runs on (flow mode:
+    each device's layer range, by first layer)."""
+    if section.get("ranges"):
+        held = sorted(
+            section["ranges"],
+            key=lambda r: (r.get("first_layer", 0), r.get("layer_count", 0), r.get("device", "")),
+        )
+        rows = []
+        for r in held:
+            first, count = int(r.get("first_layer", 0)), int(r.get("layer_count", 0))
+            rows.append(f"layers {first}..{first + count - 1} ({count}) -> {r.get('device', '?')}")
+        return "ranges", rows
     stages: list[list[Any]] = []  # [device, first layer, last layer, count]
     for a in section.get("assignments", []):
         device, layer = a.get("device", "?"), a.get("layer", "?")

@@ -13,6 +13,7 @@ class PartitionMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     TRAINING_PIPELINE: _ClassVar[PartitionMode]
     INFERENCE_LATENCY: _ClassVar[PartitionMode]
     LLM_SERVING: _ClassVar[PartitionMode]
+    LLM_SERVING_FLOW: _ClassVar[PartitionMode]
 
 class PartitionContiguity(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -30,6 +31,7 @@ PARTITION_MODE_UNSPECIFIED: PartitionMode
 TRAINING_PIPELINE: PartitionMode
 INFERENCE_LATENCY: PartitionMode
 LLM_SERVING: PartitionMode
+LLM_SERVING_FLOW: PartitionMode
 CONTIGUITY_UNSPECIFIED: PartitionContiguity
 CONTIGUITY_ORDER: PartitionContiguity
 CONTIGUITY_CONVEX: PartitionContiguity
@@ -132,19 +134,51 @@ class PartitionWorkload(_message.Message):
     transfer_accounting: PartitionTransferAccounting
     def __init__(self, mode: _Optional[_Union[PartitionMode, str]] = ..., batch_size: _Optional[int] = ..., context_length: _Optional[int] = ..., in_flight_microbatches: _Optional[int] = ..., gradient_bytes_per_param_byte: _Optional[float] = ..., optimizer_bytes_per_param_byte: _Optional[float] = ..., non_contiguous: _Optional[bool] = ..., contiguity: _Optional[_Union[PartitionContiguity, str]] = ..., transfer_accounting: _Optional[_Union[PartitionTransferAccounting, str]] = ...) -> None: ...
 
+class PartitionFlowDeviceType(_message.Message):
+    __slots__ = ("type", "max_layers", "tokens_per_s")
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    MAX_LAYERS_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_PER_S_FIELD_NUMBER: _ClassVar[int]
+    type: str
+    max_layers: int
+    tokens_per_s: _containers.RepeatedScalarFieldContainer[float]
+    def __init__(self, type: _Optional[str] = ..., max_layers: _Optional[int] = ..., tokens_per_s: _Optional[_Iterable[float]] = ...) -> None: ...
+
+class PartitionFlowLink(_message.Message):
+    __slots__ = ("src", "dst", "tokens_per_s")
+    SRC_FIELD_NUMBER: _ClassVar[int]
+    DST_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_PER_S_FIELD_NUMBER: _ClassVar[int]
+    src: str
+    dst: str
+    tokens_per_s: float
+    def __init__(self, src: _Optional[str] = ..., dst: _Optional[str] = ..., tokens_per_s: _Optional[float] = ...) -> None: ...
+
+class PartitionServingFlow(_message.Message):
+    __slots__ = ("device_types", "links", "partial_inference")
+    DEVICE_TYPES_FIELD_NUMBER: _ClassVar[int]
+    LINKS_FIELD_NUMBER: _ClassVar[int]
+    PARTIAL_INFERENCE_FIELD_NUMBER: _ClassVar[int]
+    device_types: _containers.RepeatedCompositeFieldContainer[PartitionFlowDeviceType]
+    links: _containers.RepeatedCompositeFieldContainer[PartitionFlowLink]
+    partial_inference: bool
+    def __init__(self, device_types: _Optional[_Iterable[_Union[PartitionFlowDeviceType, _Mapping]]] = ..., links: _Optional[_Iterable[_Union[PartitionFlowLink, _Mapping]]] = ..., partial_inference: _Optional[bool] = ...) -> None: ...
+
 class PartitionInstance(_message.Message):
-    __slots__ = ("layers", "edges", "devices", "links", "workload")
+    __slots__ = ("layers", "edges", "devices", "links", "workload", "serving_flow")
     LAYERS_FIELD_NUMBER: _ClassVar[int]
     EDGES_FIELD_NUMBER: _ClassVar[int]
     DEVICES_FIELD_NUMBER: _ClassVar[int]
     LINKS_FIELD_NUMBER: _ClassVar[int]
     WORKLOAD_FIELD_NUMBER: _ClassVar[int]
+    SERVING_FLOW_FIELD_NUMBER: _ClassVar[int]
     layers: _containers.RepeatedCompositeFieldContainer[PartitionLayer]
     edges: _containers.RepeatedCompositeFieldContainer[PartitionEdge]
     devices: _containers.RepeatedCompositeFieldContainer[PartitionDevice]
     links: PartitionLinks
     workload: PartitionWorkload
-    def __init__(self, layers: _Optional[_Iterable[_Union[PartitionLayer, _Mapping]]] = ..., edges: _Optional[_Iterable[_Union[PartitionEdge, _Mapping]]] = ..., devices: _Optional[_Iterable[_Union[PartitionDevice, _Mapping]]] = ..., links: _Optional[_Union[PartitionLinks, _Mapping]] = ..., workload: _Optional[_Union[PartitionWorkload, _Mapping]] = ...) -> None: ...
+    serving_flow: PartitionServingFlow
+    def __init__(self, layers: _Optional[_Iterable[_Union[PartitionLayer, _Mapping]]] = ..., edges: _Optional[_Iterable[_Union[PartitionEdge, _Mapping]]] = ..., devices: _Optional[_Iterable[_Union[PartitionDevice, _Mapping]]] = ..., links: _Optional[_Union[PartitionLinks, _Mapping]] = ..., workload: _Optional[_Union[PartitionWorkload, _Mapping]] = ..., serving_flow: _Optional[_Union[PartitionServingFlow, _Mapping]] = ...) -> None: ...
 
 class PartitionAssignment(_message.Message):
     __slots__ = ("layer", "device")
@@ -154,8 +188,20 @@ class PartitionAssignment(_message.Message):
     device: str
     def __init__(self, layer: _Optional[str] = ..., device: _Optional[str] = ...) -> None: ...
 
+class PartitionRange(_message.Message):
+    __slots__ = ("device", "first_layer", "layer_count")
+    DEVICE_FIELD_NUMBER: _ClassVar[int]
+    FIRST_LAYER_FIELD_NUMBER: _ClassVar[int]
+    LAYER_COUNT_FIELD_NUMBER: _ClassVar[int]
+    device: str
+    first_layer: int
+    layer_count: int
+    def __init__(self, device: _Optional[str] = ..., first_layer: _Optional[int] = ..., layer_count: _Optional[int] = ...) -> None: ...
+
 class PartitionSolution(_message.Message):
-    __slots__ = ("assignments",)
+    __slots__ = ("assignments", "ranges")
     ASSIGNMENTS_FIELD_NUMBER: _ClassVar[int]
+    RANGES_FIELD_NUMBER: _ClassVar[int]
     assignments: _containers.RepeatedCompositeFieldContainer[PartitionAssignment]
-    def __init__(self, assignments: _Optional[_Iterable[_Union[PartitionAssignment, _Mapping]]] = ...) -> None: ...
+    ranges: _containers.RepeatedCompositeFieldContainer[PartitionRange]
+    def __init__(self, assignments: _Optional[_Iterable[_Union[PartitionAssignment, _Mapping]]] = ..., ranges: _Optional[_Iterable[_Union[PartitionRange, _Mapping]]] = ...) -> None: ...
