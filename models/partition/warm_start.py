@@ -5,6 +5,10 @@ the start keeps its device if the layer and the device still exist; each run of 
 or their device gone) becomes a stage on a device the start leaves free, or joins the stage
 before it when none is, which keeps the stages contiguous. The checker then judges memory
 and the other rules.
+
+In LLM_SERVING_FLOW mode a solution is a set of layer ranges, one per device, and any subset
+of them is a placement, so the start is cut rather than completed: a range is kept where its
+device still exists and it still fits the layers and the device type's layer limit.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from placement.solver.family import StartAdaptation
 
 def adapt_start(instance: PartitionInstance, msg: Any) -> StartAdaptation:
     """What of a ``placement.v1.PartitionSolution`` the instance admits (see the module)."""
+    if instance.workload.flow:
+        return _adapt_ranges(instance, msg)
     device_of = [-1] * len(instance.layers)
     dropped: list[tuple[str, str]] = []
     for a in msg.assignments:
@@ -59,4 +65,36 @@ def adapt_start(instance: PartitionInstance, msg: Any) -> StartAdaptation:
     note = f"{added} layer(s) placed anew" if added else ""
     return StartAdaptation(
         PartitionSolution(tuple(device_of)), len(msg.assignments), kept, dropped, note
+    )
+
+
+def _adapt_ranges(instance: PartitionInstance, msg: Any) -> StartAdaptation:
+    """LLM_SERVING_FLOW: the start's ranges that still fit, by device name."""
+    limits = {t.type: t.max_layers for t in instance.serving_flow.device_types}
+    ranges: list[tuple[int, int, int]] = []
+    dropped: list[tuple[str, str]] = []
+    for r in msg.ranges:
+        device = instance.device_index.get(r.device)
+        if device is None:
+            dropped.append((r.device, f"device {r.device!r} gone"))
+            continue
+        if any(d == device for d, _, _ in ranges):
+            dropped.append((r.device, f"device {r.device!r} holds two ranges in the start"))
+            continue
+        limit = limits.get(instance.devices[device].type, 0)
+        end = r.first_layer + r.layer_count
+        if r.layer_count < 1 or r.layer_count > limit or end > len(instance.layers):
+            dropped.append(
+                (
+                    r.device,
+                    f"device {r.device!r}: layers {r.first_layer}..{end - 1} no longer fit "
+                    f"({len(instance.layers)} layers, at most {limit} on this device)",
+                )
+            )
+            continue
+        ranges.append((device, int(r.first_layer), int(r.layer_count)))
+    if not ranges:
+        return StartAdaptation(None, len(msg.ranges), 0, dropped, "no range kept")
+    return StartAdaptation(
+        PartitionSolution((), tuple(ranges)), len(msg.ranges), len(ranges), dropped, ""
     )
