@@ -11,13 +11,15 @@ import numpy as np
 import pytest
 
 from placement.models.dag import DagEdge, DagInstance, DagLink, DagMachine, DagTask
-from placement.models.dag.bound import heads_and_tails, makespan_lower_bound
+from placement.models.dag.assignment_lp import assignment_lp_bound
+from placement.models.dag.bound import head_tail_bound, heads_and_tails, makespan_lower_bound
 from placement.models.dag.check import check
 from placement.models.dag.cpsat import REAL_TOLERANCE, relaxable
 from placement.models.dag.energetic import counting_bound
 from placement.models.dag.greedy import semi_active
 from placement.solver import SolutionStatus, SolveOptions, solve
 from placement.solver.testing import round_trip as build
+from tests.test_dag_bound import _random_workflow
 
 
 def _brute_force(instance: DagInstance) -> float:
@@ -132,3 +134,41 @@ def test_counting_bound_on_the_blast_example() -> None:
     result = solve(instance, SolveOptions(time_limit_s=20, backend="cpsat", threads=1))
     assert result.status == SolutionStatus.OPTIMAL, result.message
     assert makespan_lower_bound(instance) <= result.objective * (1 + 1e-12)
+
+
+def test_assignment_lp_bound_is_tight_on_a_hand_built_case() -> None:
+    """A source, three tasks (2 s on the fast machine, 4 s on the slow one), a sink (1 s /
+    2 s). Optimum 5: two tasks on the fast machine, one on the slow one, the sink on the fast
+    one. From the path bound (3) the LP's window [0, C - 1] (every middle task has the sink
+    after it) needs 2 X <= C - 1 on the fast machine and 4 (3 - X) <= C - 1 on the slow one:
+    C >= 5."""
+    tasks = [DagTask("source", 0.0)] + [DagTask(f"mid_{i}", 2.0) for i in range(3)]
+    tasks.append(DagTask("sink", 1.0))
+    edges = [DagEdge("source", f"mid_{i}") for i in range(3)]
+    edges += [DagEdge(f"mid_{i}", "sink") for i in range(3)]
+    instance = build(
+        DagInstance(
+            machines=[DagMachine("fast", "f", speed=1.0), DagMachine("slow", "s", speed=0.5)],
+            tasks=tasks,
+            edges=edges,
+            name="lp",
+        )
+    )
+    head, tail = heads_and_tails(instance)
+    assert assignment_lp_bound(instance, head, tail, 3.0) == pytest.approx(5.0)
+    result = solve(instance, SolveOptions(time_limit_s=20, backend="cpsat", threads=1))
+    assert result.status == SolutionStatus.OPTIMAL and result.objective == pytest.approx(5.0)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_new_bounds_never_exceed_a_proven_optimum(seed: int) -> None:
+    """The counting bound and the assignment LP's, each alone (from a floor of 0 and from
+    the head-area-tail bound), never above the optimum CP-SAT proves on random DAGs."""
+    instance = _random_workflow(seed)
+    result = solve(instance, SolveOptions(time_limit_s=20, backend="cpsat", threads=1))
+    assert result.status == SolutionStatus.OPTIMAL, result.message
+    optimum = result.objective * (1 + 1e-9) + 1e-9
+    head, tail = heads_and_tails(instance)
+    assert counting_bound(instance, head, tail) <= optimum
+    assert assignment_lp_bound(instance, head, tail, 0.0) <= optimum
+    assert assignment_lp_bound(instance, head, tail, head_tail_bound(instance)) <= optimum

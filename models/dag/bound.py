@@ -10,6 +10,8 @@
   ``max(path_tail_j, area(descendants))`` (:func:`head_tail_bound`);
 - counting bound: per task class, how many of its tasks each machine can finish by a trial
   makespan, bisected (:mod:`.energetic`), with the heads and tails above;
+- assignment LP: the LP of the assignment relaxation with heads, tails and windowed energy
+  per machine kind, certified by its duals (:mod:`.assignment_lp`);
 - cost bound: every task on its cheapest machine.
 """
 
@@ -19,6 +21,7 @@ import weakref
 
 import numpy as np
 
+from placement.models.dag.assignment_lp import assignment_lp_bound
 from placement.models.dag.energetic import counting_bound
 from placement.models.dag.instance import DagInstance
 
@@ -87,7 +90,8 @@ head-area-tail part takes 0.7 s."""
 
 
 def makespan_lower_bound(instance: DagInstance) -> float:
-    """max(path bound, area bound, head-area-tail bound, counting bound), in seconds."""
+    """max(path bound, area bound, head-area-tail bound, counting bound, the assignment
+    LP's bound (:mod:`.assignment_lp`, DAGs only)), in seconds."""
     cached = _BOUNDS.get(instance)
     if cached is not None:
         return cached
@@ -98,6 +102,9 @@ def makespan_lower_bound(instance: DagInstance) -> float:
     head_tail, head, tail = _head_tail(instance, ready, weights)
     bound = max(path, area, head_tail)
     bound = counting_bound(instance, head, tail, bound)
+    if instance.edges:
+        # Independent tasks: the LP is R||Cmax's assignment LP, which rcmax solves itself.
+        bound = assignment_lp_bound(instance, head, tail, bound)
     _BOUNDS[instance] = bound
     return bound
 
