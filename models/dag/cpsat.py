@@ -1,10 +1,16 @@
 """CP-SAT encoding of DAG scheduling (``backend='cpsat'``).
 
 Times are scaled to integers by the smallest power of ten that makes every running time,
-release, transfer and deadline integral (at most 10^6). When no such scale exists, times are
-rounded outward (running times and delays up, deadlines down): every decoded schedule is then
-still feasible for the real times, but the model is a restriction and neither its bound nor an
-optimality claim is reported. The same holds for the cost terms, which are scaled the same way.
+release, transfer and deadline integral (at most 10^6). When no such scale exists:
+
+- makespan without deadlines or a makespan limit: a relaxation on a grid of 10^-9 s (or
+  coarser when the times are large), every time rounded down, so its proven bound holds for
+  the real times; each of its schedules is re-timed on the real times (same machines, same
+  order: ``greedy.semi_active``), and the answer is optimal when the best re-timed makespan is
+  within :data:`REAL_TOLERANCE` of the relaxation's proven optimum (formulation 5.1.1);
+- otherwise times are rounded outward (running times and delays up, deadlines down): every
+  decoded schedule is still feasible for the real times, but the model is a restriction and
+  no optimality claim is reported. The cost terms are scaled the same way.
 
 Two models (see ``docs/formulations/dag.md``):
 
