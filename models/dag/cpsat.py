@@ -3,7 +3,7 @@
 Times are scaled to integers by the smallest power of ten that makes every running time,
 release, transfer and deadline integral (at most 10^6). When no such scale exists:
 
-- makespan without deadlines or a makespan limit: a relaxation on a grid of 10^-9 s (or
+- makespan without deadlines or a makespan limit: a relaxation on a grid of 10^-12 s (or
   coarser when the times are large), every time rounded down, so its proven bound holds for
   the real times; each of its schedules is re-timed on the real times (same machines, same
   order: ``greedy.semi_active``), and the answer is optimal when the best re-timed makespan is
@@ -47,12 +47,14 @@ MAX_FULL_PAIRS = 20_000
 """Eligible task-machine pairs above which the model keeps only candidate machines."""
 CANDIDATE_MACHINES = 4
 """Machines per task in a restricted model (the fastest; plus the incumbent's)."""
-FINE_SCALE_EXPONENT = 9
-"""The relaxation of real-valued times uses a grid of 10^-k s, k <= this."""
-REAL_TOLERANCE = 1e-6
+FINE_SCALE_EXPONENT = 12
+"""The relaxation of real-valued times uses a grid of 10^-k s, k <= this (and coarser when
+the scaled times would pass 2^50 / tasks)."""
+REAL_TOLERANCE = 1e-9
 """Relative (at least this many seconds absolute): a re-timed schedule within this of the
-relaxation's proven bound is claimed optimal. It is the checker's tolerance (``check._REL``):
-the resolution at which schedules are judged at all."""
+relaxation's proven bound is claimed optimal. It is the portfolio's test of a proof
+(``solver.result.relative_gap`` is 0 within 10^-9): seven orders of magnitude above a
+double's precision, three below the checker's tolerance."""
 
 
 RELAXED_FUZZ = 1e-12
@@ -148,7 +150,7 @@ class CpSatEncoding:
         horizon_s = schedule_horizon(instance, incumbent)
         scale, exact = integer_scale(np.append(times, horizon_s), MAX_INT // max(n, 1))
         # Real-valued times (no decimal scale up to 10^6) under the makespan objective:
-        # a relaxation on a finer grid, every time rounded down (section 5.1.1 of the
+        # a relaxation on the finest grid that fits, every time rounded down (section 5.1.1 of the
         # formulation). Its bound holds for the real times; each of its schedules is
         # re-timed on the real times with the same machines and order.
         relaxed = not exact and relaxable(instance)
