@@ -15,7 +15,7 @@ from placement.models.dag.assignment_lp import assignment_lp_bound
 from placement.models.dag.bound import head_tail_bound, heads_and_tails, makespan_lower_bound
 from placement.models.dag.check import check
 from placement.models.dag.cpsat import REAL_TOLERANCE, relaxable
-from placement.models.dag.energetic import counting_bound
+from placement.models.dag.energetic import counting_bound, fits_by, packing_lp_refutes
 from placement.models.dag.greedy import semi_active
 from placement.solver import SolutionStatus, SolveOptions, solve
 from placement.solver.testing import round_trip as build
@@ -172,3 +172,28 @@ def test_new_bounds_never_exceed_a_proven_optimum(seed: int) -> None:
     assert counting_bound(instance, head, tail) <= optimum
     assert assignment_lp_bound(instance, head, tail, 0.0) <= optimum
     assert assignment_lp_bound(instance, head, tail, head_tail_bound(instance)) <= optimum
+
+
+def test_packing_lp_is_tight_where_the_count_is_not() -> None:
+    """Two identical one-slot machines; jobs of 4, 6, 6 and 6 s. Optimum 12 (two 6 s jobs
+    share a machine). Below 12 each machine could run the 4 s job and a 6 s one, so the
+    count (which lets both machines use the one short job) passes from 10 s; the packing LP
+    sees that a 6 s job is more than half of a window below 12 (u_1 = 1), so at most one per
+    machine: three do not fit."""
+    instance = build(
+        DagInstance(
+            machines=[DagMachine("a"), DagMachine("b")],
+            tasks=[DagTask("job_1", 4.0)] + [DagTask(f"job_{i}", 6.0) for i in (2, 3, 4)],
+            name="packing",
+        )
+    )
+    head, tail = heads_and_tails(instance)
+    d = instance.duration
+    members = np.arange(4)
+    cores, slots = np.ones(4, dtype=np.int64), np.ones(2, dtype=np.int64)
+    assert fits_by(11.0, members, d, head, tail, cores, slots)
+    assert packing_lp_refutes(11.9, members, d, head, tail, cores, slots)
+    assert not packing_lp_refutes(12.0, members, d, head, tail, cores, slots)
+    assert counting_bound(instance, head, tail) == pytest.approx(12.0, rel=2e-6)
+    assert counting_bound(instance, head, tail) <= 12.0
+    assert _brute_force(instance) == pytest.approx(12.0)
