@@ -858,6 +858,12 @@ def report_wfcommons(rows: list[dict[str, Any]], config: Any) -> str:
     if public and generated:
         lines.append(summary("public workflows", public))
         lines.append(summary("generated workflows (300-1,000 tasks)", generated))
+    if not generated and not config.quick:
+        from placement.benchmarks.dag.wfcommons_recipes import available
+
+        why = available()
+        if why:
+            lines.append(f"- No generated workflows: {why}.")
     if generated:
         times = [float(r.get("heft_wall_s") or 0) for r in generated]
         lines.append(
