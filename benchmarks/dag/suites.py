@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from placement.benchmarks.dag.wfcommons_recipes import available, generate_workflow
 from placement.benchmarks.runner import load_1min, recheck
 from placement.models.dag.generate import grid_instance, machine_set, random_dag
 from placement.models.dag.greedy import (
@@ -702,8 +703,6 @@ def cases_wfcommons(config: Any) -> list[dict[str, Any]]:
     """Each workflow JSON in the data folder (the smallest in --quick) and each generated
     workflow (:data:`WFCOMMONS_GENERATED`, when wfcommons is installed) on each machine
     set."""
-    from placement.benchmarks.dag.wfcommons_recipes import available
-
     names = sorted(p.stem for p in config.data_dir("dag/wfcommons").glob("*.json"))
     sets = WFCOMMONS_MACHINE_SETS
     generated = WFCOMMONS_GENERATED if available() is None else []
@@ -737,8 +736,6 @@ def run_wfcommons(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     seed = case.get("machine_seed")
     machines, links = (None, None) if seed is None else machine_set(seed)
     if case.get("recipe"):
-        from placement.benchmarks.dag.wfcommons_recipes import generate_workflow
-
         instance = generate_workflow(
             case["recipe"], int(case["tasks"]), WFCOMMONS_SEED, machines, links
         )
@@ -859,8 +856,6 @@ def report_wfcommons(rows: list[dict[str, Any]], config: Any) -> str:
         lines.append(summary("public workflows", public))
         lines.append(summary("generated workflows (300-1,000 tasks)", generated))
     if not generated and not config.quick:
-        from placement.benchmarks.dag.wfcommons_recipes import available
-
         why = available()
         if why:
             lines.append(f"- No generated workflows: {why}.")
