@@ -8,7 +8,8 @@ Parts: :mod:`.instance` (typed instance and solution, JSON form, validation), :m
 (independent checker and objective), :mod:`.greedy` (HEFT, the fallback; PEFT, CPOP; MCT,
 Min-Min, Max-Min, Sufferage), :mod:`.cpsat` and :mod:`.milp` (exact encodings),
 :mod:`.rcmax` (the R||Cmax search run beside HiGHS), :mod:`.bound` (cheap lower
-bounds), :mod:`.explain` (the deadline or limit no schedule meets), :mod:`.generate` (seeded
+bounds; with :mod:`.energetic`, the counting bound, and :mod:`.assignment_lp`, the
+certified assignment LP), :mod:`.explain` (the deadline or limit no schedule meets), :mod:`.generate` (seeded
 random DAGs), :mod:`.loaders` (STG, Braun, WfCommons, the HEFT paper's example), :mod:`.plot`
 (Gantt chart).
 """

@@ -8,6 +8,10 @@
   its descendants after it ends, so the makespan is at least
   ``min_m max(release_jm, path_head_j, area(ancestors)) + d_jm`` plus
   ``max(path_tail_j, area(descendants))`` (:func:`head_tail_bound`);
+- counting bound: per task class, how many of its tasks each machine can finish by a trial
+  makespan, bisected (:mod:`.energetic`), with the heads and tails above;
+- assignment LP: the LP of the assignment relaxation with heads, tails and windowed energy
+  per machine kind, certified by its duals (:mod:`.assignment_lp`);
 - cost bound: every task on its cheapest machine.
 """
 
@@ -17,6 +21,8 @@ import weakref
 
 import numpy as np
 
+from placement.models.dag.assignment_lp import assignment_lp_bound
+from placement.models.dag.energetic import counting_bound
 from placement.models.dag.instance import DagInstance
 
 MAX_SCALE_EXPONENT = 6
@@ -84,7 +90,8 @@ head-area-tail part takes 0.7 s."""
 
 
 def makespan_lower_bound(instance: DagInstance) -> float:
-    """max(path bound, area bound, head-area-tail bound), in seconds."""
+    """max(path bound, area bound, head-area-tail bound, counting bound, the assignment
+    LP's bound (:mod:`.assignment_lp`, DAGs only)), in seconds."""
     cached = _BOUNDS.get(instance)
     if cached is not None:
         return cached
@@ -92,7 +99,12 @@ def makespan_lower_bound(instance: DagInstance) -> float:
     weights = _area_weights(instance)
     path = float(end.max()) if len(end) else 0.0
     area = max(float(w.sum()) / cap for w, cap in weights)
-    bound = max(path, area, _head_tail(instance, ready, weights))
+    head_tail, head, tail = _head_tail(instance, ready, weights)
+    bound = max(path, area, head_tail)
+    bound = counting_bound(instance, head, tail, bound)
+    if instance.edges:
+        # Independent tasks: the LP is R||Cmax's assignment LP, which rcmax solves itself.
+        bound = assignment_lp_bound(instance, head, tail, bound)
     _BOUNDS[instance] = bound
     return bound
 
@@ -105,36 +117,47 @@ def head_tail_bound(instance: DagInstance) -> float:
     longest chain of descendants (fastest machines, free transfers) and the area of all its
     descendants still have to run. Both areas use :func:`_area_weights`.
     """
-    return _head_tail(instance, _path_heads(instance)[0], _area_weights(instance))
+    return _head_tail(instance, _path_heads(instance)[0], _area_weights(instance))[0]
+
+
+def heads_and_tails(instance: DagInstance) -> tuple[np.ndarray, np.ndarray]:
+    """``(head[t, m], tail[t])``: the earliest start of ``t`` on ``m`` (release, dataset,
+    the path of its ancestors, their area) and the least time from its end to the makespan
+    (the longest chain of descendants, their area), as the head-area-tail bound uses them."""
+    _, head, tail = _head_tail(instance, _path_heads(instance)[0], _area_weights(instance))
+    return head, tail
 
 
 def _head_tail(
     instance: DagInstance, ready: np.ndarray, weights: list[tuple[np.ndarray, float]]
-) -> float:
-    """:func:`head_tail_bound` from the path pass's ``ready`` times and the area weights."""
+) -> tuple[float, np.ndarray, np.ndarray]:
+    """:func:`head_tail_bound` from the path pass's ``ready`` times and the area weights,
+    with the heads (tasks x machines) and tails (per task) it uses. Without edges, or above
+    :data:`HEAD_TAIL_MAX_TASKS`, the bound is 0 and heads and tails leave the areas out."""
     n = len(instance.tasks)
-    if not instance.edges or n > HEAD_TAIL_MAX_TASKS:
-        return 0.0
     d, est = instance.duration, instance.earliest_start
     order = instance.topological_order
+    shortest = np.min(d, axis=1)
+    tail = np.zeros(n)
+    for t in reversed(order):
+        tail[t] = max((shortest[c] + tail[c] for c, _ in instance.children[t]), default=0.0)
+    if not instance.edges or n > HEAD_TAIL_MAX_TASKS:
+        return 0.0, np.maximum(est, ready[:, None]), tail
     ancestors = np.zeros((n, n), dtype=bool)
     for t in order:
         ps = [p for p, _ in instance.parents[t]]
         if ps:
             ancestors[t] = ancestors[ps].any(axis=0)
             ancestors[t, ps] = True
-    shortest = np.min(d, axis=1)
-    tail = np.zeros(n)
-    for t in reversed(order):
-        tail[t] = max((shortest[c] + tail[c] for c, _ in instance.children[t]), default=0.0)
     head_area = np.zeros(n)
     tail_area = np.zeros(n)
     for weight, capacity in weights:
         head_area = np.maximum(head_area, ancestors @ weight / capacity)
         tail_area = np.maximum(tail_area, ancestors.T @ weight / capacity)
     start = np.maximum(est, np.maximum(ready, head_area)[:, None])
+    tail = np.maximum(tail, tail_area)
     ends = np.min(start + d, axis=1)
-    return float(np.max(ends + np.maximum(tail, tail_area)))
+    return float(np.max(ends + tail)), start, tail
 
 
 def cost_lower_bound(instance: DagInstance) -> float:

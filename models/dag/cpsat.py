@@ -1,10 +1,16 @@
 """CP-SAT encoding of DAG scheduling (``backend='cpsat'``).
 
 Times are scaled to integers by the smallest power of ten that makes every running time,
-release, transfer and deadline integral (at most 10^6). When no such scale exists, times are
-rounded outward (running times and delays up, deadlines down): every decoded schedule is then
-still feasible for the real times, but the model is a restriction and neither its bound nor an
-optimality claim is reported. The same holds for the cost terms, which are scaled the same way.
+release, transfer and deadline integral (at most 10^6). When no such scale exists:
+
+- makespan without deadlines or a makespan limit: a relaxation on a grid of 10^-12 s (or
+  coarser when the times are large), every time rounded down, so its proven bound holds for
+  the real times; each of its schedules is re-timed on the real times (same machines, same
+  order: ``greedy.semi_active``), and the answer is optimal when the best re-timed makespan is
+  within :data:`REAL_TOLERANCE` of the relaxation's proven optimum (formulation 5.1.1);
+- otherwise times are rounded outward (running times and delays up, deadlines down): every
+  decoded schedule is still feasible for the real times, but the model is a restriction and
+  no optimality claim is reported. The cost terms are scaled the same way.
 
 Two models (see ``docs/formulations/dag.md``):
 
@@ -30,7 +36,7 @@ from placement.models.dag.bound import (
     proven_by_bound,
 )
 from placement.models.dag.check import check, evaluate
-from placement.models.dag.greedy import back_to_back, pure_assignment
+from placement.models.dag.greedy import back_to_back, pure_assignment, semi_active
 from placement.models.dag.instance import DagInstance, DagSolution
 from placement.solver.backends.base import RunStatus
 from placement.solver.backends.cpsat import CpSat
@@ -41,6 +47,47 @@ MAX_FULL_PAIRS = 20_000
 """Eligible task-machine pairs above which the model keeps only candidate machines."""
 CANDIDATE_MACHINES = 4
 """Machines per task in a restricted model (the fastest; plus the incumbent's)."""
+FINE_SCALE_EXPONENT = 12
+"""The relaxation of real-valued times uses a grid of 10^-k s, k <= this (and coarser when
+the scaled times would pass 2^50 / tasks)."""
+REAL_TOLERANCE = 1e-9
+"""Relative (at least this many seconds absolute): a re-timed schedule within this of the
+relaxation's proven bound is claimed optimal. It is the portfolio's test of a proof
+(``solver.result.relative_gap`` is 0 within 10^-9): seven orders of magnitude above a
+double's precision, three below the checker's tolerance."""
+
+
+RELAXED_FUZZ = 1e-12
+"""Relative: in the relaxation every time scales to ``floor(x S (1 - this))`` (and the
+horizon to ``ceil(x S (1 + this))``), safely past float noise."""
+
+
+def relaxable(instance: DagInstance) -> bool:
+    """Whether real-valued times are solved as a rounded-down relaxation: the makespan
+    objective without deadlines or a makespan limit (which a re-timed schedule could miss)."""
+    return (
+        instance.objective == "makespan"
+        and instance.makespan_limit_s == 0
+        and all(t.deadline_s == 0 for t in instance.tasks)
+    )
+
+
+def fine_scale(values: np.ndarray, max_int: int) -> float:
+    """The largest 10^k (k <= :data:`FINE_SCALE_EXPONENT`) keeping every value times it
+    below ``max_int`` (at least 1)."""
+    v = np.abs(values[np.isfinite(values)])
+    top = float(v.max()) if len(v) else 0.0
+    best = 1.0
+    for k in range(FINE_SCALE_EXPONENT + 1):
+        if top * 10.0**k > max_int:
+            break
+        best = 10.0**k
+    return best
+
+
+def real_tolerance(bound: float | None) -> float:
+    """:data:`REAL_TOLERANCE` at ``bound``."""
+    return REAL_TOLERANCE * max(1.0, abs(bound or 0.0))
 
 
 def identical_machine_classes(instance: DagInstance) -> list[list[int]]:
@@ -102,15 +149,29 @@ class CpSatEncoding:
             return early
         horizon_s = schedule_horizon(instance, incumbent)
         scale, exact = integer_scale(np.append(times, horizon_s), MAX_INT // max(n, 1))
+        # Real-valued times (no decimal scale up to 10^6) under the makespan objective:
+        # a relaxation on the finest grid that fits, every time rounded down (section 5.1.1 of the
+        # formulation). Its bound holds for the real times; each of its schedules is
+        # re-timed on the real times with the same machines and order.
+        relaxed = not exact and relaxable(instance)
+        if relaxed:
+            scale = fine_scale(np.append(times, horizon_s), MAX_INT // max(n, 1))
+
+        # On a decimal grid the fuzz snaps float noise to the grid point it stands for; in
+        # the relaxation, rounding must never cross a grid point the wrong way, so the fuzz
+        # (which float noise of 10^-16 relative never reaches) pushes outward instead.
+        fuzz = -RELAXED_FUZZ if relaxed else 1e-9
 
         def up(x: float) -> int:
-            return int(math.ceil(x * scale - 1e-9 * max(1.0, x * scale)))
+            return int(math.ceil(x * scale - fuzz * max(1.0, x * scale)))
 
         def down(x: float) -> int:
-            return int(math.floor(x * scale + 1e-9 * max(1.0, x * scale)))
+            return int(math.floor(x * scale + fuzz * max(1.0, x * scale)))
 
+        # Durations, delays and earliest starts: rounded down in the relaxation, else up.
+        rt = down if relaxed else up
         horizon = up(horizon_s)
-        if not exact:
+        if not exact and not relaxed:
             # Room for the incumbent's rounded image (each of its chains grows by at most
             # 2n + 1 grid steps), so that the rounded model stays feasible.
             horizon += 2 * n + 1
@@ -125,7 +186,7 @@ class CpSatEncoding:
             allowed[rows, fastest[:, :CANDIDATE_MACHINES]] = True
             allowed[np.arange(n), incumbent.machine] = True
             allowed &= eligible
-        dur = {(t, m): up(d[t, m]) for t in range(n) for m in range(k) if allowed[t, m]}
+        dur = {(t, m): rt(d[t, m]) for t in range(n) for m in range(k) if allowed[t, m]}
         model = cp_model.CpModel()
         # Identical one-core lanes without transfers (P|prec|Cmax): one cumulative over all
         # lanes is the exact problem (interval graphs colour with as many lanes as the peak
@@ -154,7 +215,8 @@ class CpSatEncoding:
                     model.add(x[t, m] == 0)
 
         # The cheap bound as the makespan's floor: a schedule meeting it is proved at once.
-        floor = min(up(makespan_grid_bound(instance)), horizon)
+        # (Rounded down in the relaxation: the real optimum's image ends by floor(S * C).)
+        floor = min(rt(makespan_grid_bound(instance)), horizon)
         makespan = model.new_int_var(floor, horizon, "makespan")
         starts: list[Any] = []
         if assignment:
@@ -178,7 +240,7 @@ class CpSatEncoding:
                 e = model.new_int_var(0, limit, f"e{t}")
                 starts.append(s)
                 ends.append(e)
-                low = min(up(est[t, m]) for m in range(k) if (t, m) in dur)
+                low = min(rt(est[t, m]) for m in range(k) if (t, m) in dur)
                 model.add(s >= low)
                 if lanes:
                     model.add(e == s + dur[t, 0])
@@ -189,8 +251,8 @@ class CpSatEncoding:
                     interval = model.new_optional_fixed_size_interval_var(s, dur[t, m], lit, "")
                     per_machine[m].append((interval, task.cores))
                     model.add(e == s + dur[t, m]).only_enforce_if(lit)
-                    if up(est[t, m]) > low:
-                        model.add(s >= up(est[t, m])).only_enforce_if(lit)
+                    if rt(est[t, m]) > low:
+                        model.add(s >= rt(est[t, m])).only_enforce_if(lit)
                 model.add(makespan >= e)
             for m, items in enumerate(per_machine):
                 if not items:
@@ -216,13 +278,30 @@ class CpSatEncoding:
             hint_machine = None
             if incumbent is not None and not lanes:
                 hint_machine = canonical_machines(incumbent.machine, groups)
-            _precedence(model, instance, x, starts, ends, delays, up, hint_machine)
+            _precedence(model, instance, x, starts, ends, delays, rt, hint_machine)
             if incumbent is not None:
                 # A complete hint (ends and makespan too) lets CP-SAT start from a solution.
-                hint_ends = incumbent.start_s + d[np.arange(n), incumbent.machine]
+                # In the relaxation the image of a schedule is its starts rounded down.
+                if relaxed:
+                    hint_ends = np.array(
+                        [
+                            down(float(incumbent.start_s[t]))
+                            + dur.get((t, int(incumbent.machine[t])), 0)
+                            for t in range(n)
+                        ],
+                        dtype=float,
+                    )
+                else:
+                    hint_ends = np.array(
+                        [
+                            up(float(v))
+                            for v in incumbent.start_s + d[np.arange(n), incumbent.machine]
+                        ],
+                        dtype=float,
+                    )
                 for t, e in enumerate(ends):
-                    model.add_hint(e, up(float(hint_ends[t])))
-                model.add_hint(makespan, min(horizon, max(floor, up(float(hint_ends.max())))))
+                    model.add_hint(e, int(hint_ends[t]))
+                model.add_hint(makespan, int(min(horizon, max(floor, hint_ends.max()))))
         if instance.makespan_limit_s > 0:
             model.add(makespan <= down(instance.makespan_limit_s))
 
@@ -248,11 +327,13 @@ class CpSatEncoding:
                 model.add_hint(lit, int(hinted[t]) == m)
             if starts:
                 for t, s in enumerate(starts):
-                    model.add_hint(s, up(float(incumbent.start_s[t])))
+                    model.add_hint(s, (down if relaxed else up)(float(incumbent.start_s[t])))
         index_x = [(t, m, lit.index) for (t, m), lit in x.items()]
         index_s = [s.index for s in starts]
 
         def decode(values: Any) -> DagSolution:
+            if relaxed:
+                return retime(values)
             if lanes:
                 return lanes_to_machines(
                     instance, np.array([values[i] for i in index_s], dtype=float) / scale
@@ -267,8 +348,19 @@ class CpSatEncoding:
                 sol = back_to_back(instance, sol.machine)
             return sol
 
-        def to_objective(value: float) -> float:
-            return value / q
+        def retime(values: Any) -> DagSolution:
+            """The relaxation's machines and order, re-timed on the real times."""
+            key = np.array([values[i] for i in index_s], dtype=float) if index_s else None
+            if lanes:
+                machine = lanes_to_machines(instance, key / scale).machine
+            else:
+                machine = np.full(n, -1, dtype=np.int64)
+                for t, m, i in index_x:
+                    if values[i]:
+                        machine[t] = m
+            if key is None:
+                return back_to_back(instance, machine)
+            return semi_active(instance, machine, key)
 
         # Outward rounding moves a schedule's makespan by less than one grid step per running
         # time and per transfer on its critical chain, plus one for its earliest start: the
@@ -277,7 +369,7 @@ class CpSatEncoding:
         slack = None
         if restricted:
             slack = None
-        elif exact:
+        elif exact or relaxed:
             slack = 0.0
         elif (
             instance.objective == "makespan"
@@ -293,18 +385,54 @@ class CpSatEncoding:
                 value = min(value, horizon)
             return max(0.0, value / q - slack)
 
+        # The best real-valued schedule decoded (the relaxation's best is not always the best
+        # once re-timed).
+        best: list[tuple[float, DagSolution]] = []
+
+        def keep(solution: DagSolution) -> None:
+            if relaxed:
+                value = evaluate(instance, solution)[0]
+                if not best or value < best[0][0]:
+                    best[:] = [(value, solution)]
+
         def on_solution(callback: Any) -> None:
             values = callback.response_proto.solution
             if len(values):
-                ctx.report(decode(values), self.source, real_bound(callback.best_objective_bound))
+                solution = decode(values)
+                keep(solution)
+                ctx.report(solution, self.source, real_bound(callback.best_objective_bound))
 
+        if relaxed:
+            ctx.update_bound(floor / scale)
         run = CpSat.run(model, ctx.options, ctx.cancel, ctx.time_left(), on_solution)
         final = None
         if run.has_solution:
             final = decode(run.solver.response_proto.solution)  # type: ignore[attr-defined]
+            keep(final)
             ctx.report(final, self.source)
         notes = []
-        if not exact:
+        bound = real_bound(run.bound)
+        whole = (exact or relaxed) and not restricted
+        if relaxed:
+            final = best[0][1] if best else None
+            gap = None if not best or bound is None else best[0][0] - bound
+            closed = gap is not None and gap <= real_tolerance(bound)
+            notes.append(
+                f"times are not integral at any scale up to 10^6: CP-SAT solved a relaxation "
+                f"with every time rounded down to 1/{scale:.0e} s, its schedules re-timed on "
+                "the real times"
+                + (
+                    f"; re-timed makespan {best[0][0]:.9g} s vs the relaxation's bound "
+                    f"{bound:.9g} s"
+                    if gap is not None
+                    else ""
+                )
+            )
+            if run.stop_reason == StopReason.PROVEN and not closed:
+                # The relaxation is solved but its optimum, re-timed, is above its bound by
+                # more than the tolerance: the real optimum lies between the two.
+                whole = False
+        elif not exact:
             notes.append(
                 "times or costs are not integral at any scale up to 10^6: CP-SAT solved an "
                 "outward-rounded model, so it claims no optimum"
@@ -320,8 +448,6 @@ class CpSatEncoding:
                 f"{CANDIDATE_MACHINES} fastest machines and the incumbent's (no bound, no "
                 "optimality claim)"
             )
-        bound = real_bound(run.bound)
-        whole = exact and not restricted
         proven = whole and run.stop_reason == StopReason.PROVEN and final is not None
         if run.status == RunStatus.INFEASIBLE and not whole:
             return ExactOutcome(
