@@ -649,9 +649,9 @@ def configuration_bound(
     until_converged: bool = False,
 ) -> Configurations:
     """Column generation on the configuration LP until it proves the set unschedulable, the
-    LP is solved, the master shows that no proof will come (unless ``until_converged``: the
-    cores bound keeps improving until the LP is solved), or ``deadline``
-    (``time.monotonic()``)."""
+    LP is solved, the master shows that no proof will come (unless ``until_converged`` or
+    some task is droppable: the cores or dropped-cost bound keeps improving until the LP is
+    solved), or ``deadline`` (``time.monotonic()``)."""
     started = time.monotonic()
     types = core_types(instance)
     covered = {i for t in types for i in t.tasks}
@@ -687,8 +687,8 @@ def configuration_bound(
             out.unprovable = value <= m + 1e-7
         else:
             out.unprovable = value <= drop_total / master.cost_scale + 1e-7
-        if out.unprovable and not until_converged:
-            break
+        if out.unprovable and not until_converged and not instance.any_droppable:
+            break  # (with droppable tasks the run is for the bound on the dropped cost)
         added = 0
         for k, t in enumerate(types):
             for column in greedy_columns(instance, t, pi, thresholds[k], pricers[k].passes):
