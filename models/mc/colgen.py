@@ -90,8 +90,8 @@ finds improving columns (each exact pricing gives a bound)."""
 IMPROVEMENT_TOLERANCE = 1e-9
 """A greedy column enters the master when its dual value exceeds the threshold by this."""
 PRICING_TIME_S = 2.0
-"""Time limit of one exact pricing solve (the bound of a pricing stopped early is CP-SAT's
-proven bound: still valid, only weaker)."""
+"""Time limit of one CP-SAT or branch-and-bound pricing (the bound of a pricing stopped early,
+CP-SAT's proven bound or the largest open node's, is still valid, only weaker)."""
 COLUMNS_PER_PRICING = 5
 """Improving columns one exact pricing may add (the heaviest passing sets it saw)."""
 ENUMERATION_LIMIT = 1_000_000
@@ -311,7 +311,8 @@ class Pricer:
             return Priced([], 0)
         self.solves += 1
         if self.instance.test == AMC_RTB:
-            return self._branch_and_bound(tasks, weights, above, deadline, cancel)
+            stop = min(deadline, time.monotonic() + PRICING_TIME_S)
+            return self._branch_and_bound(tasks, weights, above, stop, cancel)
         priced = self._enumerate(tasks, weights, above)
         if priced is not None:
             return priced

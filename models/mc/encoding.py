@@ -69,6 +69,8 @@ class ColgenPhase:
     """A proven lower bound on the dropped cost (capacity mode)."""
     found: McSolution | None = None
     """The integer master's schedule, if it found one."""
+    ran: bool = False
+    """Whether column generation ran (it is skipped when it has nothing to add)."""
 
 
 @dataclass
@@ -240,7 +242,7 @@ class McEncoding:
         colgen_s = time.monotonic() - started
         if early is None:
             early = self._tiers(instance, ctx, tiers, phase)
-        if colgen_s > 0:
+        if phase.ran:
             early.phase_times_s = {"colgen": colgen_s, **early.phase_times_s}
         return early
 
@@ -267,6 +269,7 @@ class McEncoding:
         if left <= 0:
             return None, phase
         options = ctx.options
+        phase.ran = True
         conf = configuration_bound(
             instance,
             time.monotonic() + COLGEN_SHARE * left,
