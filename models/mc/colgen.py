@@ -98,6 +98,9 @@ ENUMERATION_LIMIT = 1_000_000
 """HI task sets the EDF-VD enumeration pricing may hold; beyond it CP-SAT prices."""
 VERDICT_CACHE = 200_000
 """AMC-rtb verdicts one pricer remembers."""
+SMOOTHING = 0.5
+"""Weight of the best multipliers so far in the smoothed multipliers exact pricing tries
+first (Wentges' dual smoothing; 0: price at the master's duals only)."""
 CORES = "cores"
 CAPACITY = "capacity"
 
@@ -675,6 +678,8 @@ def configuration_bound(
     m = len(instance.cores)
     drop_total = sum(t.drop_cost for t in instance.tasks if t.droppable)
     since_exact = 0
+    center: np.ndarray | None = None
+    best_bound: Fraction | None = None
     while time.monotonic() < deadline and not cancel.cancelled:
         solved = master.solve(deadline - time.monotonic())
         if solved is None:
@@ -699,25 +704,37 @@ def configuration_bound(
             out.history.append((time.monotonic() - started, value, None))
             continue
         since_exact = 0
-        weights = {i: int(math.floor(p * PRICE_SCALE)) for i, p in enumerate(pi) if p > 0}
-        uppers: list[int | None] = []
-        settled = True
-        for k in range(len(types)):
-            above = math.floor(thresholds[k] * PRICE_SCALE)
-            priced = pricers[k].price(weights, above, deadline, one, cancel)
-            uppers.append(priced.upper)
-            settled = settled and priced.upper is not None and priced.upper <= above
-            for column in priced.columns:
-                added += master.add(k, column)
-        out.pricing_solves = sum(p.solves for p in pricers)
-        bound = _bound(instance, types, mode, weights, uppers, master)
-        out.history.append(
-            (time.monotonic() - started, value, None if bound is None else float(bound))
-        )
-        if bound is not None:
-            _record(out, instance, mode, bound, master)
-            if out.proven_infeasible:
+        # Exact pricing at the smoothed multipliers first (Wentges): a convex combination of
+        # the best multipliers so far and the master's duals; when none of its columns
+        # improves the master (a mis-price), at the duals themselves. Each gives a bound.
+        attempts = [pi] if center is None else [SMOOTHING * center + (1 - SMOOTHING) * pi, pi]
+        settled = False
+        for multipliers in attempts:
+            weights = {
+                i: int(math.floor(p * PRICE_SCALE)) for i, p in enumerate(multipliers) if p > 0
+            }
+            uppers: list[int | None] = []
+            settled = multipliers is pi
+            for k in range(len(types)):
+                above = math.floor(thresholds[k] * PRICE_SCALE)
+                priced = pricers[k].price(weights, above, deadline, one, cancel)
+                uppers.append(priced.upper)
+                settled = settled and priced.upper is not None and priced.upper <= above
+                for column in priced.columns:
+                    if sum(pi[i] for i in column) > thresholds[k] + IMPROVEMENT_TOLERANCE:
+                        added += master.add(k, column)
+            bound = _bound(instance, types, mode, weights, uppers, master)
+            out.history.append(
+                (time.monotonic() - started, value, None if bound is None else float(bound))
+            )
+            if bound is not None and (best_bound is None or bound > best_bound):
+                best_bound, center = bound, np.array(multipliers, dtype=float)
+                _record(out, instance, mode, bound, master)
+            if out.proven_infeasible or added:
                 break
+        out.pricing_solves = sum(p.solves for p in pricers)
+        if out.proven_infeasible:
+            break
         if settled:
             out.converged = True
             break
