@@ -61,6 +61,7 @@ iteration is the standard one of column generation (e.g. Lübbecke and Desrosier
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable
@@ -70,7 +71,7 @@ from typing import Any
 
 import numpy as np
 
-from placement.models.mc.amcrtb import core_passes, minimal_failing
+from placement.models.mc.amcrtb import core_passes, jobs, minimal_failing, passes_at_lowest
 from placement.models.mc.edfvd import CoreLoad
 from placement.models.mc.greedy import greedy_solutions
 from placement.models.mc.instance import AMC_RTB, McInstance
@@ -289,15 +290,33 @@ class Pricer:
         self._verdicts: dict[frozenset[int], bool] = {}
         self.solves = 0
 
-    def passes(self, tasks: list[int] | tuple[int, ...] | frozenset[int]) -> bool:
-        """The exact test on this core type (AMC-rtb verdicts remembered)."""
+    def passes(
+        self, tasks: list[int] | tuple[int, ...] | frozenset[int], prefix_passes: bool = False
+    ) -> bool:
+        """The exact test on this core type (AMC-rtb verdicts remembered).
+
+        ``prefix_passes``: the caller knows that ``tasks`` without its last task passes. Under
+        AMC-rtb the last task is then tried first at the lowest priority below the others:
+        if it meets its deadlines there the set passes (the others keep a passing order of
+        their own, and a task below them changes none of their response times); otherwise
+        OPA decides."""
         key = frozenset(tasks)
         verdict = self._verdicts.get(key)
         if verdict is None:
-            verdict = passes(self.instance, sorted(key), self.ctype.speed)
-            if len(self._verdicts) < VERDICT_CACHE and self.instance.test == AMC_RTB:
+            amc = self.instance.test == AMC_RTB
+            ordered = list(tasks)
+            if amc and prefix_passes and len(ordered) > 1 and self._fits_below(ordered):
+                verdict = True
+            else:
+                verdict = passes(self.instance, sorted(key), self.ctype.speed)
+            if len(self._verdicts) < VERDICT_CACHE and amc:
                 self._verdicts[key] = verdict
         return verdict
+
+    def _fits_below(self, tasks: list[int]) -> bool:
+        """Whether the last task meets AMC-rtb at the lowest priority under all the others."""
+        core = jobs(self.instance, tasks, self.ctype.speed)
+        return passes_at_lowest(core[-1], core[:-1])
 
     def price(
         self,
@@ -363,7 +382,7 @@ class Pricer:
             node_bound, (chosen, w, used, hh, cand) = stack.pop()
             # A node's set is tested when it is reached, not when it is made: most are pruned
             # by their bound before (the test is the expensive part).
-            if node_bound <= best or (chosen and not self.passes(chosen)):
+            if node_bound <= best or (chosen and not self.passes(chosen, prefix_passes=True)):
                 continue
             if w > best:
                 best, best_set = w, chosen
@@ -697,7 +716,8 @@ def configuration_bound(
             break  # (with droppable tasks the run is for the bound on the dropped cost)
         added = 0
         for k, t in enumerate(types):
-            for column in greedy_columns(instance, t, pi, thresholds[k], pricers[k].passes):
+            fits = functools.partial(pricers[k].passes, prefix_passes=True)
+            for column in greedy_columns(instance, t, pi, thresholds[k], fits):
                 added += master.add(k, column)
         since_exact += 1
         if added and since_exact < EXACT_PRICING_EVERY:
