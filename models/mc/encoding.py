@@ -1,5 +1,10 @@
 """What the CP-SAT and MILP encodings share: the integer tables, the model's rows, and the
-solve protocol (tiers, exactness loop, proofs).
+solve protocol (column generation first, then the tiers, exactness loop, proofs).
+
+**Column generation first** (:mod:`.colgen`): the configuration LP over per-core task sets
+proves most unschedulable sets that this compact model cannot (its LP relaxation is weak),
+bounds the dropped cost and the cores, and an integer master over its columns looks for a
+schedule; see :meth:`McEncoding._configurations` for when it runs.
 
 The model (docs/formulations/mc.md, "Exact encodings"): a binary ``x[i,k]`` per allowed
 (task, core) pair, a binary ``drop[i]`` per droppable task, ``sum_k x[i,k] + drop[i] = 1``.
