@@ -80,7 +80,7 @@ from placement.solver.backends.base import RunStatus
 from placement.solver.backends.cpsat import CpSat
 from placement.solver.backends.highs import HighsModel
 from placement.solver.cancel import CancellationToken
-from placement.solver.options import SolveOptions
+from placement.solver.options import SolveOptions, deterministic_wall_limit
 
 PRICE_SCALE = 10**6
 """The master's duals are rounded down to multiples of ``1/PRICE_SCALE`` (the pricing
@@ -99,6 +99,10 @@ ENUMERATION_LIMIT = 1_000_000
 """HI task sets the EDF-VD enumeration pricing may hold; beyond it CP-SAT prices."""
 VERDICT_CACHE = 200_000
 """AMC-rtb verdicts one pricer remembers."""
+DETERMINISTIC_NODES = 20_000
+"""Nodes one AMC-rtb branch-and-bound pricing may visit in deterministic mode."""
+DETERMINISTIC_ITERATIONS_PER_S = 40
+"""Master iterations per second of column generation's budget in deterministic mode."""
 SMOOTHING = 0.5
 """Weight of the best multipliers so far in the smoothed multipliers exact pricing tries
 first (Wentges' dual smoothing; 0: price at the master's duals only)."""
@@ -334,7 +338,11 @@ class Pricer:
         self.solves += 1
         if self.instance.test == AMC_RTB:
             stop = min(deadline, time.monotonic() + PRICING_TIME_S)
-            return self._branch_and_bound(tasks, weights, above, stop, cancel)
+            if options.deterministic:
+                # A node budget, not the clock, ends the search (the wall clock only guards).
+                stop = time.monotonic() + deterministic_wall_limit(PRICING_TIME_S)
+            nodes = DETERMINISTIC_NODES if options.deterministic else None
+            return self._branch_and_bound(tasks, weights, above, stop, cancel, nodes)
         priced = self._enumerate(tasks, weights, above)
         if priced is not None:
             return priced
@@ -347,6 +355,7 @@ class Pricer:
         above: int,
         deadline: float,
         cancel: CancellationToken,
+        nodes: int | None = None,
     ) -> Priced:
         """AMC-rtb pricing by depth-first branch and bound over task sets: a node's children
         add one later task within the utilisation limits; a node whose set fails AMC-rtb
@@ -376,7 +385,10 @@ class Pricer:
         steps = 0
         while stack:
             steps += 1
-            if steps % 64 == 0 and (time.monotonic() > deadline or cancel.cancelled):
+            out_of_nodes = nodes is not None and steps > nodes
+            if out_of_nodes or (
+                steps % 64 == 0 and (time.monotonic() > deadline or cancel.cancelled)
+            ):
                 upper = max(best, math.floor(max(b for b, _ in stack) + FLOAT_MARGIN))
                 return Priced(self._verified(found, above), upper)
             node_bound, (chosen, w, used, hh, cand) = stack.pop()
@@ -482,7 +494,8 @@ class Pricer:
             value = sum(weights[i] * x[i] for i in tasks)
             cpm.add(value >= above + 1)
             cpm.maximize(value)
-            run = CpSat.run(cpm, options, cancel, min(left, PRICING_TIME_S))
+            limit = PRICING_TIME_S if options.deterministic else min(left, PRICING_TIME_S)
+            run = CpSat.run(cpm, options, cancel, limit)
             if run.status == RunStatus.INFEASIBLE:
                 # No relaxed set, so no passing set, weighs more than ``above``.
                 return Priced([], above if upper is None else min(upper, above))
@@ -670,11 +683,13 @@ def configuration_bound(
     options: SolveOptions,
     *,
     until_converged: bool = False,
+    iterations: int | None = None,
 ) -> Configurations:
     """Column generation on the configuration LP until it proves the set unschedulable, the
     LP is solved, the master shows that no proof will come (unless ``until_converged`` or
     some task is droppable: the cores or dropped-cost bound keeps improving until the LP is
-    solved), or ``deadline`` (``time.monotonic()``)."""
+    solved), or ``deadline`` (``time.monotonic()``), or after ``iterations`` master solves
+    (deterministic mode: the work budget ends the run, the deadline is only a guard)."""
     started = time.monotonic()
     types = core_types(instance)
     covered = {i for t in types for i in t.tasks}
@@ -700,6 +715,8 @@ def configuration_bound(
     center: np.ndarray | None = None
     best_bound: Fraction | None = None
     while time.monotonic() < deadline and not cancel.cancelled:
+        if iterations is not None and out.iterations >= iterations:
+            break
         solved = master.solve(deadline - time.monotonic())
         if solved is None:
             break

@@ -44,7 +44,11 @@ from typing import Any
 
 from placement.models.mc.amcrtb import minimal_failing
 from placement.models.mc.check import check
-from placement.models.mc.colgen import configuration_bound, integer_master
+from placement.models.mc.colgen import (
+    DETERMINISTIC_ITERATIONS_PER_S,
+    configuration_bound,
+    integer_master,
+)
 from placement.models.mc.edfvd import CoreLoad, loads
 from placement.models.mc.explain import explain_unschedulable
 from placement.models.mc.greedy import decreasing
@@ -57,6 +61,7 @@ from placement.models.mc.instance import (
 )
 from placement.models.mc.rows import scaled_utilisations
 from placement.solver.family import ExactContext, ExactOutcome
+from placement.solver.options import deterministic_wall_limit
 from placement.solver.result import StopReason
 
 COLGEN_SHARE = 0.5
@@ -275,12 +280,20 @@ class McEncoding:
             return None, phase
         options = ctx.options
         phase.ran = True
+        budget = COLGEN_SHARE * left
+        iterations = None
+        if options.deterministic:
+            # A work budget from the time limit, not the clock: the same run on any load.
+            budget = COLGEN_SHARE * float(options.time_limit_s)
+            iterations = max(1, int(DETERMINISTIC_ITERATIONS_PER_S * budget))
+            budget = deterministic_wall_limit(budget)
         conf = configuration_bound(
             instance,
-            time.monotonic() + COLGEN_SHARE * left,
+            time.monotonic() + budget,
             ctx.cancel,
             options,
             until_converged=cores_tier and incumbent is not None,
+            iterations=iterations,
         )
         self.last_stats["colgen"] = {
             "iterations": conf.iterations,
@@ -300,12 +313,12 @@ class McEncoding:
             phase.drop_bound = float(conf.drop_bound)
             ctx.update_bound(phase.drop_bound)
         if incumbent is None or dropped > (phase.drop_bound or 0.0):
+            master_s = INTEGER_MASTER_SHARE * ctx.time_left()
+            if options.deterministic:
+                # CP-SAT's deterministic budget (the wall clock only guards it).
+                master_s = INTEGER_MASTER_SHARE * float(options.time_limit_s)
             core_of = integer_master(
-                instance,
-                conf,
-                time.monotonic() + INTEGER_MASTER_SHARE * ctx.time_left(),
-                ctx.cancel,
-                options,
+                instance, conf, time.monotonic() + master_s, ctx.cancel, options
             )
             if core_of is not None and ctx.report(McSolution(core_of), f"{self.source}:colgen"):
                 phase.found = McSolution(core_of)
