@@ -147,10 +147,17 @@ def test_rounded_coefficients_never_accept_a_failing_core(backend: str, milp_sol
     options = SolveOptions(backend=backend, milp_solver=milp_solver, time_limit_s=10, threads=1)
     ctx = ExactContext(inst, options)
     encoding = FAMILY.exact(ctx.backend)
+    encoding.colgen = False  # the compact model's own exactness loop
     outcome = ctx.run(encoding)
     assert outcome.proven_infeasible, outcome.message
     assert ctx.best is None and not ctx.rejected
     assert encoding.last_stats["nogoods"] >= 1  # the exactness loop cut the pair off
+    # Column generation prices with the exact test and proves it as well.
+    ctx = ExactContext(inst, options)
+    encoding = FAMILY.exact(ctx.backend)
+    outcome = ctx.run(encoding)
+    assert outcome.proven_infeasible and "configuration LP" in outcome.message, outcome.message
+    assert ctx.best is None and not ctx.rejected
 
 
 # --- input errors -------------------------------------------------------------------------

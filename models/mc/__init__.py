@@ -12,8 +12,9 @@ in exact rationals; the per-core load the heuristics use), :mod:`.amcrtb` (AMC-r
 exact integers), :mod:`.check` (independent checker, the paper's two cases, and the
 solution message), :mod:`.greedy` (first/best/worst-fit decreasing, criticality-aware
 variants, the utilisation-difference heuristic of Ramanathan and Easwaran), :mod:`.encoding`
-with :mod:`.cpsat` and :mod:`.milp` (exact encodings), :mod:`.explain` (why a set is
-unschedulable), :mod:`.generate` (the literature's seeded protocol), :mod:`.plot`.
+with :mod:`.cpsat` and :mod:`.milp` (exact encodings; their per-core rows in :mod:`.rows`),
+:mod:`.colgen` (column generation over per-core task sets: the configuration LP's proofs and
+bounds, the encodings' first phase), :mod:`.explain` (why a set is unschedulable), :mod:`.generate` (the literature's seeded protocol), :mod:`.plot`.
 """
 
 from __future__ import annotations

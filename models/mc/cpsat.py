@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from placement.models.mc.encoding import McEncoding, RunResult, Tables, stop_reason
+from placement.models.mc.rows import add_core_rows
 from placement.solver.backends.base import RunStatus
 from placement.solver.backends.cpsat import CpSat
 from placement.solver.cancel import deadline_token
@@ -33,30 +34,15 @@ def build_cpsat(
     slacks = []
     for k in range(m):
         tasks = tables.tasks_on(k)
-        lo = [i for i in tasks if not inst.tasks[i].hi]
-        hi = [i for i in tasks if inst.tasks[i].hi]
-        L = sum(tables.lo[(i, k)] * x[(i, k)] for i in lo)
-        HH = sum(tables.hh[(i, k)] * x[(i, k)] for i in hi)
-        HL = sum(tables.hl[(i, k)] * x[(i, k)] for i in hi)
-        cpm.add(L <= S)
-        cpm.add(HH <= S)
-        cpm.add(L + HL <= S)
-        if tables.amc:
-            continue  # AMC-rtb: the utilisation rows above, then the no-good loop
-        if lo and hi:
-            D = cpm.new_int_var(0, S, f"D{k}")
-            cpm.add(sum(tables.d[(i, k)] * x[(i, k)] for i in hi) >= D)
-            product = 0
-            for i in lo:
-                w = cpm.new_int_var(0, S, f"w{i}_{k}")
-                cpm.add(w <= D)
-                cpm.add(w <= S * x[(i, k)])
-                product += tables.lo[(i, k)] * w
-            slack = S * S - S * L - S * HH + product
-        else:
-            slack = S * S - S * L - S * HH
-        cpm.add(slack >= 0)
-        slacks.append(slack)
+        lo = [(x[(i, k)], tables.lo[(i, k)]) for i in tasks if not inst.tasks[i].hi]
+        hi = [
+            (x[(i, k)], tables.hl[(i, k)], tables.hh[(i, k)], tables.d[(i, k)])
+            for i in tasks
+            if inst.tasks[i].hi
+        ]
+        slack = add_core_rows(cpm, S, lo, hi, tables.amc)
+        if slack is not None:
+            slacks.append(slack)
     for row in tables.nogood_rows():
         cpm.add(sum(x[p] for p in row) <= len(row) - 1)
     cost = sum(inst.tasks[i].drop_cost * v for i, v in drop.items())

@@ -1,5 +1,10 @@
 """What the CP-SAT and MILP encodings share: the integer tables, the model's rows, and the
-solve protocol (tiers, exactness loop, proofs).
+solve protocol (column generation first, then the tiers, exactness loop, proofs).
+
+**Column generation first** (:mod:`.colgen`): the configuration LP over per-core task sets
+proves most unschedulable sets that this compact model cannot (its LP relaxation is weak),
+bounds the dropped cost and the cores, and an integer master over its columns looks for a
+schedule; see :meth:`McEncoding._configurations` for when it runs.
 
 The model (docs/formulations/mc.md, "Exact encodings"): a binary ``x[i,k]`` per allowed
 (task, core) pair, a binary ``drop[i]`` per droppable task, ``sum_k x[i,k] + drop[i] = 1``.
@@ -32,23 +37,50 @@ their first task): a valid restriction for feasibility and for both objectives.
 
 from __future__ import annotations
 
-import math
+import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 from placement.models.mc.amcrtb import minimal_failing
+from placement.models.mc.check import check
+from placement.models.mc.colgen import (
+    DETERMINISTIC_ITERATIONS_PER_S,
+    configuration_bound,
+    integer_master,
+)
 from placement.models.mc.edfvd import CoreLoad, loads
 from placement.models.mc.explain import explain_unschedulable
 from placement.models.mc.greedy import decreasing
-from placement.models.mc.instance import AMC_RTB, MAX_MIN_SLACK, McInstance, McSolution
+from placement.models.mc.instance import (
+    AMC_RTB,
+    MAX_MIN_SLACK,
+    MIN_CORES,
+    McInstance,
+    McSolution,
+)
+from placement.models.mc.rows import scaled_utilisations
 from placement.solver.family import ExactContext, ExactOutcome
+from placement.solver.options import deterministic_wall_limit
 from placement.solver.result import StopReason
 
-EXACT_SCALE_LIMIT = 10**6
-"""Largest common denominator used as the scale (the rows are then exact)."""
-ROUNDED_SCALE = 10**6
-"""The scale when the common denominator is larger (rounded rows + the exactness loop)."""
+COLGEN_SHARE = 0.5
+"""Column generation may use at most this share of the time left (it stops earlier once it
+proves, or once its master shows no proof will come)."""
+INTEGER_MASTER_SHARE = 0.25
+"""The integer master over the generated columns may use this share of the time left."""
+
+
+@dataclass
+class ColgenPhase:
+    """What the column generation phase hands the compact model's tiers."""
+
+    drop_bound: float | None = None
+    """A proven lower bound on the dropped cost (capacity mode)."""
+    found: McSolution | None = None
+    """The integer master's schedule, if it found one."""
+    ran: bool = False
+    """Whether column generation ran (it is skipped when it has nothing to add)."""
 
 
 @dataclass
@@ -92,11 +124,6 @@ class Tables:
         return rows
 
 
-def _scaled(value: Fraction, scale: int, up: bool) -> int:
-    v = value * scale
-    return math.ceil(v) if up else math.floor(v)
-
-
 def build_tables(instance: McInstance) -> Tables:
     """The pairs, the scale and the scaled coefficients (see the module docstring)."""
     n, m = len(instance.tasks), len(instance.cores)
@@ -111,25 +138,8 @@ def build_tables(instance: McInstance) -> Tables:
         for k in range(m)
         if instance.allowed(i, k) and (not symmetric or k <= rank[i]) and empty[k].fits(instance, i)
     ]
-    values: dict[tuple[int, int], tuple[Fraction, Fraction]] = {}
-    denominator = 1
-    for i, k in pairs:
-        t, speed = instance.tasks[i], instance.cores[k].speed_exact
-        lo, hi = t.u_lo / speed, t.u_hi / speed
-        values[(i, k)] = (lo, hi)
-        for f in (lo, hi):
-            if denominator <= EXACT_SCALE_LIMIT:
-                denominator = math.lcm(denominator, f.denominator)
-    exact = denominator <= EXACT_SCALE_LIMIT
-    scale = denominator if exact else ROUNDED_SCALE
-    lo_, hl, hh, d = {}, {}, {}, {}
-    for (i, k), (lo, hi) in values.items():
-        if instance.tasks[i].hi:
-            hl[(i, k)] = _scaled(lo, scale, False)
-            hh[(i, k)] = _scaled(hi, scale, False)
-            d[(i, k)] = _scaled(hi - lo, scale, True)
-        else:
-            lo_[(i, k)] = _scaled(lo, scale, False)
+    items = {(i, k): (i, instance.cores[k].speed_exact) for i, k in pairs}
+    scale, exact, lo_, hl, hh, d = scaled_utilisations(instance, items)
     return Tables(instance, scale, exact, pairs, lo_, hl, hh, d)
 
 
@@ -198,12 +208,16 @@ class McEncoding:
     feasibility_only:
         Stop at the first schedulable assignment (or the proof that none exists) instead of
         optimising the tiers: the schedulability question the benchmarks ask.
+    colgen:
+        Run the column generation phase first (:mod:`.colgen`); off, the compact model
+        alone (what the benchmarks compare against, and the tests of its own protocol).
     """
 
     source = "exact"
 
-    def __init__(self, feasibility_only: bool = False) -> None:
+    def __init__(self, feasibility_only: bool = False, colgen: bool = True) -> None:
         self.feasibility_only = feasibility_only
+        self.colgen = colgen
         self.last_stats: dict[str, Any] = {}
         """Sizes of the last model and the no-good cuts the exactness loop added."""
 
@@ -220,13 +234,12 @@ class McEncoding:
         raise NotImplementedError
 
     def solve(self, instance: McInstance, ctx: ExactContext) -> ExactOutcome:
-        """Decide schedulability, then the tiers; report every exact-feasible solution."""
+        """Column generation first (a proof of unschedulability, bounds, a schedule from its
+        columns), then the compact model's tiers; report every exact-feasible solution."""
         if instance.test == AMC_RTB and instance.objective == MAX_MIN_SLACK:
             raise ValueError(
                 "mc.objective: MIN_CORES under test AMC_RTB (min_slack is EDF-VD's slack)"
             )
-        tables = build_tables(instance)
-        self.last_stats = model_stats(tables)
         tiers: list[str | None] = []
         if instance.any_droppable:
             tiers.append("dropped_cost")
@@ -234,12 +247,123 @@ class McEncoding:
             tiers.append(instance.objective)
         if not tiers:
             tiers.append(None)
+        started = time.monotonic()
+        early, phase = self._configurations(instance, ctx, tiers)
+        colgen_s = time.monotonic() - started
+        if early is None:
+            early = self._tiers(instance, ctx, tiers, phase)
+        if phase.ran:
+            early.phase_times_s = {"colgen": colgen_s, **early.phase_times_s}
+        return early
+
+    def _configurations(
+        self, instance: McInstance, ctx: ExactContext, tiers: list[str | None]
+    ) -> tuple[ExactOutcome | None, ColgenPhase]:
+        """The column generation phase (:mod:`.colgen`): the outcome when it settles the
+        question (a proof of unschedulability; a schedule when only that was asked; a
+        schedule whose cores meet the cores bound), else what it learnt for the tiers.
+
+        It runs when it can add something: no incumbent yet (prove, or find a schedule the
+        heuristics missed), an incumbent that drops tasks (a bound on the dropped cost), or
+        the ``cores_used`` objective on one core type (a bound on the cores)."""
+        phase = ColgenPhase()
+        if not self.colgen:
+            return None, phase
+        incumbent = ctx.incumbent()
+        report = None if incumbent is None else check(instance, incumbent)
+        dropped = 0.0 if report is None else report.terms.get("dropped_cost", 0.0)
+        cores_tier = MIN_CORES in tiers and not instance.any_droppable
+        if incumbent is not None and dropped <= 0 and not cores_tier:
+            return None, phase
+        left = ctx.time_left()
+        if left <= 0:
+            return None, phase
+        options = ctx.options
+        phase.ran = True
+        budget = COLGEN_SHARE * left
+        iterations = None
+        if options.deterministic:
+            # A work budget from the time limit, not the clock: the same run on any load.
+            budget = COLGEN_SHARE * float(options.time_limit_s)
+            iterations = max(1, int(DETERMINISTIC_ITERATIONS_PER_S * budget))
+            budget = deterministic_wall_limit(budget)
+        conf = configuration_bound(
+            instance,
+            time.monotonic() + budget,
+            ctx.cancel,
+            options,
+            until_converged=cores_tier and incumbent is not None,
+            iterations=iterations,
+        )
+        self.last_stats["colgen"] = {
+            "iterations": conf.iterations,
+            "columns": len(conf.columns),
+            "pricing": conf.pricing_solves,
+            "lp": conf.lp_value,
+            "seconds": round(conf.seconds, 3),
+        }
+        if conf.proven_infeasible:
+            return ExactOutcome(
+                StopReason.PROVEN,
+                proven_infeasible=True,
+                message=f"{self.source}: proved unschedulable: {conf.describe(instance)}. "
+                + explain_unschedulable(instance),
+            ), phase
+        if conf.drop_bound is not None and conf.drop_bound > 0:
+            phase.drop_bound = float(conf.drop_bound)
+            ctx.update_bound(phase.drop_bound)
+        if incumbent is None or dropped > (phase.drop_bound or 0.0):
+            master_s = INTEGER_MASTER_SHARE * ctx.time_left()
+            if options.deterministic:
+                # CP-SAT's deterministic budget (the wall clock only guards it).
+                master_s = INTEGER_MASTER_SHARE * float(options.time_limit_s)
+            core_of = integer_master(
+                instance, conf, time.monotonic() + master_s, ctx.cancel, options
+            )
+            if core_of is not None and ctx.report(McSolution(core_of), f"{self.source}:colgen"):
+                phase.found = McSolution(core_of)
+                incumbent = phase.found
+                report = check(instance, incumbent)
+        if incumbent is None or report is None or not report.feasible:
+            return None, phase
+        if self.feasibility_only and tiers == [None]:
+            # Schedulability is what was asked, and the schedule proves it.
+            return ExactOutcome(StopReason.SEARCH_EXHAUSTED), phase
+        cores = report.terms.get(MIN_CORES)
+        if (
+            cores_tier
+            and tiers == [MIN_CORES]
+            and conf.cores_bound is not None
+            and cores is not None
+            and cores <= conf.cores_bound
+        ):
+            return ExactOutcome(
+                StopReason.PROVEN,
+                proven_optimal=True,
+                proven_solution=incumbent,
+                bound=0.0,
+                tier_bounds={MIN_CORES: float(conf.cores_bound)},
+                message=f"{self.source}: {conf.describe(instance)}: the schedule's "
+                f"{cores:g} cores are optimal",
+            ), phase
+        return None, phase
+
+    def _tiers(
+        self,
+        instance: McInstance,
+        ctx: ExactContext,
+        tiers: list[str | None],
+        phase: ColgenPhase,
+    ) -> ExactOutcome:
+        """The compact model's tiers in turn (the module docstring's protocol)."""
+        tables = build_tables(instance)
+        self.last_stats.update(model_stats(tables))
         incumbent = ctx.incumbent()
         hint = None if incumbent is None else canonical(instance, tables, incumbent.core_of)
         drop_limit: int | None = None
-        drop_bound: float | None = 0.0 if not instance.any_droppable else None
+        drop_bound: float | None = 0.0 if not instance.any_droppable else phase.drop_bound
         proven = True
-        best: McSolution | None = None
+        best: McSolution | None = phase.found
         messages: list[str] = []
         stop = StopReason.PROVEN
         for position, tier in enumerate(tiers):
