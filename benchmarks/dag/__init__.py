@@ -60,9 +60,7 @@ SUITES = (
             Parameter(
                 "classes",
                 "name_list",
-                tuple(
-                    f"u_{c}_{t}{m}" for c in "csi" for t in ("hi", "lo") for m in ("hi", "lo")
-                ),
+                tuple(f"u_{c}_{t}{m}" for c in "csi" for t in ("hi", "lo") for m in ("hi", "lo")),
                 help="Braun classes (default: all 12, u_c_hihi ... u_i_lolo)",
             ),
             Parameter("seed", "non_negative_int", 0, help="generator seed (default: 0)"),

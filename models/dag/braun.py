@@ -60,9 +60,7 @@ class BraunClass:
             or het[:2] not in HETEROGENEITY["task"]
             or het[2:] not in HETEROGENEITY["machine"]
         ):
-            raise InputError.single(
-                "class", name, "u_<c|s|i>_<hi|lo><hi|lo>, e.g. u_c_hihi"
-            )
+            raise InputError.single("class", name, "u_<c|s|i>_<hi|lo><hi|lo>, e.g. u_c_hihi")
         return cls(parts[1], het[:2], het[2:])
 
 
@@ -83,8 +81,9 @@ def braun_etc(tasks: int, machines: int, klass: BraunClass, seed: int = 0) -> np
     index = CLASSES.index(klass)
     rng = np.random.default_rng((int(seed), int(tasks), int(machines), index))
     base = rng.uniform(1.0, HETEROGENEITY["task"][klass.task], size=tasks)
-    etc = base[:, None] * rng.uniform(1.0, HETEROGENEITY["machine"][klass.machine],
-                                      size=(tasks, machines))
+    etc = base[:, None] * rng.uniform(
+        1.0, HETEROGENEITY["machine"][klass.machine], size=(tasks, machines)
+    )
     if klass.consistency == "c":
         etc.sort(axis=1)
     elif klass.consistency == "s":
@@ -92,7 +91,9 @@ def braun_etc(tasks: int, machines: int, klass: BraunClass, seed: int = 0) -> np
     return np.round(etc, 1)
 
 
-def braun_instance(tasks: int, machines: int, klass: str | BraunClass, seed: int = 0) -> DagInstance:
+def braun_instance(
+    tasks: int, machines: int, klass: str | BraunClass, seed: int = 0
+) -> DagInstance:
     """A validated dag instance of independent tasks with a Braun-style ETC matrix.
 
     Machine ``m`` is type ``m<m>`` (as :func:`~placement.models.dag.loaders.load_braun`

@@ -139,17 +139,19 @@ def relieve(
     return steps
 
 
-def _excess(x: np.ndarray, target: float) -> np.ndarray:
-    """The squared load above ``target`` (0 at or below it)."""
-    return np.square(np.maximum(x - target, 0.0))
+def _over(x: np.ndarray, target: float) -> np.ndarray:
+    """The load above ``target`` (0 at or below it)."""
+    return np.maximum(x - target, 0.0)
 
 
 BALANCE_SOURCES = 4
 """Machines above the target whose tasks a balancing step moves or swaps (the most loaded)."""
 
 
-def _balance_step(s: Loads, target: float) -> bool:
-    """The move or swap that lowers the total squared excess over ``target`` most."""
+def _balance_step(s: Loads, target: float, weight: np.ndarray) -> bool:
+    """Among the moves and swaps from the most loaded machines above ``target`` that lower
+    the total load above it, the one that adds least weighted work (``weight``: the LP's
+    machine weights); ties: the larger fall of the load above the target."""
     load, d, a = s.load, s.d, s.a
     over = np.flatnonzero(load > target)
     if not len(over):
@@ -158,36 +160,46 @@ def _balance_step(s: Loads, target: float) -> bool:
     mine = np.flatnonzero(np.isin(a, over))
     src = a[mine]
     l_src = load[src]
-    gain_src = _excess(l_src - s.own[mine], target) - _excess(l_src, target)  # (T,)
+    fall_src = _over(l_src, target) - _over(l_src - s.own[mine], target)  # (T,) >= 0
+    w_own = weight[src] * s.own[mine]
+    tol = REL_EPS * max(1.0, target)
     # Moves to every machine.
     dst = load[None, :] + d[mine]
-    delta = gain_src[:, None] + _excess(dst, target) - _excess(load, target)[None, :]
-    delta[np.arange(len(mine)), src] = np.inf
-    i = int(np.argmin(delta))
-    best_move = float(delta.flat[i])
-    # Swaps with every task elsewhere.
+    gain = fall_src[:, None] - (_over(dst, target) - _over(load, target)[None, :])
+    extra = weight[None, :] * d[mine] - w_own[:, None]
+    gain[np.arange(len(mine)), src] = -np.inf
+    ok = gain > tol
+    best_move = None
+    if ok.any():
+        key = np.where(ok, extra - 1e-9 * gain, np.inf)
+        best_move = (float(key.min()), int(np.argmin(key)))
+    # Swaps with every task on a machine not among the sources.
     others = np.flatnonzero(~np.isin(a, over))
-    best_swap, pick = np.inf, None
+    best_swap = None
     if len(others):
         mo = a[others]
         new_src = (l_src - s.own[mine])[:, None] + d[others][:, src].T  # (T, U)
         new_o = (load[mo] - s.own[others])[None, :] + d[np.ix_(mine, mo)]
-        sw = (
-            _excess(new_src, target)
-            - _excess(l_src, target)[:, None]
-            + _excess(new_o, target)
-            - _excess(load[mo], target)[None, :]
+        gain = (_over(l_src, target)[:, None] - _over(new_src, target)) - (
+            _over(new_o, target) - _over(load[mo], target)[None, :]
         )
-        j = int(np.argmin(sw))
-        best_swap, pick = float(sw.flat[j]), j
-    tol = REL_EPS * max(1.0, target) ** 2
-    if min(best_move, best_swap) >= -tol:
+        extra = (
+            weight[src][:, None] * d[others][:, src].T
+            - w_own[:, None]
+            + weight[mo][None, :] * (d[np.ix_(mine, mo)] - s.own[others][None, :])
+        )
+        ok = gain > tol
+        if ok.any():
+            key = np.where(ok, extra - 1e-9 * gain, np.inf)
+            best_swap = (float(key.min()), int(np.argmin(key)))
+    if best_move is None and best_swap is None:
         return False
-    if best_move <= best_swap:
-        ti, m = divmod(i, d.shape[1])
+    if best_swap is None or (best_move is not None and best_move[0] <= best_swap[0]):
+        assert best_move is not None
+        ti, m = divmod(best_move[1], d.shape[1])
         s.move(int(mine[ti]), int(m))
         return True
-    ti, ui = divmod(int(pick), len(others))
+    ti, ui = divmod(best_swap[1], len(others))
     t, u = int(mine[ti]), int(others[ui])
     mt, mu = int(a[t]), int(a[u])
     s.move(t, mu)
@@ -198,69 +210,25 @@ def _balance_step(s: Loads, target: float) -> bool:
 def balance(
     s: Loads,
     target: float,
+    weight: np.ndarray,
     max_steps: int = 100_000,
     should_stop: Callable[[], bool] | None = None,
 ) -> int:
-    """Moves and swaps that lower the total squared load above ``target`` until no machine
-    is above it or no step helps; returns the steps taken.
+    """Moves and swaps that lower the total load above ``target``, each adding least
+    weighted work (:func:`_balance_step`), until no machine is above it or no step helps;
+    returns the steps taken.
 
-    Unlike :func:`relieve` it works on every machine above the target at once (the most
-    loaded first), so it can level many machines near the makespan where relieving only
-    the critical one pushes another up to it.
+    Started from the LP's rounding (every task on a machine of zero reduced cost, the
+    weighted work at the LP bound) it levels the machines the split tasks overload while
+    keeping the weighted work, a lower bound on the makespan of the result, low; the
+    critical-machine descent instead takes whatever step relieves the critical machine.
     """
     steps = 0
     while steps < max_steps:
         if steps % 64 == 0 and steps and should_stop is not None and should_stop():
             break
-        if not _balance_step(s, target):
+        if not _balance_step(s, target, weight):
             break
         steps += 1
     s.resync()
     return steps
-
-
-class IteratedGreedy:
-    """Iterated greedy on the makespan (after Fanjul-Peyro and Ruiz, EJOR 207(1) 2010,
-    NVST-IG): take ``destroy`` tasks out (half from the most loaded machines, half at
-    random), put each back where it ends earliest (longest first), descend with
-    :func:`relieve`, and keep the result when the makespan is no worse (else undo).
-
-    Each round costs one critical-machine descent, about a millisecond per step at
-    4,096 x 128, so the search takes thousands of rounds a minute where a MILP step takes
-    a fraction of a second.
-    """
-
-    def __init__(self, state: Loads, seed: int, destroy: int = 8, top_machines: int = 8) -> None:
-        self.s = state
-        self.rng = np.random.default_rng(seed)
-        self.destroy = destroy
-        self.top_machines = top_machines
-        self.rounds = 0
-
-    def step(self) -> bool:
-        """One round; whether the makespan fell."""
-        s = self.s
-        before = s.makespan
-        saved = s.a.copy()
-        top = np.argsort(-s.load, kind="stable")[: self.top_machines]
-        on_top = np.flatnonzero(np.isin(s.a, top))
-        half = min(len(on_top), self.destroy // 2)
-        picked = self.rng.choice(on_top, half, replace=False) if half else np.arange(0)
-        rest = np.setdiff1d(np.arange(len(s.a)), picked)
-        extra = self.rng.choice(rest, min(len(rest), self.destroy - half), replace=False)
-        out = np.concatenate([picked, extra]).astype(np.int64)
-        for t in out:
-            s.load[s.a[t]] -= s.own[t]
-        finite = np.where(np.isfinite(s.d[out]), s.d[out], np.inf)
-        for i in np.argsort(-finite.min(axis=1), kind="stable"):
-            t = int(out[i])
-            m = int(np.argmin(s.load + finite[i]))
-            s.a[t], s.own[t] = m, s.d[t, m]
-            s.load[m] += s.own[t]
-        relieve(s, chains=False)
-        self.rounds += 1
-        tol = REL_EPS * max(1.0, before)
-        if s.makespan > before + tol:
-            s.assign(np.arange(len(saved)), saved)
-            return False
-        return s.makespan < before - tol

@@ -173,16 +173,24 @@ def priced_lp(
         if best is None or bound > best.bound:
             best = PricedLp(share, float(run.objective), bound, weight, reduced, rounds, columns)
         else:
-            best = PricedLp(best.share, best.value, best.bound, best.weight, best.reduced,
-                            rounds, columns)
+            best = PricedLp(
+                best.share, best.value, best.bound, best.weight, best.reduced, rounds, columns
+            )
         # Columns that price out: below each task's dual u_t (its restricted minimum).
         u = np.where(columns, scaled, np.inf).min(axis=1)
         tol = 1e-9 * max(1.0, float(run.objective))
         pricing = (scaled < (u - tol)[:, None]) & ~columns
         if not pricing.any():
             # The restricted LP is the full LP; its own value is then exact too.
-            best = PricedLp(share, float(run.objective), max(bound, best.bound), weight,
-                            reduced, rounds, columns)
+            best = PricedLp(
+                share,
+                float(run.objective),
+                max(bound, best.bound),
+                weight,
+                reduced,
+                rounds,
+                columns,
+            )
             break
         # Per task, the few most negative reduced costs.
         gain = np.where(pricing, scaled - u[:, None], np.inf)

@@ -12,7 +12,7 @@ import numpy as np
 
 from placement.models.dag.greedy import back_to_back, pure_assignment
 from placement.models.dag.instance import DagInstance
-from placement.models.dag.rcmax.critical import relieve
+from placement.models.dag.rcmax.critical import balance, relieve
 from placement.models.dag.rcmax.descent import descend
 from placement.models.dag.rcmax.exchange import Exchange, run_full_milp
 from placement.models.dag.rcmax.lns import MachineLns
@@ -39,6 +39,10 @@ LNS_MACHINES = 3
 
 STEP_TIME_LIMIT_S = 0.5
 """Wall-clock limit of each subset MILP (outside ``deterministic``)."""
+
+BALANCE_SHARE = 0.25
+"""At most this share of the time left goes to levelling the LP's rounding (:func:`balance`;
+a fraction of a second at 512 x 16, tens of seconds at 4,096 x 128 on a loaded machine)."""
 
 FULL_DESCENT_MAX_CELLS = 65_536
 """Tasks x machines up to which the starts also get the full descent (:func:`descend`, every
@@ -128,9 +132,19 @@ def solve_assignment(
     if lp is not None:
         bound = lower_bound_from_lp(instance, lp.bound)
         ctx.update_bound(bound)
-        rounded = Loads(d, lp_assignment(d, lp.share))
+        rounding = lp_assignment(d, lp.share)
+        rounded = Loads(d, rounding)
         relieve(rounded, should_stop=over)
         candidates.append(rounded)
+        # The rounding levelled with least extra weighted work, then relieved: the better
+        # start on most instances (512 x 16 u_i_hihi: 1.5 % above the LP against 2.9 %).
+        levelled = Loads(d, rounding)
+        until = time.monotonic() + BALANCE_SHARE * max(0.0, left())
+        balance(
+            levelled, lp.bound, lp.weight, should_stop=lambda: over() or time.monotonic() > until
+        )
+        relieve(levelled, should_stop=over, weight=lp.weight)
+        candidates.append(levelled)
     if not candidates:
         return ExactOutcome(stop_reason=StopReason.TIME_LIMIT, bound=bound)
     if cells <= FULL_DESCENT_MAX_CELLS:
