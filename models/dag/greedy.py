@@ -24,9 +24,10 @@ from placement.models.dag.instance import DagInstance, DagSolution
 from placement.solver.options import SolveOptions
 
 MAX_MIN_MAX_CELLS = 65_536
-"""Tasks x machines above which R||Cmax instances skip Max-Min in the greedy phase: it is
-never the best there (about twice Min-Min's makespan on the Braun classes) and took a third
-of the greedy phase at 4,096 x 128, time the R||Cmax search uses better."""
+"""Tasks x machines above which R||Cmax instances skip Max-Min and the move/swap descent in
+the greedy phase: Max-Min is never the best there (about twice Min-Min's makespan on the
+Braun classes), and the two took over half of the greedy phase at 2,048 x 64 and up, time
+the R||Cmax search (whose first step is a faster descent) uses better."""
 
 GRID_HEURISTICS_MAX_CELLS = 50_000_000
 """Tasks x machines above which the grid heuristics are skipped (memory of the matrices)."""
@@ -573,8 +574,8 @@ def greedy_solutions(instance: DagInstance, options: SolveOptions) -> list[tuple
     """Named heuristic solutions; the first (HEFT) is the fallback.
 
     With edges: HEFT, PEFT, CPOP. Without edges (and one core per task): HEFT, then Min-Min,
-    Sufferage, Max-Min and MCT (Max-Min not on R||Cmax above ``MAX_MIN_MAX_CELLS``); for
-    R||Cmax also a move/swap descent from the best of them.
+    Sufferage, Max-Min and MCT; for R||Cmax also a move/swap descent from the best of them
+    (neither Max-Min nor the descent on R||Cmax above ``MAX_MIN_MAX_CELLS``).
     """
     del options
     out = [("heft", heft(instance))]
@@ -585,7 +586,9 @@ def greedy_solutions(instance: DagInstance, options: SolveOptions) -> list[tuple
             for name, fn in GRID_HEURISTICS.items()
             if not (large and name == "max_min")
         ]
-        if pure_assignment(instance):
+        if pure_assignment(instance) and not large:
+            # (Above MAX_MIN_MAX_CELLS the R||Cmax search's first step, a critical-machine
+            # descent, does this in milliseconds; this one took 20 s at 2,048 x 64.)
             best = min(out, key=lambda item: evaluate(instance, item[1])[0])
             out.append((f"{best[0]}+local_search", local_search(instance, best[1])))
     elif not instance.independent:
