@@ -116,7 +116,8 @@ class PricedLp:
 
 
 PRICED_START_COLUMNS = 6
-"""Columns per task in the first restricted LP: its fastest machines (and its start one)."""
+"""Columns per task in the first restricted LP: its fastest machines, its fastest relative to
+each machine's mean, and its start one."""
 
 PRICED_ADD_COLUMNS = 4
 """Columns added per task and round: its most negative reduced costs."""
@@ -141,8 +142,15 @@ def priced_lp(
     n, k = d.shape
     finite = np.isfinite(d)
     columns = np.zeros((n, k), dtype=bool)
-    fastest = np.argsort(np.where(finite, d, np.inf), axis=1)[:, : min(k, PRICED_START_COLUMNS)]
-    columns[np.arange(n)[:, None], fastest] = True
+    dd = np.where(finite, d, np.inf)
+    half = max(1, min(k, PRICED_START_COLUMNS) // 2)
+    # Half by time, half by time relative to the machine's mean: on consistent matrices
+    # every task's fastest machines are the same few, and the LP needs every machine.
+    mean = np.array(
+        [col[np.isfinite(col)].mean() if np.isfinite(col).any() else 1.0 for col in dd.T]
+    )
+    for key in (dd, dd / np.maximum(mean, 1e-300)[None, :]):
+        columns[np.arange(n)[:, None], np.argsort(key, axis=1)[:, :half]] = True
     if start is not None:
         columns[np.arange(n), np.asarray(start, dtype=np.int64)] = True
     columns &= finite

@@ -44,6 +44,10 @@ BALANCE_SHARE = 0.25
 """At most this share of the time left goes to levelling the LP's rounding (:func:`balance`;
 a fraction of a second at 512 x 16, tens of seconds at 4,096 x 128 on a loaded machine)."""
 
+RELIEVE_SHARE = 0.1
+"""At most this share of the time left goes to each start's critical-machine descent (from a
+poor start on a consistent 4,096 x 128 matrix it ran 27 s on a loaded machine)."""
+
 FULL_DESCENT_MAX_CELLS = 65_536
 """Tasks x machines up to which the starts also get the full descent (:func:`descend`, every
 task against every machine per step: tens of milliseconds a step at 4,096 x 128, where the
@@ -112,6 +116,11 @@ def solve_assignment(
     def meets_bound() -> bool:
         return bound is not None and best[0] <= bound + REL_EPS * max(1.0, bound)
 
+    def within(share: float) -> Any:
+        """A stop test for a start's descent: the deadline, or ``share`` of the time left."""
+        until = time.monotonic() + share * max(0.0, left())
+        return lambda: over() or time.monotonic() > until
+
     bound: float | None = None
     n, k = d.shape
     cells = n * k
@@ -121,7 +130,7 @@ def solve_assignment(
         # First the critical-machine descent from the best heuristic: an improvement within
         # milliseconds at any size (reported before the LP).
         first = Loads(d, np.asarray(incumbent.machine, dtype=np.int64))
-        relieve(first, should_stop=over)
+        relieve(first, should_stop=within(RELIEVE_SHARE))
         report(first.a, "grid-search")
         candidates.append(first)
     lp = priced_lp(
@@ -134,16 +143,14 @@ def solve_assignment(
         ctx.update_bound(bound)
         rounding = lp_assignment(d, lp.share)
         rounded = Loads(d, rounding)
-        relieve(rounded, should_stop=over)
+        relieve(rounded, should_stop=within(RELIEVE_SHARE))
+        report(rounded.a, "grid-search")
         candidates.append(rounded)
         # The rounding levelled with least extra weighted work, then relieved: the better
         # start on most instances (512 x 16 u_i_hihi: 1.5 % above the LP against 2.9 %).
         levelled = Loads(d, rounding)
-        until = time.monotonic() + BALANCE_SHARE * max(0.0, left())
-        balance(
-            levelled, lp.bound, lp.weight, should_stop=lambda: over() or time.monotonic() > until
-        )
-        relieve(levelled, should_stop=over, weight=lp.weight)
+        balance(levelled, lp.bound, lp.weight, should_stop=within(BALANCE_SHARE))
+        relieve(levelled, should_stop=within(RELIEVE_SHARE), weight=lp.weight)
         candidates.append(levelled)
     if not candidates:
         return ExactOutcome(stop_reason=StopReason.TIME_LIMIT, bound=bound)
