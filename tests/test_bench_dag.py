@@ -16,6 +16,7 @@ DAG_SUITES = [
     "dag-stg",
     "dag-stg-verify",
     "grid-braun",
+    "grid-large",
     "dag-wfcommons",
     "dag-scale",
 ]

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from placement.models.dag import DagInstance, DagMachine, DagTask, check
+from placement.models.dag.braun import braun_instance
 from placement.models.dag.generate import grid_instance
 from placement.models.dag.greedy import back_to_back, min_min
 from placement.models.dag.rcmax import (
@@ -28,6 +29,9 @@ from placement.models.dag.rcmax import (
     reoptimise,
     solve_assignment,
 )
+from placement.models.dag.rcmax import search as search_module
+from placement.models.dag.rcmax.critical import balance, relieve
+from placement.models.dag.rcmax.lp import lagrangian_bound, lp_assignment, priced_lp
 from placement.solver import SolutionStatus, SolveOptions, StopReason, solve
 from placement.solver.cancel import CancellationToken
 from placement.solver.testing import round_trip as build
@@ -261,3 +265,108 @@ def _chain() -> DagInstance:
     from tests.optima import instance
 
     return instance("dag", "chain")
+
+
+def _brute_force(d: np.ndarray) -> float:
+    n, k = d.shape
+    every = np.array(list(itertools.product(range(k), repeat=n)))
+    loads = np.stack(
+        [
+            np.where(every == m, np.where(np.isfinite(d[:, m]), d[:, m], np.inf), 0.0).sum(axis=1)
+            for m in range(k)
+        ]
+    )
+    return float(loads.max(axis=0).min())
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_priced_lp_bound_never_above_the_optimum(seed: int) -> None:
+    # Brute force knows the optimum; the bound (any weights, and the LP's) stays below it.
+    instance = _restricted(8, 3, seed) if seed % 2 else grid_instance(8, 3, seed=seed)
+    d = instance.duration
+    optimum = _brute_force(d)
+    lp = priced_lp(d, 10)
+    assert lp is not None
+    assert lp.bound <= optimum + 1e-9
+    assert lower_bound_from_lp(instance, lp.bound) <= optimum + 1e-9
+    rng = np.random.default_rng(seed)
+    for _ in range(20):
+        assert lagrangian_bound(d, rng.random(3)) <= optimum + 1e-9
+
+
+@pytest.mark.parametrize("klass", ["u_c_hihi", "u_s_lohi", "u_i_lolo"])
+def test_priced_lp_bound_below_cpsat_optimum(klass: str) -> None:
+    # Larger than brute force can do: CP-SAT proves the optimum (times on a 1e-4 grid).
+    instance = braun_instance(12, 3, klass, seed=4)
+    result = solve(instance, SolveOptions(time_limit_s=30, backend="cpsat", threads=2))
+    assert result.status == SolutionStatus.OPTIMAL, result.message
+    lp = priced_lp(instance.duration, 10)
+    assert lp is not None
+    assert lower_bound_from_lp(instance, lp.bound) <= result.objective + 1e-9
+
+
+@pytest.mark.parametrize("klass", ["u_c_hihi", "u_s_hilo", "u_i_lohi"])
+def test_priced_lp_equals_the_full_lp(klass: str) -> None:
+    # Column generation stops when nothing prices out: the full LP's value, however few
+    # columns it started from.
+    instance = braun_instance(120, 12, klass, seed=1)
+    d = instance.duration
+    full = lp_rounding(d, 30)
+    lp = priced_lp(d, 30)
+    assert full is not None and lp is not None
+    assert lp.value == pytest.approx(full[1], rel=1e-7)
+    assert lp.bound == pytest.approx(full[1], rel=1e-7)
+    if klass != "u_c_hihi":
+        # Consistent rows (machine 0 fastest for all) bring in every column within a few
+        # rounds at 12 machines; the others stay restricted.
+        assert lp.columns.sum() < d.size
+    assert np.allclose(lp.share.sum(axis=1), 1.0)
+    assert np.all(lp.reduced >= -1e-9)
+
+
+def test_lagrangian_bound_is_tight_on_a_hand_built_case() -> None:
+    # Two identical machines, four unit tasks: the optimum 2 is the bound with equal weights.
+    d = np.ones((4, 2))
+    assert lagrangian_bound(d, np.array([1.0, 1.0])) == pytest.approx(2.0)
+    assert lagrangian_bound(d, np.array([1.0, 0.0])) == pytest.approx(0.0)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_relieve_and_balance_never_worsen_and_stay_feasible(seed: int) -> None:
+    instance = _restricted(80, 6, seed)
+    d = instance.duration
+    state = Loads(d, min_min(instance).machine)
+    before = state.makespan
+    relieve(state)
+    assert state.makespan <= before + 1e-9
+    assert _makespan(instance, state.a) == pytest.approx(state.makespan)
+    lp = priced_lp(d, 10)
+    assert lp is not None
+    levelled = Loads(d, lp_assignment(d, lp.share))
+    start = levelled.makespan
+    balance(levelled, lp.bound, lp.weight)
+    relieve(levelled, weight=lp.weight)
+    assert levelled.makespan <= start + 1e-9
+    assert np.all(np.isfinite(d[np.arange(80), levelled.a]))
+    assert _makespan(instance, levelled.a) == pytest.approx(levelled.makespan)
+    assert lp.bound <= levelled.makespan + 1e-9
+
+
+@pytest.mark.parametrize("klass", ["u_c_lolo", "u_i_hihi"])
+def test_search_at_scale_checked_and_never_worse_than_min_min(
+    klass: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The path above the whole-model MILP's size (lowered here so the instance stays small):
+    # the search alone (critical descent, LP, levelling, subset steps). Every report passes
+    # the checker (the context asserts it).
+    monkeypatch.setattr(search_module, "FULL_MILP_MAX_CELLS", 1000)
+    monkeypatch.setattr(search_module, "FULL_DESCENT_MAX_CELLS", 1000)
+    instance = braun_instance(200, 20, klass, seed=2)
+    options = SolveOptions(time_limit_s=3, backend="auto", threads=2)
+    ctx = _Context(instance, options, incumbent=min_min(instance))
+    outcome = solve_assignment(instance, ctx)
+    ours = check(instance, ctx.best).objective
+    assert ours < check(instance, min_min(instance)).objective
+    assert outcome.bound is not None and outcome.bound <= ours + 1e-9
+    assert ctx.reported and ctx.reported[0][0] == "grid-search"
+    assert all(source == "grid-search" for source, _ in ctx.reported)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from placement.benchmarks.runner import Suite, suite_functions
+from placement.solver.hooks import Parameter
 
 _CODE = "placement.benchmarks.dag.suites"
 
@@ -41,6 +42,29 @@ SUITES = (
         **suite_functions(_CODE, "braun"),
         data="grid/braun-512x16",
         time_limit_s=60.0,
+    ),
+    Suite(
+        name="grid-large",
+        family="dag",
+        help="generated Braun-style R||Cmax at 1,024 x 32, 2,048 x 64, 4,096 x 128 (12 classes "
+        "each) vs Min-Min, Sufferage and our bound",
+        **suite_functions("placement.benchmarks.dag.grid_large", "grid_large"),
+        time_limit_s=60.0,
+        parameters=(
+            Parameter(
+                "sizes",
+                "name_list",
+                ("1024x32", "2048x64", "4096x128"),
+                help="TASKSxMACHINES sizes (default: 1024x32,2048x64,4096x128)",
+            ),
+            Parameter(
+                "classes",
+                "name_list",
+                tuple(f"u_{c}_{t}{m}" for c in "csi" for t in ("hi", "lo") for m in ("hi", "lo")),
+                help="Braun classes (default: all 12, u_c_hihi ... u_i_lolo)",
+            ),
+            Parameter("seed", "non_negative_int", 0, help="generator seed (default: 0)"),
+        ),
     ),
     Suite(
         name="dag-wfcommons",

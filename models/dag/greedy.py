@@ -22,7 +22,13 @@ import numpy as np
 
 from placement.models.dag.check import evaluate
 from placement.models.dag.instance import DagInstance, DagSolution
-from placement.solver.options import SolveOptions
+from placement.solver.options import Backend, SolveOptions
+
+MAX_MIN_MAX_CELLS = 65_536
+"""Tasks x machines above which R||Cmax instances skip Max-Min and the move/swap descent in
+the greedy phase: Max-Min is never the best there (about twice Min-Min's makespan on the
+Braun classes), and the two took over half of the greedy phase at 2,048 x 64 and up, time
+the R||Cmax search (whose first step is a faster descent) uses better."""
 
 GRID_HEURISTICS_MAX_CELLS = 50_000_000
 """Tasks x machines above which the grid heuristics are skipped (memory of the matrices)."""
@@ -350,13 +356,90 @@ def mct(instance: DagInstance) -> DagSolution:
     return sol
 
 
+SHORTLIST = 8
+"""Machines per task kept in :func:`_batch_one_slot`'s sorted shortlists."""
+
+
+def _batch_one_slot(d: np.ndarray, pick: str) -> np.ndarray:
+    """:func:`_batch`'s machine choices on one-slot machines with no release times: the
+    same rounds and ties, with O(n * SHORTLIST) numpy work per round instead of O(k) for
+    each task whose best machine was just taken (on consistent matrices every task is, and
+    the rounds took about 40 s at 4,096 x 128).
+
+    Each unassigned task keeps a shortlist of ``SHORTLIST`` machines with their completion
+    times, with the invariant that every machine off the list comes after every valid entry
+    in (time, machine index) order, the order in which ``argmin`` breaks ties. Taking a
+    machine only delays that machine: its entries are re-valued in place when they stay
+    before the list's last valid entry, dropped (inf) otherwise; a list left with fewer
+    than two valid entries (of the task's eligible machines) is rebuilt from its whole row.
+    """
+    n, k = d.shape
+    size = min(k, SHORTLIST)
+    need = np.minimum(2, np.isfinite(d).sum(axis=1))
+    ready = np.zeros(k)
+    big_m = np.iinfo(np.int64).max
+
+    def rebuild(which: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        c = ready[None, :] + d[which]
+        order = np.lexsort((np.broadcast_to(np.arange(k), c.shape), c), axis=1)[:, :size]
+        return order, np.take_along_axis(c, order, axis=1)
+
+    def first_two(m: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Best machine, its time and the second-best time of each row of a shortlist."""
+        rows = np.arange(len(v))
+        v1 = v.min(axis=1)
+        i1 = np.argmin(np.where(v == v1[:, None], m, big_m), axis=1)
+        rest = v.copy()
+        rest[rows, i1] = np.inf
+        return m[rows, i1], v1, rest.min(axis=1)
+
+    cm, cv = rebuild(np.arange(n))
+    best_m, best_v, second_v = first_two(cm, cv)
+    left = np.ones(n, dtype=bool)
+    machine = np.empty(n, dtype=np.int64)
+    big = np.finfo(float).max
+    for _ in range(n):
+        if pick == "min":
+            t = int(np.argmin(np.where(left, best_v, np.inf)))
+        elif pick == "max":
+            t = int(np.argmax(np.where(left, best_v, -np.inf)))
+        else:
+            gain = second_v - best_v
+            gain = np.where(np.isfinite(gain), gain, big)
+            t = int(np.argmax(np.where(left, gain, -np.inf)))
+        m = int(best_m[t])
+        machine[t] = m
+        left[t] = False
+        ready[m] += d[t, m]
+        hit_r, hit_p = np.nonzero(cm == m)
+        keep = left[hit_r] & np.isfinite(cv[hit_r, hit_p])
+        hit_r, hit_p = hit_r[keep], hit_p[keep]
+        if not len(hit_r):
+            continue
+        new = ready[m] + d[hit_r, m]
+        rv, rm = cv[hit_r], cm[hit_r]
+        last_v = np.where(np.isfinite(rv), rv, -np.inf).max(axis=1)
+        last_m = np.where(rv == last_v[:, None], rm, -1).max(axis=1)
+        stays = (new < last_v) | ((new == last_v) & (m <= last_m))
+        cv[hit_r, hit_p] = np.where(stays, new, np.inf)
+        short = hit_r[np.isfinite(cv[hit_r]).sum(axis=1) < need[hit_r]]
+        if len(short):
+            cm[short], cv[short] = rebuild(short)
+        best_m[hit_r], best_v[hit_r], second_v[hit_r] = first_two(cm[hit_r], cv[hit_r])
+    return machine
+
+
 def _batch(instance: DagInstance, pick: str) -> DagSolution:
     """Min-Min (``min``), Max-Min (``max``) or Sufferage (``sufferage``).
 
     Each round computes, for every unassigned task, its best (and second-best) completion
-    time; only the rows whose best or second-best machine just changed are recomputed.
+    time; only the rows whose best or second-best machine just changed are recomputed. On
+    one-slot machines with no release times (R||Cmax) the rounds run on shortlists
+    (:func:`_batch_one_slot`).
     """
     d, est = instance.duration, instance.earliest_start
+    if all(m.slots == 1 for m in instance.machines) and not np.any(est > 0):
+        return back_to_back(instance, _batch_one_slot(d, pick))
     n, k = d.shape
     lanes = _Lanes(instance)
     completion = np.maximum(0.0, est) + d  # (n, k), inf where ineligible
@@ -513,12 +596,23 @@ def greedy_solutions(instance: DagInstance, options: SolveOptions) -> list[tuple
 
     With edges: HEFT, PEFT, CPOP. Without edges (and one core per task): HEFT, then Min-Min,
     Sufferage, Max-Min and MCT; for R||Cmax also a move/swap descent from the best of them.
+    On R||Cmax above ``MAX_MIN_MAX_CELLS``: no Max-Min and no descent, and with an exact
+    phase to follow (any backend but ``greedy``) neither Min-Min nor Sufferage: HEFT and
+    MCT only, the R||Cmax search doing the rest.
     """
-    del options
     out = [("heft", heft(instance))]
     if grid_applicable(instance):
-        out += [(name, fn(instance)) for name, fn in GRID_HEURISTICS.items()]
-        if pure_assignment(instance):
+        large = pure_assignment(instance) and instance.duration.size > MAX_MIN_MAX_CELLS
+        # With an exact phase to follow, large R||Cmax leaves the batch heuristics to it:
+        # on consistent 4,096 x 128 matrices Min-Min and Sufferage took the whole 60 s
+        # budget on a loaded machine, and the search's LP rounding beats both within
+        # seconds (placement bench grid-large).
+        searched = large and options is not None and options.backend != Backend.GREEDY
+        skip = {"min_min", "sufferage", "max_min"} if searched else {"max_min"} if large else set()
+        out += [(name, fn(instance)) for name, fn in GRID_HEURISTICS.items() if name not in skip]
+        if pure_assignment(instance) and not large:
+            # (Above MAX_MIN_MAX_CELLS the R||Cmax search's first step, a critical-machine
+            # descent, does this in milliseconds; this one took 20 s at 2,048 x 64.)
             best = min(out, key=lambda item: evaluate(instance, item[1])[0])
             out.append((f"{best[0]}+local_search", local_search(instance, best[1])))
     elif not instance.independent:

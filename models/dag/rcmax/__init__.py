@@ -14,9 +14,14 @@ One concept per module:
   objective is lexicographic: (makespan, number of critical machines, sum of squared
   loads). A step leaves every machine it touches below the makespan and either relieves a
   critical machine or lowers the sum of squares (less total work, better balance);
+- :mod:`.critical`: :func:`~.critical.relieve`, a descent on the critical machine only (its
+  tasks against every machine and task: about a millisecond a step at 4,096 x 128, the
+  search's first step), and :func:`~.critical.balance`, which levels the LP's rounding with
+  least extra weighted work;
 - :mod:`.lp`: the assignment model, its LP relaxation (a lower bound; within 0.06-0.53 % of
-  the best known on Braun) with an assignment rounded from it (:func:`lp_rounding`), and
-  :func:`lower_bound_from_lp`;
+  the best known on Braun) with an assignment rounded from it (:func:`lp_rounding`), the
+  same LP by column generation (:func:`~.lp.priced_lp`) with its Lagrangian bound, valid for
+  the whole matrix (:func:`~.lp.lagrangian_bound`), and :func:`lower_bound_from_lp`;
 - :mod:`.lns`: :class:`MachineLns`, large-neighbourhood steps. The most loaded machine and
   a few others (drawn from a seeded generator) get their tasks re-assigned among themselves
   by an exact MILP (:func:`reoptimise`, HiGHS, warm-started, never worse), then a descent

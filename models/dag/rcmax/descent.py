@@ -133,7 +133,7 @@ def descend(
     """
     steps = 0
     while steps < max_steps:
-        if should_stop is not None and steps % 64 == 0 and should_stop():
+        if should_stop is not None and steps % 8 == 0 and should_stop():
             break
         if machines is not None:
             tasks = np.flatnonzero(np.isin(s.a, machines))

@@ -8,6 +8,7 @@ step with a descent around them; :func:`improve` runs a descent and then the ste
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -236,7 +237,12 @@ class MachineLns:
             )
             proven = proven and room.proven
         self.steps += 1
-        descend(self.s, 10_000, machines=subset)
+        # Outside ``deterministic`` (no node budget) the descent after the step is held to
+        # twice the step's time limit: at 4,096 x 128 each of its moves scans the whole
+        # matrix, and unguarded it ran 48 s past a 60 s deadline.
+        stop_at = time.monotonic() + 2 * max(0.05, limit)
+        guard = None if self.step_max_nodes is not None else (lambda: time.monotonic() > stop_at)
+        descend(self.s, 10_000, guard, machines=subset)
         loads = tuple(float(v) for v in self.s.load[subset])
         if proven and not result.improved and loads == old:
             self.spent[tuple(int(m) for m in subset)] = loads

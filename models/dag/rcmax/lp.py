@@ -9,6 +9,8 @@ task once (``sum_m x[t, m] = 1``), then each machine's load (``sum_t d[t, m] x[t
 from __future__ import annotations
 
 import math
+import time
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -21,12 +23,15 @@ from placement.solver.backends.highs import HighsModel
 
 
 def assignment_model(
-    d: np.ndarray, integer: bool = False, **options: Any
+    d: np.ndarray, integer: bool = False, columns: np.ndarray | None = None, **options: Any
 ) -> tuple[HighsModel, np.ndarray, np.ndarray]:
     """The assignment model for ``d`` (its LP relaxation unless ``integer``) with HiGHS
-    ``options``, and the (task, machine) of each column but the last (the makespan)."""
+    ``options``, and the (task, machine) of each column but the last (the makespan).
+
+    ``columns`` (a boolean tasks x machines mask) keeps only those (task, machine) columns:
+    a restricted model (every task needs at least one)."""
     n, k = d.shape
-    ok = np.isfinite(d)
+    ok = np.isfinite(d) if columns is None else (np.isfinite(d) & columns)
     ti, mi = np.nonzero(ok)
     ncols = len(ti) + 1
     rows = np.stack([ti, n + mi], axis=1).ravel()
@@ -70,6 +75,152 @@ def lp_rounding(d: np.ndarray, time_limit_s: float) -> tuple[np.ndarray, float] 
         machine[t] = m
         load[m] += d[t, m]
     return machine, run.objective
+
+
+def lagrangian_bound(d: np.ndarray, weight: np.ndarray) -> float:
+    """``sum_t min_m weight[m] d[t, m]`` for machine weights normalised to sum 1: a lower
+    bound on the makespan for any non-negative weights.
+
+    Proof: for any assignment ``a``, ``Cmax >= sum_m weight[m] load[m] = sum_t
+    weight[a(t)] d[t, a(t)] >= sum_t min_m weight[m] d[t, m]``. With the LP's load-row duals
+    as weights it is the LP value of the *whole* model (LP duality), whatever columns the LP
+    was solved on, once no column prices out; with any other weights it is still a bound.
+    """
+    w = np.maximum(np.asarray(weight, dtype=float), 0.0)
+    if not np.isfinite(w).all() or w.sum() <= 0:
+        return 0.0
+    w = w / w.sum()
+    return float(np.min(np.where(np.isfinite(d), d * w[None, :], np.inf), axis=1).sum())
+
+
+@dataclass
+class PricedLp:
+    """The assignment LP solved by column generation (:func:`priced_lp`).
+
+    ``share`` is the LP solution (tasks x machines, zero outside the columns used),
+    ``value`` the restricted LP's value, ``bound`` the Lagrangian bound of its duals on the
+    whole matrix (:func:`lagrangian_bound`, valid for the full instance; equal to the full
+    LP value when nothing prices out), ``weight`` those duals normalised to sum 1,
+    ``reduced`` the reduced cost of every (task, machine) under them (``weight[m] d[t, m]
+    - min_m' weight[m'] d[t, m']``, >= 0), ``rounds`` the LPs solved, ``columns`` the mask
+    of the last one.
+    """
+
+    share: np.ndarray
+    value: float
+    bound: float
+    weight: np.ndarray
+    reduced: np.ndarray
+    rounds: int
+    columns: np.ndarray
+
+
+PRICED_START_COLUMNS = 6
+"""Columns per task in the first restricted LP: its fastest machines, its fastest relative to
+each machine's mean, and its start one."""
+
+PRICED_ADD_COLUMNS = 4
+"""Columns added per task and round: its most negative reduced costs."""
+
+
+def priced_lp(
+    d: np.ndarray,
+    time_limit_s: float,
+    start: np.ndarray | None = None,
+    max_rounds: int = 12,
+) -> PricedLp | None:
+    """The assignment LP by column generation: a restricted LP on a few columns per task
+    (its fastest machines and its machine in ``start``), then columns priced out by the
+    duals added until none has a negative reduced cost (the restricted LP is then the full
+    one) or ``max_rounds``. At 4,096 x 128 the full LP has 524k columns; the restricted
+    ones a few per task. None when no LP finished in time.
+
+    The bound returned is :func:`lagrangian_bound` of the best duals seen on the whole
+    matrix, valid however many rounds ran.
+    """
+    deadline = time.monotonic() + float(time_limit_s)
+    n, k = d.shape
+    finite = np.isfinite(d)
+    columns = np.zeros((n, k), dtype=bool)
+    dd = np.where(finite, d, np.inf)
+    half = max(1, min(k, PRICED_START_COLUMNS) // 2)
+    # Half by time, half by time relative to the machine's mean: on consistent matrices
+    # every task's fastest machines are the same few, and the LP needs every machine.
+    mean = np.array(
+        [col[np.isfinite(col)].mean() if np.isfinite(col).any() else 1.0 for col in dd.T]
+    )
+    for key in (dd, dd / np.maximum(mean, 1e-300)[None, :]):
+        columns[np.arange(n)[:, None], np.argsort(key, axis=1)[:, :half]] = True
+    if start is not None:
+        columns[np.arange(n), np.asarray(start, dtype=np.int64)] = True
+    columns &= finite
+    best: PricedLp | None = None
+    for rounds in range(1, max_rounds + 1):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        model, ti, mi = assignment_model(d, columns=columns, threads=1)
+        run = model.run(max(0.01, left))
+        if (
+            run.status != RunStatus.OPTIMAL
+            or run.x is None
+            or run.objective is None
+            or run.row_dual is None
+        ):
+            break
+        weight = np.maximum(-np.asarray(run.row_dual[n:], dtype=float), 0.0)
+        if weight.sum() <= 0:
+            weight = np.ones(k)
+        weight = weight / weight.sum()
+        scaled = np.where(finite, d * weight[None, :], np.inf)
+        low = scaled.min(axis=1)
+        bound = float(low.sum())
+        share = np.zeros((n, k))
+        share[ti, mi] = run.x[: len(ti)]
+        reduced = scaled - low[:, None]
+        if best is None or bound > best.bound:
+            best = PricedLp(share, float(run.objective), bound, weight, reduced, rounds, columns)
+        else:
+            best = PricedLp(
+                best.share, best.value, best.bound, best.weight, best.reduced, rounds, columns
+            )
+        # Columns that price out: below each task's dual u_t (its restricted minimum).
+        u = np.where(columns, scaled, np.inf).min(axis=1)
+        tol = 1e-9 * max(1.0, float(run.objective))
+        pricing = (scaled < (u - tol)[:, None]) & ~columns
+        if not pricing.any():
+            # The restricted LP is the full LP; its own value is then exact too.
+            best = PricedLp(
+                share,
+                float(run.objective),
+                max(bound, best.bound),
+                weight,
+                reduced,
+                rounds,
+                columns,
+            )
+            break
+        # Per task, the few most negative reduced costs.
+        gain = np.where(pricing, scaled - u[:, None], np.inf)
+        pick = np.argsort(gain, axis=1)[:, :PRICED_ADD_COLUMNS]
+        rows = np.arange(n)[:, None]
+        columns[rows, pick] |= np.isfinite(gain[rows, pick])
+    return best
+
+
+def lp_assignment(d: np.ndarray, share: np.ndarray) -> np.ndarray:
+    """An assignment rounded from an LP solution ``share``: each whole task where the LP
+    put it; the split ones (at most about one per machine in a basic solution) where they
+    end earliest on top of the whole ones, longest first."""
+    machine = np.argmax(share, axis=1)
+    whole = share.max(axis=1) > 1 - 1e-6
+    load = np.bincount(machine[whole], weights=d[whole, machine[whole]], minlength=d.shape[1])
+    split = np.flatnonzero(~whole)
+    for t in split[np.argsort(-np.min(d[split], axis=1), kind="stable")]:
+        m = int(np.argmin(load + d[t]))
+        machine[t] = m
+        load[m] += d[t, m]
+    return machine
 
 
 def lower_bound_from_lp(instance: DagInstance, lp_value: float) -> float:

@@ -12,11 +12,12 @@ import numpy as np
 
 from placement.models.dag.greedy import back_to_back, pure_assignment
 from placement.models.dag.instance import DagInstance
+from placement.models.dag.rcmax.critical import balance, relieve
 from placement.models.dag.rcmax.descent import descend
 from placement.models.dag.rcmax.exchange import Exchange, run_full_milp
 from placement.models.dag.rcmax.lns import MachineLns
 from placement.models.dag.rcmax.loads import REL_EPS, Loads
-from placement.models.dag.rcmax.lp import lower_bound_from_lp, lp_rounding
+from placement.models.dag.rcmax.lp import lower_bound_from_lp, lp_assignment, priced_lp
 from placement.solver.family import ExactContext, ExactOutcome
 from placement.solver.options import deterministic_wall_limit
 from placement.solver.result import StopReason
@@ -38,6 +39,25 @@ LNS_MACHINES = 3
 
 STEP_TIME_LIMIT_S = 0.5
 """Wall-clock limit of each subset MILP (outside ``deterministic``)."""
+
+BALANCE_SHARE = 0.25
+"""At most this share of the time left goes to levelling the LP's rounding (:func:`balance`;
+a fraction of a second at 512 x 16, tens of seconds at 4,096 x 128 on a loaded machine)."""
+
+RELIEVE_SHARE = 0.1
+"""At most this share of the time left goes to each start's critical-machine descent (from a
+poor start on a consistent 4,096 x 128 matrix it ran 27 s on a loaded machine)."""
+
+FULL_DESCENT_MAX_CELLS = 65_536
+"""Tasks x machines up to which the starts also get the full descent (:func:`descend`, every
+task against every machine per step: tens of milliseconds a step at 4,096 x 128, where the
+critical-machine descent takes one)."""
+
+FULL_MILP_MAX_CELLS = 65_536
+"""Tasks x machines up to which HiGHS runs on the whole assignment model beside the search.
+Above it (2,048 x 64 and up) HiGHS spends the budget in presolve and the root and finds
+nothing the search does not (measured at 4,096 x 128: 9.5 % above the LP after 30 s), so the
+search has both the time and the core."""
 
 
 def applicable(instance: DagInstance) -> bool:
@@ -96,23 +116,47 @@ def solve_assignment(
     def meets_bound() -> bool:
         return bound is not None and best[0] <= bound + REL_EPS * max(1.0, bound)
 
+    def within(share: float) -> Any:
+        """A stop test for a start's descent: the deadline, or ``share`` of the time left."""
+        until = time.monotonic() + share * max(0.0, left())
+        return lambda: over() or time.monotonic() > until
+
     bound: float | None = None
-    starts: list[np.ndarray] = []
+    n, k = d.shape
+    cells = n * k
+    candidates: list[Loads] = []
     incumbent = ctx.incumbent()
     if incumbent is not None:
-        starts.append(np.asarray(incumbent.machine, dtype=np.int64))
-    rounded = lp_rounding(d, max(1.0, left()) if deterministic else max(0.01, left()))
-    if rounded is not None:
-        starts.append(rounded[0])
-        bound = lower_bound_from_lp(instance, rounded[1])
+        # First the critical-machine descent from the best heuristic: an improvement within
+        # milliseconds at any size (reported before the LP).
+        first = Loads(d, np.asarray(incumbent.machine, dtype=np.int64))
+        relieve(first, should_stop=within(RELIEVE_SHARE))
+        report(first.a, "grid-search")
+        candidates.append(first)
+    lp = priced_lp(
+        d,
+        max(1.0, left()) if deterministic else max(0.01, left()),
+        start=None if incumbent is None else np.asarray(incumbent.machine, dtype=np.int64),
+    )
+    if lp is not None:
+        bound = lower_bound_from_lp(instance, lp.bound)
         ctx.update_bound(bound)
-    if not starts:
+        rounding = lp_assignment(d, lp.share)
+        rounded = Loads(d, rounding)
+        relieve(rounded, should_stop=within(RELIEVE_SHARE))
+        report(rounded.a, "grid-search")
+        candidates.append(rounded)
+        # The rounding levelled with least extra weighted work, then relieved: the better
+        # start on most instances (512 x 16 u_i_hihi: 1.5 % above the LP against 2.9 %).
+        levelled = Loads(d, rounding)
+        balance(levelled, lp.bound, lp.weight, should_stop=within(BALANCE_SHARE))
+        relieve(levelled, should_stop=within(RELIEVE_SHARE), weight=lp.weight)
+        candidates.append(levelled)
+    if not candidates:
         return ExactOutcome(stop_reason=StopReason.TIME_LIMIT, bound=bound)
-    candidates = []
-    for machine in starts:
-        state = Loads(d, machine)
-        descend(state, 100_000, over)
-        candidates.append(state)
+    if cells <= FULL_DESCENT_MAX_CELLS:
+        for cand in candidates:
+            descend(cand, 100_000, over)
     state = min(candidates, key=lambda c: c.makespan)
     report(state.a, "grid-search")
 
@@ -124,6 +168,7 @@ def solve_assignment(
         step_time_limit_s=1e6 if deterministic else limit,
         step_max_nodes=DETERMINISTIC_STEP_NODES if deterministic else None,
     )
+    full_milp = full_milp and cells <= FULL_MILP_MAX_CELLS
     together = (
         full_milp and not deterministic and options.effective_threads >= 2 and not meets_bound()
     )

@@ -1,0 +1,120 @@
+"""Braun-style ETC instances (R||Cmax) by the published range-based protocol.
+
+Braun et al., "A comparison of eleven static heuristics for mapping a class of independent
+tasks onto heterogeneous distributed computing systems", JPDC 61(6) 2001, section 3: each
+task ``t`` gets a baseline ``B(t) ~ U(1, R_task)``; its expected time to compute on machine
+``m`` is ``B(t) * U(1, R_mach)``, a fresh draw per cell. Task heterogeneity ``R_task`` is
+3,000 (hi) or 100 (lo); machine heterogeneity ``R_mach`` is 1,000 (hi) or 10 (lo). A
+*consistent* matrix has each row sorted (machine 0 fastest for every task); a
+*semi-consistent* one has the even columns of each row sorted among themselves and the odd
+columns left as drawn; an *inconsistent* one is left as drawn. The 12 classes are named as
+the published files, ``u_<c|s|i>_<task><machine>`` (``u_c_hihi`` ... ``u_i_lolo``).
+
+Values are rounded to one decimal as in the published files and then expressed in
+thousands of ETC units (``UNIT``): at 4,096 tasks a ``hihi`` matrix adds up to about 6e9
+units, beyond the family's 1e9 s total, and a common unit changes no ratio (gaps,
+heuristic rankings) between schedules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from placement.models.dag.instance import DagInstance, DagMachine, DagTask, finish
+from placement.solver.errors import InputError
+
+HETEROGENEITY = {"task": {"hi": 3000.0, "lo": 100.0}, "machine": {"hi": 1000.0, "lo": 10.0}}
+"""``R_task`` and ``R_mach`` of Braun et al. (2001)."""
+
+CONSISTENCY = {"c": "consistent", "s": "semi-consistent", "i": "inconsistent"}
+"""The letter of each consistency class in the published file names."""
+
+UNIT = 1000.0
+"""ETC units per second of the generated instances (see the module docstring)."""
+
+
+@dataclass(frozen=True)
+class BraunClass:
+    """One of the 12 classes: consistency letter, task and machine heterogeneity."""
+
+    consistency: str
+    task: str
+    machine: str
+
+    @property
+    def name(self) -> str:
+        """The published name, e.g. ``u_c_hihi``."""
+        return f"u_{self.consistency}_{self.task}{self.machine}"
+
+    @classmethod
+    def parse(cls, name: str) -> BraunClass:
+        """The class of a name such as ``u_s_lohi``."""
+        parts = name.split("_")
+        het = parts[2] if len(parts) == 3 else ""
+        if (
+            len(parts) != 3
+            or parts[0] != "u"
+            or parts[1] not in CONSISTENCY
+            or het[:2] not in HETEROGENEITY["task"]
+            or het[2:] not in HETEROGENEITY["machine"]
+        ):
+            raise InputError.single("class", name, "u_<c|s|i>_<hi|lo><hi|lo>, e.g. u_c_hihi")
+        return cls(parts[1], het[:2], het[2:])
+
+
+CLASSES = tuple(
+    BraunClass(c, t, m) for c in CONSISTENCY for t in ("hi", "lo") for m in ("hi", "lo")
+)
+"""The 12 classes in the published order (c, s, i; hihi, hilo, lohi, lolo)."""
+
+
+def braun_etc(tasks: int, machines: int, klass: BraunClass, seed: int = 0) -> np.ndarray:
+    """The (tasks, machines) ETC matrix of one class, in ETC units (one decimal).
+
+    The generator is ``numpy.random.default_rng((seed, tasks, machines, class index))``: the
+    same arguments always give the same matrix, and every class and size its own draws.
+    """
+    if tasks < 1 or machines < 1:
+        raise InputError.single("tasks/machines", f"{tasks}/{machines}", "at least 1 each")
+    index = CLASSES.index(klass)
+    rng = np.random.default_rng((int(seed), int(tasks), int(machines), index))
+    base = rng.uniform(1.0, HETEROGENEITY["task"][klass.task], size=tasks)
+    etc = base[:, None] * rng.uniform(
+        1.0, HETEROGENEITY["machine"][klass.machine], size=(tasks, machines)
+    )
+    if klass.consistency == "c":
+        etc.sort(axis=1)
+    elif klass.consistency == "s":
+        etc[:, ::2] = np.sort(etc[:, ::2], axis=1)
+    return np.round(etc, 1)
+
+
+def braun_instance(
+    tasks: int, machines: int, klass: str | BraunClass, seed: int = 0
+) -> DagInstance:
+    """A validated dag instance of independent tasks with a Braun-style ETC matrix.
+
+    Machine ``m`` is type ``m<m>`` (as :func:`~placement.models.dag.loaders.load_braun`
+    reads the published files); times are the ETC values over ``UNIT``. The name is the
+    published one with the size and seed, e.g. ``u_c_hihi-1024x32-s0``.
+    """
+    k = klass if isinstance(klass, BraunClass) else BraunClass.parse(klass)
+    etc = braun_etc(tasks, machines, k, seed) / UNIT
+    types = [f"m{m}" for m in range(machines)]
+    rows = etc.tolist()
+    instance = DagInstance(
+        machines=[DagMachine(name=t, type=t) for t in types],
+        tasks=[
+            DagTask(name=f"t{t}", time_by_type_s=dict(zip(types, rows[t], strict=True)))
+            for t in range(tasks)
+        ],
+        name=f"{k.name}-{tasks}x{machines}-s{seed}",
+        description=(
+            f"Braun et al. (2001) protocol, class {k.name}, {tasks} tasks x {machines} "
+            f"machines, seed {seed}; times in {UNIT:g} ETC units "
+            "(placement.models.dag.braun.braun_instance)"
+        ),
+    )
+    return finish(instance)
