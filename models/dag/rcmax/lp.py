@@ -172,7 +172,9 @@ def priced_lp(
         if weight.sum() <= 0:
             weight = np.ones(k)
         weight = weight / weight.sum()
-        scaled = np.where(finite, d * weight[None, :], np.inf)
+        # inf * 0 would be NaN (a machine of weight 0 the task cannot run on): multiply finite
+        # times only; the masked cells are inf either way.
+        scaled = np.where(finite, np.where(finite, d, 0.0) * weight[None, :], np.inf)
         low = scaled.min(axis=1)
         bound = float(low.sum())
         share = np.zeros((n, k))
