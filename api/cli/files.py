@@ -28,23 +28,23 @@ def generators() -> dict[str, Generator]:
 
 def importers() -> dict[str, Importer]:
     """``placement import`` format -> importer, over every registered family."""
-    found: dict[str, Importer] = {}
-    for name in family_names():
-        for importer in get_family(name).importers:
-            if importer.format in found:
-                raise ValueError(f"import format {importer.format!r} is declared twice")
-            found[importer.format] = importer
-    return found
+    return _by_format("importers", "import")
 
 
 def exporters() -> dict[str, Exporter]:
     """``placement export`` format -> exporter, over every registered family."""
-    found: dict[str, Exporter] = {}
+    return _by_format("exporters", "export")
+
+
+def _by_format(member: str, command: str) -> dict[str, Any]:
+    """The families' ``member`` hooks (importers or exporters) by format; a format two
+    families declare is a programming error."""
+    found: dict[str, Any] = {}
     for name in family_names():
-        for exporter in get_family(name).exporters:
-            if exporter.format in found:
-                raise ValueError(f"export format {exporter.format!r} is declared twice")
-            found[exporter.format] = exporter
+        for hook in getattr(get_family(name), member):
+            if hook.format in found:
+                raise ValueError(f"{command} format {hook.format!r} is declared twice")
+            found[hook.format] = hook
     return found
 
 

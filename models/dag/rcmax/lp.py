@@ -61,20 +61,9 @@ def lp_rounding(d: np.ndarray, time_limit_s: float) -> tuple[np.ndarray, float] 
     run = model.run(max(0.01, float(time_limit_s)))
     if run.status != RunStatus.OPTIMAL or run.x is None or run.objective is None:
         return None
-    x = run.x[: len(ti)]
     share = np.zeros(d.shape)
-    share[ti, mi] = x
-    machine = np.argmax(share, axis=1)
-    whole = share.max(axis=1) > 1 - 1e-6
-    # Split tasks (at most about one per machine in a basic solution) go where they end
-    # earliest on top of the whole ones, longest first.
-    load = np.bincount(machine[whole], weights=d[whole, machine[whole]], minlength=d.shape[1])
-    split = np.flatnonzero(~whole)
-    for t in split[np.argsort(-np.min(d[split], axis=1), kind="stable")]:
-        m = int(np.argmin(load + d[t]))
-        machine[t] = m
-        load[m] += d[t, m]
-    return machine, run.objective
+    share[ti, mi] = run.x[: len(ti)]
+    return lp_assignment(d, share), run.objective
 
 
 def lagrangian_bound(d: np.ndarray, weight: np.ndarray) -> float:
@@ -89,8 +78,14 @@ def lagrangian_bound(d: np.ndarray, weight: np.ndarray) -> float:
     w = np.maximum(np.asarray(weight, dtype=float), 0.0)
     if not np.isfinite(w).all() or w.sum() <= 0:
         return 0.0
-    w = w / w.sum()
-    return float(np.min(np.where(np.isfinite(d), d * w[None, :], np.inf), axis=1).sum())
+    return float(weighted_times(d, w / w.sum()).min(axis=1).sum())
+
+
+def weighted_times(d: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """``weight[m] d[t, m]``, ``inf`` where the task cannot run (``d`` infinite): the
+    infinite times are not multiplied, since ``inf * 0`` is NaN for a machine of weight 0."""
+    finite = np.isfinite(d)
+    return np.where(finite, np.where(finite, d, 0.0) * weight[None, :], np.inf)
 
 
 @dataclass
@@ -172,9 +167,7 @@ def priced_lp(
         if weight.sum() <= 0:
             weight = np.ones(k)
         weight = weight / weight.sum()
-        # inf * 0 would be NaN (a machine of weight 0 the task cannot run on): multiply finite
-        # times only; the masked cells are inf either way.
-        scaled = np.where(finite, np.where(finite, d, 0.0) * weight[None, :], np.inf)
+        scaled = weighted_times(d, weight)
         low = scaled.min(axis=1)
         bound = float(low.sum())
         share = np.zeros((n, k))
