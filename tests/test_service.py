@@ -538,6 +538,10 @@ def test_bad_server_settings_are_one_line_errors(tmp_path: Path) -> None:
     assert_user_error(proc, "tls")
     proc = run("serve", "--workers", "0", cwd=tmp_path, timeout=60)
     assert_user_error(proc, "--workers")
+    # Settings checked after parsing are named after their options too, not the fields.
+    proc = run("serve", "--lease-seconds", "0.5", cwd=tmp_path, timeout=60)
+    assert_user_error(proc, "--lease-seconds")
+    assert "job_lease_s" not in proc.stderr
 
 
 # --- another language -----------------------------------------------------------------------

@@ -10,8 +10,19 @@ import sys
 from placement.api.cli.exits import EXIT_USAGE, ExitWith, err
 from placement.solver import InputError
 
-OPTION_NAMES = {"tls_cert": "--tls-cert", "tls_key": "--tls-key", "client_ca": "--client-ca"}
-"""What errors about the TLS files call them: the options."""
+OPTION_NAMES = {
+    "tls_cert": "--tls-cert",
+    "tls_key": "--tls-key",
+    "client_ca": "--client-ca",
+    "allowed_clients": "--allow-client",
+    "workers": "--workers",
+    "max_queue": "--queue",
+    "port": "--port",
+    "job_lease_s": "--lease-seconds",
+    "default_time_limit_s": "--default-time-limit",
+    "max_time_limit_s": "--max-time-limit",
+}
+"""What errors about the settings call them: the options."""
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -57,7 +68,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         metrics_port=args.metrics_port,
     )
     config.check_files(OPTION_NAMES)  # named after the options, before anything starts
-    problems = config.validate()
+    problems = config.validate(OPTION_NAMES)
     if problems:
         err(f"error: {problems[0]}" + (f" (and {len(problems) - 1} more)" if problems[1:] else ""))
         raise ExitWith(EXIT_USAGE)

@@ -155,28 +155,34 @@ class ServerConfig:
         if self.client_ca is not None:
             tls.read_ca(names.get("client_ca", "client_ca"), self.client_ca)
 
-    def validate(self) -> list[str]:
-        """Problems with the settings, one line each (empty when fine)."""
+    def validate(self, names: dict[str, str] | None = None) -> list[str]:
+        """Problems with the settings, one line each (empty when fine); ``names`` maps a
+        setting to what to call it, e.g. its command-line option (as in :meth:`check_files`)."""
+        names = names or {}
+
+        def name(setting: str) -> str:
+            return names.get(setting, setting)
+
         problems = []
         if self.workers < 1:
-            problems.append(f"workers: got {self.workers}, expected at least 1")
+            problems.append(f"{name('workers')}: got {self.workers}, expected at least 1")
         if self.max_queue < 0:
-            problems.append(f"max_queue: got {self.max_queue}, expected >= 0")
+            problems.append(f"{name('max_queue')}: got {self.max_queue}, expected >= 0")
         if not 0 <= self.port <= 65535:
-            problems.append(f"port: got {self.port}, expected 0..65535")
+            problems.append(f"{name('port')}: got {self.port}, expected 0..65535")
         try:
             self.check_files()
         except InputError as exc:
             problems.append(str(exc))
         if self.allowed_clients and not self.client_ca:
-            problems.append("allowed_clients: --allow-client needs mutual TLS (--client-ca)")
+            problems.append(f"{name('allowed_clients')}: needs mutual TLS ({name('client_ca')})")
         if self.client_ca and not self.tls:
-            problems.append("client_ca: mutual TLS needs --tls-cert and --tls-key too")
+            problems.append(f"{name('client_ca')}: mutual TLS needs {name('tls_cert')} and {name('tls_key')} too")
         if self.job_lease_s < 1.0:
-            problems.append(f"job_lease_s: got {self.job_lease_s}, expected at least 1 s")
+            problems.append(f"{name('job_lease_s')}: got {self.job_lease_s}, expected at least 1 s")
         if not 0 < self.default_time_limit_s <= self.max_time_limit_s:
             problems.append(
-                f"default_time_limit_s: got {self.default_time_limit_s}, expected in "
-                f"(0, max_time_limit_s={self.max_time_limit_s}]"
+                f"{name('default_time_limit_s')}: got {self.default_time_limit_s}, expected in "
+                f"(0, {name('max_time_limit_s')}={self.max_time_limit_s}]"
             )
         return problems
