@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from dataclasses import replace
 from typing import Any
 
 from placement.benchmarks.runner import INSTANCES, Rechecker, load_1min
@@ -385,7 +386,18 @@ HELIX_QUICK = {
     "model": "decapoda-research_llama-7b-hf.json",
     "cluster": (("a100", 1), ("l4", 1), ("t4", 1)),
 }
-HELIX_METHODS = ("dp", "cpsat", "milp", "greedy", "separate", "replicas")
+HELIX_METHODS = ("dp", "cpsat", "milp", "greedy", "separate", "replicas", "tensor-parallel")
+GPUS_PER_NODE = 4
+"""The tensor-parallel rows: GPUs per node (A100 x 4 on one node, L4 and T4 four a node)."""
+INTRA_NODE = {
+    "a100": 300e9,  # NVLink 3: 600 GB/s both ways per A100 (NVIDIA A100 datasheet)
+    "l4": 32e9,  # PCIe Gen4 x16: 64 GB/s both ways (NVIDIA L4 datasheet)
+    "t4": 16e9,  # PCIe Gen3 x16: 32 GB/s both ways (NVIDIA T4 datasheet)
+}
+"""Intra-node bytes/s one way per GPU type, for the all-reduces of tensor-parallel stages."""
+ALLREDUCE_LATENCY_S = 20e-6
+"""Fixed cost of one all-reduce within a node (our assumption: NCCL's small-message
+latency is of this order; decode all-reduces are small, so this term dominates)."""
 EDGE_MODEL = "decapoda-research_llama-7b-hf.json"
 EDGE_SETUPS = (
     ("4 x 4 GB", (("4gb", 4),), CONTEXT),
@@ -586,6 +598,8 @@ def _run_helix(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
             time.perf_counter() - t0,
             "; ".join(parts),
         )
+    elif method == "tensor-parallel":
+        _tensor_parallel_rows(case, config, shape, cluster, row, checked)
     else:
         raise ValueError(f"unknown helix method {method!r}")
     extra = {
@@ -599,6 +613,81 @@ def _run_helix(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
         # The case's re-check counts go on its first row only (so that sums are right).
         r.update(extra, **(columns if i == 0 else {"solutions_checked": 0, "invalid": 0}))
     return rows
+
+
+def _tensor_parallel_rows(
+    case: dict[str, Any], config: Any, shape: Any, cluster: Any, row: Any, checked: Any
+) -> None:
+    """Plans of :mod:`placement.models.partition.serving_tp` on the same GPUs grouped
+    {GPUS_PER_NODE} a node, all under its memory model (a pipeline of p stages keeps p
+    micro-batches in flight): one pipeline, separate pipelines per GPU type, replicas,
+    each without and with tensor-parallel stages. Each plan is scored by the plan
+    evaluator (`tp_plan_throughput`); its single-GPU stages are also re-checked as a
+    partition solution where the plan is one pipeline."""
+    # serving_tp is imported by this method only
+    from placement.models.partition.serving_tp import (
+        TpModel,
+        best_tp_plan,
+        tp_plan_throughput,
+    )
+
+    flat = _serving(shape, cluster)
+    # Nodes of up to GPUS_PER_NODE GPUs of one type (the k-th GPU of a type on its node k // 4).
+    seen: dict[str, int] = {}
+    devices = []
+    for dev in flat.devices:
+        k = seen.get(dev.type, 0)
+        seen[dev.type] = k + 1
+        devices.append(replace(dev, node=f"{dev.type}-node{k // GPUS_PER_NODE}"))
+    inst = replace(flat, devices=devices)
+    names = {spec.name: gpu for (spec, _), (gpu, _) in zip(cluster, case["cluster"], strict=True)}
+    tp = TpModel(
+        degrees=(1, 2, 4),
+        intra_node_bytes_per_s={name: INTRA_NODE[gpu] for name, gpu in names.items()},
+        allreduce_latency_s=ALLREDUCE_LATENCY_S,
+    )
+    no_tp = TpModel(degrees=(1,))
+
+    def describe(plan: Any) -> str:
+        parts = []
+        for stages in plan.pipelines:
+            parts.append(
+                " > ".join(
+                    f"{inst.devices[s.devices[0]].type.split('-')[0]}"
+                    + (f" x{len(s.devices)}" if len(s.devices) > 1 else "")
+                    + f" [{s.layer_count}]"
+                    for s in stages
+                )
+            )
+        return "; ".join(parts)
+
+    def plan_row(label: str, model: Any, types: Any = None, single: bool = False) -> None:
+        t0 = time.perf_counter()
+        total = 0.0
+        plans = []
+        for group in types or [None]:
+            plan = best_tp_plan(inst, model, types=group, single_pipeline=single)
+            value, errors = tp_plan_throughput(inst, model, plan)
+            if errors:
+                checked.dropped(1)
+                value = 0.0
+            total += value
+            plans.append(describe(plan))
+        row(
+            label,
+            total,
+            "optimal over stage shapes",
+            0.0,
+            time.perf_counter() - t0,
+            " / ".join(plans),
+        )
+
+    per_type = [(spec.name,) for spec, _ in cluster]
+    plan_row("4-GPU nodes: one pipeline, no tensor parallelism", no_tp, single=True)
+    plan_row("4-GPU nodes: separate pipelines per GPU type, no tensor parallelism", no_tp, per_type)
+    plan_row("4-GPU nodes: separate pipelines per GPU type, tensor-parallel stages", tp, per_type)
+    plan_row("4-GPU nodes: replicas, no tensor parallelism", no_tp)
+    plan_row("4-GPU nodes: replicas and tensor-parallel stages", tp)
 
 
 def _run_edge(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
@@ -681,7 +770,16 @@ holds the KV cache of all of them. Layer times are the roofline of `models/parti
 CP-SAT and MILP run on their own (no DP), starting from the Petals-style split, time limit
 {config.time_limit_s:g} s, 1 thread; `proven gap` is (objective - proven bound) / objective.
 Helix itself (Mei et al., ASPLOS 2025) plans a max-flow over several pipelines and is not
-reproduced here. Wall-clock; `load avg` is the 1-minute load when the method finished.
+reproduced here (`placement bench partition-helix` runs its own setting). *replicas*: disjoint
+pipelines, each keeping as many micro-batches in flight as it has GPUs. The *4-GPU nodes*
+rows group the same GPUs {GPUS_PER_NODE} a node and plan with
+`models/partition/serving_tp.py`, all under its one memory model (a pipeline of p stages
+keeps p micro-batches in flight): stages of 1, 2 or 4 GPUs of one node running their layers
+tensor-parallel (Megatron-LM: two all-reduces per block; intra-node
+{", ".join(f"{g.upper()} {bw / 1e9:g} GB/s" for g, bw in INTRA_NODE.items())},
+{ALLREDUCE_LATENCY_S * 1e6:g} us per all-reduce), exact over the stage shapes; stages are
+written type [layers], `xN` a tensor-parallel group, `;` between pipelines, `/` between GPU
+types. Wall-clock; `load avg` is the 1-minute load when the method finished.
 """,
         ]
         header = [
@@ -762,5 +860,10 @@ _HELIX_ORDER = {
     "bisection greedy": 4,
     "separate pipelines per GPU type (each by the exact DP)": 5,
     "ours: replicas (disjoint pipelines, exact DP per pipeline, DP over the GPUs left)": 6,
+    "4-GPU nodes: one pipeline, no tensor parallelism": 7,
+    "4-GPU nodes: separate pipelines per GPU type, no tensor parallelism": 8,
+    "4-GPU nodes: separate pipelines per GPU type, tensor-parallel stages": 9,
+    "4-GPU nodes: replicas, no tensor parallelism": 10,
+    "4-GPU nodes: replicas and tensor-parallel stages": 11,
 }
 """Row order of the helix table (the DP's row, whose label names the GPU count, is 0)."""
