@@ -517,6 +517,13 @@ def test_the_dp_within_a_threshold_equals_the_full_dp(inst: PartitionInstance, e
         # Below the optimum: a proof that every split exceeds the threshold.
         below = solve_ideals_within(g, ideals, opt - 1, max_pairs=None)
         assert below.objective_ns is None and below.solution is None and not below.stopped
+    # Any chain of listed sets: the prefixes of the layer order (sums by products there).
+    prefixes = enumerate_ideals(g, 5_000, rule=PartitionContiguity.ORDER)
+    assert prefixes is not None
+    by_order = solve_ideals(g, prefixes)
+    if by_order.objective_ns is not None:
+        within = solve_ideals_within(g, prefixes, by_order.objective_ns, max_pairs=None)
+        assert within.objective_ns == by_order.objective_ns
 
 
 @settings(

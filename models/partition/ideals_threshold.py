@@ -97,8 +97,8 @@ def _parents(ideals: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     numbered topologically, so that unit has no successor inside: the rest is an ideal), as a
     row index that comes earlier, and that unit; None if some such ideal is not listed."""
     n_id, m = ideals.shape
-    if n_id == 0 or ideals[0].any():
-        return None
+    if n_id == 0 or ideals[0].any() or np.any(np.diff(ideals.sum(axis=1)) < 0):
+        return None  # the sums below go level by level, by size
     last = m - 1 - np.argmax(ideals[:, ::-1], axis=1)
     rest = ideals.copy()
     rest[np.arange(1, n_id), last[1:]] = False
