@@ -119,14 +119,22 @@ def _brute_force(inst: PartitionInstance, model: TpModel) -> float:
     degrees=st.sampled_from([(1,), (1, 2)]),
     latency=st.sampled_from([0.0, 2e-5, 1e-3]),
     bw=st.sampled_from([5e8, 5e10]),
+    blocks=st.sampled_from([1, 3]),
 )
 def test_the_exact_plan_equals_brute_force(
-    mem_a: float, mem_b: float, two_types: bool, degrees: tuple[int, ...], latency: float, bw: float
+    mem_a: float,
+    mem_b: float,
+    two_types: bool,
+    degrees: tuple[int, ...],
+    latency: float,
+    bw: float,
+    blocks: int,
 ) -> None:
     a = _spec("fast", mem_a, 2e12, 3e14)
     b = _spec("slow", mem_b, 3e11, 6e13)
     specs = [(a, 2), (b, 2)] if two_types else [(a, 4)]
-    inst = _instance(specs, per_node=2)
+    # One block: more GPUs than layers (a plan cannot use them all in one pipeline).
+    inst = _instance(specs, per_node=2, blocks=blocks)
     model = TpModel(degrees, {"fast": bw, "slow": bw / 2}, latency)
     plan = best_tp_plan(inst, model)
     value, errors = tp_plan_throughput(inst, model, plan)

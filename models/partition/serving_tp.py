@@ -449,7 +449,8 @@ def _feasible(counts: np.ndarray, shp: _Shapes, n_blocks: int, tau: np.ndarray) 
                 & (left_bad == 0)
                 & (total >= n_blocks)
             )
-    ok[multi] = best
+    # Middle stages hold a block each: more stages than blocks + 2 never tile the chain.
+    ok[multi] = best & (pm - 2 <= n_blocks)
     return ok
 
 
