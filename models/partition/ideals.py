@@ -23,7 +23,8 @@ ideal), for any device classes and both transfer accountings of the family.
 * :func:`solve_ideals` runs the DP and returns the optimum (exact integers, nanoseconds) and
   a split, which the checker scores at exactly that value.
 
-The IP for where ideals are too many is :mod:`.layergraph_ip`.
+Where the ideals are too many for every pair, the DP within a threshold is
+:mod:`.ideals_threshold`; beyond that, the IP is :mod:`.layergraph_ip`.
 """
 
 from __future__ import annotations
