@@ -16,6 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from placement.benchmarks.partition.suites import cases_tarnawski
+from placement.benchmarks.runner import BenchConfig
 from placement.models.partition import (
     Device,
     Edge,
@@ -563,3 +565,18 @@ def test_inception_v3_training_is_proved_by_the_dp_within_the_incumbent(
     assert "within the incumbent" in outcome.message
     assert objective_ns(inst, ctx.best.device_of) == 122_761_612
     assert check(inst, ctx.best).feasible
+
+
+def test_the_tarnawski_suite_runs_the_workloads_asked(shared_benchmarks: Path) -> None:
+    # `placement bench partition-tarnawski --param workloads=...`: a subset, or a clear error.
+    def config(**params: object) -> BenchConfig:
+        return BenchConfig(
+            "partition-tarnawski", 10.0, False, Path("unused"), shared_benchmarks, params=params
+        )
+
+    assert len(cases_tarnawski(config())) == 8
+    picked = cases_tarnawski(config(workloads=("inceptionv3_training", "bert24_inference")))
+    assert sorted(c["case"] for c in picked) == ["bert24_inference", "inceptionv3_training"]
+    with pytest.raises(InputError) as info:
+        cases_tarnawski(config(workloads=("inception",)))
+    assert info.value.errors[0].path == "--param workloads"
