@@ -16,6 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from placement.benchmarks.partition.suites import cases_tarnawski
+from placement.benchmarks.runner import BenchConfig
 from placement.models.partition import (
     Device,
     Edge,
@@ -31,6 +33,7 @@ from placement.models.partition import (
 from placement.models.partition.check import objective_ns
 from placement.models.partition.cpsat import CpSatEncoding
 from placement.models.partition.ideals import enumerate_ideals, layer_graph, solve_ideals
+from placement.models.partition.ideals_threshold import solve_ideals_within
 from placement.models.partition.instance import (
     PartitionContiguity,
     PartitionTransferAccounting,
@@ -405,6 +408,7 @@ def test_the_ip_path_of_the_encoding_proves_the_brute_force_optimum(
     # No ideal is few enough for the DP: the encoding seeds with the order-contiguous split,
     # asks the decision form whether anything is better, then minimises.
     monkeypatch.setattr("placement.models.partition.layergraph_exact.MAX_IDEALS", 0)
+    monkeypatch.setattr("placement.models.partition.layergraph_exact.MAX_THRESHOLD_IDEALS", 0)
     if inst.workload.contiguity is PartitionContiguity.ORDER:
         return
     truth = _brute_force(inst)
@@ -415,3 +419,164 @@ def test_the_ip_path_of_the_encoding_proves_the_brute_force_optimum(
         return
     assert outcome.proven_optimal, outcome.message
     assert objective_ns(inst, ctx.best.device_of) == truth
+
+
+# --- the DP within a threshold ------------------------------------------------------------------
+
+
+@st.composite
+def wider_layer_graphs(draw: st.DrawFn) -> PartitionInstance:
+    """Up to 12 forward layers (too many for brute force: the full DP, checked against brute
+    force above, is the reference), optional backward twins, fan-outs, 1-3 accelerators and
+    0-1 CPU, either accounting."""
+    n = draw(st.integers(2, 12))
+    backward = draw(st.booleans())
+    forward_edges = [
+        (i, j) for i in range(n) for j in range(i + 1, min(n, i + 4)) if draw(st.booleans())
+    ]
+    group = draw(st.lists(st.integers(0, n - 1), min_size=n, max_size=n))
+    layers = [
+        _layer(
+            f"f{i}",
+            draw(st.integers(0, 9)),
+            cpu_ms=draw(st.integers(0, 40)),
+            extra_memory_bytes=draw(st.integers(0, 4)) * 100,
+            colocation_group=f"c{group[i]}" if draw(st.booleans()) else "",
+        )
+        for i in range(n)
+    ]
+    edges = [Edge(i, j, 0, 0.0) for i, j in forward_edges]
+    if backward:
+        for i in reversed(range(n)):
+            layers.append(
+                _layer(
+                    f"b{i}",
+                    draw(st.integers(0, 9)),
+                    cpu_ms=draw(st.integers(0, 40)),
+                    colocation_group=layers[i].colocation_group or f"t{i}",
+                    backward=True,
+                )
+            )
+            if not layers[i].colocation_group:
+                layers[i] = replace(layers[i], colocation_group=f"t{i}")
+        twin = {i: 2 * n - 1 - i for i in range(n)}
+        edges += [Edge(twin[j], twin[i], 0, 0.0) for i, j in forward_edges]
+        edges += [Edge(i, twin[i], 0, 0.0) for i in range(n)]
+    accounting = draw(st.sampled_from([PER_TENSOR, PartitionTransferAccounting.PER_EDGE]))
+    if accounting is PER_TENSOR:
+        tau = {i: draw(st.integers(0, 4)) * MS for i in range(len(layers))}
+        edges = [Edge(e.src, e.dst, 0, tau[e.src]) for e in edges]
+    else:
+        edges = [Edge(e.src, e.dst, 0, draw(st.integers(0, 4)) * MS) for e in edges]
+    return _paper(
+        layers,
+        edges,
+        accelerators=draw(st.integers(1, 3)),
+        cpus=draw(st.integers(0, 1)),
+        memory=draw(st.integers(3, 12)) * 100,
+        accounting=accounting,
+    )
+
+
+def _downsets_by_definition(g) -> set[tuple[bool, ...]]:  # type: ignore[no-untyped-def]
+    out = set()
+    for bits in itertools.product((False, True), repeat=g.n_units):
+        if all(bits[a] or not bits[b] for a, b in g.arcs):
+            out.add(bits)
+    return out
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(wider_layer_graphs(), st.integers(0, 30))
+def test_the_dp_within_a_threshold_equals_the_full_dp(inst: PartitionInstance, extra: int) -> None:
+    g = layer_graph(inst)
+    ideals = enumerate_ideals(g, 5_000)
+    assert ideals is not None
+    if g.n_units <= 12:
+        # The vectorised enumeration lists every downset once, empty first, full last.
+        rows = {tuple(bool(b) for b in row) for row in ideals}
+        assert len(rows) == len(ideals)
+        assert rows == _downsets_by_definition(g)
+        assert not ideals[0].any() and ideals[-1].all()
+    full = solve_ideals(g, ideals)
+    if full.objective_ns is None:
+        assert solve_ideals_within(g, ideals, 10**12).objective_ns is None
+        return
+    opt = full.objective_ns
+    for cap in (opt, opt + extra * 250_000, 2 * opt + 1):
+        within = solve_ideals_within(g, ideals, cap, max_pairs=None)
+        assert within.objective_ns == opt
+        assert within.solution is not None
+        report = check(inst, within.solution)
+        assert report.feasible, report.violations
+        assert objective_ns(inst, within.solution.device_of) == opt
+    if opt > 0:
+        # Below the optimum: a proof that every split exceeds the threshold.
+        below = solve_ideals_within(g, ideals, opt - 1, max_pairs=None)
+        assert below.objective_ns is None and below.solution is None and not below.stopped
+    # Any chain of listed sets: the prefixes of the layer order (sums by products there).
+    prefixes = enumerate_ideals(g, 5_000, rule=PartitionContiguity.ORDER)
+    assert prefixes is not None
+    by_order = solve_ideals(g, prefixes)
+    if by_order.objective_ns is not None:
+        within = solve_ideals_within(g, prefixes, by_order.objective_ns, max_pairs=None)
+        assert within.objective_ns == by_order.objective_ns
+
+
+@settings(
+    max_examples=15,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(inst=layer_graphs())
+def test_the_threshold_path_of_the_encoding_proves_the_brute_force_optimum(
+    inst: PartitionInstance, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Too many ideals for the full DP: the encoding runs the DP within the incumbent's value.
+    monkeypatch.setattr("placement.models.partition.layergraph_exact.MAX_IDEALS", 0)
+    if inst.workload.contiguity is not CONVEX:
+        return
+    truth = _brute_force(inst)
+    ctx = ExactContext(inst, SolveOptions(time_limit_s=20, threads=1))
+    outcome = CpSatEncoding().solve(inst, ctx)
+    if truth is None:
+        assert outcome.proven_infeasible or ctx.best is None
+        return
+    assert outcome.proven_optimal, outcome.message
+    assert objective_ns(inst, ctx.best.device_of) == truth
+
+
+def test_inception_v3_training_is_proved_by_the_dp_within_the_incumbent(
+    shared_benchmarks: Path,
+) -> None:
+    # 36,596 ideals: the full DP's pairs are too many; within the order-contiguous split's
+    # max-load (123.284 ms) the DP proves 122.761612 ms (the IP's optimum, found in minutes).
+    path = shared_benchmarks / "partition/tarnawski-layergraphs/inceptionv3_training.json"
+    inst = load_tarnawski(path)
+    ctx = ExactContext(inst, SolveOptions(time_limit_s=120, threads=1))
+    outcome = CpSatEncoding().solve(inst, ctx)
+    assert outcome.proven_optimal, outcome.message
+    assert "within the incumbent" in outcome.message
+    assert objective_ns(inst, ctx.best.device_of) == 122_761_612
+    assert check(inst, ctx.best).feasible
+
+
+def test_the_tarnawski_suite_runs_the_workloads_asked(shared_benchmarks: Path) -> None:
+    # `placement bench partition-tarnawski --param workloads=...`: a subset, or a clear error.
+    def config(**params: object) -> BenchConfig:
+        return BenchConfig(
+            "partition-tarnawski", 10.0, False, Path("unused"), shared_benchmarks, params=params
+        )
+
+    assert len(cases_tarnawski(config())) == 8
+    picked = cases_tarnawski(config(workloads=("inceptionv3_training", "bert24_inference")))
+    assert sorted(c["case"] for c in picked) == ["bert24_inference", "inceptionv3_training"]
+    with pytest.raises(InputError) as info:
+        cases_tarnawski(config(workloads=("inception",)))
+    assert info.value.errors[0].path == "--param workloads"

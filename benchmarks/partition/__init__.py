@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from placement.benchmarks.runner import Suite, suite_functions
+from placement.solver.hooks import Parameter
 
 _CODE = "placement.benchmarks.partition.suites"
 
@@ -14,6 +15,14 @@ SUITES = (
         **suite_functions(_CODE, "tarnawski"),
         data="partition/tarnawski-layergraphs",
         time_limit_s=10.0,
+        parameters=(
+            Parameter(
+                "workloads",
+                "name_list",
+                (),
+                help="layer graphs to run, e.g. inceptionv3_training (default: all 8)",
+            ),
+        ),
     ),
     Suite(
         name="partition-llm",

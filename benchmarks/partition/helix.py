@@ -211,7 +211,12 @@ v starts where u ends, the artifact's setting), "partial" with its partial-infer
 of `models/partition/serving_milp.py` on HiGHS, 1 thread, time limit
 {config.time_limit_s:g} s); `bound` is the solve's proven upper bound on every placement,
 `gap` = (bound - ours) / ours.
-Separate pipelines: one sub-cluster per GPU type, scored per sub-cluster and summed.
+Separate pipelines: one sub-cluster per GPU type, scored per sub-cluster and summed. The
+artifact's separate placements are hand made (its `step2_gen_layout.py`, Thesys-lab/Helix-ASPLOS25
+as mirrored in xogusrns123/Helix-ASPLOS25 at 34655ff9: "We manually create model placement
+for the separate pipelines baseline"): for LLaMA-2 70B they split the 80 layers evenly over
+each type's nodes (A100 20, L4 10, T4 6-7 layers), beyond the half-VRAM limits of Helix's
+planner (12, 7, 4), hence infeasible here; the LLaMA-1 30B ones stay within the limits.
 Replicas: plans of disjoint pipelines (`models/partition/serving_plans.py`; each node in at
 most one pipeline, a pipeline serves its slowest stage or link, the plan the sum), the best
 one by an exact DP over pipeline patterns, scored by the plan evaluator of the same module

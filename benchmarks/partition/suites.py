@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from dataclasses import replace
 from typing import Any
 
 from placement.benchmarks.runner import INSTANCES, Rechecker, load_1min
@@ -39,7 +40,7 @@ from placement.models.partition.milp import MilpEncoding
 from placement.models.partition.pipedream_linear import pipedream_split
 from placement.models.partition.tables import build_tables
 from placement.models.partition.tarnawski import load_tarnawski
-from placement.solver import SolveOptions
+from placement.solver import InputError, SolveOptions
 from placement.solver.family import ExactOutcome
 from placement.solver.testing import ExactContext
 
@@ -95,8 +96,18 @@ def _yes(proved: Any, stop: Any) -> str:
 
 
 def cases_tarnawski(config: Any) -> list[dict[str, Any]]:
-    """One case per layer graph (``--quick``: the smallest one)."""
+    """One case per layer graph (``--quick``: the smallest one; ``--param workloads=A,B``:
+    those only)."""
     files = sorted(config.data_dir(TARNAWSKI_DATA).glob("*.json"))
+    wanted = list(config.params.get("workloads") or ())
+    if wanted:
+        known = {p.stem for p in files}
+        unknown = [w for w in wanted if w not in known]
+        if unknown:
+            raise InputError.single(
+                "--param workloads", unknown[0], "layer graphs among " + ", ".join(sorted(known))
+            )
+        files = [p for p in files if p.stem in wanted]
     if config.quick:
         files = sorted(files, key=lambda p: p.stat().st_size)[:1]
     return [{"case": p.stem, "path": str(p)} for p in files]
@@ -150,6 +161,13 @@ def run_tarnawski(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     return [{**row, **checked.columns()}]
 
 
+def _how(method: str) -> str:
+    """The exact method a row's proof came from, by the encoding's message."""
+    if "within the incumbent" in method:
+        return "DP over ideals within the incumbent"
+    return "DP over ideals" if "DP over" in method else "IP (CP-SAT)"
+
+
 def report_tarnawski(rows: list[dict[str, Any]], config: Any) -> str:
     """One line per layer graph."""
     header = [
@@ -174,7 +192,7 @@ def report_tarnawski(rows: list[dict[str, Any]], config: Any) -> str:
             _f(r["optimum_ms"]),
             _yes(r["proved"], r["stop"])
             + ("" if r["proved"] in (True, "True") else f", bound {_f(r['bound_ms'])}"),
-            "DP over ideals" if "DP over" in str(r["method"]) else "IP (CP-SAT)",
+            _how(str(r["method"])),
             _f(r["solve_s"], 2),
             _f(r["order_ms"]),
             _f(r["pipedream_ms"]),
@@ -196,8 +214,11 @@ problem").
 
 - *optimum*: the `cpsat` encoding as the portfolio runs it, without an incumbent (time
   limit {config.time_limit_s:g} s, 1 thread): the DP over ideals where the forward graph
-  has at most 1,000 ideals (`ideals`: counted up to {IDEALS_COUNT_CAP:,}), else the
-  layer-graph IP (CP-SAT) seeded with the order-contiguous optimum. *time*: its wall time.
+  has at most 1,000 ideals (`ideals`: counted up to {IDEALS_COUNT_CAP:,}); up to 100,000
+  ideals, the same DP restricted to the states and moves a split within the order-contiguous
+  optimum's max-load can use (*within the incumbent*: its value is the optimum,
+  `models/partition/ideals_threshold.py`); else the layer-graph IP (CP-SAT) seeded with the
+  order-contiguous optimum. *time*: its wall time, the order-contiguous seed included.
 - *order-contiguous optimum*: the best split whose forward sets are ranges of the imported
   layer order (the DP over its prefixes), same cost model: an upper bound on the optimum.
 - *PipeDream as the paper runs it*: `dp.cpp -pipeDream` of the authors' code: biconnected
@@ -365,7 +386,18 @@ HELIX_QUICK = {
     "model": "decapoda-research_llama-7b-hf.json",
     "cluster": (("a100", 1), ("l4", 1), ("t4", 1)),
 }
-HELIX_METHODS = ("dp", "cpsat", "milp", "greedy", "separate", "replicas")
+HELIX_METHODS = ("dp", "cpsat", "milp", "greedy", "separate", "replicas", "tensor-parallel")
+GPUS_PER_NODE = 4
+"""The tensor-parallel rows: GPUs per node (A100 x 4 on one node, L4 and T4 four a node)."""
+INTRA_NODE = {
+    "a100": 300e9,  # NVLink 3: 600 GB/s both ways per A100 (NVIDIA A100 datasheet)
+    "l4": 32e9,  # PCIe Gen4 x16: 64 GB/s both ways (NVIDIA L4 datasheet)
+    "t4": 16e9,  # PCIe Gen3 x16: 32 GB/s both ways (NVIDIA T4 datasheet)
+}
+"""Intra-node bytes/s one way per GPU type, for the all-reduces of tensor-parallel stages."""
+ALLREDUCE_LATENCY_S = 20e-6
+"""Fixed cost of one all-reduce within a node (our assumption: NCCL's small-message
+latency is of this order; decode all-reduces are small, so this term dominates)."""
 EDGE_MODEL = "decapoda-research_llama-7b-hf.json"
 EDGE_SETUPS = (
     ("4 x 4 GB", (("4gb", 4),), CONTEXT),
@@ -566,6 +598,8 @@ def _run_helix(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
             time.perf_counter() - t0,
             "; ".join(parts),
         )
+    elif method == "tensor-parallel":
+        _tensor_parallel_rows(case, config, shape, cluster, row, checked)
     else:
         raise ValueError(f"unknown helix method {method!r}")
     extra = {
@@ -579,6 +613,81 @@ def _run_helix(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
         # The case's re-check counts go on its first row only (so that sums are right).
         r.update(extra, **(columns if i == 0 else {"solutions_checked": 0, "invalid": 0}))
     return rows
+
+
+def _tensor_parallel_rows(
+    case: dict[str, Any], config: Any, shape: Any, cluster: Any, row: Any, checked: Any
+) -> None:
+    """Plans of :mod:`placement.models.partition.serving_tp` on the same GPUs grouped
+    {GPUS_PER_NODE} a node, all under its memory model (a pipeline of p stages keeps p
+    micro-batches in flight): one pipeline, separate pipelines per GPU type, replicas,
+    each without and with tensor-parallel stages. Each plan is scored by the plan
+    evaluator (`tp_plan_throughput`); its single-GPU stages are also re-checked as a
+    partition solution where the plan is one pipeline."""
+    # serving_tp is imported by this method only
+    from placement.models.partition.serving_tp import (
+        TpModel,
+        best_tp_plan,
+        tp_plan_throughput,
+    )
+
+    flat = _serving(shape, cluster)
+    # Nodes of up to GPUS_PER_NODE GPUs of one type (the k-th GPU of a type on its node k // 4).
+    seen: dict[str, int] = {}
+    devices = []
+    for dev in flat.devices:
+        k = seen.get(dev.type, 0)
+        seen[dev.type] = k + 1
+        devices.append(replace(dev, node=f"{dev.type}-node{k // GPUS_PER_NODE}"))
+    inst = replace(flat, devices=devices)
+    names = {spec.name: gpu for (spec, _), (gpu, _) in zip(cluster, case["cluster"], strict=True)}
+    tp = TpModel(
+        degrees=(1, 2, 4),
+        intra_node_bytes_per_s={name: INTRA_NODE[gpu] for name, gpu in names.items()},
+        allreduce_latency_s=ALLREDUCE_LATENCY_S,
+    )
+    no_tp = TpModel(degrees=(1,))
+
+    def describe(plan: Any) -> str:
+        parts = []
+        for stages in plan.pipelines:
+            parts.append(
+                " > ".join(
+                    f"{inst.devices[s.devices[0]].type.split('-')[0]}"
+                    + (f" x{len(s.devices)}" if len(s.devices) > 1 else "")
+                    + f" [{s.layer_count}]"
+                    for s in stages
+                )
+            )
+        return "; ".join(parts)
+
+    def plan_row(label: str, model: Any, types: Any = None, single: bool = False) -> None:
+        t0 = time.perf_counter()
+        total = 0.0
+        plans = []
+        for group in types or [None]:
+            plan = best_tp_plan(inst, model, types=group, single_pipeline=single)
+            value, errors = tp_plan_throughput(inst, model, plan)
+            if errors:
+                checked.dropped(1)
+                value = 0.0
+            total += value
+            plans.append(describe(plan))
+        row(
+            label,
+            total,
+            "optimal over stage shapes",
+            0.0,
+            time.perf_counter() - t0,
+            " / ".join(plans),
+        )
+
+    per_type = [(spec.name,) for spec, _ in cluster]
+    plan_row("4-GPU nodes: one pipeline, no tensor parallelism", no_tp, single=True)
+    plan_row("4-GPU nodes: separate pipelines per GPU type, no tensor parallelism", no_tp, per_type)
+    plan_row("4-GPU nodes: separate pipelines per GPU type, tensor-parallel stages", tp, per_type)
+    plan_row("4-GPU nodes: replicas, no tensor parallelism", no_tp)
+    plan_row("4-GPU nodes: replicas and tensor-parallel stages", tp)
 
 
 def _run_edge(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
@@ -661,7 +770,16 @@ holds the KV cache of all of them. Layer times are the roofline of `models/parti
 CP-SAT and MILP run on their own (no DP), starting from the Petals-style split, time limit
 {config.time_limit_s:g} s, 1 thread; `proven gap` is (objective - proven bound) / objective.
 Helix itself (Mei et al., ASPLOS 2025) plans a max-flow over several pipelines and is not
-reproduced here. Wall-clock; `load avg` is the 1-minute load when the method finished.
+reproduced here (`placement bench partition-helix` runs its own setting). *replicas*: disjoint
+pipelines, each keeping as many micro-batches in flight as it has GPUs. The *4-GPU nodes*
+rows group the same GPUs {GPUS_PER_NODE} a node and plan with
+`models/partition/serving_tp.py`, all under its one memory model (a pipeline of p stages
+keeps p micro-batches in flight): stages of 1, 2 or 4 GPUs of one node running their layers
+tensor-parallel (Megatron-LM: two all-reduces per block; intra-node
+{", ".join(f"{g.upper()} {bw / 1e9:g} GB/s" for g, bw in INTRA_NODE.items())},
+{ALLREDUCE_LATENCY_S * 1e6:g} us per all-reduce), exact over the stage shapes; stages are
+written type [layers], `xN` a tensor-parallel group, `;` between pipelines, `/` between GPU
+types. Wall-clock; `load avg` is the 1-minute load when the method finished.
 """,
         ]
         header = [
@@ -742,5 +860,10 @@ _HELIX_ORDER = {
     "bisection greedy": 4,
     "separate pipelines per GPU type (each by the exact DP)": 5,
     "ours: replicas (disjoint pipelines, exact DP per pipeline, DP over the GPUs left)": 6,
+    "4-GPU nodes: one pipeline, no tensor parallelism": 7,
+    "4-GPU nodes: separate pipelines per GPU type, no tensor parallelism": 8,
+    "4-GPU nodes: separate pipelines per GPU type, tensor-parallel stages": 9,
+    "4-GPU nodes: replicas, no tensor parallelism": 10,
+    "4-GPU nodes: replicas and tensor-parallel stages": 11,
 }
 """Row order of the helix table (the DP's row, whose label names the GPU count, is 0)."""

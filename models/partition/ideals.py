@@ -23,7 +23,8 @@ ideal), for any device classes and both transfer accountings of the family.
 * :func:`solve_ideals` runs the DP and returns the optimum (exact integers, nanoseconds) and
   a split, which the checker scores at exactly that value.
 
-The IP for where ideals are too many is :mod:`.layergraph_ip`.
+Where the ideals are too many for every pair, the DP within a threshold is
+:mod:`.ideals_threshold`; beyond that, the IP is :mod:`.layergraph_ip`.
 """
 
 from __future__ import annotations
@@ -280,23 +281,42 @@ def enumerate_ideals(
         if len(rows) > limit + 1:
             return None
         return np.array(rows)
-    pred = [0] * m
-    for a, b in g.arcs:
-        pred[b] |= 1 << a
-    found = {0}
-    stack = [0]
-    while stack:
-        ideal = stack.pop()
-        for v in range(m):
-            if not ideal >> v & 1 and pred[v] & ~ideal == 0:
-                bigger = ideal | 1 << v
-                if bigger not in found:
-                    if len(found) >= limit:
-                        return None
-                    found.add(bigger)
-                    stack.append(bigger)
-    ordered = sorted(found, key=lambda x: (x.bit_count(), x))
-    return np.array([[x >> u & 1 for u in range(m)] for x in ordered], dtype=bool)
+    return downsets(g, limit)
+
+
+def downsets(g: LayerGraph, limit: int = MAX_IDEALS) -> np.ndarray | None:
+    """Every downset of the unit DAG (an ideal: closed under predecessors) as a boolean matrix
+    (ideal x unit), by size, the empty one first and the full one last; None when there are
+    more than ``limit``. Level by level, vectorised: a unit may join an ideal when none of its
+    predecessors is outside it (tens of thousands of ideals in a fraction of a second)."""
+    m = g.n_units
+    level = np.zeros((1, m), dtype=bool)
+    if m == 0:
+        return level
+    arcs = sorted(g.arcs, key=lambda ab: (ab[1], ab[0]))
+    src = np.array([a for a, _ in arcs], dtype=np.int64)
+    dst = np.array([b for _, b in arcs], dtype=np.int64)
+    with_pred, starts = np.unique(dst, return_index=True) if len(arcs) else (dst, dst)
+    out = [level]
+    total = 1
+    while True:
+        blocked = np.zeros(level.shape, dtype=bool)
+        if len(arcs):
+            blocked[:, with_pred] = np.logical_or.reduceat(~level[:, src], starts, axis=1)
+        rows, cols = np.nonzero(~level & ~blocked)
+        if not len(rows):
+            break
+        bigger = level[rows]
+        bigger[np.arange(len(rows)), cols] = True
+        packed = np.ascontiguousarray(np.packbits(bigger, axis=1))
+        keys = packed.view(np.dtype((np.void, packed.shape[1]))).ravel()
+        _, first = np.unique(keys, return_index=True)
+        level = bigger[np.sort(first)]
+        total += len(level)
+        if total > limit:
+            return None
+        out.append(level)
+    return np.concatenate(out)
 
 
 def set_loads(
