@@ -45,7 +45,7 @@ SUITES = (
                 "hours",
                 "float",
                 0.0,
-                help="hours of arrivals (default 0: 8 at 1,024 GPUs, 2 at 8,192)",
+                help="hours of arrivals (default 0: 8 at 1,024 GPUs, 1 at 8,192)",
             ),
             Parameter(
                 "policies",

@@ -235,8 +235,11 @@ def topology_trace(gpus: int, hours: float, seed: int) -> TopologyTrace:
             continue
         free[n] -= g
         held += g
-        # running work seen at a random moment of its life: a uniform share of it is left
-        initial.append((n, g, _duration(rng, 64, "train") * float(rng.random())))
+        # running work seen at a random moment: its run time is length-biased (a log-normal
+        # with mu + sigma^2) and a uniform share of it is left (the residual life of a
+        # renewal process); the median of the large gangs'
+        biased = _duration(rng, 64, "train") * math.exp(DURATION_SIGMA**2)
+        initial.append((n, g, biased * float(rng.random())))
     rate = OFFERED_LOAD * gpus / _mean_gpu_hours()  # arrivals per hour
     gang_p = np.array([p for _, _, p in GANG_SIZES])
     gang_p = gang_p / gang_p.sum()
