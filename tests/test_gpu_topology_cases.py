@@ -27,66 +27,13 @@ from typing import Any
 import pytest
 
 from placement.models.gpu import check
-from placement.models.gpu.instance import GpuInstance, instance_from_dict
+from placement.models.gpu.instance import GpuInstance
 from placement.models.gpu.kai_topology import kai_one_at_a_time
 from placement.models.gpu.kueue_tas import PROFILES, kueue_one_at_a_time
+from placement.models.gpu.topology_user_cases import small_pod_then_gang, twenty_then_nineteen
 from placement.models.gpu.volcano_topology import volcano_one_at_a_time
 from placement.solver.options import SolveOptions
 from placement.solver.portfolio import solve
-
-
-def cluster(racks: dict[str, list[int]], jobs: list[dict[str, Any]]) -> GpuInstance:
-    """8-GPU nodes; ``racks`` gives each rack's nodes by their GPUs in use."""
-    nodes = []
-    for rack, used in racks.items():
-        for k, u in enumerate(used):
-            nodes.append(
-                {
-                    "name": f"{rack}{k}",
-                    "gpu_type": "H100",
-                    "gpu_count": 8,
-                    "cpu_milli": 64_000,
-                    "memory_mib": 512_000,
-                    "groups": [f"rack-{rack}", "block-0"],
-                    "gpu_usage": [{"index": g, "milli_used": 1000} for g in range(u)],
-                }
-            )
-    return instance_from_dict(
-        {
-            "cluster": {
-                "levels": [
-                    {"name": "nvlink", "bandwidth_gbps": 300},
-                    {"name": "node", "bandwidth_gbps": 64},
-                    {"name": "rack", "bandwidth_gbps": 50},
-                    {"name": "block", "bandwidth_gbps": 25},
-                ],
-                "nodes": nodes,
-            },
-            "jobs": jobs,
-        }
-    )
-
-
-def twenty_then_nineteen() -> GpuInstance:
-    return cluster(
-        {"A": [0, 0, 5], "B": [0, 6], "C": [0, 6]},  # free: A 8+8+3=19, B 8+2=10, C 10
-        [
-            {"name": "train-20", "workers": 20, "gpus": 1, "locality_level": "rack"},
-            {"name": "train-19", "workers": 19, "gpus": 1, "locality_level": "rack",
-             "locality_required": True},
-        ],
-    )  # fmt: skip
-
-
-def small_pod_then_gang() -> GpuInstance:
-    return cluster(
-        {"A": [0, 1, 7], "B": [0, 2, 8]},  # free: A 8+7+1=16, B 8+6+0=14
-        [
-            {"name": "small", "workers": 1, "gpus": 1},
-            {"name": "gang-16", "workers": 16, "gpus": 1, "locality_level": "rack",
-             "locality_required": True},
-        ],
-    )  # fmt: skip
 
 
 def placed(instance: GpuInstance, solution: Any) -> set[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from placement.benchmarks.runner import Suite, suite_functions
+from placement.solver.hooks import Parameter
 
 _CODE = "placement.benchmarks.gpu.suites"
 
@@ -25,5 +26,35 @@ SUITES = (
         data="gpu/openb",
         time_limit_s=1.0,
         quick_time_limit_s=1.0,
+    ),
+    Suite(
+        name="gpu-topology",
+        family="gpu",
+        help="a generated 1,024 / 8,192-GPU cluster and gang trace, cycle by cycle: Kueue TAS, "
+        "KAI, Volcano (one gang at a time) vs ours (all pending gangs at once, exact); waiting "
+        "GPU-hours, cross-rack traffic; the two user cases",
+        **suite_functions("placement.benchmarks.gpu.topology", "topology"),
+        time_limit_s=1.0,
+        quick_time_limit_s=0.5,
+        parameters=(
+            Parameter(
+                "sizes", "name_list", ("1024", "8192"), help="cluster GPUs (default: 1024,8192)"
+            ),
+            Parameter("seeds", "positive_int", 3, help="trace seeds 0..N-1 (default: 3)"),
+            Parameter(
+                "hours",
+                "float",
+                0.0,
+                help="hours of arrivals (default 0: 8 at 1,024 GPUs, 1 at 8,192)",
+            ),
+            Parameter(
+                "policies",
+                "name_list",
+                (),
+                help="policies (default: all: kueue-mixed, kueue-best-fit, "
+                "kueue-least-free-capacity, kai, volcano, ours); the user cases run only "
+                "without this",
+            ),
+        ),
     ),
 )

@@ -1,0 +1,131 @@
+"""The ``gpu-topology`` benchmark: the cycle simulator on a tiny cluster and trace (departures
+free GPUs, gangs all or nothing, waiting time and waiting GPU-hours right, every policy's
+decisions checked), the generated trace, and the suite's option errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from placement.models.gpu import check
+from placement.models.gpu.instance import GpuSolution, WorkerPlacement
+from placement.models.gpu.topology_sim import POLICIES, cross_rack_gb, simulate, summarise
+from placement.models.gpu.topology_trace import (
+    GANG_SIZES,
+    TopologyTrace,
+    TraceJob,
+    topology_nodes,
+    topology_trace,
+)
+from tests.conftest import REPO
+
+
+def tiny(initial: tuple = (), jobs: tuple = (), hours: float = 2.0) -> TopologyTrace:
+    """Two 8-GPU nodes in one rack."""
+    return TopologyTrace(16, topology_nodes(16), initial, jobs, hours)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_departures_free_gpus_and_the_wait_is_counted(policy: str) -> None:
+    # the whole cluster held by a 2 x 8 gang until 0.5 h; an 8-GPU pod arrives at 0.1 h and
+    # waits until the gang leaves; a 3 x 8 gang never fits (all or nothing) and waits to the
+    # end (2 h)
+    trace = tiny(
+        jobs=(
+            TraceJob("big", 0.0, 0.5, 2, 8, "rack", True),
+            TraceJob("pod", 0.1, 0.25, 1, 8, kind="infer"),
+            TraceJob("huge", 0.2, 1.0, 3, 8, "rack", False),
+        )
+    )
+    stats = simulate(trace, policy, cycle_s=60.0, deadline_s=2.0)
+    assert stats.placed_at[0] == 0.0
+    assert stats.placed_at[1] == pytest.approx(0.5)
+    assert 2 not in stats.placed_at
+    # 16 GPUs until 0.5 h; the pod's 8 until 0.75 h; then nothing
+    assert max(stats.allocated) == 16
+    at = {round(t, 4): a for t, a in zip(stats.times_h, stats.allocated, strict=True)}
+    assert at[0.4833] == 16 and at[0.5] == 8 and at[0.7333] == 8 and at[0.75] == 0
+    assert stats.invalid == 0 and stats.decisions_checked == stats.cycles > 0
+    s = summarise(trace, stats)
+    assert s["wait_mean_h"] == pytest.approx((0 + 0.4 + 1.8) / 3)
+    assert s["waiting_gpu_h"] == pytest.approx(8 * 0.4 + 24 * 1.8)
+    assert s["still_waiting"] == 1 and s["invalid"] == 0
+    # the 24-GPU gang is pending while only 16 GPUs exist: never "free but fragmented"
+    assert s["fragmented_gangs"] == 0
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_a_gang_with_its_gpus_free_but_scattered_is_counted(policy: str) -> None:
+    # each node holds a 4-GPU pod until 1 h: 8 GPUs free in total, none whole node; an
+    # 8-GPU single-node pod waits, its demand free but fragmented
+    trace = tiny(
+        initial=((0, 4, 1.0), (1, 4, 1.0)),
+        jobs=(TraceJob("pod", 0.0, 0.5, 1, 8, kind="infer"),),
+        hours=1.5,
+    )
+    stats = simulate(trace, policy, cycle_s=60.0, deadline_s=2.0)
+    assert stats.placed_at[0] == pytest.approx(1.0)
+    assert stats.fragmented_gangs == {0} and stats.fragmented >= 1
+    assert stats.invalid == 0
+
+
+def test_the_checker_rejects_a_half_placed_gang_on_a_cycle_instance() -> None:
+    trace = tiny(jobs=(TraceJob("g", 0.0, 1.0, 2, 8, "rack", True),))
+    instance = trace.instance([trace.jobs[0].as_job()], [(0,) * 8, (1000,) * 8])
+    half = GpuSolution({0: (WorkerPlacement(0, tuple(range(8))),)})
+    assert not check(instance, half).feasible
+    onto_busy = GpuSolution({0: (WorkerPlacement(0, tuple(range(8))), WorkerPlacement(1, (0,)))})
+    assert not check(instance, onto_busy).feasible
+
+
+def test_cross_rack_traffic_counts_worker_pairs_across_racks() -> None:
+    job = TraceJob("g", 0.0, 1.0, 4, 8, "rack")
+    assert cross_rack_gb(job, ["a", "a", "a", "a"]) == 0.0
+    # 2 + 2 in two racks: 4 of the 6 pairs cross
+    assert cross_rack_gb(job, ["a", "a", "b", "b"]) == pytest.approx(
+        job.as_job().traffic_gb * 4 / 6
+    )
+
+
+def test_the_generated_trace_is_seeded_and_within_the_issue_ranges() -> None:
+    a, b = topology_trace(1024, 2.0, 7), topology_trace(1024, 2.0, 7)
+    assert a == b and topology_trace(1024, 2.0, 8) != a
+    assert len(a.nodes) == 128 and len({n.groups[0] for n in a.nodes}) == 16
+    assert len({n.groups[1] for n in a.nodes}) == 2
+    held = sum(g for _, g, _ in a.initial)
+    assert 0.75 * 1024 <= held <= 0.85 * 1024
+    gangs = [j for j in a.jobs if j.kind == "train"]
+    assert gangs and all(2 <= j.workers <= 64 and 1 <= j.gpus <= 8 for j in gangs)
+    assert all(j.level in ("rack", "block") for j in gangs)
+    assert {j.required for j in gangs} == {True, False}
+    assert all(j.workers == 1 for j in a.jobs if j.kind == "infer")
+    assert all(0 <= j.arrival_h < 2.0 and j.duration_h > 0 for j in a.jobs)
+    assert {(w, g) for w, g, _ in GANG_SIZES} >= {(j.workers, j.gpus) for j in gangs}
+
+
+def bench(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "placement.api.cli", "bench", "gpu-topology", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize(
+    ("param", "expected"),
+    [
+        ("sizes=1000", "--param sizes"),
+        ("policies=slurm", "--param policies"),
+        ("hours=-1", "--param hours"),
+        ("seeds=0", "--param seeds"),
+    ],
+)
+def test_bad_options_are_one_line_errors(param: str, expected: str, tmp_path) -> None:
+    proc = bench("--quick", "--out", str(tmp_path), "--param", param)
+    assert proc.returncode == 2, proc.stderr
+    assert expected in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert proc.stdout == ""
