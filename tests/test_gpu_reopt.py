@@ -189,7 +189,7 @@ def test_greedies_are_feasible_and_no_better_than_the_optimum(case: str) -> None
         # Lexicographically no better than the optimum (max tier 1, then min).
         key = (got[0], *(-v for v in got[1:]))
         assert key <= (best[0], *(-v for v in best[1:])) or key[0] < best[0], name
-    assert names == ["keep_fgd", "evict_lowest", "defragment"]
+    assert names == ["keep_fgd", "evict_lowest", "clear_cheapest_node", "defragment"]
 
 
 def test_each_decision_is_the_expected_one() -> None:
@@ -425,3 +425,103 @@ def test_bundled_instances_keep_their_results(name: str, repo) -> None:
         assert result.status == SolutionStatus.OPTIMAL
         got["cpsat"] = [round(v, 9) for v in check(instance, result.solution).terms.values()]
     assert got == RECORDED[name]
+
+
+# --- the encodings driven directly; running work from generated instances ----------------------
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("backend", ["cpsat", "milp"])
+def test_encoding_alone_proves_the_optimum_and_reports_only_feasible(case: str, backend) -> None:
+    """No incumbent and no bound: the encoding starts from the current placement and proves
+    every tier by itself; every solution it reports passes the checker."""
+    from placement.solver.testing import ExactContext
+
+    document, optimum = CASES[case]
+    instance = _instance(document)
+    ctx = ExactContext(instance, SolveOptions(time_limit_s=20, threads=1), backend=backend)
+    outcome = ctx.run()
+    assert outcome.proven_optimal, outcome.message
+    assert outcome.bound == pytest.approx(optimum["placed_gpu_weighted"])
+    report = check(instance, outcome.proven_solution)
+    for name, value in optimum.items():
+        assert report.terms[name] == pytest.approx(value, abs=1e-6)
+    assert ctx.reports and all(r.feasible for _, r in ctx.reports)
+
+
+def _with_running(seed: int, policy: str, **budget: int):
+    """A generated instance whose best-fit solution becomes the running work (half of its
+    jobs, every other one), the rest pending: whole, fractional and CPU-only workers on
+    multi-domain nodes, so the keep rows meet z-domains and count domains."""
+    from placement.models.gpu.generate import generate
+    from placement.models.gpu.greedy import best_fit
+
+    base = generate(64, 24, seed=seed, occupancy=0.3)
+    placed = best_fit(base).placements
+    data = FAMILY.instance_to_dict(base)
+    for j, job in enumerate(data["jobs"]):
+        if j in placed and j % 2 == 0:
+            job["current"] = [
+                {"node": base.nodes[w.node].name, "gpus": list(w.gpus)} for w in placed[j]
+            ]
+    data["preemption_policy"] = policy
+    if budget:
+        data["disruption_budget"] = budget
+    return instance_from_dict(data)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_generated_running_work_is_kept_exactly_when_nothing_may_move(seed: int) -> None:
+    instance = _with_running(seed, "NEVER", max_migrated_workers=0)
+    assert instance.running_jobs
+    model = GpuModel(instance)
+    values = model.values_from_solution(instance.current_solution())
+    assert values is not None and model.feasible(values)
+    assert model.decode(values).placements == instance.current_solution().placements
+    result = solve(instance, SolveOptions(backend="cpsat", time_limit_s=5, threads=1))
+    report = check(instance, result.solution)
+    assert report.feasible, report.violations
+    for j in instance.running_jobs:
+        assert sorted(result.solution.placements[j], key=lambda w: (w.node, w.gpus)) == sorted(
+            instance.jobs[j].current, key=lambda w: (w.node, w.gpus)
+        )
+    assert report.terms["disruption_cost"] == 0
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize("backend", ["cpsat", "milp"])
+def test_generated_reoptimization_never_loses_to_keeping_everything(seed: int, backend) -> None:
+    """Under LOWER_PRIORITY with a budget, every solution is feasible and at least as good as
+    FGD with no moves; the bound is valid for it."""
+    instance = _with_running(seed, "LOWER_PRIORITY", max_migrated_workers=4)
+    result = solve(instance, SolveOptions(backend=backend, time_limit_s=5, threads=1))
+    report = check(instance, result.solution)
+    assert report.feasible, report.violations
+    base = check(instance, keep_and_place(instance))
+    assert base.feasible
+    assert report.score() >= base.score()
+    assert result.bound is None or result.bound >= report.terms["placed_gpu_weighted"] - 1e-6
+    decisions, _ = running_decisions(instance, result.solution)
+    assert sum(d.migrated_workers for d in decisions) <= 4
+
+
+# --- the Lyra scenario ------------------------------------------------------------------------
+
+
+def test_lyra_peer_serves_the_servers_and_ours_keeps_at_least_as_much_training() -> None:
+    from placement.models.gpu.lyra import lyra_reclaim, reclaim_instance
+
+    instance = reclaim_instance(3, servers=8, reclaim=2)
+    FAMILY.validate(instance)
+    peer = lyra_reclaim(instance)
+    report = check(instance, peer)
+    assert report.feasible, report.violations
+    inference = [j for j, job in enumerate(instance.jobs) if not job.running]
+    assert all(j in peer.placements for j in inference)
+    # Every reclaimed server is whole: an inference job holds all 8 GPUs of its node.
+    assert all(len(peer.placements[j][0].gpus) == 8 for j in inference)
+    result = solve(instance, SolveOptions(backend="cpsat", time_limit_s=2, threads=1))
+    ours = check(instance, result.solution)
+    assert ours.feasible
+    assert ours.terms["placed_gpu_weighted"] >= report.terms["placed_gpu_weighted"]
+    assert result.bound >= ours.terms["placed_gpu_weighted"]

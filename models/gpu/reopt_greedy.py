@@ -23,6 +23,8 @@
 
   Elastic victims are first shrunk to their ``min_workers`` (their last workers go), as
   KAI-Scheduler's elastic reclaim does, before whole jobs are evicted.
+* :func:`clear_cheapest_node` -- Lyra's server reclaiming generalised: a waiting job clears
+  the node whose victims lose least, and the jobs it preempted are placed again elsewhere.
 * :func:`defragment` -- FGD with no moves, then for each pending job still waiting, one
   running job at a time (cheapest migration first) is moved by best fit to make room, within
   the disruption budget.
@@ -67,6 +69,13 @@ class _Run:
         }
         self.use = dict(before)
         self.before = before
+        self.marks: list[tuple[int, dict, dict]] = []
+
+    def undo(self) -> None:
+        """Back to the last mark (see :func:`_clear`)."""
+        mark, placements, use = self.marks.pop()
+        self.placer.state.rollback(mark)
+        self.placements, self.use = placements, use
 
     def quota_ok(self, j: int, workers: int) -> bool:
         job = self.instance.jobs[j]
@@ -146,6 +155,7 @@ def family_greedies(
         return
     yield "keep_fgd", keep_and_place(instance)
     yield "evict_lowest", evict_lowest(instance)
+    yield "clear_cheapest_node", clear_cheapest_node(instance)
     yield "defragment", defragment(instance)
 
 
@@ -217,6 +227,93 @@ def evict_lowest(instance: GpuInstance) -> GpuSolution:
         run.placer.state.rollback(mark)
         run.placements, run.use = saved, saved_use
     return GpuSolution(run.placements)
+
+
+def clear_cheapest_node(instance: GpuInstance) -> GpuSolution:
+    """Make room node by node: a waiting job clears the node whose victims lose least.
+
+    For each pending job in priority order that does not fit, every node it may use is tried
+    in turn: the running jobs there that the policy lets it preempt give way (an elastic job
+    only its workers on that node when it keeps at least ``min_workers``, any other job
+    entirely), lowest priority first, until the job fits; the node whose clearing loses the
+    least priority-weighted GPU demand (then the least preemption cost) is chosen. The jobs
+    it preempted whole are then placed again elsewhere where there is room (a migration
+    instead of a preemption). This generalises Lyra's server reclaiming (the cheapest server
+    first, elastic jobs scaled in; :mod:`placement.models.gpu.lyra`) to any pending job and
+    adds the re-placement that an exact re-optimization finds.
+    """
+    run = _Run(instance, "best_fit")
+    for j in run.pending():
+        workers = run.try_place(j)
+        if workers is not None:
+            run.add(j, workers)
+            continue
+        best: tuple[tuple[int, int], int] | None = None
+        for n in range(len(instance.nodes)):
+            trial = _clear(run, j, n)
+            if trial is not None and (best is None or trial < best[0]):
+                best = (trial, n)
+            run.undo()
+        if best is None:
+            continue
+        mark = len(run.placer.state.journal)
+        saved, saved_use = dict(run.placements), dict(run.use)
+        _clear(run, j, best[1])
+        placed_j = run.placements.get(j)
+        if placed_j is None:
+            run.placer.state.rollback(mark)
+            run.placements, run.use = saved, saved_use
+            continue
+        for v in instance.running_jobs:
+            if v not in run.placements and v in saved:
+                again = run.try_place(v)
+                if again is not None:
+                    run.add(v, again)
+                    if not run.within_rules():
+                        run.remove(v)
+        if not run.within_rules():
+            run.placer.state.rollback(mark)
+            run.placements, run.use = saved, saved_use
+        run.marks.clear()
+    return GpuSolution(run.placements)
+
+
+def _clear(run: _Run, j: int, n: int) -> tuple[int, int] | None:
+    """Evict what the policy allows on node ``n`` until pending job ``j`` fits and place it
+    (the state is changed: :meth:`_Run.undo` restores it). Returns (lost weighted milli-GPU,
+    preemption cost) or None when ``j`` still does not fit or lands off ``n``."""
+    inst = run.instance
+    jobs = inst.jobs
+    run.marks.append((len(run.placer.state.journal), dict(run.placements), dict(run.use)))
+    victims = sorted(
+        (
+            v
+            for v in inst.running_jobs
+            if v in run.placements
+            and any(w.node == n for w in run.placements[v])
+            and preemption_rule(inst, v, j)
+        ),
+        key=lambda v: (jobs[v].priority, jobs[v].preemption_cost, v),
+    )
+    if not victims:
+        return None
+    lost = cost = 0
+    for v in victims:
+        now = run.remove(v)
+        keep = tuple(w for w in now if w.node != n)
+        gone = len(now)
+        if jobs[v].elastic and len(keep) >= jobs[v].min_workers:
+            run.put(v, keep)
+            gone = len(now) - len(keep)
+        lost += jobs[v].priority * jobs[v].milli_per_worker * gone
+        cost += jobs[v].preemption_cost * gone
+        placed = run.try_place(j)
+        if placed is not None:
+            if not any(w.node == n for w in placed):
+                return None
+            run.add(j, placed)
+            return (lost, cost)
+    return None
 
 
 def defragment(instance: GpuInstance) -> GpuSolution:
