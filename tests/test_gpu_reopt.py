@@ -525,3 +525,14 @@ def test_lyra_peer_serves_the_servers_and_ours_keeps_at_least_as_much_training()
     assert ours.feasible
     assert ours.terms["placed_gpu_weighted"] >= report.terms["placed_gpu_weighted"]
     assert result.bound >= ours.terms["placed_gpu_weighted"]
+
+
+def test_an_elastic_job_that_fits_only_shrunk_counts_in_the_bound_and_is_placed() -> None:
+    instance = _instance(
+        doc([node("n0", 2)], [{"name": "E", "gpus": 1, "workers": 4, "min_workers": 2}])
+    )
+    assert FAMILY.quick_bound(instance) >= 2.0
+    for backend in ("cpsat", "milp"):
+        result = solve(instance, SolveOptions(backend=backend, time_limit_s=10, threads=1))
+        assert result.status == SolutionStatus.OPTIMAL
+        assert result.objective == 2.0 and len(result.solution.placements[0]) == 2

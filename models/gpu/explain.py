@@ -398,7 +398,8 @@ def _shape(job: GpuJob) -> tuple:
 def fits_alone_now(instance: GpuInstance) -> list[bool]:
     """For each job, whether it fits what running work leaves free, with no other new job.
 
-    A job for which this is False is unplaced in every feasible solution.
+    A job for which this is False is unplaced in every feasible solution (an elastic job
+    counts as fitting when its fewest workers fit).
     """
     explainer = _Explainer(instance, GpuSolution())
-    return [explainer.room(explainer.initial, job) >= job.workers for job in instance.jobs]
+    return [explainer.room(explainer.initial, job) >= job.fewest_workers for job in instance.jobs]
