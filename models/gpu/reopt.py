@@ -11,7 +11,9 @@ portfolio's incumbent or else with the current placement (keeping everything as 
 is always feasible).
 
 The model is always the full one (no candidate windows), so a solver bound on tier 1 is a
-bound for the whole instance.
+bound for the whole instance; above the size the time left allows (as for the three-tier
+driver, :data:`~placement.models.gpu.tiers.MAX_PLACEMENT_VARS` scaled by the backend's
+speed) the exact model does not run and the heuristics' answer stands.
 """
 
 from __future__ import annotations
@@ -20,10 +22,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from placement.models.gpu.eligibility import FreeCapacity, placement_var_count
 from placement.models.gpu.instance import MILLI, GpuInstance
 from placement.models.gpu.model import GpuModel
 from placement.models.gpu.tiers import (
     CPSAT_COMM_SCALE,
+    MAX_PLACEMENT_VARS,
     MIN_EXACT_SECONDS,
     TierBackend,
     _floor_bound,
@@ -67,8 +71,19 @@ def solve_reopt(
     cancel = ctx.cancel
     if ctx.time_left() < MIN_EXACT_SECONDS and not cancel.cancelled:
         return ExactOutcome(StopReason.TIME_LIMIT, message="the exact model did not run")
-    model = GpuModel(instance)
     backend = make_backend()
+    cluster = FreeCapacity(instance)
+    size = placement_var_count(instance, cluster)
+    limit = int(min(MAX_PLACEMENT_VARS, backend.vars_per_second * max(ctx.time_left(), 0.1)))
+    stats.update(placement_vars=size, full_model_limit=limit)
+    if size > limit:
+        # No restricted windows for running work yet: the heuristics' answer stands.
+        return ExactOutcome(
+            StopReason.SEARCH_EXHAUSTED,
+            message=f"{backend.source} (re-optimization): {size} placement variables > "
+            f"{limit} for the time left; the exact model did not run",
+        )
+    model = GpuModel(instance, cluster)
     backend.load(model.lm)
     stats.update(variables=model.lm.num_vars, rows=len(model.lm.rows), tiers={})
 

@@ -51,6 +51,8 @@ from placement.solver.options import SolveOptions
 
 _MAX_MOVE_TRIES = 16
 """Running jobs tried as a migration per waiting job (defragment)."""
+_MAX_NODE_TRIES = 12
+"""Nodes tried per waiting job (clear_cheapest_node), the cheapest-looking first."""
 
 
 class _Run:
@@ -249,7 +251,7 @@ def clear_cheapest_node(instance: GpuInstance) -> GpuSolution:
             run.add(j, workers)
             continue
         best: tuple[tuple[int, int], int] | None = None
-        for n in range(len(instance.nodes)):
+        for n in _nodes_to_try(run, j):
             trial = _clear(run, j, n)
             if trial is not None and (best is None or trial < best[0]):
                 best = (trial, n)
@@ -276,6 +278,29 @@ def clear_cheapest_node(instance: GpuInstance) -> GpuSolution:
             run.placements, run.use = saved, saved_use
         run.marks.clear()
     return GpuSolution(run.placements)
+
+
+def _nodes_to_try(run: _Run, j: int) -> list[int]:
+    """The :data:`_MAX_NODE_TRIES` nodes of an allowed GPU type where clearing looks cheapest
+    for pending job ``j``: least priority-weighted GPU demand of the running jobs there that
+    it may preempt, a job that may not be preempted there counting as a wall."""
+    inst = run.instance
+    job = inst.jobs[j]
+    held: dict[int, float] = {}
+    for v in inst.running_jobs:
+        for w in run.placements.get(v, ()):
+            vj = inst.jobs[v]
+            weight = vj.priority * vj.milli_per_worker
+            held[w.node] = held.get(w.node, 0.0) + (
+                weight if preemption_rule(inst, v, j) else float("inf")
+            )
+    nodes = [
+        n
+        for n, node in enumerate(inst.nodes)
+        if node.gpu_count >= job.gpus and (job.kind == "cpu" or job.allows(node.gpu_type))
+    ]
+    nodes.sort(key=lambda n: (held.get(n, 0.0), n))
+    return [n for n in nodes[:_MAX_NODE_TRIES] if held.get(n, 0.0) < float("inf")]
 
 
 def _clear(run: _Run, j: int, n: int) -> tuple[int, int] | None:
