@@ -2,7 +2,7 @@
 
 Small instances with known optima for each new decision -- a forced preemption, a migration
 that pays, one that does not, quota reclaim, an elastic shrink -- solved by CP-SAT, MILP
-(HiGHS) and the greedies through the portfolio; the checker's rejections; bad input; the
+(HiGHS, CBC) and the greedies through the portfolio; the checker's rejections; bad input; the
 bundled instance files unchanged.
 """
 
@@ -21,6 +21,7 @@ from placement.models.gpu.model import GpuModel
 from placement.models.gpu.reopt_greedy import defragment, evict_lowest, keep_and_place
 from placement.solver import SolutionStatus, SolveOptions, StopReason, solve
 from placement.solver.errors import InputError
+from placement.solver.testing import exact_backends
 
 LEVELS = [
     {"name": "nvlink", "bandwidth_gbps": 600},
@@ -147,7 +148,8 @@ CASES = {
     "quota_reclaim": QUOTA_RECLAIM,
     "elastic_shrink": ELASTIC_SHRINK,
 }
-BACKENDS = [("cpsat", "highs"), ("milp", "highs")]
+BACKENDS = exact_backends()
+"""Every exact backend this machine has (CP-SAT, HiGHS, CBC where installed)."""
 
 
 def _instance(document: dict[str, Any]):
