@@ -538,3 +538,24 @@ def test_an_elastic_job_that_fits_only_shrunk_counts_in_the_bound_and_is_placed(
         result = solve(instance, SolveOptions(backend=backend, time_limit_s=10, threads=1))
         assert result.status == SolutionStatus.OPTIMAL
         assert result.objective == 2.0 and len(result.solution.placements[0]) == 2
+
+
+def test_a_utility_per_size_decides_how_far_an_elastic_job_grows() -> None:
+    """E (1..4 workers) with diminishing returns and F (2 GPUs) share a 4-GPU node: without
+    the table E at 4 ties with E at 2 plus F (4 GPUs either way); with it, E at 2 plus F wins
+    (1.5 + 2 > 2)."""
+    elastic = {"name": "E", "gpus": 1, "workers": 4, "min_workers": 1}
+    table = dict(elastic, size_utility_milli=[1000, 1500, 1800, 2000])
+    fixed = {"name": "F", "gpus": 2}
+    for backend in ("cpsat", "milp"):
+        options = SolveOptions(backend=backend, time_limit_s=10, threads=1)
+        with_table = _instance(doc([node("n0")], [table, fixed]))
+        result = solve(with_table, options)
+        assert result.status == SolutionStatus.OPTIMAL
+        assert result.objective == pytest.approx(3.5)
+        assert len(result.solution.placements[0]) == 2 and 1 in result.solution.placements
+        plain = solve(_instance(doc([node("n0")], [elastic, fixed])), options)
+        assert plain.objective == pytest.approx(4.0)
+    bad = doc([node("n0")], [dict(elastic, size_utility_milli=[1000, 2500, 3000, 4000])])
+    with pytest.raises(InputError, match=r"gpu.jobs\[0\].size_utility_milli"):
+        instance_from_dict(bad)

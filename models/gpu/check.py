@@ -302,7 +302,7 @@ def check(instance: GpuInstance, solution: GpuSolution) -> CheckReport:
                     )
                     continue
                 comm += instance.locality_miss_penalty
-        placed += job.priority * job.milli_per_worker * len(workers)
+        placed += job.value_milli(len(workers))
         comm += comm_cost_of(instance, j, span)
 
     frag_total = 0.0

@@ -72,6 +72,7 @@ RANGES = register_ranges(
         "GpuJob.preemption_cost": FieldRange(0, MAX_COST, integer=True),
         "GpuJob.migration_cost": FieldRange(0, MAX_COST, integer=True),
         "GpuJob.min_workers": FieldRange(0, MAX_WORKERS, integer=True),
+        "GpuJob.size_utility_milli": FieldRange(0, MAX_QUOTA_MILLI, integer=True, unit="milli-GPU"),
         "GpuQueue.guaranteed_milli": FieldRange(0, MAX_QUOTA_MILLI, integer=True, unit="milli-GPU"),
         "GpuQueue.borrowing_limit_milli": FieldRange(
             0, MAX_QUOTA_MILLI, integer=True, unit="milli-GPU"
@@ -183,9 +184,12 @@ class GpuJob:
     min_workers: int = 0
     """Elastic jobs: the fewest workers (``workers`` is the most); 0 = a fixed gang."""
     queue: str = ""
+    size_utility_milli: tuple[int, ...] = ()
+    """Elastic jobs: the primary objective's value (before the priority) of each size
+    ``min_workers..workers``; empty = size x :attr:`milli_per_worker`."""
 
     def __post_init__(self) -> None:
-        for attr in ("worker_names", "current"):
+        for attr in ("worker_names", "current", "size_utility_milli"):
             if isinstance(getattr(self, attr), list):
                 object.__setattr__(self, attr, tuple(getattr(self, attr)))
 
@@ -198,6 +202,12 @@ class GpuJob:
     def elastic(self) -> bool:
         """Whether the job may run with fewer than ``workers`` workers."""
         return 0 < self.min_workers < self.workers
+
+    def value_milli(self, size: int) -> int:
+        """What the job placed with ``size`` workers adds to ``placed_gpu_weighted`` (x1000)."""
+        if self.elastic and self.size_utility_milli:
+            return self.priority * self.size_utility_milli[size - self.min_workers]
+        return self.priority * self.milli_per_worker * size
 
     @property
     def fewest_workers(self) -> int:
@@ -565,6 +575,22 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Gp
                 jb.min_workers,
                 "0 for a job with traffic_gb or locality_level (elastic jobs take neither)",
             )
+        if jb.size_utility_milli:
+            elastic = 0 < jb.min_workers < workers
+            sizes = range(jb.min_workers, workers + 1)
+            milli = jb.gpus * MILLI if jb.gpus > 0 else jb.gpu_milli
+            v.require(
+                elastic and len(jb.size_utility_milli) == len(sizes),
+                f"{path}.size_utility_milli",
+                list(jb.size_utility_milli),
+                f"one value per size min_workers..workers ({len(sizes)}) of an elastic job",
+            )
+            v.require(
+                all(u <= s * milli for u, s in zip(jb.size_utility_milli, sizes, strict=False)),
+                f"{path}.size_utility_milli",
+                list(jb.size_utility_milli),
+                f"at most size x {milli} milli-GPU per size (a worker adds at most its GPUs)",
+            )
         if jb.queue:
             v.require(
                 jb.queue in queue_names,
@@ -610,6 +636,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Gp
                 migration_cost=jb.migration_cost if jb.HasField("migration_cost") else 1,
                 min_workers=jb.min_workers,
                 queue=jb.queue,
+                size_utility_milli=tuple(jb.size_utility_milli),
             )
         )
 
@@ -706,6 +733,7 @@ def instance_to_message(instance: GpuInstance) -> Any:
             worker_names=list(job.worker_names),
             min_workers=job.min_workers,
             queue=job.queue,
+            size_utility_milli=list(job.size_utility_milli),
         )
         for w in job.current:
             jb.current.add(node=instance.nodes[w.node].name, gpus=list(w.gpus))

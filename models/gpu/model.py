@@ -107,6 +107,7 @@ class GpuModel:
         # keep indicators and the preempted / restarted workers of running jobs.
         self.reopt = instance.reopt
         self.s: dict[int, int] = {}
+        self.b: dict[int, list[int]] = {}
         self.keep: dict[int, int] = {}
         self.pv: dict[int, int] = {}
         self.mv: dict[int, int] = {}
@@ -185,7 +186,15 @@ class GpuModel:
                         parts.append((a, 1))
                     lm.row(parts, 0, 0)
             lm.row(terms, 0, 0)
-            if job.elastic:
+            if job.elastic and job.size_utility_milli:
+                # A value per size: one binary per size, exactly one when placed.
+                sizes = range(job.min_workers, job.workers + 1)
+                bs = self.b[j] = [lm.var(0, 1, "b") for _ in sizes]
+                lm.row([(b, 1) for b in bs] + [(x, -1)], 0, 0)
+                lm.row([(self.s[j], 1)] + [(b, -k) for b, k in zip(bs, sizes, strict=True)], 0, 0)
+                for b, k in zip(bs, sizes, strict=True):
+                    self.tier1.add(b, job.value_milli(k))
+            elif job.elastic:
                 self.tier1.add(self.s[j], job.priority * job.milli_per_worker)
             else:
                 self.tier1.add(x, job.weighted_demand_milli)
@@ -753,6 +762,8 @@ class GpuModel:
                         val[sl.u[key]] = 1
                 if j in self.s:
                     val[self.s[j]] = len(workers)
+                if j in self.b:
+                    val[self.b[j][len(workers) - job.min_workers]] = 1
             if self.reopt:
                 self._reopt_values(sol, val)
         except (KeyError, ValueError):

@@ -71,7 +71,7 @@ class GpuCluster(_message.Message):
     def __init__(self, levels: _Optional[_Iterable[_Union[TopologyLevel, _Mapping]]] = ..., nodes: _Optional[_Iterable[_Union[GpuNode, _Mapping]]] = ...) -> None: ...
 
 class GpuJob(_message.Message):
-    __slots__ = ("name", "workers", "gpus", "gpu_milli", "gpu_memory_mib", "cpu_milli", "memory_mib", "gpu_types", "priority", "locality_level", "locality_required", "traffic_gb", "worker_names", "current", "preemptible", "preemption_cost", "migration_cost", "min_workers", "queue")
+    __slots__ = ("name", "workers", "gpus", "gpu_milli", "gpu_memory_mib", "cpu_milli", "memory_mib", "gpu_types", "priority", "locality_level", "locality_required", "traffic_gb", "worker_names", "current", "preemptible", "preemption_cost", "migration_cost", "min_workers", "queue", "size_utility_milli")
     NAME_FIELD_NUMBER: _ClassVar[int]
     WORKERS_FIELD_NUMBER: _ClassVar[int]
     GPUS_FIELD_NUMBER: _ClassVar[int]
@@ -91,6 +91,7 @@ class GpuJob(_message.Message):
     MIGRATION_COST_FIELD_NUMBER: _ClassVar[int]
     MIN_WORKERS_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
+    SIZE_UTILITY_MILLI_FIELD_NUMBER: _ClassVar[int]
     name: str
     workers: int
     gpus: int
@@ -110,7 +111,8 @@ class GpuJob(_message.Message):
     migration_cost: int
     min_workers: int
     queue: str
-    def __init__(self, name: _Optional[str] = ..., workers: _Optional[int] = ..., gpus: _Optional[int] = ..., gpu_milli: _Optional[int] = ..., gpu_memory_mib: _Optional[int] = ..., cpu_milli: _Optional[int] = ..., memory_mib: _Optional[int] = ..., gpu_types: _Optional[_Iterable[str]] = ..., priority: _Optional[int] = ..., locality_level: _Optional[str] = ..., locality_required: _Optional[bool] = ..., traffic_gb: _Optional[float] = ..., worker_names: _Optional[_Iterable[str]] = ..., current: _Optional[_Iterable[_Union[WorkerPlacement, _Mapping]]] = ..., preemptible: _Optional[bool] = ..., preemption_cost: _Optional[int] = ..., migration_cost: _Optional[int] = ..., min_workers: _Optional[int] = ..., queue: _Optional[str] = ...) -> None: ...
+    size_utility_milli: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, name: _Optional[str] = ..., workers: _Optional[int] = ..., gpus: _Optional[int] = ..., gpu_milli: _Optional[int] = ..., gpu_memory_mib: _Optional[int] = ..., cpu_milli: _Optional[int] = ..., memory_mib: _Optional[int] = ..., gpu_types: _Optional[_Iterable[str]] = ..., priority: _Optional[int] = ..., locality_level: _Optional[str] = ..., locality_required: _Optional[bool] = ..., traffic_gb: _Optional[float] = ..., worker_names: _Optional[_Iterable[str]] = ..., current: _Optional[_Iterable[_Union[WorkerPlacement, _Mapping]]] = ..., preemptible: _Optional[bool] = ..., preemption_cost: _Optional[int] = ..., migration_cost: _Optional[int] = ..., min_workers: _Optional[int] = ..., queue: _Optional[str] = ..., size_utility_milli: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class GpuQueue(_message.Message):
     __slots__ = ("name", "guaranteed_milli", "borrowing_limit_milli", "priority")
