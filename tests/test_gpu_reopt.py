@@ -567,3 +567,20 @@ def test_a_utility_per_size_decides_how_far_an_elastic_job_grows() -> None:
     bad = doc([node("n0")], [dict(elastic, size_utility_milli=[1000, 2500, 3000, 4000])])
     with pytest.raises(InputError, match=r"gpu.jobs\[0\].size_utility_milli"):
         instance_from_dict(bad)
+
+
+def test_queue_limits_bind_pending_work_without_running_jobs() -> None:
+    """Queues alone make a re-optimization: qa may use at most 2 GPUs (1 guaranteed + 1
+    borrowed), so two of its three one-GPU jobs run, and the third waits."""
+    document = doc(
+        [node("n0")],
+        [{"name": f"a{k}", "gpus": 1, "queue": "qa"} for k in range(3)],
+        queues=[{"name": "qa", "guaranteed_milli": 1000, "borrowing_limit_milli": 1000}],
+    )
+    instance = _instance(document)
+    assert instance.reopt
+    for backend in ("cpsat", "milp", "greedy"):
+        result = solve(instance, SolveOptions(backend=backend, time_limit_s=10, threads=1))
+        assert check(instance, result.solution).feasible
+        assert result.objective == 2.0
+    assert solve(instance, SolveOptions(backend="cpsat", threads=1)).status == "optimal"
