@@ -584,3 +584,26 @@ def test_queue_limits_bind_pending_work_without_running_jobs() -> None:
         assert check(instance, result.solution).feasible
         assert result.objective == 2.0
     assert solve(instance, SolveOptions(backend="cpsat", threads=1)).status == "optimal"
+
+
+@pytest.mark.parametrize("backend", ["cpsat", "milp"])
+def test_restarts_dearer_than_preemptions_are_charged_as_restarts(backend: str) -> None:
+    """The elastic shrink with a restart (10) dearer than a preemption (1) per worker: E
+    shrinks to 2, so 2 workers are preempted and 2 restarted (22). A model that only bounded
+    the preempted and restarted workers from below could claim 4 preempted, 0 restarted (4)
+    and "prove" it."""
+    document = copy.deepcopy(ELASTIC_SHRINK[0])
+    document["jobs"][0].update(preemption_cost=1, migration_cost=10)
+    instance = _instance(document)
+    result = solve(instance, SolveOptions(backend=backend, time_limit_s=10, threads=1))
+    assert result.status == SolutionStatus.OPTIMAL
+    report = check(instance, result.solution)
+    assert report.terms["placed_gpu_weighted"] == 8.0
+    assert report.terms["disruption_cost"] == 22.0
+    model = GpuModel(instance)
+    values = model.values_from_solution(result.solution)
+    assert model.terms(values)["disruption_cost"] == 22.0
+    # No assignment of the model with this placement charges less.
+    cheat = list(values)
+    cheat[model.pv[0]], cheat[model.mv[0]] = 4, 0
+    assert not model.feasible(cheat)

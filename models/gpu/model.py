@@ -111,6 +111,7 @@ class GpuModel:
         self.keep: dict[int, int] = {}
         self.pv: dict[int, int] = {}
         self.mv: dict[int, int] = {}
+        self.gv: dict[int, int] = {}
         self.disrupt = Objective()
         self._build(candidates)
         if self.reopt:
@@ -807,6 +808,7 @@ class GpuModel:
             cur = len(job.current)
             if j in self.pv:
                 val[self.pv[j]] = max(0, cur - len(now))
+                val[self.gv[j]] = int(len(now) >= cur)
             if j in self.mv:
                 val[self.mv[j]] = 0 if kept else min(cur, len(now))
 
@@ -854,10 +856,17 @@ class GpuModel:
                 size = self.s[j]
                 # Kept => the current size (the count rows give at least it).
                 lm.row([(size, 1), (k, job.workers - cur)], None, job.workers)
+                # p = max(0, cur - size) exactly, with g = 1 iff size >= cur.
                 p = self.pv[j] = lm.var(0, cur, "p")
+                g = self.gv[j] = lm.var(0, 1, "g")
                 lm.row([(p, 1), (size, 1)], cur, None)  # p >= cur - size
+                lm.row([(p, 1), (size, 1), (g, -(job.workers - cur))], None, cur)
+                lm.row([(p, 1), (g, cur)], None, cur)  # g = 1 => p = 0
+                # m = (x - k)(cur - p) exactly: restarted workers when moved, else 0.
                 m = self.mv[j] = lm.var(0, cur, "m")
-                lm.row([(m, 1), (x, -cur), (k, cur), (p, 1)], 0, None)  # m >= cur(x - k) - p
+                lm.row([(m, 1), (x, -cur), (k, cur), (p, 1)], 0, None)  # m >= cur(x-k) - p
+                lm.row([(m, 1), (p, 1)], None, cur)  # m <= cur - p
+                lm.row([(m, 1), (x, -cur), (k, cur)], None, 0)  # m <= cur (x - k)
                 p_of[j], m_of[j] = ([(p, 1)], 0), ([(m, 1)], 0)
             else:
                 p_of[j] = ([(x, -cur)], cur)
