@@ -607,3 +607,19 @@ def test_restarts_dearer_than_preemptions_are_charged_as_restarts(backend: str) 
     cheat = list(values)
     cheat[model.pv[0]], cheat[model.mv[0]] = 4, 0
     assert not model.feasible(cheat)
+
+
+def test_a_large_reoptimization_runs_on_a_window_and_claims_no_optimality() -> None:
+    from placement.models.gpu.lyra import reclaim_instance
+
+    instance = reclaim_instance(2, servers=64, reclaim=4)
+    result = solve(instance, SolveOptions(backend="cpsat", time_limit_s=2, threads=1))
+    report = check(instance, result.solution)
+    assert report.feasible, report.violations
+    assert "restricted to candidate nodes" in result.message
+    assert result.status != SolutionStatus.OPTIMAL
+    # The bound is the portfolio's quick bound, valid for the whole instance.
+    assert result.bound == pytest.approx(FAMILY.quick_bound(instance))
+    assert result.bound >= report.terms["placed_gpu_weighted"]
+    served = [j for j, job in enumerate(instance.jobs) if not job.running]
+    assert all(j in result.solution.placements for j in served)

@@ -10,10 +10,12 @@ MILP solver), each fixed at its best value before the next, hinted first with th
 portfolio's incumbent or else with the current placement (keeping everything as it is, which
 is always feasible).
 
-The model is always the full one (no candidate windows), so a solver bound on tier 1 is a
-bound for the whole instance; above the size the time left allows (as for the three-tier
-driver, :data:`~placement.models.gpu.tiers.MAX_PLACEMENT_VARS` scaled by the backend's
-speed) the exact model does not run and the heuristics' answer stands.
+Up to the size the time left allows (as for the three-tier driver,
+:data:`~placement.models.gpu.tiers.MAX_PLACEMENT_VARS` scaled by the backend's speed) the model
+is the full one, so a solver bound on tier 1 is a bound for the whole instance. Above it, each
+job may use only a window of the freest nodes plus the nodes where it runs now and where the
+incumbent places it (:func:`_window`): keeping everything and the incumbent stay solutions,
+but neither optimality nor a bound is claimed (the portfolio keeps its quick bound).
 """
 
 from __future__ import annotations
@@ -76,14 +78,9 @@ def solve_reopt(
     size = placement_var_count(instance, cluster)
     limit = int(min(MAX_PLACEMENT_VARS, backend.vars_per_second * max(ctx.time_left(), 0.1)))
     stats.update(placement_vars=size, full_model_limit=limit)
-    if size > limit:
-        # No restricted windows for running work yet: the heuristics' answer stands.
-        return ExactOutcome(
-            StopReason.SEARCH_EXHAUSTED,
-            message=f"{backend.source} (re-optimization): {size} placement variables > "
-            f"{limit} for the time left; the exact model did not run",
-        )
-    model = GpuModel(instance, cluster)
+    restricted = size > limit
+    candidates = _window(instance, ctx.incumbent(), limit) if restricted else None
+    model = GpuModel(instance, cluster, candidates)
     backend.load(model.lm)
     stats.update(variables=model.lm.num_vars, rows=len(model.lm.rows), tiers={})
 
@@ -202,6 +199,16 @@ def solve_reopt(
         if not proven[name] and stop is None:
             stop = run.stop_reason
     all_proven = all(proven.values()) and not cancel.cancelled and stop in (None, StopReason.PROVEN)
+    if restricted:
+        # A proof on candidate nodes is no proof for the instance, nor its bound a bound.
+        messages.append(
+            f"restricted to candidate nodes ({size} placement variables > {limit}): "
+            "optimality over the whole instance is not claimed"
+        )
+        bound1 = None
+        if all_proven or stop in (None, StopReason.PROVEN):
+            stop = StopReason.SEARCH_EXHAUSTED
+        all_proven = False
     if cancel.cancelled:
         stop = StopReason.CANCELLED
     elif all_proven:
@@ -219,6 +226,34 @@ def solve_reopt(
         proven_solution=solution if all_proven else None,
         message="; ".join(messages),
     )
+
+
+def _window(instance: GpuInstance, incumbent: Any, limit: int) -> list[list[int]]:
+    """Candidate nodes per job for a model of about ``limit`` placement variables.
+
+    A window of the nodes with the most GPU capacity free now (under the current placement
+    and the incumbent) is open to every job; each job also keeps the nodes where it runs
+    now and where the incumbent places it, so keeping everything and the incumbent are both
+    solutions of the restricted model.
+    """
+    n_nodes = len(instance.nodes)
+    free = [
+        sum(MILLI - u for u in node.gpu_milli_used) if node.gpu_count else 0
+        for node in instance.nodes
+    ]
+    placed = dict(incumbent.placements) if incumbent is not None else {}
+    for j in instance.running_jobs:
+        placed.setdefault(j, ())
+    for job in instance.jobs:
+        for w in job.current:
+            free[w.node] -= job.milli_per_worker
+    width = max(2, min(n_nodes, limit // max(1, len(instance.jobs))))
+    window = sorted(range(n_nodes), key=lambda n: (-free[n], n))[:width]
+    out = []
+    for j, job in enumerate(instance.jobs):
+        own = {w.node for w in job.current} | {w.node for w in placed.get(j, ())}
+        out.append(sorted(own | set(window)))
+    return out
 
 
 class ReoptAware:

@@ -283,17 +283,18 @@ def clear_cheapest_node(instance: GpuInstance) -> GpuSolution:
 def _nodes_to_try(run: _Run, j: int) -> list[int]:
     """The :data:`_MAX_NODE_TRIES` nodes of an allowed GPU type where clearing looks cheapest
     for pending job ``j``: least priority-weighted GPU demand of the running jobs there that
-    it may preempt, a job that may not be preempted there counting as a wall."""
+    it may preempt; a node holding work it may not preempt is not tried."""
     inst = run.instance
     job = inst.jobs[j]
     held: dict[int, float] = {}
-    for v in inst.running_jobs:
-        for w in run.placements.get(v, ()):
-            vj = inst.jobs[v]
-            weight = vj.priority * vj.milli_per_worker
-            held[w.node] = held.get(w.node, 0.0) + (
-                weight if preemption_rule(inst, v, j) else float("inf")
-            )
+    for v, workers in run.placements.items():
+        vj = inst.jobs[v]
+        # Work it may not preempt (new placements included) makes a node a wall for whole
+        # GPUs it holds; fractional and CPU-only work only weighs.
+        rule = vj.running and preemption_rule(inst, v, j)
+        weight = vj.priority * vj.milli_per_worker
+        for w in workers:
+            held[w.node] = held.get(w.node, 0.0) + (weight if rule else float("inf"))
     nodes = [
         n
         for n, node in enumerate(inst.nodes)
