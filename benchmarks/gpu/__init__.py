@@ -57,4 +57,20 @@ SUITES = (
             ),
         ),
     ),
+    Suite(
+        name="gpu-reclaim",
+        family="gpu",
+        help="Lyra's reclaim of lent inference servers: fewest preempted or shrunk training "
+        "workers, ours (CP-SAT, with its bound) vs Lyra's greedy and evict-lowest",
+        **suite_functions("placement.benchmarks.gpu.reclaim", "reclaim"),
+        time_limit_s=10.0,
+        quick_time_limit_s=1.0,
+        parameters=(
+            Parameter("servers", "positive_int", 32, help="servers lent (default: 32)"),
+            Parameter(
+                "reclaim", "name_list", ("4", "8"), help="servers reclaimed N (default: 4,8)"
+            ),
+            Parameter("seeds", "name_list", ("1-5",), help="seeds, e.g. 1-5 or 1,3 (default: 1-5)"),
+        ),
+    ),
 )

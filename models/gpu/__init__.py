@@ -18,7 +18,6 @@ from placement.models.gpu.bound import capacity_bound
 from placement.models.gpu.check import check
 from placement.models.gpu.explain import explain_unplaced
 from placement.models.gpu.generate import GENERATORS, generate
-from placement.models.gpu.greedy import greedy_solutions
 from placement.models.gpu.instance import (
     GpuInstance,
     GpuJob,
@@ -32,6 +31,7 @@ from placement.models.gpu.k8s import EXPORTERS as K8S_EXPORTERS
 from placement.models.gpu.k8s import IMPORTERS as K8S_IMPORTERS
 from placement.models.gpu.openb.loader import IMPORTERS
 from placement.models.gpu.plot import draw
+from placement.models.gpu.reopt_greedy import family_greedies
 from placement.models.gpu.slurm import IMPORTERS as SLURM_IMPORTERS
 from placement.models.gpu.warm_start import adapt_start
 from placement.solver.family import Family
@@ -59,7 +59,7 @@ class GpuFamily(Family):
     solution_to_message = staticmethod(_instance.solution_to_message)
     validate_fields = staticmethod(_instance.validate_fields)
 
-    greedy = staticmethod(greedy_solutions)
+    greedy = staticmethod(family_greedies)
     check = staticmethod(check)
     explain_unplaced = staticmethod(explain_unplaced)
     quick_bound = staticmethod(capacity_bound)

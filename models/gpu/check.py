@@ -12,16 +12,131 @@ Objective (lexicographic, see docs/formulations/gpu.md):
    ``locality_miss_penalty`` for each missed *preferred* locality.
 3. ``fragmentation`` (min): expected free GPU capacity, in GPUs, that a job drawn from the
    expected mix cannot use (FGD-style; Weng et al., USENIX ATC 2023).
+
+A re-optimization (an instance with running jobs or queues, ``instance.reopt``) has four
+tiers: ``placed_gpu_weighted`` (running jobs count like pending ones, elastic jobs by the
+workers they get), then ``disruption_cost`` (min: preemption_cost per preempted worker plus
+migration_cost per restarted worker), then the two above. Its solutions must also respect the
+preemption policy, the queues' quotas and the disruption budget (:func:`running_decisions`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
-from placement.models.gpu.instance import MILLI, SPAN_SAME_GPU, GpuInstance, GpuSolution
+from placement.models.gpu.instance import (
+    MILLI,
+    SPAN_SAME_GPU,
+    GpuInstance,
+    GpuSolution,
+    preemption_rule,
+    queue_usage_before,
+)
 from placement.solver.family import CheckReport
 
 SENSES = ("max", "min", "min")
+REOPT_SENSES = ("max", "min", "min", "min")
+
+
+@dataclass
+class RunningDecision:
+    """What a solution does to one running job (the checker's reading of it)."""
+
+    job: int
+    action: str
+    """``keep``, ``migrate``, ``resize`` or ``preempt``."""
+    workers_before: int
+    workers_after: int
+    migrated_workers: int = 0
+    preempted_workers: int = 0
+    cost: int = 0
+    made_room_for: list[int] = field(default_factory=list)
+    """Placed pending jobs with a worker on a node the job held."""
+    rule: str = ""
+    """The policy rule that allowed the preemption (``lower_priority`` or ``reclaim``)."""
+
+
+def _spots(workers) -> list[tuple[int, tuple[int, ...]]]:
+    return sorted((w.node, tuple(w.gpus)) for w in workers)
+
+
+def running_decisions(
+    instance: GpuInstance, solution: GpuSolution
+) -> tuple[list[RunningDecision], list[str]]:
+    """Per running job what ``solution`` does to it, and every violation of the preemption
+    policy, the queues' quotas and the disruption budget (placements assumed checked)."""
+    jobs, placements = instance.jobs, solution.placements
+    out: list[RunningDecision] = []
+    violations: list[str] = []
+    holders: dict[int, list[int]] = {}  # node -> placed pending jobs with a worker there
+    for i, workers in placements.items():
+        if 0 <= i < len(jobs) and not jobs[i].running:
+            for n in {w.node for w in workers}:
+                holders.setdefault(n, []).append(i)
+    for j in instance.running_jobs:
+        job = jobs[j]
+        now = placements.get(j, ())
+        before, after = len(job.current), len(now)
+        d = RunningDecision(j, "keep", before, after)
+        if after and _spots(now) == _spots(job.current):
+            out.append(d)
+            continue
+        d.preempted_workers = max(0, before - after)
+        d.migrated_workers = min(before, after)
+        d.action = "preempt" if not after else ("migrate" if after == before else "resize")
+        d.cost = d.preempted_workers * job.preemption_cost + d.migrated_workers * job.migration_cost
+        nodes = {w.node for w in job.current}
+        room = sorted({i for n in nodes for i in holders.get(n, [])})
+        d.made_room_for = room
+        if d.preempted_workers:
+            rules = [r for r in (preemption_rule(instance, j, i) for i in room) if r]
+            if rules:
+                d.rule = "reclaim" if "reclaim" in rules else rules[0]
+            else:
+                why = (
+                    "the policy is never"
+                    if instance.preemption_policy == "never"
+                    else "the job is not preemptible"
+                    if not job.preemptible
+                    else "no placed pending job on its nodes may preempt it under "
+                    + instance.preemption_policy
+                )
+                violations.append(
+                    f"job {job.name!r}: {d.preempted_workers} worker(s) preempted, but {why}"
+                )
+        out.append(d)
+    # Quotas: no queue above max(guarantee + borrowing limit, what it holds now); under
+    # reclaim, no borrowing queue pushed below its guarantee.
+    if instance.queues:
+        before_q = queue_usage_before(instance)
+        after_q = {q.name: 0 for q in instance.queues}
+        for j, workers in placements.items():
+            if 0 <= j < len(jobs) and jobs[j].queue in after_q:
+                after_q[jobs[j].queue] += jobs[j].milli_per_worker * len(workers)
+        for q in instance.queues:
+            limit = q.limit_milli
+            if limit is not None and after_q[q.name] > max(limit, before_q[q.name]):
+                violations.append(
+                    f"queue {q.name!r}: uses {after_q[q.name]} milli-GPU, above its limit "
+                    f"{max(limit, before_q[q.name])} (guarantee + borrowing limit)"
+                )
+            reclaiming = instance.preemption_policy == "reclaim_within_quota"
+            borrowing = before_q[q.name] > q.guaranteed_milli
+            if reclaiming and borrowing and after_q[q.name] < q.guaranteed_milli:
+                violations.append(
+                    f"queue {q.name!r}: reclaimed down to {after_q[q.name]} milli-GPU, below "
+                    f"its guarantee {q.guaranteed_milli}"
+                )
+    budget = instance.disruption_budget
+    for total, limit, what in (
+        (sum(d.migrated_workers for d in out), budget.max_migrated_workers, "migrated workers"),
+        (sum(d.preempted_workers for d in out), budget.max_preempted_workers, "preempted workers"),
+        (sum(d.cost for d in out), budget.max_disruption_cost, "disruption cost"),
+    ):
+        if limit is not None and total > limit:
+            violations.append(f"disruption budget: {total} {what} > {limit}")
+    return out, violations
 
 
 def span_level(
@@ -99,10 +214,17 @@ def check(instance: GpuInstance, solution: GpuSolution) -> CheckReport:
             continue
         job = jobs[j]
         where = f"job {job.name!r}"
-        if len(workers) != job.workers:
-            violations.append(
-                f"{where}: {len(workers)} of {job.workers} workers placed (a gang is all or nothing)"
-            )
+        if not job.fewest_workers <= len(workers) <= job.workers:
+            if job.elastic:
+                violations.append(
+                    f"{where}: {len(workers)} workers placed, the elastic job takes "
+                    f"{job.fewest_workers}..{job.workers}"
+                )
+            else:
+                violations.append(
+                    f"{where}: {len(workers)} of {job.workers} workers placed "
+                    "(a gang is all or nothing)"
+                )
             continue
         job_ok = True
         spots: list[tuple[int, tuple[int, ...]]] = []
@@ -164,7 +286,7 @@ def check(instance: GpuInstance, solution: GpuSolution) -> CheckReport:
                     fractional_on[n][g] = True
                     free_milli[n][g] -= job.gpu_milli
                     gpu_mem_used[n][g] += job.gpu_memory_mib
-        if not job_ok or len(spots) != job.workers:
+        if not job_ok or len(spots) != len(workers):
             continue
         span = span_level(instance, job.kind, spots)
         if job.locality_level:
@@ -180,7 +302,7 @@ def check(instance: GpuInstance, solution: GpuSolution) -> CheckReport:
                     )
                     continue
                 comm += instance.locality_miss_penalty
-        placed += job.weighted_demand_milli
+        placed += job.value_milli(len(workers))
         comm += comm_cost_of(instance, j, span)
 
     frag_total = 0.0
@@ -205,7 +327,18 @@ def check(instance: GpuInstance, solution: GpuSolution) -> CheckReport:
         frag_total += node_fragmentation_milli(instance, [max(0, f) for f in free_milli[n]])
     weight = sum(c.weight for c in instance.mix) or 1
     frag = frag_total / weight / MILLI
-    return CheckReport(not violations, violations, _terms(placed / MILLI, comm, frag), SENSES)
+    terms = _terms(placed / MILLI, comm, frag)
+    if not instance.reopt:
+        return CheckReport(not violations, violations, terms, SENSES)
+    decisions, broken = running_decisions(instance, solution)
+    violations.extend(broken)
+    terms = {
+        "placed_gpu_weighted": terms["placed_gpu_weighted"],
+        "disruption_cost": float(sum(d.cost for d in decisions)),
+        "comm_cost": comm,
+        "fragmentation": frag,
+    }
+    return CheckReport(not violations, violations, terms, REOPT_SENSES)
 
 
 def _terms(placed_gpus: float, comm: float, frag: float) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from placement.models.gpu.reopt import ReoptAware
 from placement.models.gpu.tiers import TieredEncoding
 from placement.solver.backends.base import BackendRun
 from placement.solver.backends.cpsat import CpSat
@@ -108,7 +109,7 @@ class _CpSatTiers:
         return run, final or None
 
 
-class CpSatEncoding(TieredEncoding):
+class CpSatEncoding(ReoptAware, TieredEncoding):
     """The exact CP-SAT encoding of the GPU family (``backend='cpsat'``)."""
 
     tier_backend = _CpSatTiers

@@ -22,8 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from placement.models.gpu.check import running_decisions
 from placement.models.gpu.greedy import ClusterState, View, required_limit
-from placement.models.gpu.instance import MILLI, GpuInstance, GpuJob, GpuSolution
+from placement.models.gpu.instance import MILLI, GpuInstance, GpuJob, GpuSolution, preemption_rule
 
 KINDS = ("infeasible_alone", "no_room", "crowded_out")
 _SHOWN_BLOCKERS = 3
@@ -53,7 +54,53 @@ def explain_unplaced(instance: GpuInstance, solution: GpuSolution) -> list[dict[
     unplaced = [j for j in range(len(instance.jobs)) if j not in solution.placements]
     if not unplaced:
         return []
-    return _Explainer(instance, solution).explain_all(unplaced)
+    reasons = _Explainer(instance, solution).explain_all(unplaced)
+    if instance.reopt:
+        _add_running_work(instance, solution, unplaced, reasons)
+    return reasons
+
+
+def _add_running_work(
+    instance: GpuInstance,
+    solution: GpuSolution,
+    unplaced: list[int],
+    reasons: list[dict[str, Any]],
+) -> None:
+    """Re-optimization: a preempted running job says what it made room for; a waiting job
+    blocked by running jobs the policy protects says so ("would need preempting X, which
+    the policy forbids")."""
+    jobs = instance.jobs
+    decisions = {d.job: d for d in running_decisions(instance, solution)[0]}
+    for j, reason in zip(unplaced, reasons, strict=True):
+        job = jobs[j]
+        if job.running:
+            d = decisions[j]
+            room = ", ".join(jobs[i].name for i in d.made_room_for) or "no placed job"
+            reason["message"] = (
+                f"{job.name} was preempted ({d.preempted_workers} worker(s), rule "
+                f"{d.rule or 'none'}) to make room for {room}"
+            )
+            continue
+        protected = []
+        for name in reason["blocking_jobs"]:
+            b = instance.job_index[name]
+            if jobs[b].running and not preemption_rule(instance, b, j):
+                protected.append((name, _why_protected(instance, b, j)))
+        if protected:
+            what = "; ".join(f"{name} ({why})" for name, why in protected)
+            reason["message"] += f"; it would need preempting {what}, which the policy forbids"
+
+
+def _why_protected(instance: GpuInstance, victim: int, preemptor: int) -> str:
+    """Why the policy does not let ``preemptor`` preempt ``victim``, in a few words."""
+    v, p = instance.jobs[victim], instance.jobs[preemptor]
+    if instance.preemption_policy == "never":
+        return "policy never"
+    if not v.preemptible:
+        return "not preemptible"
+    if p.priority <= v.priority:
+        return f"priority {v.priority} not below {p.priority}"
+    return f"queue {v.queue!r} under {instance.preemption_policy}"
 
 
 class _Explainer:
@@ -351,7 +398,8 @@ def _shape(job: GpuJob) -> tuple:
 def fits_alone_now(instance: GpuInstance) -> list[bool]:
     """For each job, whether it fits what running work leaves free, with no other new job.
 
-    A job for which this is False is unplaced in every feasible solution.
+    A job for which this is False is unplaced in every feasible solution (an elastic job
+    counts as fitting when its fewest workers fit).
     """
     explainer = _Explainer(instance, GpuSolution())
-    return [explainer.room(explainer.initial, job) >= job.workers for job in instance.jobs]
+    return [explainer.room(explainer.initial, job) >= job.fewest_workers for job in instance.jobs]

@@ -371,7 +371,7 @@ class ClusterState:
                 self.take_gpu(
                     base + g,
                     int(self.free_milli[base + g]) - MILLI,
-                    int(self.gpu_mem_used[base + g]),
+                    -int(self.gpu_mem_used[base + g]),
                 )
             else:
                 self.take_gpu(base + g, -job.gpu_milli, -job.gpu_memory_mib)
@@ -870,7 +870,9 @@ def greedy_solutions(
     Yields
     ------
     (str, GpuSolution)
-        ``("best_fit", ...)``, then ``("fgd", ...)``.
+        ``("best_fit", ...)``, then ``("fgd", ...)``. (The family's portfolio runs
+        :func:`placement.models.gpu.reopt_greedy.family_greedies`, which calls this one
+        unless the instance is a re-optimization.)
     """
     del options
     yield "best_fit", best_fit(instance)

@@ -36,6 +36,11 @@ MAX_TRAFFIC_GB = 10**5
 MIN_BANDWIDTH_GBPS = 0.01
 MAX_BANDWIDTH_GBPS = 10**6
 MAX_PENALTY = 10**6
+MAX_COST = 10**6
+"""Preemption or migration cost of one worker (the disruption tier stays below 2^62)."""
+MAX_QUOTA_MILLI = 10**12
+POLICIES = ("never", "lower_priority", "reclaim_within_quota")
+"""The preemption policies, by their ``placement.v1.PreemptionPolicy`` names in lower case."""
 
 RANGES = register_ranges(
     {
@@ -64,6 +69,18 @@ RANGES = register_ranges(
         "WorkloadClass.gpu_milli": FieldRange(0, 999, integer=True, unit="milli-GPU"),
         "WorkloadClass.weight": FieldRange(1, MAX_WORKERS, integer=True),
         "GpuInstance.locality_miss_penalty": FieldRange(0, MAX_PENALTY),
+        "GpuJob.preemption_cost": FieldRange(0, MAX_COST, integer=True),
+        "GpuJob.migration_cost": FieldRange(0, MAX_COST, integer=True),
+        "GpuJob.min_workers": FieldRange(0, MAX_WORKERS, integer=True),
+        "GpuJob.size_utility_milli": FieldRange(0, MAX_QUOTA_MILLI, integer=True, unit="milli-GPU"),
+        "GpuQueue.guaranteed_milli": FieldRange(0, MAX_QUOTA_MILLI, integer=True, unit="milli-GPU"),
+        "GpuQueue.borrowing_limit_milli": FieldRange(
+            0, MAX_QUOTA_MILLI, integer=True, unit="milli-GPU"
+        ),
+        "GpuQueue.priority": FieldRange(0, MAX_PRIORITY, integer=True),
+        "DisruptionBudget.max_migrated_workers": FieldRange(0, MAX_WORKERS, integer=True),
+        "DisruptionBudget.max_preempted_workers": FieldRange(0, MAX_WORKERS, integer=True),
+        "DisruptionBudget.max_disruption_cost": FieldRange(0, 10**15, integer=True),
     }
 )
 """The documented range of every numeric field (docs/library.md lists them). The CP-SAT
@@ -131,6 +148,14 @@ class GpuNode:
 
 
 @dataclass(frozen=True)
+class WorkerPlacement:
+    """Where one worker runs: node index and GPU indices inside the node."""
+
+    node: int
+    gpus: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
 class GpuJob:
     """A gang of ``workers`` identical workers, placed all together or not at all."""
 
@@ -149,10 +174,45 @@ class GpuJob:
     worker_names: tuple[str, ...] = ()
     """The workers' names where the job came from (e.g. Kubernetes pods ``namespace/name``),
     one per worker or none; ``placement export k8s`` binds worker k to the k-th name."""
+    current: tuple[WorkerPlacement, ...] = ()
+    """A running job: where its workers run now (one per worker); empty for a pending job."""
+    preemptible: bool = True
+    preemption_cost: int = 1
+    """Cost per preempted worker (work lost)."""
+    migration_cost: int = 1
+    """Cost per restarted worker (a migration or a resize restarts the gang)."""
+    min_workers: int = 0
+    """Elastic jobs: the fewest workers (``workers`` is the most); 0 = a fixed gang."""
+    queue: str = ""
+    size_utility_milli: tuple[int, ...] = ()
+    """Elastic jobs: the primary objective's value (before the priority) of each size
+    ``min_workers..workers``; empty = size x :attr:`milli_per_worker`."""
 
     def __post_init__(self) -> None:
-        if isinstance(self.worker_names, list):
-            object.__setattr__(self, "worker_names", tuple(self.worker_names))
+        for attr in ("worker_names", "current", "size_utility_milli"):
+            if isinstance(getattr(self, attr), list):
+                object.__setattr__(self, attr, tuple(getattr(self, attr)))
+
+    @property
+    def running(self) -> bool:
+        """Whether the job runs now (it has a current placement)."""
+        return bool(self.current)
+
+    @property
+    def elastic(self) -> bool:
+        """Whether the job may run with fewer than ``workers`` workers."""
+        return 0 < self.min_workers < self.workers
+
+    def value_milli(self, size: int) -> int:
+        """What the job placed with ``size`` workers adds to ``placed_gpu_weighted`` (x1000)."""
+        if self.elastic and self.size_utility_milli:
+            return self.priority * self.size_utility_milli[size - self.min_workers]
+        return self.priority * self.milli_per_worker * size
+
+    @property
+    def fewest_workers(self) -> int:
+        """The smallest size the job may be placed with."""
+        return self.min_workers if self.elastic else self.workers
 
     @property
     def kind(self) -> str:
@@ -201,6 +261,33 @@ class WorkloadClass:
     weight: int
 
 
+@dataclass(frozen=True)
+class GpuQueue:
+    """A queue (tenant): a guaranteed GPU quota and how far above it it may borrow."""
+
+    name: str
+    guaranteed_milli: int = 0
+    borrowing_limit_milli: int | None = None
+    """None: no limit."""
+    priority: int = 0
+
+    @property
+    def limit_milli(self) -> int | None:
+        """The most the queue may use (guarantee + borrowing limit); None: no limit."""
+        if self.borrowing_limit_milli is None:
+            return None
+        return self.guaranteed_milli + self.borrowing_limit_milli
+
+
+@dataclass(frozen=True)
+class DisruptionBudget:
+    """Limits on one re-optimization decision; None = unlimited."""
+
+    max_migrated_workers: int | None = None
+    max_preempted_workers: int | None = None
+    max_disruption_cost: int | None = None
+
+
 @dataclass(eq=False)
 class GpuInstance:
     """A topology-aware GPU allocation instance."""
@@ -212,6 +299,10 @@ class GpuInstance:
     jobs: list[GpuJob]
     expected_mix: list[WorkloadClass] = field(default_factory=list)
     locality_miss_penalty: float = 1.0
+    queues: list[GpuQueue] = field(default_factory=list)
+    preemption_policy: str = "never"
+    """One of :data:`POLICIES`."""
+    disruption_budget: DisruptionBudget = field(default_factory=DisruptionBudget)
     name: str = ""
     description: str = ""
     validated: bool = field(default=False, repr=False)
@@ -255,6 +346,26 @@ class GpuInstance:
                 counts[key] = counts.get(key, 0) + job.workers
         return [WorkloadClass(g, m, w) for (g, m), w in sorted(counts.items())]
 
+    @cached_property
+    def running_jobs(self) -> list[int]:
+        """Indices of the running jobs (those with a current placement)."""
+        return [j for j, job in enumerate(self.jobs) if job.running]
+
+    @property
+    def reopt(self) -> bool:
+        """Whether this is a re-optimization (some job runs now, or queues are declared): the
+        widened objective and rules (docs/formulations/gpu.md, "Running work")."""
+        return bool(self.running_jobs or self.queues)
+
+    @cached_property
+    def queue_index(self) -> dict[str, int]:
+        """Queue name -> index."""
+        return {q.name: i for i, q in enumerate(self.queues)}
+
+    def current_solution(self) -> GpuSolution:
+        """Every running job kept where it runs, nothing new placed (always feasible)."""
+        return GpuSolution({j: self.jobs[j].current for j in self.running_jobs})
+
     @property
     def total_gpus(self) -> int:
         """Number of GPUs in the cluster."""
@@ -267,14 +378,6 @@ class GpuInstance:
 
 # -------------------------------------------------------------------------------------------
 # Solution
-
-
-@dataclass(frozen=True)
-class WorkerPlacement:
-    """Where one worker runs: node index and GPU indices inside the node."""
-
-    node: int
-    gpus: tuple[int, ...] = ()
 
 
 @dataclass
@@ -400,6 +503,21 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Gp
             )
         )
 
+    queues: list[GpuQueue] = []
+    for i, qu in enumerate(msg.queues):
+        path = f"{P}.queues[{i}]"
+        v.require(bool(qu.name), f"{path}.name", qu.name, "a non-empty queue name")
+        v.require(
+            qu.name not in {q.name for q in queues},
+            f"{path}.name",
+            qu.name,
+            "a queue name used once",
+        )
+        limit = qu.borrowing_limit_milli if qu.HasField("borrowing_limit_milli") else None
+        queues.append(GpuQueue(qu.name, qu.guaranteed_milli, limit, qu.priority))
+    queue_names = {q.name for q in queues}
+    node_at = {nd.name: k for k, nd in enumerate(msg.cluster.nodes)}
+
     jobs: list[GpuJob] = []
     job_names: set[str] = set()
     for i, jb in enumerate(msg.jobs):
@@ -442,6 +560,61 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Gp
                 list(jb.worker_names),
                 "non-empty names, each used once",
             )
+        if jb.min_workers:
+            v.require(
+                jb.min_workers <= workers,
+                f"{path}.min_workers",
+                jb.min_workers,
+                f"0 (not elastic) or 1..workers={workers}",
+            )
+            # The exact model sizes an elastic gang with one count; its span (and so its
+            # communication cost) would depend on that count: not modelled in this version.
+            v.require(
+                not jb.traffic_gb and not jb.locality_level,
+                f"{path}.min_workers",
+                jb.min_workers,
+                "0 for a job with traffic_gb or locality_level (elastic jobs take neither)",
+            )
+        if jb.size_utility_milli:
+            elastic = 0 < jb.min_workers < workers
+            sizes = range(jb.min_workers, workers + 1)
+            milli = jb.gpus * MILLI if jb.gpus > 0 else jb.gpu_milli
+            v.require(
+                elastic and len(jb.size_utility_milli) == len(sizes),
+                f"{path}.size_utility_milli",
+                list(jb.size_utility_milli),
+                f"one value per size min_workers..workers ({len(sizes)}) of an elastic job",
+            )
+            v.require(
+                all(u <= s * milli for u, s in zip(jb.size_utility_milli, sizes, strict=False)),
+                f"{path}.size_utility_milli",
+                list(jb.size_utility_milli),
+                f"at most size x {milli} milli-GPU per size (a worker adds at most its GPUs)",
+            )
+        if jb.queue:
+            v.require(
+                jb.queue in queue_names,
+                f"{path}.queue",
+                jb.queue,
+                "the name of one of gpu.queues: " + (", ".join(sorted(queue_names)) or "none"),
+            )
+        current: list[WorkerPlacement] = []
+        for k, wp in enumerate(jb.current):
+            n = node_at.get(wp.node)
+            if v.require(
+                n is not None, f"{path}.current[{k}].node", wp.node, "a node name of the cluster"
+            ):
+                current.append(WorkerPlacement(n, tuple(int(g) for g in wp.gpus)))
+        if jb.current:
+            fewest = jb.min_workers if 0 < jb.min_workers < workers else workers
+            v.require(
+                fewest <= len(jb.current) <= workers,
+                f"{path}.current",
+                len(jb.current),
+                f"one placement per running worker ({fewest}..{workers} workers)"
+                if fewest < workers
+                else f"one placement per worker ({workers})",
+            )
         jobs.append(
             GpuJob(
                 name=jb.name,
@@ -457,6 +630,13 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Gp
                 locality_required=jb.locality_required,
                 traffic_gb=float(jb.traffic_gb),
                 worker_names=tuple(jb.worker_names),
+                current=tuple(current),
+                preemptible=jb.preemptible if jb.HasField("preemptible") else True,
+                preemption_cost=jb.preemption_cost if jb.HasField("preemption_cost") else 1,
+                migration_cost=jb.migration_cost if jb.HasField("migration_cost") else 1,
+                min_workers=jb.min_workers,
+                queue=jb.queue,
+                size_utility_milli=tuple(jb.size_utility_milli),
             )
         )
 
@@ -464,17 +644,51 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Gp
     for c in msg.expected_mix:
         mix.append(WorkloadClass(c.gpus, c.gpu_milli, c.weight))
     penalty = msg.locality_miss_penalty if msg.HasField("locality_miss_penalty") else 1.0
+    policy = pb.PreemptionPolicy.Name(msg.preemption_policy).lower()
+    policy = "never" if policy == "preemption_policy_unspecified" else policy
+    bud = msg.disruption_budget
+    budget = DisruptionBudget(
+        *(
+            getattr(bud, f) if bud.HasField(f) else None
+            for f in ("max_migrated_workers", "max_preempted_workers", "max_disruption_cost")
+        )
+    )
     v.raise_if_any()
-    return GpuInstance(
+    instance = GpuInstance(
         levels=levels,
         nodes=nodes,
         jobs=jobs,
         expected_mix=mix,
         locality_miss_penalty=float(penalty),
+        queues=queues,
+        preemption_policy=policy,
+        disruption_budget=budget,
         name=name,
         description=description,
         validated=True,
     )
+    _check_current(instance)
+    return instance
+
+
+def _check_current(instance: GpuInstance) -> None:
+    """The running jobs' current placements must fit the cluster together (InputError)."""
+    if not instance.reopt:
+        return
+    from placement.models.gpu.check import check  # deferred: check imports this module
+
+    report = check(instance, instance.current_solution())
+    if report.feasible:
+        return
+    v = ValidationCollector()
+    first = report.violations[0]
+    path = "gpu.jobs"
+    for j in instance.running_jobs:
+        if f"job {instance.jobs[j].name!r}" in first:
+            path = f"gpu.jobs[{j}].current"
+            break
+    v.add(path, first, "running jobs' placements that fit the cluster together")
+    v.raise_if_any()
 
 
 def instance_to_message(instance: GpuInstance) -> Any:
@@ -517,11 +731,31 @@ def instance_to_message(instance: GpuInstance) -> Any:
             locality_required=job.locality_required,
             traffic_gb=job.traffic_gb,
             worker_names=list(job.worker_names),
+            min_workers=job.min_workers,
+            queue=job.queue,
+            size_utility_milli=list(job.size_utility_milli),
         )
-        del jb
+        for w in job.current:
+            jb.current.add(node=instance.nodes[w.node].name, gpus=list(w.gpus))
+        if not job.preemptible:
+            jb.preemptible = False
+        if job.preemption_cost != 1:
+            jb.preemption_cost = job.preemption_cost
+        if job.migration_cost != 1:
+            jb.migration_cost = job.migration_cost
     for c in instance.expected_mix:
         msg.expected_mix.add(gpus=c.gpus, gpu_milli=c.gpu_milli, weight=c.weight)
     msg.locality_miss_penalty = instance.locality_miss_penalty
+    for q in instance.queues:
+        qm = msg.queues.add(name=q.name, guaranteed_milli=q.guaranteed_milli, priority=q.priority)
+        if q.borrowing_limit_milli is not None:
+            qm.borrowing_limit_milli = q.borrowing_limit_milli
+    if instance.preemption_policy != "never":
+        msg.preemption_policy = pb.PreemptionPolicy.Value(instance.preemption_policy.upper())
+    bud = instance.disruption_budget
+    for f in ("max_migrated_workers", "max_preempted_workers", "max_disruption_cost"):
+        if getattr(bud, f) is not None:
+            setattr(msg.disruption_budget, f, getattr(bud, f))
     return msg
 
 
@@ -568,7 +802,65 @@ def solution_to_message(
             jp.workers.add(node=instance.nodes[w.node].name, gpus=list(w.gpus))
     for reason in unplaced or []:
         msg.unplaced.add(**reason)
+    if instance.reopt:
+        # The checker's reading of what happens to each running job. (Imported here: check
+        # imports this module.)
+        from placement.models.gpu.check import running_decisions
+
+        jobs = instance.jobs
+        for d in running_decisions(instance, solution)[0]:
+            room = [jobs[i].name for i in d.made_room_for]
+            msg.decisions.add(
+                job=jobs[d.job].name,
+                action=d.action,
+                workers_before=d.workers_before,
+                workers_after=d.workers_after,
+                migrated_workers=d.migrated_workers,
+                preempted_workers=d.preempted_workers,
+                cost=d.cost,
+                made_room_for=room if d.action != "keep" else [],
+                rule=d.rule,
+                message=_decision_line(jobs[d.job].name, d.action, room, d.rule),
+            )
     return msg
+
+
+def _decision_line(name: str, action: str, room: list[str], rule: str) -> str:
+    """One line for people on what happened to a running job."""
+    if action == "keep":
+        return f"{name} keeps its placement"
+    why = f" to make room for {', '.join(room)}" if room else ""
+    how = f" (allowed by {rule})" if rule else ""
+    return f"{name}: {action}{why}{how}"
+
+
+def queue_usage_before(instance: GpuInstance) -> dict[str, int]:
+    """Milli-GPU each queue's running jobs hold now."""
+    usage = {q.name: 0 for q in instance.queues}
+    for j in instance.running_jobs:
+        job = instance.jobs[j]
+        if job.queue:
+            usage[job.queue] += job.milli_per_worker * len(job.current)
+    return usage
+
+
+def preemption_rule(instance: GpuInstance, victim: int, preemptor: int) -> str:
+    """Under which rule of the instance's policy pending job ``preemptor`` may take the place
+    of running job ``victim``: ``lower_priority``, ``reclaim`` or ``""`` (not at all)."""
+    v, p = instance.jobs[victim], instance.jobs[preemptor]
+    policy = instance.preemption_policy
+    if policy == "never" or not v.preemptible or p.running:
+        return ""
+    same_queue = v.queue == p.queue
+    if p.priority > v.priority and (policy == "lower_priority" or same_queue):
+        return "lower_priority"
+    if policy == "reclaim_within_quota" and not same_queue and v.queue and p.queue:
+        before = queue_usage_before(instance)
+        qv = instance.queues[instance.queue_index[v.queue]]
+        qp = instance.queues[instance.queue_index[p.queue]]
+        if before[v.queue] > qv.guaranteed_milli and before[p.queue] < qp.guaranteed_milli:
+            return "reclaim"
+    return ""
 
 
 def instance_from_dict(data: dict[str, Any]) -> GpuInstance:
@@ -580,6 +872,12 @@ def validate_fields(instance: GpuInstance) -> None:
     """The rules of a typed instance built in code that its message cannot express: per-GPU
     usage tuples of the wrong length, reported under ``gpu.cluster.nodes[i]``."""
     v = ValidationCollector()
+    v.require(
+        instance.preemption_policy in POLICIES,
+        "gpu.preemption_policy",
+        instance.preemption_policy,
+        "one of " + ", ".join(POLICIES),
+    )
     for i, node in enumerate(instance.nodes):
         for attr in ("gpu_milli_used", "gpu_memory_mib_used"):
             if len(getattr(node, attr)) != max(node.gpu_count, 0):

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from placement.models.gpu.reopt import ReoptAware
 from placement.models.gpu.tiers import TieredEncoding
 from placement.solver.backends.base import BackendRun
 from placement.solver.backends.milp import milp_solver
@@ -106,7 +107,7 @@ class _MilpTiers:
         return run, final
 
 
-class MilpEncoding(TieredEncoding):
+class MilpEncoding(ReoptAware, TieredEncoding):
     """The exact MILP encoding of the GPU family (``backend='milp'``).
 
     The solver is ``ctx.options.milp_solver`` (``highs`` by default, or ``cbc``); solutions

@@ -12,6 +12,7 @@ exact linearisation of the fragmentation measure of
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +27,8 @@ from placement.models.gpu.instance import (
     GpuJob,
     GpuSolution,
     WorkerPlacement,
+    preemption_rule,
+    queue_usage_before,
 )
 from placement.solver.linear import LinearModel, Objective, Values
 
@@ -100,7 +103,19 @@ class GpuModel:
         self.comm = Objective()
         self.frag = Objective()
         self.frag_divisor = MILLI * (sum(c.weight for c in instance.mix) or 1)
+        # Re-optimization (docs/formulations/gpu.md, "Running work"): sizes of elastic jobs,
+        # keep indicators and the preempted / restarted workers of running jobs.
+        self.reopt = instance.reopt
+        self.s: dict[int, int] = {}
+        self.b: dict[int, list[int]] = {}
+        self.keep: dict[int, int] = {}
+        self.pv: dict[int, int] = {}
+        self.mv: dict[int, int] = {}
+        self.gv: dict[int, int] = {}
+        self.disrupt = Objective()
         self._build(candidates)
+        if self.reopt:
+            self._build_reopt()
 
     # --- building -------------------------------------------------------------------------
     def _build(self, candidates: list[list[int]] | None) -> None:
@@ -146,6 +161,12 @@ class GpuModel:
             x = self.x[j] = lm.var(0, 1, "x")
             self.job_nodes[j] = plan["nodes"]
             terms: list[tuple[int, int]] = [(x, -job.workers)]
+            if job.elastic:
+                # The gang's size is a count between min_workers and workers when placed.
+                size = self.s[j] = lm.var(0, job.workers, "s")
+                terms = [(size, -1)]
+                lm.row([(size, 1), (x, -job.min_workers)], 0, None)
+                lm.row([(size, 1), (x, -job.workers)], None, 0)
             for n in plan["nodes"]:
                 cap = int(plan["caps"][n])
                 if job.kind == "fractional":
@@ -166,7 +187,18 @@ class GpuModel:
                         parts.append((a, 1))
                     lm.row(parts, 0, 0)
             lm.row(terms, 0, 0)
-            self.tier1.add(x, job.weighted_demand_milli)
+            if job.elastic and job.size_utility_milli:
+                # A value per size: one binary per size, exactly one when placed.
+                sizes = range(job.min_workers, job.workers + 1)
+                bs = self.b[j] = [lm.var(0, 1, "b") for _ in sizes]
+                lm.row([(b, 1) for b in bs] + [(x, -1)], 0, 0)
+                lm.row([(self.s[j], 1)] + [(b, -k) for b, k in zip(bs, sizes, strict=True)], 0, 0)
+                for b, k in zip(bs, sizes, strict=True):
+                    self.tier1.add(b, job.value_milli(k))
+            elif job.elastic:
+                self.tier1.add(self.s[j], job.priority * job.milli_per_worker)
+            else:
+                self.tier1.add(x, job.weighted_demand_milli)
 
         # Fully free GPUs of each NVLink domain: whole workers use exactly the z = 1 ones, or
         # at most all of them where no fractional job can use the domain (count domains).
@@ -204,7 +236,8 @@ class GpuModel:
             key = (n, inst.nodes[n].nvlink_domain(g), int(cl.free0[k]), int(cl.memfree[k]))
             by_class.setdefault(key, []).append(g)
         for (n, *_), gpus in by_class.items():
-            if len(gpus) > 1:
+            # (Not with running work: a kept job pins its GPUs, so they are not interchangeable.)
+            if len(gpus) > 1 and not self.reopt:
                 self.sym_groups.append((n, gpus))
                 for g1, g2 in zip(gpus, gpus[1:], strict=False):
                     used2 = [(v, -c) for v, c in self._used_milli(n, g2)]
@@ -279,7 +312,7 @@ class GpuModel:
             mask[cand] = True
             caps = np.where(mask, caps, 0)
         nodes = np.flatnonzero(caps).tolist()
-        if int(caps.sum()) < job.workers:
+        if int(caps.sum()) < job.fewest_workers:
             return None
         plan: dict[str, Any] = {"nodes": nodes, "caps": caps}
         if job.kind == "fractional":
@@ -580,11 +613,12 @@ class GpuModel:
     # --- evaluation -------------------------------------------------------------------------
     def terms(self, values: Values) -> dict[str, float]:
         """The three tiers at ``values``, in the checker's units (GPUs, cost units, GPUs)."""
-        return {
-            "placed_gpu_weighted": self.tier1.value(values) / MILLI,
-            "comm_cost": self.comm.value(values),
-            "fragmentation": self.frag.value(values) / self.frag_divisor,
-        }
+        out = {"placed_gpu_weighted": self.tier1.value(values) / MILLI}
+        if self.reopt:
+            out["disruption_cost"] = self.disrupt.value(values)
+        out["comm_cost"] = self.comm.value(values)
+        out["fragmentation"] = self.frag.value(values) / self.frag_divisor
+        return out
 
     # --- decoding ---------------------------------------------------------------------------
     def decode(self, values: Values) -> GpuSolution:
@@ -607,8 +641,19 @@ class GpuModel:
                     pools[(n, d)] = [g for g in gpus if (n, g) in z and val[z[(n, g)]] == 1]
         taken: dict[tuple[int, int], int] = {}
         placements: dict[int, tuple[WorkerPlacement, ...]] = dict(self.fixed)
+        kept = {j for j, k in self.keep.items() if val[k] == 1}
+        for j in sorted(kept):
+            # A kept job stays exactly where it runs; its GPUs leave the pools first (the
+            # keep rows put them among the whole-GPU ones: z = 1 or a count domain).
+            job = inst.jobs[j]
+            placements[j] = job.current
+            if job.kind == "whole":
+                for w in job.current:
+                    for g in w.gpus:
+                        pool = pools[(w.node, inst.nodes[w.node].nvlink_domain(g))]
+                        pool.remove(g)
         for j in sorted(self.x):
-            if val[self.x[j]] != 1:
+            if val[self.x[j]] != 1 or j in kept:
                 continue
             job = inst.jobs[j]
             workers: list[WorkerPlacement] = []
@@ -716,6 +761,12 @@ class GpuModel:
                     if key is not None and key in sl.u:
                         val[sl.c] = 1
                         val[sl.u[key]] = 1
+                if j in self.s:
+                    val[self.s[j]] = len(workers)
+                if j in self.b:
+                    val[self.b[j][len(workers) - job.min_workers]] = 1
+            if self.reopt:
+                self._reopt_values(sol, val)
         except (KeyError, ValueError):
             return None
         for (n, g), z in self.z.items():
@@ -745,6 +796,126 @@ class GpuModel:
             val[h] = 1 if f < k else 0
             val[q] = f if f < k else 0
         return val
+
+    def _reopt_values(self, sol: GpuSolution, val: list[int]) -> None:
+        """Keep indicators, preempted and restarted workers of the running jobs in ``sol``."""
+        for j, k in self.keep.items():
+            job = self.instance.jobs[j]
+            now = sol.placements.get(j, ())
+            spots = sorted((w.node, tuple(w.gpus)) for w in now)
+            kept = bool(now) and spots == sorted((w.node, tuple(w.gpus)) for w in job.current)
+            val[k] = int(kept)
+            cur = len(job.current)
+            if j in self.pv:
+                val[self.pv[j]] = max(0, cur - len(now))
+                val[self.gv[j]] = int(len(now) >= cur)
+            if j in self.mv:
+                val[self.mv[j]] = 0 if kept else min(cur, len(now))
+
+    def _build_reopt(self) -> None:
+        """The rows and the disruption objective of running work, queues and the budget.
+
+        Per running job j with cur current workers: keep k_j <= x_j; k_j = 1 forces its
+        current counts (per node, NVLink domain, shared GPU) and its current GPUs among the
+        whole-GPU ones, so that with the gang row the job is exactly where it runs. Preempted
+        workers p_j = cur - size (at least, for an elastic job), restarted workers
+        m_j = cur (x_j - k_j) (at least min(cur, size) - ... for an elastic one); the policy
+        lets p_j > 0 only when an allowed preemptor has a worker on one of j's nodes.
+        """
+        inst, lm = self.instance, self.lm
+        miss = [j for j in inst.running_jobs if j not in self.x]
+        if miss:
+            raise ValueError(f"running job {inst.jobs[miss[0]].name!r} has no variables")
+        p_of: dict[int, tuple[list[tuple[int, int]], int]] = {}
+        m_of: dict[int, tuple[list[tuple[int, int]], int]] = {}
+        for j in inst.running_jobs:
+            job = inst.jobs[j]
+            cur = len(job.current)
+            x = self.x[j]
+            k = self.keep[j] = lm.var(0, 1, "k")
+            lm.row([(k, 1), (x, -1)], None, 0)
+            if job.kind == "fractional":
+                for (n, g), c in Counter((w.node, w.gpus[0]) for w in job.current).items():
+                    lm.row([(self.y[(j, n, g)], 1), (k, -c)], 0, None)
+            else:
+                for n, c in Counter(w.node for w in job.current).items():
+                    lm.row([(self.w[(j, n)], 1), (k, -c)], 0, None)
+            if job.kind == "whole":
+                node_of = self.instance.nodes
+                doms = Counter(
+                    (w.node, node_of[w.node].nvlink_domain(g)) for w in job.current for g in w.gpus
+                )
+                for (n, d), c in doms.items():
+                    if (j, n, d) in self.a:
+                        lm.row([(self.a[(j, n, d)], 1), (k, -c)], 0, None)
+                for w in job.current:
+                    for g in w.gpus:
+                        if (w.node, g) in self.z:
+                            lm.row([(self.z[(w.node, g)], 1), (k, -1)], 0, None)
+            if job.elastic:
+                size = self.s[j]
+                # Kept => the current size (the count rows give at least it).
+                lm.row([(size, 1), (k, job.workers - cur)], None, job.workers)
+                # p = max(0, cur - size) exactly, with g = 1 iff size >= cur.
+                p = self.pv[j] = lm.var(0, cur, "p")
+                g = self.gv[j] = lm.var(0, 1, "g")
+                lm.row([(p, 1), (size, 1)], cur, None)  # p >= cur - size
+                lm.row([(p, 1), (size, 1), (g, -(job.workers - cur))], None, cur)
+                lm.row([(p, 1), (g, cur)], None, cur)  # g = 1 => p = 0
+                # m = (x - k)(cur - p) exactly: restarted workers when moved, else 0.
+                m = self.mv[j] = lm.var(0, cur, "m")
+                lm.row([(m, 1), (x, -cur), (k, cur), (p, 1)], 0, None)  # m >= cur(x-k) - p
+                lm.row([(m, 1), (p, 1)], None, cur)  # m <= cur - p
+                lm.row([(m, 1), (x, -cur), (k, cur)], None, 0)  # m <= cur (x - k)
+                p_of[j], m_of[j] = ([(p, 1)], 0), ([(m, 1)], 0)
+            else:
+                p_of[j] = ([(x, -cur)], cur)
+                m_of[j] = ([(x, cur), (k, -cur)], 0)
+            terms, const = p_of[j]
+            for v, c in terms:
+                self.disrupt.add(v, c * job.preemption_cost)
+            self.disrupt.constant += const * job.preemption_cost
+            for v, c in m_of[j][0]:
+                self.disrupt.add(v, c * job.migration_cost)
+            # The policy: preempted workers only where an allowed preemptor lands.
+            nodes = sorted({w.node for w in job.current})
+            room: list[tuple[int, int]] = []
+            for i in self.x:
+                if not inst.jobs[i].running and preemption_rule(inst, j, i):
+                    for n in nodes:
+                        room.extend((v, -cur) for _, v in self._worker_vars(i, n))
+            lm.row(terms + room, None, -const)
+        # Queues: at most max(guarantee + borrowing limit, current use); under reclaim, a
+        # borrowing queue keeps at least its guarantee.
+        if inst.queues:
+            before = queue_usage_before(inst)
+            use: dict[str, list[tuple[int, int]]] = {q.name: [] for q in inst.queues}
+            for j, x in self.x.items():
+                job = inst.jobs[j]
+                if job.queue:
+                    if j in self.s:
+                        use[job.queue].append((self.s[j], job.milli_per_worker))
+                    else:
+                        use[job.queue].append((x, job.demand_milli))
+            for q in inst.queues:
+                terms = [(v, c) for v, c in use[q.name] if c]
+                limit = q.limit_milli
+                if limit is not None and terms:
+                    lm.row(terms, None, max(limit, before[q.name]))
+                reclaim = inst.preemption_policy == "reclaim_within_quota"
+                if reclaim and before[q.name] > q.guaranteed_milli:
+                    lm.row(terms, q.guaranteed_milli, None)
+        budget = inst.disruption_budget
+        for limit, parts in (
+            (budget.max_preempted_workers, [p_of[j] for j in p_of]),
+            (budget.max_migrated_workers, [m_of[j] for j in m_of]),
+        ):
+            if limit is not None and parts:
+                terms = [t for ts, _ in parts for t in ts]
+                lm.row(terms, None, limit - sum(c for _, c in parts))
+        if budget.max_disruption_cost is not None and self.keep:
+            cost = list(self.disrupt.terms.items())
+            lm.row(cost, None, budget.max_disruption_cost - self.disrupt.constant)
 
     def _group_key(self, job: GpuJob, level: int, spots: list[tuple[int, tuple[int, ...]]]) -> Any:
         """The group at ``level`` holding every worker of a placed job (its span is <= level)."""

@@ -1,10 +1,22 @@
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class PreemptionPolicy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    PREEMPTION_POLICY_UNSPECIFIED: _ClassVar[PreemptionPolicy]
+    NEVER: _ClassVar[PreemptionPolicy]
+    LOWER_PRIORITY: _ClassVar[PreemptionPolicy]
+    RECLAIM_WITHIN_QUOTA: _ClassVar[PreemptionPolicy]
+PREEMPTION_POLICY_UNSPECIFIED: PreemptionPolicy
+NEVER: PreemptionPolicy
+LOWER_PRIORITY: PreemptionPolicy
+RECLAIM_WITHIN_QUOTA: PreemptionPolicy
 
 class TopologyLevel(_message.Message):
     __slots__ = ("name", "bandwidth_gbps")
@@ -59,7 +71,7 @@ class GpuCluster(_message.Message):
     def __init__(self, levels: _Optional[_Iterable[_Union[TopologyLevel, _Mapping]]] = ..., nodes: _Optional[_Iterable[_Union[GpuNode, _Mapping]]] = ...) -> None: ...
 
 class GpuJob(_message.Message):
-    __slots__ = ("name", "workers", "gpus", "gpu_milli", "gpu_memory_mib", "cpu_milli", "memory_mib", "gpu_types", "priority", "locality_level", "locality_required", "traffic_gb", "worker_names")
+    __slots__ = ("name", "workers", "gpus", "gpu_milli", "gpu_memory_mib", "cpu_milli", "memory_mib", "gpu_types", "priority", "locality_level", "locality_required", "traffic_gb", "worker_names", "current", "preemptible", "preemption_cost", "migration_cost", "min_workers", "queue", "size_utility_milli")
     NAME_FIELD_NUMBER: _ClassVar[int]
     WORKERS_FIELD_NUMBER: _ClassVar[int]
     GPUS_FIELD_NUMBER: _ClassVar[int]
@@ -73,6 +85,13 @@ class GpuJob(_message.Message):
     LOCALITY_REQUIRED_FIELD_NUMBER: _ClassVar[int]
     TRAFFIC_GB_FIELD_NUMBER: _ClassVar[int]
     WORKER_NAMES_FIELD_NUMBER: _ClassVar[int]
+    CURRENT_FIELD_NUMBER: _ClassVar[int]
+    PREEMPTIBLE_FIELD_NUMBER: _ClassVar[int]
+    PREEMPTION_COST_FIELD_NUMBER: _ClassVar[int]
+    MIGRATION_COST_FIELD_NUMBER: _ClassVar[int]
+    MIN_WORKERS_FIELD_NUMBER: _ClassVar[int]
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    SIZE_UTILITY_MILLI_FIELD_NUMBER: _ClassVar[int]
     name: str
     workers: int
     gpus: int
@@ -86,7 +105,36 @@ class GpuJob(_message.Message):
     locality_required: bool
     traffic_gb: float
     worker_names: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, name: _Optional[str] = ..., workers: _Optional[int] = ..., gpus: _Optional[int] = ..., gpu_milli: _Optional[int] = ..., gpu_memory_mib: _Optional[int] = ..., cpu_milli: _Optional[int] = ..., memory_mib: _Optional[int] = ..., gpu_types: _Optional[_Iterable[str]] = ..., priority: _Optional[int] = ..., locality_level: _Optional[str] = ..., locality_required: _Optional[bool] = ..., traffic_gb: _Optional[float] = ..., worker_names: _Optional[_Iterable[str]] = ...) -> None: ...
+    current: _containers.RepeatedCompositeFieldContainer[WorkerPlacement]
+    preemptible: bool
+    preemption_cost: int
+    migration_cost: int
+    min_workers: int
+    queue: str
+    size_utility_milli: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, name: _Optional[str] = ..., workers: _Optional[int] = ..., gpus: _Optional[int] = ..., gpu_milli: _Optional[int] = ..., gpu_memory_mib: _Optional[int] = ..., cpu_milli: _Optional[int] = ..., memory_mib: _Optional[int] = ..., gpu_types: _Optional[_Iterable[str]] = ..., priority: _Optional[int] = ..., locality_level: _Optional[str] = ..., locality_required: _Optional[bool] = ..., traffic_gb: _Optional[float] = ..., worker_names: _Optional[_Iterable[str]] = ..., current: _Optional[_Iterable[_Union[WorkerPlacement, _Mapping]]] = ..., preemptible: _Optional[bool] = ..., preemption_cost: _Optional[int] = ..., migration_cost: _Optional[int] = ..., min_workers: _Optional[int] = ..., queue: _Optional[str] = ..., size_utility_milli: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class GpuQueue(_message.Message):
+    __slots__ = ("name", "guaranteed_milli", "borrowing_limit_milli", "priority")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    GUARANTEED_MILLI_FIELD_NUMBER: _ClassVar[int]
+    BORROWING_LIMIT_MILLI_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    guaranteed_milli: int
+    borrowing_limit_milli: int
+    priority: int
+    def __init__(self, name: _Optional[str] = ..., guaranteed_milli: _Optional[int] = ..., borrowing_limit_milli: _Optional[int] = ..., priority: _Optional[int] = ...) -> None: ...
+
+class DisruptionBudget(_message.Message):
+    __slots__ = ("max_migrated_workers", "max_preempted_workers", "max_disruption_cost")
+    MAX_MIGRATED_WORKERS_FIELD_NUMBER: _ClassVar[int]
+    MAX_PREEMPTED_WORKERS_FIELD_NUMBER: _ClassVar[int]
+    MAX_DISRUPTION_COST_FIELD_NUMBER: _ClassVar[int]
+    max_migrated_workers: int
+    max_preempted_workers: int
+    max_disruption_cost: int
+    def __init__(self, max_migrated_workers: _Optional[int] = ..., max_preempted_workers: _Optional[int] = ..., max_disruption_cost: _Optional[int] = ...) -> None: ...
 
 class WorkloadClass(_message.Message):
     __slots__ = ("gpus", "gpu_milli", "weight")
@@ -99,16 +147,22 @@ class WorkloadClass(_message.Message):
     def __init__(self, gpus: _Optional[int] = ..., gpu_milli: _Optional[int] = ..., weight: _Optional[int] = ...) -> None: ...
 
 class GpuInstance(_message.Message):
-    __slots__ = ("cluster", "jobs", "expected_mix", "locality_miss_penalty")
+    __slots__ = ("cluster", "jobs", "expected_mix", "locality_miss_penalty", "queues", "preemption_policy", "disruption_budget")
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
     JOBS_FIELD_NUMBER: _ClassVar[int]
     EXPECTED_MIX_FIELD_NUMBER: _ClassVar[int]
     LOCALITY_MISS_PENALTY_FIELD_NUMBER: _ClassVar[int]
+    QUEUES_FIELD_NUMBER: _ClassVar[int]
+    PREEMPTION_POLICY_FIELD_NUMBER: _ClassVar[int]
+    DISRUPTION_BUDGET_FIELD_NUMBER: _ClassVar[int]
     cluster: GpuCluster
     jobs: _containers.RepeatedCompositeFieldContainer[GpuJob]
     expected_mix: _containers.RepeatedCompositeFieldContainer[WorkloadClass]
     locality_miss_penalty: float
-    def __init__(self, cluster: _Optional[_Union[GpuCluster, _Mapping]] = ..., jobs: _Optional[_Iterable[_Union[GpuJob, _Mapping]]] = ..., expected_mix: _Optional[_Iterable[_Union[WorkloadClass, _Mapping]]] = ..., locality_miss_penalty: _Optional[float] = ...) -> None: ...
+    queues: _containers.RepeatedCompositeFieldContainer[GpuQueue]
+    preemption_policy: PreemptionPolicy
+    disruption_budget: DisruptionBudget
+    def __init__(self, cluster: _Optional[_Union[GpuCluster, _Mapping]] = ..., jobs: _Optional[_Iterable[_Union[GpuJob, _Mapping]]] = ..., expected_mix: _Optional[_Iterable[_Union[WorkloadClass, _Mapping]]] = ..., locality_miss_penalty: _Optional[float] = ..., queues: _Optional[_Iterable[_Union[GpuQueue, _Mapping]]] = ..., preemption_policy: _Optional[_Union[PreemptionPolicy, str]] = ..., disruption_budget: _Optional[_Union[DisruptionBudget, _Mapping]] = ...) -> None: ...
 
 class WorkerPlacement(_message.Message):
     __slots__ = ("node", "gpus")
@@ -145,9 +199,35 @@ class UnplacedJob(_message.Message):
     def __init__(self, name: _Optional[str] = ..., kind: _Optional[str] = ..., message: _Optional[str] = ..., needed: _Optional[str] = ..., largest_free: _Optional[int] = ..., largest_free_node: _Optional[str] = ..., blocking_jobs: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class GpuSolution(_message.Message):
-    __slots__ = ("placements", "unplaced")
+    __slots__ = ("placements", "unplaced", "decisions")
     PLACEMENTS_FIELD_NUMBER: _ClassVar[int]
     UNPLACED_FIELD_NUMBER: _ClassVar[int]
+    DECISIONS_FIELD_NUMBER: _ClassVar[int]
     placements: _containers.RepeatedCompositeFieldContainer[JobPlacement]
     unplaced: _containers.RepeatedCompositeFieldContainer[UnplacedJob]
-    def __init__(self, placements: _Optional[_Iterable[_Union[JobPlacement, _Mapping]]] = ..., unplaced: _Optional[_Iterable[_Union[UnplacedJob, _Mapping]]] = ...) -> None: ...
+    decisions: _containers.RepeatedCompositeFieldContainer[RunningJobDecision]
+    def __init__(self, placements: _Optional[_Iterable[_Union[JobPlacement, _Mapping]]] = ..., unplaced: _Optional[_Iterable[_Union[UnplacedJob, _Mapping]]] = ..., decisions: _Optional[_Iterable[_Union[RunningJobDecision, _Mapping]]] = ...) -> None: ...
+
+class RunningJobDecision(_message.Message):
+    __slots__ = ("job", "action", "workers_before", "workers_after", "migrated_workers", "preempted_workers", "cost", "made_room_for", "rule", "message")
+    JOB_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    WORKERS_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    WORKERS_AFTER_FIELD_NUMBER: _ClassVar[int]
+    MIGRATED_WORKERS_FIELD_NUMBER: _ClassVar[int]
+    PREEMPTED_WORKERS_FIELD_NUMBER: _ClassVar[int]
+    COST_FIELD_NUMBER: _ClassVar[int]
+    MADE_ROOM_FOR_FIELD_NUMBER: _ClassVar[int]
+    RULE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    job: str
+    action: str
+    workers_before: int
+    workers_after: int
+    migrated_workers: int
+    preempted_workers: int
+    cost: int
+    made_room_for: _containers.RepeatedScalarFieldContainer[str]
+    rule: str
+    message: str
+    def __init__(self, job: _Optional[str] = ..., action: _Optional[str] = ..., workers_before: _Optional[int] = ..., workers_after: _Optional[int] = ..., migrated_workers: _Optional[int] = ..., preempted_workers: _Optional[int] = ..., cost: _Optional[int] = ..., made_room_for: _Optional[_Iterable[str]] = ..., rule: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
