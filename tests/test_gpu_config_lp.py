@@ -14,7 +14,12 @@ from hypothesis import strategies as st
 from placement.benchmarks.gpu.suites import cases_synthetic
 from placement.models.gpu import GpuInstance, GpuJob, GpuNode, check
 from placement.models.gpu.bound import relaxation_bound
-from placement.models.gpu.config_lp import ConfigurationLP, configuration_bound, understood
+from placement.models.gpu.config_lp import (
+    ConfigurationLP,
+    configuration_bound,
+    lp_dive,
+    understood,
+)
 from placement.models.gpu.cpsat import CpSatEncoding
 from placement.models.gpu.eligibility import FreeCapacity
 from placement.models.gpu.generate import generate
@@ -136,7 +141,8 @@ def test_never_below_a_proved_optimum(instance: GpuInstance) -> None:
     # The rounded placements are checked placements, never above the bound.
     clp = ConfigurationLP(instance, None, best_fit(instance))
     clp.bound(5.0)
-    for solution in (clp.lp_rounding(), clp.integer_solution(2.0)):
+    dived = lp_dive(instance, clp.cluster, 5.0, first=clp)
+    for solution in (clp.lp_rounding(), clp.integer_solution(2.0), dived):
         if solution is not None:
             report = check(instance, solution)
             assert report.feasible, report.violations
@@ -152,7 +158,8 @@ def test_generated_instances_bound_and_placements() -> None:
         found = clp.bound(20.0)
         assert found.converged and found.bound is not None and lp is not None
         assert found.bound <= lp + 1  # the packings are a subset of the LP's points
-        for solution in (clp.lp_rounding(), clp.integer_solution(2.0)):
+        dived = lp_dive(instance, cluster, 10.0, first=clp)
+        for solution in (clp.lp_rounding(), clp.integer_solution(2.0), dived):
             assert solution is not None
             report = check(instance, solution)
             assert report.feasible, report.violations

@@ -133,6 +133,10 @@ MASTER_SOLVER = "highs"
 DETERMINISTIC_ITERATIONS = 30
 """Column generation iterations in deterministic mode (see :func:`configuration_search`)."""
 
+CANDIDATES_PER_CLASS = 6
+"""Nodes per class that :meth:`ConfigurationLP.lp_candidates` offers a job the LP places
+there."""
+
 REDUCED_COST_TOL = 1e-6
 """A column enters the master when its reduced cost exceeds this (relative to the duals)."""
 
@@ -314,8 +318,12 @@ class ConfigurationLP:
         instance: GpuInstance,
         cluster: FreeCapacity | None = None,
         incumbent: GpuSolution | None = None,
+        base: GpuSolution | None = None,
     ) -> None:
         self.instance = instance
+        # ``base``: jobs already placed (a dive's fixings); ``cluster`` is then what they
+        # leave free and the model is over the other jobs.
+        self.base = base if base is not None else GpuSolution()
         self.unknown = understood(instance)
         self.seconds = 0.0
         self.best = math.inf
@@ -326,12 +334,13 @@ class ConfigurationLP:
             return
         started = time.monotonic()
         cluster = cluster if cluster is not None else FreeCapacity(instance)
+        self.cluster = cluster
         # Jobs that add value and fit the cluster alone; the others are 0 in every placement
         # (CPU-only jobs add nothing, and dropping them only frees capacity).
         picked: list[int] = []
         caps_rows: list[np.ndarray] = []
         for j, job in enumerate(instance.jobs):
-            if job.weighted_demand_milli <= 0 or job.kind == "cpu":
+            if job.weighted_demand_milli <= 0 or job.kind == "cpu" or j in self.base.placements:
                 continue
             caps = np.minimum(_job_caps(instance, cluster, job), job.workers)
             if caps.sum() < job.workers:
@@ -402,6 +411,7 @@ class ConfigurationLP:
         self._seen: set[tuple[int, tuple[tuple[int, int], ...]]] = set()
         self._index: dict[tuple[int, tuple[tuple[int, int], ...]], int] = {}
         self.last_x: np.ndarray | None = None
+        self.last_duals: np.ndarray | None = None
         # Master: supply rows, class rows, one "at most once" row per grouped job; the x
         # columns (one per supply row) first.
         n_rows, n_cls = len(self.rows), len(self.classes)
@@ -489,6 +499,7 @@ class ConfigurationLP:
             duals = np.abs(run.row_dual)
             pi = np.append(duals[:n_rows], 0.0)  # index -1: no row (cap 0 there)
             mu = duals[n_rows : n_rows + n_cls]
+            self.last_duals = duals
             iterations += 1
             # Each job alone: its best supply row (a grouped job picks one group or none).
             gain = np.maximum(0.0, self.value[row_job] - self.workers[row_job] * pi[:n_rows])
@@ -526,6 +537,7 @@ class ConfigurationLP:
         start: GpuSolution | None = None,
         only_used: bool = False,
         options: SolveOptions | None = None,
+        slack: float | None = None,
     ) -> GpuSolution | None:
         """A placement from the integer master over the columns so far (binary ``x``,
         integer ``lambda``): each chosen packing goes to a node of its class, each chosen
@@ -571,6 +583,18 @@ class ConfigurationLP:
             if x0 is not None:
                 used |= x0[n_x:] > 0
             upper[n_x:][~used] = 0.0
+        if slack is not None and self.last_duals is not None:
+            # Reduced-cost filtering: a column (or job) whose reduced cost at the last duals
+            # exceeds the LP's lead over the start cannot be in a better integer solution
+            # of the full column set; the rest make a much smaller integer master.
+            duals = self.last_duals
+            n_solved = len(self.last_x) - n_x if self.last_x is not None else 0
+            for c, (q, column) in enumerate(self.columns):
+                rc = duals[n_rows + q] - sum(duals[self.class_row[q, i]] * k for i, k in column.items())
+                keep = rc <= slack + 1e-6 or (x0 is not None and x0[n_x + c] > 0)
+                if not keep:
+                    upper[n_x + c] = 0.0
+            del n_solved
         if MASTER_SOLVER == "highs":
             mip = HighsModel(mip_rel_gap=1e-4, threads=1)
             mip.load(
@@ -616,7 +640,7 @@ class ConfigurationLP:
             self.instance, self.picked, self.jobs, order, {i: [supply.get(i, [])] for i in order}
         )
 
-    def lp_rounding(self) -> GpuSolution | None:
+    def lp_rounding(self, finish: bool = True, wholly: bool = False) -> GpuSolution | None:
         """A placement rounded from the last master LP.
 
         Per class, its packings get ``floor(lambda)`` nodes each, then one more node each in
@@ -624,8 +648,9 @@ class ConfigurationLP:
         their LP value ``x`` (then priority, then demand); a job's workers first on the
         nodes whose rounded packings hold it (in the group the LP gives most of a required
         locality), then on any node of a class that can take it; a job is kept only when
-        all its workers fit. Best fit (:func:`.greedy.complete`) places what is left. None
-        before the first master solve."""
+        all its workers fit. Best fit (:func:`.greedy.complete`) places what is left (with
+        ``finish``). ``wholly``: only the jobs the LP places wholly. The placement includes
+        ``base``. None before the first master solve."""
         if self.last_x is None:
             return None
         n_rows, n_jobs = len(self.rows), len(self.jobs)
@@ -662,10 +687,14 @@ class ConfigurationLP:
         for n, c in assigned:
             for i, k in self.columns[c][1].items():
                 supply.setdefault(i, []).append((n, k))
+        # The jobs the LP places wholly first, the scarcest (fewest workers' room in the
+        # cluster per worker) first among them, then by priority and demand.
+        room = np.array([self.classes[q].caps for q in self.node_class.tolist()]).sum(axis=0)
         order = sorted(
-            (i for i in range(n_jobs) if placed[i] > 1e-6),
+            (i for i in range(n_jobs) if placed[i] > (1 - 1e-6 if wholly else 1e-6)),
             key=lambda i: (
                 -round(float(placed[i]), 6),
+                float(room[i]) / self.jobs[i].workers,
                 -self.jobs[i].priority,
                 -self.jobs[i].demand_milli,
                 i,
@@ -677,24 +706,55 @@ class ConfigurationLP:
             ]
             for i in order
         }
+        # A job's own nodes first, then nodes no rounded packing uses, then the others (so
+        # that a job that needs more room takes it where it hurts the rounding least).
+        packed = {n for n, _ in assigned}
         alternatives: dict[int, list[list[tuple[int, int]]]] = {}
         for i in order:
             most = self.jobs[i].workers
             own = supply.get(i, [])
-            others = [(n, most) for n in eligible_nodes[i]]
+            others = sorted(eligible_nodes[i], key=lambda n: (n in packed, n))
+            extra = [(n, most) for n in others]
             lv = int(self.level[i])
             if lv >= 2:
                 ids = self.instance.group_ids[lv - 2]
-                groups = [best_group.get(i, -1)] + sorted({int(ids[n]) for n, _ in others})
+                groups = [best_group.get(i, -1)] + sorted({int(ids[n]) for n in others})
                 alternatives[i] = [
-                    [(n, k) for n, k in own if ids[n] == r]
-                    + [(n, k) for n, k in others if ids[n] == r]
+                    [(n, k) for n, k in own + extra if ids[n] == r]
                     for r in dict.fromkeys(groups)
                     if r >= 0
                 ]
             else:
-                alternatives[i] = [own + others]
-        return _realise(self.instance, self.picked, self.jobs, order, alternatives)
+                alternatives[i] = [own + extra]
+        return _realise(
+            self.instance, self.picked, self.jobs, order, alternatives, None, self.base, finish
+        )
+
+    def lp_candidates(
+        self, solutions: list[GpuSolution], per_class: int = CANDIDATES_PER_CLASS
+    ) -> list[list[int]] | None:
+        """Candidate nodes per job of the instance for a restricted exact model guided by
+        the last master LP: for a job the LP places, up to ``per_class`` nodes of every
+        class whose packings (with ``lambda > 0``) hold it, and every node that one of
+        ``solutions`` gives it (so that each of them stays a feasible hint). None before
+        the first master solve."""
+        if self.last_x is None:
+            return None
+        n_rows = len(self.rows)
+        x = self.last_x
+        nodes_of: dict[int, list[int]] = {}
+        for n, q in enumerate(self.node_class.tolist()):
+            nodes_of.setdefault(q, []).append(n)
+        out: list[set[int]] = [set() for _ in self.instance.jobs]
+        for c, (q, column) in enumerate(self.columns):
+            if n_rows + c >= len(x) or x[n_rows + c] <= 1e-9:
+                continue
+            for i in column:
+                out[self.picked[i]].update(nodes_of[q][:per_class])
+        for solution in solutions:
+            for j, placed in solution.placements.items():
+                out[j].update(w.node for w in placed)
+        return [sorted(nodes) for nodes in out]
 
     def _row_of(self, i: int, r: int) -> int:
         """The supply row of job ``i`` in group ``r``."""
@@ -773,19 +833,31 @@ def _realise(
     jobs: list[GpuJob],
     order: list[int],
     alternatives: dict[int, list[list[tuple[int, int]]]],
+    retry: dict[int, list[list[tuple[int, int]]]] | None = None,
+    base: GpuSolution | None = None,
+    finish: bool = True,
 ) -> GpuSolution:
     """Workers of the jobs in ``order`` on their supplied nodes: per job, its alternatives in
     turn (each a list of (node, most workers there)) until one holds all its workers within
-    its required locality; then best fit for the rest."""
+    its required locality; then, for the jobs still unplaced, their ``retry`` alternatives;
+    then best fit for the rest."""
     # On use: greedy.py is the heuristics' module; the bound alone does not need it.
     from placement.models.gpu.greedy import complete, required_limit, span_of
 
     rem = Remaining(instance)
     placements: dict[int, tuple[WorkerPlacement, ...]] = {}
-    for i in order:
+    for j, placed in (base.placements if base is not None else {}).items():
+        placements[j] = placed
+        for w in placed:
+            _take_exactly(rem, instance.jobs[j], w)
+    tries = [(i, alternatives.get(i, [])) for i in order]
+    tries += [(i, (retry or {}).get(i, [])) for i in order]
+    for i, options in tries:
+        if picked[i] in placements:
+            continue
         job = jobs[i]
         limit = required_limit(instance, job)
-        for supply in alternatives.get(i, []):
+        for supply in options:
             workers: list[WorkerPlacement] = []
             for n, k in supply:
                 while k > 0 and len(workers) < job.workers and rem.count_in(n, job) > 0:
@@ -799,7 +871,18 @@ def _realise(
                 break
             for w in workers:
                 _give_back(rem, job, w)
-    return complete(instance, GpuSolution(placements))
+    solution = GpuSolution(placements)
+    return complete(instance, solution) if finish else solution
+
+
+def _take_exactly(rem: Remaining, job: GpuJob, worker: WorkerPlacement) -> None:
+    """:meth:`Remaining.take` on the worker's own GPUs."""
+    n = worker.node
+    rem.cpu[n] -= job.cpu_milli
+    rem.mem[n] -= job.memory_mib
+    for g in worker.gpus:
+        rem.milli[n][g] = 0 if job.kind == "whole" else rem.milli[n][g] - job.gpu_milli
+        rem.gpu_mem[n][g] -= job.gpu_memory_mib
 
 
 def _give_back(rem: Remaining, job: GpuJob, worker: WorkerPlacement) -> None:
@@ -836,6 +919,9 @@ class ConfigSearch:
     solutions: list[tuple[str, GpuSolution]] = field(default_factory=list)
     """Placements made from the LP, each with how (``rounding``, ``integer master``); the
     caller checks them."""
+    candidates: list[list[int]] | None = None
+    """Candidate nodes per job for a restricted exact model around the LP's support
+    (:meth:`ConfigurationLP.lp_candidates`, holding the incumbent and these placements)."""
 
 
 def configuration_search(
@@ -849,7 +935,7 @@ def configuration_search(
 ) -> ConfigSearch:
     """The configuration LP's bound (column generation on ``bound_share`` of the time),
     then placements from it: the LP rounded (:meth:`ConfigurationLP.lp_rounding`) and the
-    integer master over its columns started at the incumbent (the rest of the time).
+    integer master over its columns (the rest of the time).
 
     With ``options.deterministic`` the column generation stops after
     :data:`DETERMINISTIC_ITERATIONS` iterations (the time limit, ten times longer, is only a
@@ -870,9 +956,72 @@ def configuration_search(
         rounded = clp.lp_rounding()
         if rounded is not None:
             out.solutions.append(("rounding", rounded))
+    if not deterministic and clp.last_x is not None:
+        left = time_limit_s - (time.monotonic() - started)
+        dived = lp_dive(instance, clp.cluster, 0.5 * left, cancel, first=clp)
+        if dived is not None:
+            out.solutions.append(("dive", dived))
     left = time_limit_s - (time.monotonic() - started)
     if left > 0.05 and not deterministic:
-        solution = clp.integer_solution(left, cancel, start=incumbent, options=options)
+        # No start: with the incumbent as its start HiGHS stayed there (measured on the
+        # 1,024-GPU instances); from scratch it finds placements near the LP's value.
+        solution = clp.integer_solution(left, cancel, options=options)
         if solution is not None:
             out.solutions.append(("integer master", solution))
+    known = [incumbent] if incumbent is not None else []
+    out.candidates = clp.lp_candidates(known + [sol for _, sol in out.solutions])
     return out
+
+
+def lp_dive(
+    instance: GpuInstance,
+    cluster: FreeCapacity,
+    time_limit_s: float,
+    cancel: CancellationToken | None = None,
+    first: ConfigurationLP | None = None,
+) -> GpuSolution | None:
+    """A placement by diving on the configuration LP: the jobs the LP places wholly are
+    placed (:meth:`ConfigurationLP.lp_rounding`) and fixed; the LP of what they leave free
+    over the other jobs is solved again; when it places none wholly, its most valuable
+    fractional job is placed (or dropped when it does not fit); until the LP places
+    nothing, then best fit for the rest. ``first``: the LP of the whole instance, solved
+    already. None when no LP was solved in time."""
+    # On use: greedy.py is the heuristics' module; the bound alone does not need it.
+    from placement.models.gpu.greedy import complete
+
+    started = time.monotonic()
+    fixed = GpuSolution()
+    dropped: set[int] = set()
+    clp = first
+    while not (cancel is not None and cancel.cancelled):
+        left = time_limit_s - (time.monotonic() - started)
+        if left <= 0:
+            break
+        if clp is None:
+            skip = GpuSolution({**fixed.placements, **{j: () for j in dropped}})
+            clp = ConfigurationLP(instance, cluster.residual(fixed), None, skip)
+            clp.bound(left, cancel)
+        if clp.last_x is None or not clp.result.placed:
+            break
+        placed = clp.result.placed
+        after = clp.lp_rounding(finish=False, wholly=True)
+        if after is not None:
+            after = GpuSolution({j: w for j, w in after.placements.items() if w})
+        if after is None or len(after.placements) == len(fixed.placements):
+            # Nothing wholly placed: the most valuable fractional job, or drop it.
+            j = max(
+                (j for j in placed if j not in fixed.placements and j not in dropped),
+                key=lambda j: (placed[j] * instance.jobs[j].weighted_demand_milli, -j),
+                default=None,
+            )
+            if j is None:
+                break
+            forced = clp.lp_rounding(finish=False, wholly=False)
+            if forced is not None and forced.placements.get(j):
+                fixed = GpuSolution({**fixed.placements, j: forced.placements[j]})
+            else:
+                dropped.add(j)
+        else:
+            fixed = after
+        clp = None
+    return complete(instance, fixed) if (fixed.placements or first is not None) else None

@@ -51,10 +51,15 @@ and rounded, so CP-SAT proves the communication tier at 1e-6 resolution per job.
 MIN_EXACT_SECONDS = 0.05
 """Below this many seconds left, the exact model is not built (nor the LP bound solved)."""
 
-CONFIG_LP_SHARE = 0.35
+CONFIG_LP_SHARE = 0.5
 """Share of the time left that a restricted search gives the configuration LP
 (:func:`placement.models.gpu.config_lp.configuration_search`: its bound, then placements
 rounded from it), before the windows."""
+
+CONFIG_LP_MAX_VARS = 500_000
+"""Above this many placement variables the restricted search skips the configuration LP:
+on the 10,240-GPU instances (5.6 million) its column generation does not converge in 30 s
+(docs/benchmarks/gpu-synthetic.md) and the windows make better use of the time."""
 
 
 class TierBackend(Protocol):
@@ -224,9 +229,21 @@ def solve_tiers(
             else None
         )
         stats["relaxation_bound_s"] = time.monotonic() - started
-        lp_bound = _configuration_lp(instance, cluster, ctx, clock, lp_bound, stats)
+        guided = None
+        if size <= CONFIG_LP_MAX_VARS:
+            lp_bound, guided = _configuration_lp(instance, cluster, ctx, clock, lp_bound, stats)
         passes, tried = [], set()
         best_model = None
+        if guided is not None and not cancel.cancelled and clock.left() >= 2.0:
+            # First a model around the configuration LP's support: every job may move among
+            # the nodes the LP's packings give it (and the incumbent's).
+            left = clock.left()
+            pass_deadline = None if left < 6.0 else clock.now() + max(3.0, 0.3 * left)
+            model = GpuModel(instance, cluster, guided)
+            result = _run_pass(instance, ctx, clock, backend, model, lp_bound, pass_deadline, stats)
+            stats["passes"][-1]["window"] = "configuration LP"
+            passes.append(result)
+            best_model = model
         while not cancel.cancelled:
             left = clock.left()
             # Several windows when there is time; each gets enough for all of its tiers.
@@ -533,13 +550,13 @@ def _configuration_lp(
     clock: _Clock,
     lp_bound: int | None,
     stats: dict[str, Any],
-) -> int | None:
+) -> tuple[int | None, list[list[int]] | None]:
     """Run :func:`configuration_search` on :data:`CONFIG_LP_SHARE` of the time left: report
-    its placements (checked by ``ctx.report``) and return the tighter of its bound and
-    ``lp_bound`` (both valid for the whole instance)."""
+    its placements (checked by ``ctx.report``); return the tighter of its bound and
+    ``lp_bound`` (both valid for the whole instance) and its candidate nodes per job."""
     budget = CONFIG_LP_SHARE * clock.left()
     if budget < MIN_EXACT_SECONDS or ctx.cancel.cancelled:
-        return lp_bound
+        return lp_bound, None
     started = time.monotonic()
     clock.charge(budget)
     search = configuration_search(
@@ -564,7 +581,7 @@ def _configuration_lp(
         "message": found.message,
         "seconds": time.monotonic() - started,
     }
-    return lp_bound
+    return lp_bound, search.candidates
 
 
 def _lex_key(instance: GpuInstance, model: GpuModel, values: Values) -> tuple[float, ...]:
