@@ -590,7 +590,9 @@ class ConfigurationLP:
             duals = self.last_duals
             n_solved = len(self.last_x) - n_x if self.last_x is not None else 0
             for c, (q, column) in enumerate(self.columns):
-                rc = duals[n_rows + q] - sum(duals[self.class_row[q, i]] * k for i, k in column.items())
+                rc = duals[n_rows + q] - sum(
+                    duals[self.class_row[q, i]] * k for i, k in column.items()
+                )
                 keep = rc <= slack + 1e-6 or (x0 is not None and x0[n_x + c] > 0)
                 if not keep:
                     upper[n_x + c] = 0.0
