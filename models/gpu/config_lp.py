@@ -128,8 +128,6 @@ KNOWN_FIELDS = {
 value other than its default (say, running jobs that may move) may change what is feasible,
 so the bound is then not computed."""
 
-MASTER_SOLVER = "highs"
-
 DETERMINISTIC_ITERATIONS = 30
 """Column generation iterations in deterministic mode (see :func:`configuration_search`)."""
 
@@ -411,7 +409,6 @@ class ConfigurationLP:
         self._seen: set[tuple[int, tuple[tuple[int, int], ...]]] = set()
         self._index: dict[tuple[int, tuple[tuple[int, int], ...]], int] = {}
         self.last_x: np.ndarray | None = None
-        self.last_duals: np.ndarray | None = None
         # Master: supply rows, class rows, one "at most once" row per grouped job; the x
         # columns (one per supply row) first.
         n_rows, n_cls = len(self.rows), len(self.classes)
@@ -499,7 +496,6 @@ class ConfigurationLP:
             duals = np.abs(run.row_dual)
             pi = np.append(duals[:n_rows], 0.0)  # index -1: no row (cap 0 there)
             mu = duals[n_rows : n_rows + n_cls]
-            self.last_duals = duals
             iterations += 1
             # Each job alone: its best supply row (a grouped job picks one group or none).
             gain = np.maximum(0.0, self.value[row_job] - self.workers[row_job] * pi[:n_rows])
@@ -535,9 +531,6 @@ class ConfigurationLP:
         time_limit_s: float,
         cancel: CancellationToken | None = None,
         start: GpuSolution | None = None,
-        only_used: bool = False,
-        options: SolveOptions | None = None,
-        slack: float | None = None,
     ) -> GpuSolution | None:
         """A placement from the integer master over the columns so far (binary ``x``,
         integer ``lambda``): each chosen packing goes to a node of its class, each chosen
@@ -575,53 +568,26 @@ class ConfigurationLP:
             (np.zeros(n_rows), [float(c.count) for c in self.classes], np.ones(len(self.once)))
         )
         x0 = self._start_vector(start) if start is not None else None
-        if only_used and self.last_x is not None:
-            # Only the packings the LP uses (and the start's): a much smaller integer master.
-            used = np.zeros(len(self.columns), dtype=bool)
-            lam = self.last_x[n_x:]
-            used[: len(lam)] = lam > 1e-9
-            if x0 is not None:
-                used |= x0[n_x:] > 0
-            upper[n_x:][~used] = 0.0
-        if slack is not None and self.last_duals is not None:
-            # Reduced-cost filtering: a column (or job) whose reduced cost at the last duals
-            # exceeds the LP's lead over the start cannot be in a better integer solution
-            # of the full column set; the rest make a much smaller integer master.
-            duals = self.last_duals
-            n_solved = len(self.last_x) - n_x if self.last_x is not None else 0
-            for c, (q, column) in enumerate(self.columns):
-                rc = duals[n_rows + q] - sum(
-                    duals[self.class_row[q, i]] * k for i, k in column.items()
-                )
-                keep = rc <= slack + 1e-6 or (x0 is not None and x0[n_x + c] > 0)
-                if not keep:
-                    upper[n_x + c] = 0.0
-            del n_solved
-        if MASTER_SOLVER == "highs":
-            mip = HighsModel(mip_rel_gap=1e-4, threads=1)
-            mip.load(
-                cost,
-                np.zeros(n_cols),
-                upper,
-                np.full(len(row_upper), -math.inf),
-                row_upper,
-                np.array(col_start),
-                np.array(index),
-                np.array(coef),
-                integer=np.ones(n_cols, dtype=bool),
-                maximize=True,
-            )
-            if x0 is not None:
-                mip.set_start(x0)
-            run = mip.run(max(0.01, time_limit_s), cancel=cancel, bounded=True)
-            values = run.x
-        else:
-            values = _solve_integer_master(
-                cost, upper, row_upper, col_start, index, coef, x0, time_limit_s, cancel, options
-            )
+        mip = HighsModel(mip_rel_gap=1e-4, threads=1)
+        mip.load(
+            cost,
+            np.zeros(n_cols),
+            upper,
+            np.full(len(row_upper), -math.inf),
+            row_upper,
+            np.array(col_start),
+            np.array(index),
+            np.array(coef),
+            integer=np.ones(n_cols, dtype=bool),
+            maximize=True,
+        )
+        if x0 is not None:
+            mip.set_start(x0)
+        values = mip.run(max(0.01, time_limit_s), cancel=cancel, bounded=True).x
         if values is None:
             return None
         run_x = values
+        # The chosen jobs (and the group of a grouped one), and the packings' nodes.
         chosen = {self.rows[row][0]: self.rows[row][1] for row in range(n_rows) if run_x[row] > 0.5}
         supply: dict[int, list[tuple[int, int]]] = {}
         free_nodes: dict[int, list[int]] = {q: [] for q in range(n_cls)}
@@ -647,7 +613,8 @@ class ConfigurationLP:
 
         Per class, its packings get ``floor(lambda)`` nodes each, then one more node each in
         order of the largest remainders while the class has nodes. Jobs go in order of
-        their LP value ``x`` (then priority, then demand); a job's workers first on the
+        their LP value ``x`` (then the scarcest first: least room in the cluster per
+        worker; then priority, then demand); a job's workers first on the
         nodes whose rounded packings hold it (in the group the LP gives most of a required
         locality), then on any node of a class that can take it; a job is kept only when
         all its workers fit. Best fit (:func:`.greedy.complete`) places what is left (with
@@ -708,15 +675,15 @@ class ConfigurationLP:
             ]
             for i in order
         }
-        # A job's own nodes first, then nodes no rounded packing uses, then the others (so
-        # that a job that needs more room takes it where it hurts the rounding least).
+        # A job's own nodes first, then nodes no rounded packing uses, then the others, each
+        # tightest first (so that a job that needs more room takes it where it hurts the
+        # rounding least).
         packed = {n for n, _ in assigned}
         alternatives: dict[int, list[list[tuple[int, int]]]] = {}
         for i in order:
-            most = self.jobs[i].workers
             own = supply.get(i, [])
-            others = sorted(eligible_nodes[i], key=lambda n: (n in packed, n))
-            extra = [(n, most) for n in others]
+            others = eligible_nodes[i]
+            extra = [(n, 0) for n in others]  # 0: placed in best-fit order (see _realise)
             lv = int(self.level[i])
             if lv >= 2:
                 ids = self.instance.group_ids[lv - 2]
@@ -729,7 +696,7 @@ class ConfigurationLP:
             else:
                 alternatives[i] = [own + extra]
         return _realise(
-            self.instance, self.picked, self.jobs, order, alternatives, None, self.base, finish
+            self.instance, self.picked, self.jobs, order, alternatives, self.base, finish, packed
         )
 
     def lp_candidates(
@@ -788,61 +755,22 @@ class ConfigurationLP:
         return x
 
 
-def _solve_integer_master(
-    cost: np.ndarray,
-    upper: np.ndarray,
-    row_upper: np.ndarray,
-    col_start: list[int],
-    index: list[int],
-    coef: list[float],
-    x0: np.ndarray | None,
-    time_limit_s: float,
-    cancel: CancellationToken | None,
-    options: SolveOptions | None,
-) -> np.ndarray | None:
-    """``max cost . v`` s.t. ``A v <= row_upper``, ``0 <= v <= upper`` integer (``A`` column-
-    wise in ``col_start, index, coef``), with CP-SAT (hinted at ``x0``); the best values
-    found, or None."""
-    # ortools loads a large native library: only when the integer master runs.
-    from ortools.sat.python import cp_model
-
-    from placement.solver.backends.cpsat import CpSat
-
-    cpm = cp_model.CpModel()
-    v = [cpm.new_int_var(0, int(u), f"v{c}") for c, u in enumerate(upper.tolist())]
-    rows: list[list[tuple[Any, int]]] = [[] for _ in range(len(row_upper))]
-    for c in range(len(v)):
-        for k in range(col_start[c], col_start[c + 1]):
-            rows[index[k]].append((v[c], int(round(coef[k]))))
-    for r, terms in enumerate(rows):
-        if terms:
-            cpm.add(sum(a * t for t, a in terms) <= int(math.floor(row_upper[r] + 1e-9)))
-    cpm.maximize(sum(int(round(c)) * var for c, var in zip(cost.tolist(), v, strict=True) if c))
-    if x0 is not None:
-        for var, val in zip(v, x0.tolist(), strict=True):
-            cpm.add_hint(var, int(round(val)))
-    opts = options if options is not None else SolveOptions()
-    run = CpSat.run(cpm, opts, cancel or CancellationToken(), time_limit_s)
-    if not run.has_solution:
-        return None
-    solver = run.solver  # type: ignore[attr-defined]
-    return np.array([solver.value(var) for var in v], dtype=float)
-
-
 def _realise(
     instance: GpuInstance,
     picked: list[int],
     jobs: list[GpuJob],
     order: list[int],
     alternatives: dict[int, list[list[tuple[int, int]]]],
-    retry: dict[int, list[list[tuple[int, int]]]] | None = None,
     base: GpuSolution | None = None,
     finish: bool = True,
+    reserved: set[int] | None = None,
 ) -> GpuSolution:
     """Workers of the jobs in ``order`` on their supplied nodes: per job, its alternatives in
     turn (each a list of (node, most workers there)) until one holds all its workers within
-    its required locality; then, for the jobs still unplaced, their ``retry`` alternatives;
-    then best fit for the rest."""
+    its required locality, on top of ``base``; then best fit for the rest (with
+    ``finish``). Entries ``(node, 0)`` of an alternative come after its others, nodes not
+    in ``reserved`` first, each group in best-fit order (the least room left first), as
+    many workers as fit."""
     # On use: greedy.py is the heuristics' module; the bound alone does not need it.
     from placement.models.gpu.greedy import complete, required_limit, span_of
 
@@ -852,16 +780,17 @@ def _realise(
         placements[j] = placed
         for w in placed:
             _take_exactly(rem, instance.jobs[j], w)
-    tries = [(i, alternatives.get(i, [])) for i in order]
-    tries += [(i, (retry or {}).get(i, [])) for i in order]
-    for i, options in tries:
-        if picked[i] in placements:
-            continue
+    for i in order:
         job = jobs[i]
         limit = required_limit(instance, job)
-        for supply in options:
+        for supply in alternatives.get(i, []):
             workers: list[WorkerPlacement] = []
-            for n, k in supply:
+            own = [(n, k) for n, k in supply if k > 0]
+            rest = sorted(
+                (n for n, k in supply if k == 0),
+                key=lambda n: (reserved is not None and n in reserved, _room(rem, n, job), n),
+            )
+            for n, k in own + [(n, job.workers) for n in rest]:
                 while k > 0 and len(workers) < job.workers and rem.count_in(n, job) > 0:
                     workers.append(rem.take(n, job))
                     k -= 1
@@ -875,6 +804,13 @@ def _realise(
                 _give_back(rem, job, w)
     solution = GpuSolution(placements)
     return complete(instance, solution) if finish else solution
+
+
+def _room(rem: Remaining, n: int, job: GpuJob) -> int:
+    """What node ``n`` has left for ``job``'s kind: fully free GPUs, or free milli-GPU."""
+    if job.kind == "whole":
+        return sum(1 for m in rem.milli[n] if m == MILLI)
+    return sum(rem.milli[n])
 
 
 def _take_exactly(rem: Remaining, job: GpuJob, worker: WorkerPlacement) -> None:
@@ -967,7 +903,7 @@ def configuration_search(
     if left > 0.05 and not deterministic:
         # No start: with the incumbent as its start HiGHS stayed there (measured on the
         # 1,024-GPU instances); from scratch it finds placements near the LP's value.
-        solution = clp.integer_solution(left, cancel, options=options)
+        solution = clp.integer_solution(left, cancel)
         if solution is not None:
             out.solutions.append(("integer master", solution))
     known = [incumbent] if incumbent is not None else []
