@@ -81,7 +81,7 @@ from placement.models.gpu.remaining import Remaining
 from placement.solver.backends.base import RunStatus
 from placement.solver.backends.highs import HighsModel
 from placement.solver.cancel import CancellationToken
-from placement.solver.options import SolveOptions
+from placement.solver.options import SolveOptions, deterministic_wall_limit
 
 KNOWN_FIELDS = {
     GpuInstance: {
@@ -876,15 +876,16 @@ def configuration_search(
     integer master over its columns (the rest of the time).
 
     With ``options.deterministic`` the column generation stops after
-    :data:`DETERMINISTIC_ITERATIONS` iterations (the time limit, ten times longer, is only a
-    guard), the rounding is offered only when the iterations, not the clock, ended it, and
+    :data:`DETERMINISTIC_ITERATIONS` iterations (the time limit is only a guard, the one of
+    every deterministic search: :func:`~placement.solver.options.deterministic_wall_limit`), the rounding is offered only when the iterations, not the clock, ended it, and
     the integer master (a time-limited search) does not run: the same instance gives the
     same placements on every run."""
     started = time.monotonic()
     deterministic = options is not None and options.deterministic
     clp = ConfigurationLP(instance, cluster, incumbent)
     if deterministic:
-        bound = clp.bound(10 * time_limit_s, cancel, max_iterations=DETERMINISTIC_ITERATIONS)
+        guard = deterministic_wall_limit(time_limit_s)
+        bound = clp.bound(guard, cancel, max_iterations=DETERMINISTIC_ITERATIONS)
     else:
         bound = clp.bound(bound_share * time_limit_s - clp.seconds, cancel)
     out = ConfigSearch(bound)

@@ -56,6 +56,10 @@ CONFIG_LP_SHARE = 0.5
 (:func:`placement.models.gpu.config_lp.configuration_search`: its bound, then placements
 rounded from it), before the windows."""
 
+CONFIG_LP_MIN_SECONDS = 0.2
+"""Below this budget the configuration LP is not built (a short deadline keeps its time for
+the windows)."""
+
 CONFIG_LP_MAX_VARS = 500_000
 """Above this many placement variables the restricted search skips the configuration LP:
 on the 10,240-GPU instances (5.6 million) its column generation does not converge in 30 s
@@ -555,7 +559,7 @@ def _configuration_lp(
     its placements (checked by ``ctx.report``); return the tighter of its bound and
     ``lp_bound`` (both valid for the whole instance) and its candidate nodes per job."""
     budget = CONFIG_LP_SHARE * clock.left()
-    if budget < MIN_EXACT_SECONDS or ctx.cancel.cancelled:
+    if budget < CONFIG_LP_MIN_SECONDS or ctx.cancel.cancelled:
         return lp_bound, None
     started = time.monotonic()
     clock.charge(budget)
