@@ -604,9 +604,19 @@ class ConfigurationLP:
         order = sorted(
             chosen, key=lambda i: (-self.jobs[i].priority, -self.jobs[i].demand_milli, i)
         )
-        return _realise(
-            self.instance, self.picked, self.jobs, order, {i: [supply.get(i, [])] for i in order}
-        )
+        # Beyond its packings' nodes, a job may take any node that can host it (in its
+        # chosen group), in best-fit order, those no chosen packing uses first.
+        used = {n for nodes in supply.values() for n, _ in nodes}
+        alternatives: dict[int, list[list[tuple[int, int]]]] = {}
+        for i in order:
+            extra = [
+                (n, 0)
+                for n in range(len(self.node_class))
+                if self.class_row[self.node_class[n], i] >= 0
+                and self.rows[self.class_row[self.node_class[n], i]][1] == chosen[i]
+            ]
+            alternatives[i] = [supply.get(i, []) + extra]
+        return _realise(self.instance, self.picked, self.jobs, order, alternatives, reserved=used)
 
     def lp_rounding(self, finish: bool = True, wholly: bool = False) -> GpuSolution | None:
         """A placement rounded from the last master LP.
