@@ -16,6 +16,22 @@ SUITES = (
         **suite_functions(_CODE, "synthetic"),
         time_limit_s=5.0,
         quick_time_limit_s=1.0,
+        parameters=(
+            Parameter(
+                "gpus",
+                "name_list",
+                ("1024", "10240"),
+                help="cluster sizes in GPUs, of 1024 (200 jobs) and 10240 (2,000 jobs) "
+                "(default: both)",
+            ),
+            Parameter("seeds", "name_list", ("1", "2", "3"), help="seeds (default: 1,2,3)"),
+            Parameter(
+                "backends",
+                "name_list",
+                ("greedy", "cpsat", "milp-highs", "milp-cbc"),
+                help="backends (default: greedy,cpsat,milp-highs,milp-cbc)",
+            ),
+        ),
     ),
     Suite(
         name="gpu-openb",

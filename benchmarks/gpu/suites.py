@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from placement.benchmarks.runner import recheck
+from placement.solver.errors import InputError
 
 SYNTHETIC_SIZES = ((1024, 200, 1), (10240, 2000, 6))
 """(GPUs, jobs, time-limit multiple): the large size gets 6x the suite's limit (5 s -> 30 s)."""
@@ -31,8 +32,25 @@ BACKENDS = ("greedy", "cpsat", "milp-highs", "milp-cbc")
 
 
 def cases_synthetic(config: Any) -> list[dict[str, Any]]:
-    """Every (size, seed, backend)."""
+    """Every (size, seed, backend), or those the ``gpus``, ``seeds`` and ``backends``
+    parameters name (e.g. ``--param gpus=1024`` for the 1,024-GPU size alone)."""
+    params = dict(config.params or {})
     sizes, seeds = (SYNTHETIC_QUICK, (1,)) if config.quick else (SYNTHETIC_SIZES, (1, 2, 3))
+    backends = tuple(params.get("backends", BACKENDS))
+    if not config.quick:
+        if "gpus" in params:
+            wanted = {_int_param("gpus", g) for g in params["gpus"]}
+            known = {gpus for gpus, _, _ in SYNTHETIC_SIZES}
+            if not wanted <= known:
+                raise InputError.single(
+                    "--param gpus", sorted(wanted), f"sizes among {sorted(known)}"
+                )
+            sizes = tuple(s for s in SYNTHETIC_SIZES if s[0] in wanted)
+        if "seeds" in params:
+            seeds = tuple(_int_param("seeds", s) for s in params["seeds"])
+    unknown = [b for b in backends if b not in BACKENDS]
+    if unknown:
+        raise InputError.single("--param backends", unknown, f"names among {list(BACKENDS)}")
     return [
         {
             "case": f"{gpus}x{jobs} seed {seed} {backend}",
@@ -44,8 +62,15 @@ def cases_synthetic(config: Any) -> list[dict[str, Any]]:
         }
         for gpus, jobs, factor in sizes
         for seed in seeds
-        for backend in BACKENDS
+        for backend in backends
     ]
+
+
+def _int_param(name: str, value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise InputError.single(f"--param {name}", value, "integers, e.g. 1024") from None
 
 
 def run_synthetic(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
@@ -82,6 +107,8 @@ def _solve_in_child(
     t0 = time.perf_counter()
     result = solve(instance, options)
     wall = time.perf_counter() - t0
+    peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    bounds = _bounds(instance) if backend == "greedy" else {}
     _, invalid = recheck("gpu", instance, result.solution)
     greedies = [h for h in result.history if h.source.startswith("greedy")]
     greedy = greedies[-1] if greedies else None  # the best greedy (history only improves)
@@ -104,12 +131,42 @@ def _solve_in_child(
             "best_fit_s": min(fallback_s),
             "source": result.backend,
             "wall_s": wall,
-            "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "peak_rss_mib": peak_rss,
             "unplaced": len(result.unplaced),
             "message": result.message,
             "invalid": invalid,
+            **bounds,
         }
     )
+
+
+def _bounds(instance: Any) -> dict[str, Any]:
+    """The instance's bounds on the first tier, each computed alone with its time: the
+    capacity bound, the LP relaxation and the configuration LP (run to convergence, or 60 s)."""
+    # On use: a child process imports this module and its peak RSS is one solve's.
+    from placement.models.gpu.bound import capacity_bound, relaxation_bound
+    from placement.models.gpu.config_lp import configuration_bound
+    from placement.models.gpu.eligibility import FreeCapacity
+    from placement.solver import SolveOptions
+    from placement.solver.cancel import CancellationToken
+
+    cluster = FreeCapacity(instance)
+    t0 = time.perf_counter()
+    lp = relaxation_bound(instance, cluster, SolveOptions(), CancellationToken(), 60.0)
+    lp_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    conf = configuration_bound(instance, cluster, 60.0)
+    conf_s = time.perf_counter() - t0
+    return {
+        "capacity_bound": capacity_bound(instance),
+        "lp_bound": None if lp is None else lp / 1000,
+        "lp_bound_s": lp_s,
+        "config_bound": None if conf.bound is None else conf.bound / 1000,
+        "config_lp_value": None if conf.lp_value is None else conf.lp_value / 1000,
+        "config_converged": conf.converged,
+        "config_iterations": conf.iterations,
+        "config_bound_s": conf_s,
+    }
 
 
 def _run_one(size: tuple[int, int], seed: int, backend: str, time_limit: float) -> dict:
@@ -183,6 +240,52 @@ def report_synthetic(rows: list[dict], config: Any) -> str:
             )
             + " |"
         )
+    bound_rows = [r for r in rows if r.get("lp_bound") is not None]
+    if bound_rows:
+        lines += [
+            "",
+            "The bounds on the first tier, each computed alone (in the greedy row's process):",
+            "the capacity bound, the LP relaxation (`bound.relaxation_bound`) and the",
+            "configuration LP over per-node packings (`config_lp.configuration_bound`, column",
+            "generation to convergence or 60 s; its Lagrangian bound). `best placed` is the best",
+            "first tier any backend found on the instance in this run; its gap is to the tighter",
+            "of the LP and the configuration LP.",
+            "",
+            "| GPUs | jobs | seed | capacity | LP | LP s | config LP | converged | iterations "
+            "| config s | best placed | gap to the tighter |",
+            "|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|",
+        ]
+        for r in bound_rows:
+            same = [
+                o.get("placed_gpu_weighted")
+                for o in rows
+                if (o.get("gpus"), o.get("seed")) == (r.get("gpus"), r.get("seed"))
+                and o.get("placed_gpu_weighted") is not None
+            ]
+            best = max(same) if same else None
+            bounds = [b for b in (r.get("lp_bound"), r.get("config_bound")) if b is not None]
+            bound = min(bounds) if bounds else None
+            gap = (bound - best) / bound if best is not None and bound else None
+            lines.append(
+                "| "
+                + " | ".join(
+                    [
+                        _fmt(r.get("gpus")),
+                        _fmt(r.get("jobs")),
+                        _fmt(r.get("seed")),
+                        _fmt(r.get("capacity_bound"), ".2f"),
+                        _fmt(r.get("lp_bound"), ".3f"),
+                        _fmt(r.get("lp_bound_s"), ".2f"),
+                        _fmt(r.get("config_bound"), ".3f"),
+                        _fmt(r.get("config_converged")),
+                        _fmt(r.get("config_iterations")),
+                        _fmt(r.get("config_bound_s"), ".2f"),
+                        _fmt(best, ".2f"),
+                        _fmt(gap, ".4f"),
+                    ]
+                )
+                + " |"
+            )
     return "\n".join(lines) + "\n"
 
 

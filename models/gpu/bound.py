@@ -27,7 +27,7 @@ from placement.models.gpu.eligibility import FreeCapacity
 from placement.models.gpu.explain import fits_alone_now
 from placement.models.gpu.instance import MILLI, GpuInstance, GpuJob
 from placement.solver.backends.base import RunStatus
-from placement.solver.backends.milp import MILP_SOLVERS
+from placement.solver.backends.highs import HighsModel
 
 
 def capacity_bound(instance: GpuInstance) -> float:
@@ -76,9 +76,11 @@ def relaxation_bound(
     groups that can hold all of it. Every feasible placement maps to a feasible point, so
     the LP optimum (HiGHS, through the backend wrapper, within ``time_limit_s``) bounds the
     instance. None when it is not proved.
-    """
-    import pulp  # deferred: 0.26 s to import, paid only by a restricted search
 
+    The LP goes to HiGHS as arrays (a pure LP, so no MIP machinery runs); ``options`` is
+    unused and kept for the callers.
+    """
+    del options
     n_nodes = len(instance.nodes)
     caps = [cluster.node_caps(job) for job in instance.jobs]
     pairs = sum(int(np.count_nonzero(c)) for c in caps)
@@ -101,56 +103,94 @@ def relaxation_bound(
     ff_at_least = {
         g: np.bincount(place, cluster.ff_count * (cluster.ff_count >= g), n_places) for g in sizes
     }
+    capacity = {"ff": ff, "milli": milli, "gmem": gmem, "cpu": cpu, "mem": mem}
+    capacity.update({f"ff>={g}": ff_at_least[g] for g in sizes})
 
-    prob = pulp.LpProblem("gpu_bound", pulp.LpMaximize)
-    objective: list[tuple[Any, int]] = []
-    rows: dict[tuple[str, int], list[tuple[Any, float]]] = {}
+    # Column-wise arrays: per job an x column, then its w columns. Rows: the job rows
+    # (sum_p w - workers x = 0) first, then the capacity rows as they are first used.
+    cost: list[float] = []
+    upper: list[float] = []
+    col_start: list[int] = [0]
+    index: list[int] = []
+    value: list[float] = []
+    job_rows = 0
+    cap_row: dict[tuple[str, int], int] = {}
+    cap_upper: list[float] = []
+    entries: list[tuple[int, float]] = []  # (capacity row key index, coef) of one w column
 
-    def put(name: str, p: int, var: Any, coef: float) -> None:
+    def cap(name: str, p: int, coef: float) -> None:
         if coef:
-            rows.setdefault((name, p), []).append((var, coef))
+            k = cap_row.get((name, p))
+            if k is None:
+                k = cap_row[(name, p)] = len(cap_upper)
+                cap_upper.append(float(capacity[name][p]))
+            entries.append((k, coef))
 
+    cap_cols: list[list[tuple[int, float]]] = []
     for j, job in enumerate(instance.jobs):
         node_cap = caps[j]
         if per_node and job.locality_level and job.locality_required:
             node_cap = _holding_nodes(instance, cluster, job, node_cap)
-        cap = np.bincount(place, node_cap, n_places)
-        if cap.sum() < job.workers or job.weighted_demand_milli == 0:
+        cap_p = np.bincount(place, node_cap, n_places)
+        if cap_p.sum() < job.workers or job.weighted_demand_milli == 0:
             continue
-        x = pulp.LpVariable(f"x{j}", 0, 1)
-        objective.append((x, job.weighted_demand_milli))
-        parts: list[tuple[Any, float]] = [(x, -job.workers)]
-        for p in np.flatnonzero(cap).tolist():
-            w = pulp.LpVariable(f"w{j}_{p}", 0, float(min(cap[p], job.workers)))
-            parts.append((w, 1))
+        row = job_rows
+        job_rows += 1
+        cost.append(float(job.weighted_demand_milli))
+        upper.append(1.0)
+        cap_cols.append([])
+        index.append(row)
+        value.append(-float(job.workers))
+        col_start.append(len(index))
+        for p in np.flatnonzero(cap_p).tolist():
+            entries.clear()
             if job.kind == "whole":
-                put("ff", p, w, job.gpus)
+                cap("ff", p, job.gpus)
                 for g in sizes:
                     if g <= job.gpus:
-                        put(f"ff>={g}", p, w, job.gpus)
+                        cap(f"ff>={g}", p, job.gpus)
             if job.kind == "fractional":
-                put("gmem", p, w, job.gpu_memory_mib)
-            put("milli", p, w, job.milli_per_worker)
-            put("cpu", p, w, job.cpu_milli)
-            put("mem", p, w, job.memory_mib)
-        prob += pulp.LpAffineExpression(parts) == 0
-    if not objective:
+                cap("gmem", p, job.gpu_memory_mib)
+            cap("milli", p, job.milli_per_worker)
+            cap("cpu", p, job.cpu_milli)
+            cap("mem", p, job.memory_mib)
+            cost.append(0.0)
+            upper.append(float(min(cap_p[p], job.workers)))
+            index.append(row)
+            value.append(1.0)
+            cap_cols.append(list(entries))
+            col_start.append(len(index))
+    if not cost:
         return 0
-    capacity = {"ff": ff, "milli": milli, "gmem": gmem, "cpu": cpu, "mem": mem}
-    capacity.update({f"ff>={g}": ff_at_least[g] for g in sizes})
-    for (name, p), terms in rows.items():
-        prob += pulp.LpAffineExpression(terms) <= float(capacity[name][p])
-    # One fixed integer column: the HiGHS wrapper reads the MIP dual bound, which a pure LP
-    # does not set, so a pure LP would never map to OPTIMAL.
-    prob += pulp.LpVariable("fixed", 0, 0, cat=pulp.LpInteger) + objective[0][0] <= 1
-    prob.setObjective(pulp.LpAffineExpression(objective))
-    run = MILP_SOLVERS["highs"].run(prob, options, cancel, max(time_limit_s, 0.1))
+    # Shift the capacity rows behind the job rows.
+    n_cols = len(cost)
+    starts, idx, val = [0], [], []
+    for c in range(n_cols):
+        idx.extend(index[col_start[c] : col_start[c + 1]])
+        val.extend(value[col_start[c] : col_start[c + 1]])
+        for k, coef in cap_cols[c]:
+            idx.append(job_rows + k)
+            val.append(coef)
+        starts.append(len(idx))
+    lp = HighsModel()
+    lp.load(
+        np.array(cost),
+        np.zeros(n_cols),
+        np.array(upper),
+        np.concatenate((np.zeros(job_rows), np.full(len(cap_upper), -math.inf))),
+        np.concatenate((np.zeros(job_rows), np.array(cap_upper))),
+        np.array(starts),
+        np.array(idx),
+        np.array(val),
+        maximize=True,
+    )
+    run = lp.run(max(time_limit_s, 0.1), cancel=cancel, bounded=True)
     if run.status != RunStatus.OPTIMAL or run.objective is None:
         return None
-    value = max(run.objective, run.bound if run.bound is not None else run.objective)
+    value_lp = run.objective
     # The integer optimum is at most the LP optimum: round down, after a slack larger than
     # any floating-point error of the LP solve.
-    return int(math.floor(value + 1.0 + 1e-7 * abs(value)))
+    return int(math.floor(value_lp + 1.0 + 1e-7 * abs(value_lp)))
 
 
 def _holding_nodes(

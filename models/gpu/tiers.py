@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from placement.models.gpu.bound import relaxation_bound
 from placement.models.gpu.candidates import select_candidates, window_count
 from placement.models.gpu.check import check
+from placement.models.gpu.config_lp import configuration_search
 from placement.models.gpu.eligibility import FreeCapacity, placement_var_count
 from placement.models.gpu.instance import MILLI, GpuInstance, GpuSolution
 from placement.models.gpu.model import GpuModel
@@ -49,6 +50,20 @@ and rounded, so CP-SAT proves the communication tier at 1e-6 resolution per job.
 
 MIN_EXACT_SECONDS = 0.05
 """Below this many seconds left, the exact model is not built (nor the LP bound solved)."""
+
+CONFIG_LP_SHARE = 0.5
+"""Share of the time left that a restricted search gives the configuration LP
+(:func:`placement.models.gpu.config_lp.configuration_search`: its bound, then placements
+rounded from it), before the windows."""
+
+CONFIG_LP_MIN_SECONDS = 0.2
+"""Below this budget the configuration LP is not built (a short deadline keeps its time for
+the windows)."""
+
+CONFIG_LP_MAX_VARS = 500_000
+"""Above this many placement variables the restricted search skips the configuration LP:
+on the 10,240-GPU instances (5.6 million) its column generation does not converge in 30 s
+(docs/benchmarks/gpu-synthetic.md) and the windows make better use of the time."""
 
 
 class TierBackend(Protocol):
@@ -218,8 +233,21 @@ def solve_tiers(
             else None
         )
         stats["relaxation_bound_s"] = time.monotonic() - started
+        guided = None
+        if size <= CONFIG_LP_MAX_VARS:
+            lp_bound, guided = _configuration_lp(instance, cluster, ctx, clock, lp_bound, stats)
         passes, tried = [], set()
         best_model = None
+        if guided is not None and not cancel.cancelled and clock.left() >= 2.0:
+            # First a model around the configuration LP's support: every job may move among
+            # the nodes the LP's packings give it (and the incumbent's).
+            left = clock.left()
+            pass_deadline = None if left < 6.0 else clock.now() + max(3.0, 0.3 * left)
+            model = GpuModel(instance, cluster, guided)
+            result = _run_pass(instance, ctx, clock, backend, model, lp_bound, pass_deadline, stats)
+            stats["passes"][-1]["window"] = "configuration LP"
+            passes.append(result)
+            best_model = model
         while not cancel.cancelled:
             left = clock.left()
             # Several windows when there is time; each gets enough for all of its tiers.
@@ -432,6 +460,10 @@ def _run_pass(
         # (Deterministic mode: the deterministic budget must end the search, so the tier
         # deadline is no tighter than CP-SAT's own wall-clock guard. At twice the budget it
         # cut a 1.1 s tier on a loaded CI machine and two identical solves differed.)
+        if in_tier1 and model.restricted and lp_bound is not None:
+            # The whole instance's bound caps the window's tier 1 too: a ceiling that lets
+            # the solver stop as soon as an incumbent meets it.
+            backend.add_row(coefs, None, math.floor(lp_bound - const))
         guard = deterministic_wall_limit(budget) if clock.deterministic else budget
         with deadline_token(cancel, guard * 1.05 + 0.1) as tier_cancel:
             # Objectives go to the solver without their constant (CBC's logged bound omits
@@ -513,6 +545,47 @@ def _run_pass(
     stats["variables"] = model.lm.num_vars
     stats["rows"] = len(model.lm.rows)
     return result
+
+
+def _configuration_lp(
+    instance: GpuInstance,
+    cluster: FreeCapacity,
+    ctx: ExactContext,
+    clock: _Clock,
+    lp_bound: int | None,
+    stats: dict[str, Any],
+) -> tuple[int | None, list[list[int]] | None]:
+    """Run :func:`configuration_search` on :data:`CONFIG_LP_SHARE` of the time left: report
+    its placements (checked by ``ctx.report``); return the tighter of its bound and
+    ``lp_bound`` (both valid for the whole instance) and its candidate nodes per job."""
+    budget = CONFIG_LP_SHARE * clock.left()
+    if budget < CONFIG_LP_MIN_SECONDS or ctx.cancel.cancelled:
+        return lp_bound, None
+    started = time.monotonic()
+    clock.charge(budget)
+    search = configuration_search(
+        instance, cluster, ctx.incumbent(), budget, ctx.cancel, options=ctx.options
+    )
+    found = search.bound
+    bound = found.bound
+    if bound is not None:
+        lp_bound = bound if lp_bound is None else min(lp_bound, bound)
+    valid = None if lp_bound is None else lp_bound / MILLI
+    if valid is not None:
+        ctx.update_bound(valid)
+    for source, solution in search.solutions:
+        ctx.report(solution, f"config-lp {source}", valid)
+    stats["config_lp"] = {
+        "bound": None if bound is None else bound / MILLI,
+        "lp_value": None if found.lp_value is None else found.lp_value / MILLI,
+        "iterations": found.iterations,
+        "columns": found.columns,
+        "classes": found.classes,
+        "converged": found.converged,
+        "message": found.message,
+        "seconds": time.monotonic() - started,
+    }
+    return lp_bound, search.candidates
 
 
 def _lex_key(instance: GpuInstance, model: GpuModel, values: Values) -> tuple[float, ...]:
