@@ -93,3 +93,37 @@ def test_the_milp_backend_is_unchanged_when_highs_stops_in_time() -> None:
     assert run.stop_reason == StopReason.TIME_LIMIT
     assert run.status == RunStatus.FEASIBLE and run.objective is not None
     assert "abandoned" not in run.message
+
+
+_EVERY_MODEL_RUNS = """
+import numpy as np
+from placement.solver.backends.highs import HighsModel
+
+def lp(**options):
+    # max x + y, x + y <= 1: optimal 1
+    model = HighsModel(**options)
+    model.load(np.array([1.0, 1.0]), np.zeros(2), np.ones(2), np.array([-np.inf]),
+               np.array([1.0]), np.array([0, 1, 2]), np.array([0, 0]), np.array([1.0, 1.0]),
+               maximize=True)
+    return model.run(10.0)
+
+for options in ({}, {"threads": 1}, {}, {"random_seed": 3}):
+    run = lp(**options)
+    print(run.status.name, run.objective)
+"""
+
+
+def test_every_model_of_a_process_runs_whatever_ran_before() -> None:
+    """HiGHS sizes one thread scheduler per process at its first run and refuses to run a
+    later model that asks another thread count ("Not Set"): a dag LP asking one thread after
+    a GPU LP with the default returned no bound. In a fresh process, as a server worker is."""
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", _EVERY_MODEL_RUNS], capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:4] == ["OPTIMAL 1.0"] * 4, out.stdout
+    with pytest.raises(ValueError, match="threads"):
+        highs.HighsModel(threads=2)

@@ -88,8 +88,7 @@ class _Master:
 
     def __init__(self, instance: EntanglementInstance) -> None:
         self.instance = instance
-        # No "threads" option: HiGHS has one thread scheduler per process, and an LP or MILP
-        # solved earlier with another thread count would make this run fail.
+        # HiGHS's thread count is the process's (new_highs, HIGHS_THREADS).
         self.lp = HighsModel()
         inf = math.inf
         n_links, n_nodes, n_req = len(instance.links), len(instance.nodes), len(instance.requests)

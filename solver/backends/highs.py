@@ -61,6 +61,14 @@ def _quiet_stdout() -> Iterator[None]:
 _banner_printed = False
 """Whether this process built its first ``highspy.Highs`` (the one that prints the banner)."""
 
+HIGHS_THREADS = 1
+"""HiGHS's thread count, the same for every model of the process. HiGHS keeps one thread
+scheduler per process, sized by the first run; a later model asking another count does not
+run at all (model status "Not Set"). Models that asked 1 failed silently after one that took
+the default (all cores), and the other way round: a dag grid LP after a GPU LP returned no
+bound. One count for all avoids it; one thread is also what the portfolio wants beside
+CP-SAT on the same cores."""
+
 
 def new_highs() -> Any:
     """A ``highspy.Highs`` with its output off, and without the banner its constructor prints
@@ -81,6 +89,7 @@ def new_highs() -> Any:
             highs = highspy.Highs()
             _banner_printed = True
     highs.setOptionValue("output_flag", False)
+    highs.setOptionValue("threads", HIGHS_THREADS)
     return highs
 
 
@@ -166,7 +175,7 @@ class HighsRun(BackendRun):
 class HighsModel:
     """One HiGHS model (quiet), built from arrays or grown in place, and run.
 
-    ``options`` are HiGHS option values set once (e.g. ``threads=1``, ``random_seed=...``,
+    ``options`` are HiGHS option values set once (e.g. ``random_seed=...``,
     ``mip_rel_gap=0.0``); :meth:`run` sets the time limit of each run.
     """
 
@@ -179,8 +188,10 @@ class HighsModel:
     # -- building --------------------------------------------------------------------------
 
     def set_options(self, **options: Any) -> None:
-        """Set HiGHS options by name."""
+        """Set HiGHS options by name (``threads`` only as :data:`HIGHS_THREADS`: see there)."""
         for name, value in options.items():
+            if name == "threads" and value != HIGHS_THREADS:
+                raise ValueError(f"HiGHS threads: got {value}, expected {HIGHS_THREADS}")
             self.highs.setOptionValue(name, value)
 
     def load(
