@@ -219,6 +219,8 @@ def test_warm_start_keeps_what_still_applies() -> None:
     start = plan([((0, 1), 0, 3)], [((2,), 0, 3)])
     adapted = FAMILY.adapt_start(inst, FAMILY.solution_to_message(inst, start))
     assert adapted.solution == start and not adapted.dropped
+    named = FAMILY.named_solution(inst, start)
+    assert named.pipelines[0] == ((("g0", "g1"), ("embed", "block", "head")),)
     fewer = replace(inst, devices=inst.devices[:2])
     msg = FAMILY.solution_to_message(inst, start)
     adapted = FAMILY.adapt_start(fewer, msg)
@@ -292,3 +294,36 @@ def test_the_bundled_instance_through_the_grpc_service(tmp_path: Path) -> None:
             assert check.feasible and check.objective == pytest.approx(expected, rel=1e-9)
     finally:
         server.stop()
+
+
+# --- the configuration-LP cover bound of Helix's max flow (serving_cover_bound.py) -----------
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_cover_bound_is_a_bound(seed: int) -> None:
+    """Never below the best placement (brute force), wide or narrow links."""
+    from placement.models.partition.serving_cover_bound import cover_bound, covers
+    from placement.models.partition.serving_milp import relaxation_bound
+    from tests.test_partition_helix import brute_force, random_cluster
+
+    for wide in (True, False):
+        c = random_cluster(seed, wide=wide)
+        optimum = brute_force(c)
+        bound = cover_bound(c, 0.0, relaxation_bound(c))
+        assert bound is None or bound >= optimum - 1e-6, (bound, optimum)
+        assert covers(c, optimum, float("inf")) is not False
+    # and it is not the supply bound again: on this cluster it is far below it
+    if seed == 0:
+        c = random_cluster(0, wide=True)
+        assert cover_bound(c, 0.0, relaxation_bound(c)) < relaxation_bound(c) - 5
+
+
+def test_the_cover_bound_on_llama1_30b(shared_benchmarks: Path) -> None:
+    """LLaMA-1 30B on cluster24: the supply bound says 2,050.06; the cover bound refutes
+    1,944 (our placement: 1,942.71, which it must admit)."""
+    from placement.models.partition.helix import load_helix
+    from placement.models.partition.serving_cover_bound import covers
+
+    c = load_helix(shared_benchmarks / "partition" / "helix", "llama1_30b")
+    assert covers(c, 1944.0, float("inf")) is False
+    assert covers(c, 1942.71, float("inf")) is True

@@ -114,9 +114,10 @@ def solve_plan(instance: PartitionInstance, ctx: ExactContext, source: str) -> E
         proven_optimal=True,
         proven_solution=solution,
         message=(
-            f"serving plan: optimum over all {what} of tensor-parallel stages (degrees "
-            f"{degrees}), by enumerating stage-shape multisets per pipeline and a DP over the "
-            "GPUs left (models/partition/serving_tp.py); bound to a relative 1e-11"
+            f"serving plan: optimum over all {what} of the plan model (docs/formulations/"
+            f"partition.md, 9b: stages of one node's GPUs, degrees {degrees}), by enumerating "
+            "every multiset of stage shapes per pipeline and a DP over the GPUs left "
+            "(models/partition/serving_tp.py); bound to a relative 1e-11"
         ),
     )
 
