@@ -26,7 +26,7 @@ from placement.models.partition.instance import (
     PartitionSolution,
     PartitionWorkload,
 )
-from placement.models.partition.serving_plan_solve import greedy_plans, tp_model
+from placement.models.partition.serving_plan_solve import greedy_plans, to_solution, tp_model
 from placement.models.partition.serving_tp import TpPlan, TpStage, tp_plan_throughput
 from placement.solver import SolutionStatus, SolveOptions, solve
 from placement.solver.errors import InputError
@@ -327,3 +327,15 @@ def test_the_cover_bound_on_llama1_30b(shared_benchmarks: Path) -> None:
     c = load_helix(shared_benchmarks / "partition" / "helix", "llama1_30b")
     assert covers(c, 1944.0, float("inf")) is False
     assert covers(c, 1942.71, float("inf")) is True
+
+
+def test_the_planner_stops_when_told() -> None:
+    """The bisection checks its stop (the solve's deadline or cancel) and raises, so that a
+    solve never overruns its time limit by the planner's enumeration."""
+    from placement.models.partition.serving_tp import best_tp_plan_and_bound
+
+    inst = hand()
+    with pytest.raises(TimeoutError):
+        best_tp_plan_and_bound(inst, tp_model(inst), stop=lambda: True)
+    plan_, bound = best_tp_plan_and_bound(inst, tp_model(inst), stop=lambda: False)
+    assert plan_.pipelines and bound >= FAMILY.check(inst, to_solution(plan_)).objective

@@ -89,9 +89,21 @@ def solve_plan(instance: PartitionInstance, ctx: ExactContext, source: str) -> E
     replicas = instance.workload.serving_plan.replicas
     if why is None:
         try:
-            plan, bound = best_tp_plan_and_bound(instance, model, single_pipeline=not replicas)
+            plan, bound = best_tp_plan_and_bound(
+                instance,
+                model,
+                single_pipeline=not replicas,
+                stop=lambda: ctx.time_left() <= 0.1 or ctx.cancel.cancelled,
+            )
         except ValueError as error:
             why = str(error)
+        except TimeoutError:
+            return ExactOutcome(
+                StopReason.CANCELLED if ctx.cancel.cancelled else StopReason.TIME_LIMIT,
+                bound=plan_quick_bound(instance),
+                message="serving plan: the exact planner was stopped (deadline or cancel) "
+                "before its proof; greedy plans and the quick bound only",
+            )
     if why is not None:
         return ExactOutcome(
             StopReason.HEURISTIC_ONLY,

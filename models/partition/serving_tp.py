@@ -39,6 +39,7 @@ closed forms: blocks are identical), to a relative 1e-12. A DP over the GPUs lef
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -286,13 +287,16 @@ def best_tp_plan_and_bound(
     model: TpModel,
     types: tuple[str, ...] | None = None,
     single_pipeline: bool = False,
+    stop: Callable[[], bool] | None = None,
 ) -> tuple[TpPlan, float]:
     """:func:`best_tp_plan` and an upper bound on the tokens/s of every plan of the model.
 
     Each pipeline pattern's least stage time lies in ``(lo, hi]`` of its bisection, where
     ``lo`` failed the feasibility test (so no tiling fits within ``lo``) and ``hi - lo <=``
     :data:`BISECTION_TOLERANCE` ``x hi``; the packing DP is exact over the values ``B / hi``,
-    so ``pack / (1 - tolerance)`` bounds every plan (with a factor 10 of float margin)."""
+    so ``pack / (1 - tolerance)`` bounds every plan (with a factor 10 of float margin).
+    ``stop`` (the deadline or a cancellation): when it says so, the bisection raises
+    TimeoutError."""
     n_blocks = _uniform_blocks(instance)
     groups = _node_groups(instance, types)
     kinds = sorted(groups)
@@ -317,7 +321,7 @@ def best_tp_plan_and_bound(
         return TpPlan(()), 0.0
     p_max = int(counts.sum(axis=1).max())
     shp = _shape_tables(instance, model, shapes, p_max)
-    tau = _best_times(counts, shp, n_blocks)
+    tau = _best_times(counts, shp, n_blocks, stop)
     usage = np.zeros((len(counts), len(kinds)), dtype=np.int64)
     for j, (g, t) in enumerate(shapes):
         usage[:, kinds.index(g)] += counts[:, j] * t
@@ -474,7 +478,9 @@ def _feasible(counts: np.ndarray, shp: _Shapes, n_blocks: int, tau: np.ndarray) 
     return ok
 
 
-def _best_times(counts: np.ndarray, shp: _Shapes, n_blocks: int) -> np.ndarray:
+def _best_times(
+    counts: np.ndarray, shp: _Shapes, n_blocks: int, stop: Callable[[], bool] | None = None
+) -> np.ndarray:
     """Per row, the least stage time within which its stages hold the chain (to a relative
     :data:`BISECTION_TOLERANCE`, bisection; inf: never)."""
     p = counts.sum(axis=1)
@@ -482,6 +488,8 @@ def _best_times(counts: np.ndarray, shp: _Shapes, n_blocks: int) -> np.ndarray:
     ok = _feasible(counts, shp, n_blocks, hi)
     lo = np.zeros(len(counts))
     for _ in range(200):  # ends at the tolerance (~40 halvings + log2 of hi / optimum)
+        if stop is not None and stop():
+            raise TimeoutError("serving_tp: the stage-time bisection was stopped")
         mid = (lo + hi) / 2
         good = _feasible(counts, shp, n_blocks, mid)
         hi = np.where(good, mid, hi)
