@@ -208,7 +208,8 @@ table, read from its MILP); the value of a placement is the max flow from source
 (`models/partition/serving_flow.py`): "tokens/s" with Helix's rule (an edge u -> v only where
 v starts where u ends, the artifact's setting), "partial" with its partial-inference rule
 (v may start at or before u's end). Ours: `placement solve` on the imported instance (the greedy, then the boundary-flow MILP
-of `models/partition/serving_milp.py` on HiGHS, 1 thread, time limit
+of `models/partition/serving_milp.py` on HiGHS, then, while its bound stays above, the
+cover bound of `models/partition/serving_cover_bound.py`; 1 thread, time limit
 {config.time_limit_s:g} s); `bound` is the solve's proven upper bound on every placement,
 `gap` = (bound - ours) / ours.
 Separate pipelines: one sub-cluster per GPU type, scored per sub-cluster and summed. The

@@ -13,7 +13,9 @@ fallback where it applies; bisection fill, Petals-style spans, PipeDream's plann
 :mod:`.explain` (why a model does not fit), :mod:`.generate` (seeded synthetic instances),
 :mod:`.tarnawski` and :mod:`.hf` (loaders and builders for public formats); :mod:`.helix`
 (the Helix artifact's layer-placement max-flow instance), scored by :mod:`.serving_flow` and
-solved exactly by :mod:`.serving_milp`.
+solved exactly by :mod:`.serving_milp`; serving plans (``workload.serving_plan``: replicas and
+tensor-parallel stages) checked by :func:`.check.check_plan` and solved by
+:mod:`.serving_plan_solve` over :mod:`.serving_tp`'s planner.
 """
 
 from __future__ import annotations
@@ -41,11 +43,13 @@ from placement.models.partition.instance import (
     PartitionLinks,
     PartitionMode,
     PartitionServingFlow,
+    PartitionServingPlan,
     PartitionSolution,
     PartitionWorkload,
     Workload,
 )
 from placement.models.partition.plot import draw
+from placement.models.partition.serving_plan_solve import plan_quick_bound
 from placement.models.partition.summary import summarize
 from placement.models.partition.warm_start import adapt_start
 from placement.solver.family import Family
@@ -78,8 +82,9 @@ class PartitionFamily(Family):
         return "milp" if instance.workload.flow else "cpsat"
 
     def objective_sense(self, instance: PartitionInstance) -> str:
-        """``max`` (tokens/s) in LLM_SERVING_FLOW mode, ``min`` (milliseconds) otherwise."""
-        return "max" if instance.workload.flow else "min"
+        """``max`` (tokens/s) in LLM_SERVING_FLOW mode and for serving plans, ``min``
+        (milliseconds) otherwise."""
+        return "max" if instance.workload.flow or instance.workload.plan else "min"
 
     def quick_bound(self, instance: PartitionInstance) -> float:
         """Cheap bound on the objective: a lower bound in ms (see
@@ -91,6 +96,8 @@ class PartitionFamily(Family):
             from placement.models.partition.serving_milp import relaxation_bound
 
             return relaxation_bound(cluster_of(instance))
+        if instance.workload.plan:
+            return plan_quick_bound(instance)
         return quick_bound_ns(instance) / NS_PER_MS
 
     generators = GENERATORS
@@ -100,7 +107,11 @@ class PartitionFamily(Family):
         self, instance: PartitionInstance, solution: PartitionSolution
     ) -> PartitionSolution:
         """A solution made infeasible: layer 0 (flow mode: the first range) on a device that
-        does not exist."""
+        does not exist; a serving plan: its first stage)."""
+        if solution.pipelines:
+            (devs, first, count), *rest = solution.pipelines[0]
+            broken = (((len(instance.devices), *devs[1:]), first, count), *rest)
+            return PartitionSolution(pipelines=(broken, *solution.pipelines[1:]))
         if solution.ranges:
             _, first, count = solution.ranges[0]
             return PartitionSolution(
@@ -132,6 +143,7 @@ __all__ = [
     "PartitionLinks",
     "PartitionMode",
     "PartitionServingFlow",
+    "PartitionServingPlan",
     "PartitionSolution",
     "PartitionWorkload",
     "Workload",

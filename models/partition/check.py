@@ -22,6 +22,11 @@ LLM_SERVING_FLOW (Helix's model) is checked and scored by :mod:`.serving_flow` i
 range's device exists and holds one range, ``1 <= count <=`` its type's limit, the range lies
 inside the layer order; the objective is ``tokens_per_s``, the max flow (maximised).
 
+Serving plans (LLM_SERVING with ``workload.serving_plan``) by :func:`check_plan`: devices
+used once, a stage's devices one type on one node with an allowed degree dividing the node's
+GPU count, each pipeline's ranges tiling the layers in order, memory per GPU; the objective
+is ``tokens_per_s``, the sum over pipelines of ``batch_size`` / the slowest stage (maximised).
+
 Objective (milliseconds, minimised; the nanosecond sums are exact):
 
 * training and serving: ``step_time_ms``, the largest device load, where a device's load is
@@ -49,7 +54,7 @@ from placement.solver.family import CheckReport
 
 def objective_name(instance: PartitionInstance) -> str:
     """The primary objective's name for the instance's mode."""
-    if instance.workload.flow:
+    if instance.workload.flow or instance.workload.plan:
         return "tokens_per_s"
     return "latency_ms" if instance.workload.mode is Mode.INFERENCE else "step_time_ms"
 
@@ -65,7 +70,7 @@ def _terms(instance: PartitionInstance, objective_ns: int | None) -> dict[str, f
 
 def senses(instance: PartitionInstance) -> tuple[str, ...]:
     """The sense of each term."""
-    if instance.workload.flow:
+    if instance.workload.flow or instance.workload.plan:
         return ("max",)
     return ("min", "max") if instance.workload.mode is Mode.SERVING else ("min",)
 
@@ -119,11 +124,18 @@ def check(instance: PartitionInstance, solution: PartitionSolution) -> CheckRepo
         )
     if instance.workload.flow:
         return check_flow(instance, solution)
+    if instance.workload.plan:
+        return check_plan(instance, solution)
     violations: list[str] = []
     layers, devices = instance.layers, instance.devices
     if solution.ranges:
         violations.append(
             f"{len(solution.ranges)} layer ranges: only LLM_SERVING_FLOW solutions give ranges"
+        )
+    if solution.pipelines:
+        violations.append(
+            f"{len(solution.pipelines)} pipelines: only serving-plan solutions "
+            "(workload.serving_plan) give pipelines"
         )
     device_of = tuple(solution.device_of)
     if len(device_of) != len(layers):
@@ -287,3 +299,167 @@ def check_flow(instance: PartitionInstance, solution: PartitionSolution) -> Chec
     return CheckReport(
         score.feasible, list(score.errors), {"tokens_per_s": score.tokens_per_s}, ("max",)
     )
+
+
+# --- serving plans ------------------------------------------------------------------------
+
+
+def plan_allreduces(instance: PartitionInstance, layer: int) -> int:
+    """All-reduces a tensor-parallel stage does per decode step for ``layer``: two for a
+    transformer block (a layer with KV cache: attention, then the MLP), one for any other
+    layer (the embedding's vocabulary-parallel lookup, the head's logits)."""
+    return 2 if instance.layers[layer].kv_cache_bytes_per_token > 0 else 1
+
+
+def plan_stage_seconds(
+    instance: PartitionInstance, devices: tuple[int, ...], first: int, count: int
+) -> float:
+    """Seconds one micro-batch's decode step takes on a plan stage (docs/formulations/
+    partition.md, "Serving plans"): its layers' time on its GPU type split ``t`` ways, the
+    all-reduces when ``t > 1``, and the activations received from the stage before and sent
+    to the stage after at the inter-node bandwidth."""
+    w = instance.workload
+    t = len(devices)
+    batch = w.batch_size
+    inter = instance.links.inter_node_bandwidth_bytes_per_s
+    intra = instance.links.intra_node_bandwidth_bytes_per_s or inter
+    latency = w.serving_plan.allreduce_latency_s if w.serving_plan is not None else 0.0
+    compute_ns = 0
+    comm = 0.0
+    for layer in range(first, first + count):
+        compute_ns += layer_time_ns(instance, layer, devices[0])
+        if t > 1:
+            ring = 2.0 * (t - 1) / t * batch * instance.layers[layer].activation_bytes
+            comm += plan_allreduces(instance, layer) * (latency + ring / intra)
+    seconds = compute_ns / 1e9 / t + comm
+    if first > 0:
+        seconds += batch * instance.layers[first - 1].activation_bytes / inter
+    if first + count < len(instance.layers):
+        seconds += batch * instance.layers[first + count - 1].activation_bytes / inter
+    return seconds
+
+
+def plan_stage_bytes(
+    instance: PartitionInstance, t: int, first: int, count: int, stages: int
+) -> float:
+    """Bytes on each of a stage's ``t`` GPUs in a pipeline of ``stages`` stages: weights and
+    KV cache split ``t`` ways, activations and fixed memory whole, for the ``stages`` micro-
+    batches of ``batch_size`` sequences the pipeline keeps in flight."""
+    w = instance.workload
+    sequences = w.batch_size * stages
+    need = 0.0
+    for layer in range(first, first + count):
+        lay = instance.layers[layer]
+        kv = lay.kv_cache_bytes_per_token * w.context_length * sequences
+        need += lay.extra_memory_bytes + lay.activation_bytes * sequences
+        need += (lay.param_bytes + kv) / t
+    return need
+
+
+def check_plan(instance: PartitionInstance, solution: PartitionSolution) -> CheckReport:
+    """A serving plan: every rule of docs/formulations/partition.md, "Serving plans", and its
+    tokens/s (the sum over pipelines of ``batch_size`` over the slowest stage's seconds).
+
+    Written from the formulation, apart from :mod:`.serving_tp` (whose planner it checks)."""
+    violations: list[str] = []
+    if solution.device_of or solution.ranges:
+        violations.append(
+            "layer assignments or ranges given: a serving plan's solution gives pipelines"
+        )
+    plan = instance.workload.serving_plan
+    assert plan is not None, "check_plan is for serving-plan instances"
+    if not solution.pipelines:
+        violations.append("no pipeline: a plan serves the model at least once")
+    if len(solution.pipelines) > 1 and not plan.replicas:
+        violations.append(
+            f"{len(solution.pipelines)} pipelines; serving_plan.replicas is false (one pipeline)"
+        )
+    devices, layers = instance.devices, instance.layers
+    node_size: dict[str, int] = {}
+    for dev in devices:
+        if dev.node:
+            node_size[dev.node] = node_size.get(dev.node, 0) + 1
+    owner: dict[int, str] = {}
+    total = 0.0
+    for p, stages in enumerate(solution.pipelines):
+        where = f"pipeline {p + 1}"
+        if not stages:
+            violations.append(f"{where}: no stages")
+            continue
+        expect = 0
+        slowest = 0.0
+        broken = False
+        for s, (devs, first, count) in enumerate(stages):
+            at = f"{where}, stage {s + 1}"
+            bad = [d for d in devs if not (isinstance(d, int) and 0 <= d < len(devices))]
+            if not devs or bad:
+                violations.append(f"{at}: devices {list(devs)!r} are not devices of the instance")
+                broken = True
+                continue
+            for d in devs:
+                if d in owner:
+                    violations.append(
+                        f"{at}: device {devices[d].name!r} is used twice (also in {owner[d]})"
+                    )
+                    broken = True
+                owner[d] = at
+            t = len(devs)
+            names = ", ".join(repr(devices[d].name) for d in devs)
+            if len({devices[d].type for d in devs}) > 1:
+                violations.append(f"{at}: devices {names} are of different types")
+                broken = True
+            node = devices[devs[0]].node
+            if t > 1 and (not node or any(devices[d].node != node for d in devs)):
+                violations.append(f"{at}: devices {names} are not all on one node")
+                broken = True
+            on_node = node_size.get(node, 1) if node else 1
+            if t not in plan.tensor_parallel_sizes or on_node % t:
+                violations.append(
+                    f"{at}: tensor-parallel degree {t}; allowed "
+                    f"{list(plan.tensor_parallel_sizes)} dividing its node's {on_node} GPU(s)"
+                )
+                broken = True
+            if count < 1 or first != expect:
+                gap = "a gap" if first > expect else "an overlap"
+                violations.append(
+                    f"{at}: layers from {first} ({count} layer(s)), expected layer {expect} on: "
+                    f"{gap if first != expect else 'no layers'}"
+                )
+                broken = True
+                if count < 1:
+                    continue
+            if first < 0 or first + count > len(layers):
+                violations.append(
+                    f"{at}: layers {first}..{first + count - 1} outside 0..{len(layers) - 1}"
+                )
+                broken = True
+                continue
+            expect = first + count
+            bad_type = [
+                layers[i].name
+                for i in range(first, first + count)
+                if not layers[i].allowed_on(devices[devs[0]].type)
+            ]
+            if bad_type:
+                violations.append(
+                    f"{at}: layer {bad_type[0]!r} may not run on type {devices[devs[0]].type!r}"
+                )
+                broken = True
+            need = plan_stage_bytes(instance, t, first, count, len(stages))
+            for d in devs:
+                if need > devices[d].memory_bytes:
+                    violations.append(
+                        f"{at}: device {devices[d].name!r} needs {need:.0f} bytes, it has "
+                        f"{devices[d].memory_bytes} ({need - devices[d].memory_bytes:.0f} over)"
+                    )
+                    broken = True
+            slowest = max(slowest, plan_stage_seconds(instance, devs, first, count))
+        if expect != len(layers):
+            violations.append(
+                f"{where}: its stages end at layer {expect}, the model has {len(layers)} layers"
+            )
+            broken = True
+        if not broken and slowest > 0:
+            total += instance.workload.batch_size / slowest
+    feasible = not violations
+    return CheckReport(feasible, violations, {"tokens_per_s": total if feasible else 0.0}, ("max",))

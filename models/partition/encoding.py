@@ -40,6 +40,7 @@ from placement.models.partition.explain import explain_infeasible, quick_bound_n
 from placement.models.partition.ideals import needs_layer_graph
 from placement.models.partition.instance import NS_PER_MS, PartitionInstance, PartitionSolution
 from placement.models.partition.layergraph_exact import solve_layer_graph
+from placement.models.partition.serving_plan_solve import solve_plan
 from placement.models.partition.tables import (
     INF,
     Tables,
@@ -208,6 +209,10 @@ class StageEncoding:
         among them, hinted with the path found; proved: done; else ``U`` drops and (1) again.
         """
         self.last_stats = {"rounds": 0}
+        if instance.workload.plan:
+            # Serving plans: the stage-shape planner of serving_tp whichever backend was asked
+            # for (its enumeration is the proof; the message says what it is over).
+            return solve_plan(instance, ctx, "serving-tp")
         if instance.workload.flow:
             # Helix's max-flow model has one exact encoding, the boundary-flow MILP on HiGHS,
             # whichever backend was asked for (the solve's message says so)

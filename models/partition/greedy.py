@@ -38,6 +38,7 @@ from placement.models.partition.instance import (
     PartitionSolution,
 )
 from placement.models.partition.layergraph_exact import order_split
+from placement.models.partition.serving_plan_solve import greedy_plans
 from placement.models.partition.tables import Tables, build_tables
 from placement.solver.options import SolveOptions
 
@@ -167,6 +168,8 @@ def greedy_solutions(
     bisection fill, Petals-style spans and PipeDream's planner (LLM_SERVING_FLOW: the two
     orders of :func:`petals_flow`)."""
     del options
+    if instance.workload.plan:
+        return greedy_plans(instance)
     if instance.workload.flow:
         return [
             ("petals-flow", petals_flow(instance)),

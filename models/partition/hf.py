@@ -28,7 +28,7 @@ parameter (2, fp16), s tokens per sequence, B sequences (docs/formulations/parti
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,7 @@ from placement.models.partition.instance import (
     Links,
     Mode,
     PartitionInstance,
+    PartitionServingPlan,
     Workload,
 )
 from placement.solver.errors import InputError
@@ -336,8 +337,36 @@ def _build(params: dict[str, Any]) -> PartitionInstance:
         memory_reserve=params["memory_reserve"],
         in_flight_microbatches=in_flight,
     )
+    plan = _serving_plan(params, mode)
+    if plan is not None:
+        instance = replace(instance, workload=replace(instance.workload, serving_plan=plan))
     instance.description += f". Made by: {IMPORTERS[0].command(params)}"
     return instance
+
+
+def _serving_plan(params: dict[str, Any], mode: Mode) -> PartitionServingPlan | None:
+    """``--replicas`` / ``--tensor-parallel``: the workload's serving plan (LLM_SERVING)."""
+    text = params.get("tensor_parallel") or ""
+    if not text and not params.get("replicas"):
+        return None
+    if mode is not Mode.SERVING:
+        raise InputError.single("--mode", mode.value, "serving (plans are for LLM serving)")
+    try:
+        sizes = tuple(int(t) for t in text.split(",")) if text else (1,)
+    except ValueError:
+        raise InputError.single(
+            "--tensor-parallel", text, "comma-separated degrees, e.g. 1,2,4"
+        ) from None
+    if any(t < 1 for t in sizes) or any(
+        b <= a or b % a for a, b in zip(sizes, sizes[1:], strict=False)
+    ):
+        raise InputError.single(
+            "--tensor-parallel", text, "ascending degrees, each dividing the next, e.g. 1,2,4"
+        )
+    latency = params.get("allreduce_latency_us") or 0.0
+    if latency < 0:
+        raise InputError.single("--allreduce-latency-us", latency, "microseconds >= 0")
+    return PartitionServingPlan(bool(params.get("replicas")), sizes, latency * 1e-6)
 
 
 IMPORTERS = (
@@ -432,6 +461,26 @@ IMPORTERS = (
                 0.1,
                 metavar="F",
                 help="share of each device's memory kept free (default: 0.1)",
+            ),
+            Parameter(
+                "replicas",
+                "flag",
+                False,
+                help="serving plan: any number of disjoint pipelines (replicas)",
+            ),
+            Parameter(
+                "tensor_parallel",
+                "str",
+                "",
+                metavar="T1,T2,..",
+                help="serving plan: tensor-parallel degrees a stage may take, e.g. 1,2,4",
+            ),
+            Parameter(
+                "allreduce_latency_us",
+                "float",
+                0.0,
+                metavar="US",
+                help="serving plan: fixed latency of one all-reduce, microseconds (default: 0)",
             ),
         ),
         build=_build,

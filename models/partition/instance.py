@@ -42,6 +42,8 @@ MAX_TOKENS_PER_S = 10**12
 """Most tokens/s of a device or link in LLM_SERVING_FLOW mode (the max flow counts integers
 of 1e-6 tokens/s)."""
 MAX_SECONDS = 10**8
+MAX_TENSOR_PARALLEL = 1024
+"""Largest tensor-parallel degree a serving plan may allow."""
 
 RANGES = register_ranges(
     {
@@ -73,6 +75,10 @@ RANGES = register_ranges(
         "PartitionFlowDeviceType.max_layers": FieldRange(1, MAX_LAYERS, integer=True),
         "PartitionFlowDeviceType.tokens_per_s": FieldRange(0, MAX_TOKENS_PER_S, unit="tokens/s"),
         "PartitionFlowLink.tokens_per_s": FieldRange(0, MAX_TOKENS_PER_S, unit="tokens/s"),
+        "PartitionServingPlan.tensor_parallel_sizes": FieldRange(
+            1, MAX_TENSOR_PARALLEL, integer=True
+        ),
+        "PartitionServingPlan.allreduce_latency_s": FieldRange(0, MAX_SECONDS, unit="seconds"),
     }
 )
 """The documented range of every numeric field (docs/library.md lists them); beyond them,
@@ -193,6 +199,16 @@ class PartitionLinks:
 
 
 @dataclass(frozen=True)
+class PartitionServingPlan:
+    """LLM_SERVING plans: replicas allowed, the tensor-parallel degrees a stage may take
+    (ascending, a divisibility chain) and an all-reduce's fixed latency (see partition.proto)."""
+
+    replicas: bool = False
+    tensor_parallel_sizes: tuple[int, ...] = (1,)
+    allreduce_latency_s: float = 0.0
+
+
+@dataclass(frozen=True)
 class PartitionWorkload:
     """The mode and its memory accounting; see ``PartitionWorkload`` in partition.proto."""
 
@@ -206,6 +222,13 @@ class PartitionWorkload:
     contiguity_rule: PartitionContiguity | None = None
     """Set explicitly (proto field ``contiguity``); None: from ``non_contiguous``."""
     transfer_accounting: PartitionTransferAccounting = PartitionTransferAccounting.PER_EDGE
+    serving_plan: PartitionServingPlan | None = None
+    """LLM_SERVING: set, solutions are serving plans (pipelines of tensor-parallel stages)."""
+
+    @property
+    def plan(self) -> bool:
+        """LLM_SERVING with a serving plan: solutions give pipelines, scored in tokens/s."""
+        return self.serving_plan is not None and self.mode is PartitionMode.SERVING
 
     @property
     def contiguity(self) -> PartitionContiguity:
@@ -395,6 +418,10 @@ def edge_time_ns(instance: PartitionInstance, edge: PartitionEdge, a: int, b: in
 # Solution
 
 
+PlanStage = tuple[tuple[int, ...], int, int]
+"""A serving plan's stage: (device indices, first layer, layer count)."""
+
+
 @dataclass
 class PartitionSolution:
     """The device of every layer (``device_of[layer]`` is a device index); in
@@ -403,6 +430,9 @@ class PartitionSolution:
 
     device_of: tuple[int, ...] = ()
     ranges: tuple[tuple[int, int, int], ...] = ()
+    pipelines: tuple[tuple[PlanStage, ...], ...] = ()
+    """Serving plans (``workload.serving_plan``): disjoint pipelines, each its stages in
+    order; ``device_of`` and ``ranges`` empty."""
 
     def stages(self) -> list[tuple[int, int, int]]:
         """Maximal runs of consecutive layers on one device: (device, first, last)."""
@@ -503,7 +533,9 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
             "TRANSFER_PER_EDGE or TRANSFER_PER_TENSOR_VIA_HOST",
         )
         accounting = PartitionTransferAccounting.PER_EDGE
+    plan = _serving_plan_from_message(wl, mode, v)
     workload = PartitionWorkload(
+        serving_plan=plan,
         mode=mode,
         batch_size=max(1, batch),
         context_length=max(0, wl.context_length),
@@ -630,6 +662,21 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
             "bytes/s > 0 (edges send bytes between devices)",
         )
     flow = _serving_flow_from_message(msg, mode, devices, v)
+    if plan is not None:
+        # The plan model cuts a chain between consecutive layers (docs/formulations).
+        v.require(
+            not msg.edges,
+            f"{P}.edges",
+            f"{len(msg.edges)} edges",
+            "none (serving plans split a chain)",
+        )
+        for i, lay in enumerate(layers):
+            v.require(
+                not lay.colocation_group and not lay.backward,
+                f"{P}.layers[{i}]",
+                lay.name,
+                "no colocation_group and not backward (serving plans split a chain)",
+            )
     v.raise_if_any()
     instance = PartitionInstance(
         layers=layers,
@@ -647,6 +694,33 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
         _check_tensor_times(instance, v)
     v.raise_if_any()
     return instance
+
+
+def _serving_plan_from_message(
+    wl: Any, mode: PartitionMode, v: ValidationCollector
+) -> PartitionServingPlan | None:
+    """The workload's serving plan section (LLM_SERVING only; degrees a divisibility chain)."""
+    if not wl.HasField("serving_plan"):
+        return None
+    sp = wl.serving_plan
+    P = "partition.workload.serving_plan"  # noqa: N806 - the JSON path
+    v.require(
+        mode is PartitionMode.SERVING,
+        P,
+        "present",
+        f"absent (serving plans are for LLM_SERVING; mode is {mode.name})",
+    )
+    sizes = tuple(int(t) for t in sp.tensor_parallel_sizes) or (1,)
+    ok = all(1 <= t <= MAX_TENSOR_PARALLEL for t in sizes)
+    if ok:
+        v.require(
+            all(b > a and b % a == 0 for a, b in zip(sizes, sizes[1:], strict=False)),
+            f"{P}.tensor_parallel_sizes",
+            list(sizes),
+            "ascending degrees, each dividing the next (e.g. [1, 2, 4, 8])",
+        )
+    latency = _clamp_float(sp.allreduce_latency_s)
+    return PartitionServingPlan(bool(sp.replicas), sizes, latency)
 
 
 def _check_tensor_times(instance: PartitionInstance, v: ValidationCollector) -> None:
@@ -877,6 +951,11 @@ def instance_to_message(instance: PartitionInstance) -> Any:
         msg.workload.contiguity = _CONTIGUITY_VALUES[w.contiguity_rule]
     if w.transfer_accounting is not PartitionTransferAccounting.PER_EDGE:
         msg.workload.transfer_accounting = _ACCOUNTING_VALUES[w.transfer_accounting]
+    if w.serving_plan is not None:
+        msg.workload.serving_plan.SetInParent()
+        msg.workload.serving_plan.replicas = w.serving_plan.replicas
+        msg.workload.serving_plan.tensor_parallel_sizes.extend(w.serving_plan.tensor_parallel_sizes)
+        msg.workload.serving_plan.allreduce_latency_s = w.serving_plan.allreduce_latency_s
     if instance.serving_flow is not None:
         sf = instance.serving_flow
         msg.serving_flow.SetInParent()
@@ -897,6 +976,31 @@ def solution_from_message(instance: PartitionInstance, msg: Any) -> PartitionSol
     is the checker's business (it is kept as -1, "unplaced").
     """
     v = ValidationCollector()
+    if instance.workload.plan or msg.pipelines:
+        pipelines: list[tuple[PlanStage, ...]] = []
+        for p, pipe in enumerate(msg.pipelines):
+            stages: list[PlanStage] = []
+            for s, st in enumerate(pipe.stages):
+                devs: list[int] = []
+                for k, name in enumerate(st.devices):
+                    device = instance.device_index.get(name)
+                    if v.require(
+                        device is not None,
+                        f"partition.pipelines[{p}].stages[{s}].devices[{k}]",
+                        name,
+                        "the name of a device",
+                    ):
+                        devs.append(int(device))
+                stages.append((tuple(devs), int(st.first_layer), int(st.layer_count)))
+            pipelines.append(tuple(stages))
+        v.require(
+            not msg.assignments and not msg.ranges,
+            "partition.assignments",
+            f"{len(msg.assignments)} assignments, {len(msg.ranges)} ranges",
+            "none (a serving plan's solution gives pipelines)",
+        )
+        v.raise_if_any()
+        return PartitionSolution(pipelines=tuple(pipelines))
     if instance.workload.flow or msg.ranges:
         ranges: list[tuple[int, int, int]] = []
         for i, r in enumerate(msg.ranges):
@@ -938,6 +1042,15 @@ def solution_to_message(
 ) -> Any:
     """The ``placement.v1.PartitionSolution`` message of a solution."""
     msg = pb.PartitionSolution()
+    n_dev = len(instance.devices)
+    for stages in solution.pipelines:
+        pipe = msg.pipelines.add()
+        for devs, first, count in stages:
+            pipe.stages.add(
+                devices=[instance.devices[d].name for d in devs if 0 <= d < n_dev],
+                first_layer=first,
+                layer_count=count,
+            )
     for device, first, count in solution.ranges:
         if 0 <= device < len(instance.devices):
             msg.ranges.add(
@@ -965,12 +1078,27 @@ class NamedPartitionSolution:
     ranges: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """LLM_SERVING_FLOW: each used device's layers, first to last (``device_of`` and
     ``stages`` stay empty: a layer may be held by several devices)."""
+    pipelines: tuple[tuple[tuple[tuple[str, ...], tuple[str, ...]], ...], ...] = ()
+    """Serving plans: per pipeline, per stage (its devices, its layers), by name."""
 
 
 def named_solution(
     instance: PartitionInstance, solution: PartitionSolution
 ) -> NamedPartitionSolution:
     """The assignment keyed by layer name, and the stages keyed by device name."""
+    if solution.pipelines:
+        n_dev = len(instance.devices)
+        plan = tuple(
+            tuple(
+                (
+                    tuple(instance.devices[d].name for d in devs if 0 <= d < n_dev),
+                    tuple(lay.name for lay in instance.layers[s : s + k]),
+                )
+                for devs, s, k in stages
+            )
+            for stages in solution.pipelines
+        )
+        return NamedPartitionSolution({}, {}, {}, plan)
     if solution.ranges:
         held = {
             instance.devices[d].name: tuple(lay.name for lay in instance.layers[s : s + k])

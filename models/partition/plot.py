@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from placement.models.partition.check import check
+from placement.models.partition.check import check, plan_stage_seconds
 from placement.models.partition.instance import (
     NS_PER_MS,
     PartitionInstance,
@@ -34,6 +34,8 @@ def draw(instance: PartitionInstance, solution: PartitionSolution, out_path: str
 
     if instance.workload.flow:
         return _draw_ranges(plt, instance, solution, out_path)
+    if instance.workload.plan:
+        return _draw_plan(plt, instance, solution, out_path)
     n_dev = len(instance.devices)
     compute = [0] * n_dev
     transfer = [0] * n_dev
@@ -122,6 +124,42 @@ def _draw_ranges(
 
     ax.legend(
         handles=[Patch(color=colours(i % 10), label=t) for i, t in enumerate(types)], fontsize=8
+    )
+    fig.tight_layout()
+    fig.savefig(out_path)
+    plt.close(fig)
+    return fig
+
+
+def _draw_plan(
+    plt: Any, instance: PartitionInstance, solution: PartitionSolution, out_path: str
+) -> Figure:
+    """Serving plans: one row per stage (pipelines one after another), a bar of its decode
+    step's milliseconds, labelled with its devices and layer range."""
+    n_dev, n_layers = len(instance.devices), len(instance.layers)
+    labels: list[str] = []
+    times: list[float] = []
+    for p, stages in enumerate(solution.pipelines, start=1):
+        for s, (devs, first, count) in enumerate(stages, start=1):
+            ok = [d for d in devs if 0 <= d < n_dev]
+            names = ", ".join(instance.devices[d].name for d in ok) or "?"
+            labels.append(f"P{p}.{s} {names}: layers {first}..{first + count - 1}")
+            valid = ok and len(ok) == len(devs) and count > 0 and first + count <= n_layers
+            seconds = plan_stage_seconds(instance, tuple(ok), first, count) if valid else 0.0
+            times.append(seconds * 1e3)
+    fig, ax = plt.subplots(figsize=(9, 0.3 * max(len(labels), 1) + 1.5))
+    y = list(range(len(labels)))
+    ax.barh(y, times, color="#4c72b0")
+    ax.set_yticks(y, labels, fontsize=6)
+    ax.invert_yaxis()
+    ax.set_xlabel("decode step of one micro-batch (ms)")
+    report = check(instance, solution)
+    value = report.terms.get("tokens_per_s", 0.0)
+    ax.set_title(
+        f"{instance.name or 'partition'}: {value:.6g} tokens/s; {len(solution.pipelines)} "
+        f"pipeline(s), {len(labels)} stage(s)"
+        + ("" if report.feasible else " (INFEASIBLE: see placement check)"),
+        fontsize=9,
     )
     fig.tight_layout()
     fig.savefig(out_path)

@@ -301,7 +301,9 @@ def solve_flow(instance: PartitionInstance, ctx: ExactContext, source: str) -> E
     model does not describe, so no MILP bound is reported there (the family's quick bound,
     :func:`relaxation_bound`, holds under both rules). Optimality follows when the checked
     value meets the bound -- with every link wide enough (:func:`links_never_bind`) the MILP's
-    optimum is routable and it does.
+    optimum is routable and it does. The MILP gets 70 % of the time left; when its bound stays
+    above the placement, the configuration-LP cover bound
+    (:func:`.serving_cover_bound.cover_bound`, Helix's edge rule) uses the rest.
     """
     cluster = cluster_of(instance)
     partial = cluster.partial
@@ -313,10 +315,13 @@ def solve_flow(instance: PartitionInstance, ctx: ExactContext, source: str) -> E
         elif bound is not None:
             ctx.update_bound(bound)
 
+    # The MILP first (it proves most instances in seconds); the configuration-LP cover bound
+    # in the time it leaves when its bound stays above the placement.
+    milp_s = 0.7 * max(0.0, ctx.time_left())
     result = solve_placement(
         cluster,
-        time_limit_s=max(0.0, ctx.time_left()),
-        round_s=max(1.0, ctx.time_left()),
+        time_limit_s=milp_s,
+        round_s=max(1.0, milp_s),
         threads=1,  # the aggregated MILP is small (seconds on cluster24); one core is enough
         start=solution_placement(ctx.incumbent()),
         cancel=ctx.cancel,
@@ -328,6 +333,16 @@ def solve_flow(instance: PartitionInstance, ctx: ExactContext, source: str) -> E
         1.0, result.tokens_per_s
     )
     rule = "partial-inference rule: no MILP bound" if partial else f"bound {result.bound:.6g}"
+    cover = None
+    if not gap_closed and not partial and not ctx.cancel.cancelled and ctx.time_left() > 0.5:
+        # imported here: only unproven flow solves need the cover bound (Helix's edge rule)
+        from placement.models.partition.serving_cover_bound import cover_bound
+
+        upper = min(result.bound, relaxation_bound(cluster))
+        cover = cover_bound(cluster, result.tokens_per_s, upper, ctx.time_left() - 0.25)
+        if cover is not None:
+            ctx.update_bound(cover)
+            rule += f"; cover bound (configuration LP) {cover:.6g}"
     if gap_closed:
         return ExactOutcome(
             StopReason.PROVEN,
@@ -343,9 +358,10 @@ def solve_flow(instance: PartitionInstance, ctx: ExactContext, source: str) -> E
         stop = StopReason.TIME_LIMIT
     else:
         stop = StopReason.SEARCH_EXHAUSTED
+    bounds = [b for b in (None if partial else result.bound, cover) if b is not None]
     return ExactOutcome(
         stop,
-        bound=None if partial else result.bound,
+        bound=min(bounds) if bounds else None,
         message=f"boundary-flow MILP (HiGHS): {result.tokens_per_s:.6g} tokens/s, {rule}"
         + ("" if result.links_never_bind else "; links may bind"),
     )

@@ -32,13 +32,14 @@ dividing the node's GPU count, so a multiset of stage degrees packs into the typ
 their sum is at most its GPUs (Coffman, Garey and Johnson 1987, divisible item sizes: first
 fit decreasing packs them); so a pipeline is a multiset of shapes, and its best stage time
 comes from a bisection on the time ``tau`` (blocks per stage within ``tau`` and the memory are
-closed forms: blocks are identical), to a relative 1e-9. A DP over the GPUs left per type
+closed forms: blocks are identical), to a relative 1e-12. A DP over the GPUs left per type
 (:func:`.serving_plans.pack_pipelines`) then picks the best set of pipelines.
 """
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -80,8 +81,8 @@ class TpPlan:
 
 
 def _allreduces(instance: PartitionInstance, layer: int) -> int:
-    name = instance.layers[layer].name
-    return 2 if name.startswith("block") else 1
+    """Two all-reduces for a transformer block (a layer with KV cache), one otherwise."""
+    return 2 if instance.layers[layer].kv_cache_bytes_per_token > 0 else 1
 
 
 def stage_time_s(
@@ -266,6 +267,10 @@ def _degrees(model: TpModel, gpu: str, per_node: list[int]) -> list[int]:
     return allowed
 
 
+BISECTION_TOLERANCE = 1e-12
+"""Relative width at which the bisection on a pipeline's stage time stops."""
+
+
 def best_tp_plan(
     instance: PartitionInstance,
     model: TpModel,
@@ -274,6 +279,24 @@ def best_tp_plan(
 ) -> TpPlan:
     """The best plan (module docstring) over the GPUs of ``types`` (None: all); with
     ``single_pipeline``, the best one pipeline."""
+    return best_tp_plan_and_bound(instance, model, types, single_pipeline)[0]
+
+
+def best_tp_plan_and_bound(
+    instance: PartitionInstance,
+    model: TpModel,
+    types: tuple[str, ...] | None = None,
+    single_pipeline: bool = False,
+    stop: Callable[[], bool] | None = None,
+) -> tuple[TpPlan, float]:
+    """:func:`best_tp_plan` and an upper bound on the tokens/s of every plan of the model.
+
+    Each pipeline pattern's least stage time lies in ``(lo, hi]`` of its bisection, where
+    ``lo`` failed the feasibility test (so no tiling fits within ``lo``) and ``hi - lo <=``
+    :data:`BISECTION_TOLERANCE` ``x hi``; the packing DP is exact over the values ``B / hi``,
+    so ``pack / (1 - tolerance)`` bounds every plan (with a factor 10 of float margin).
+    ``stop`` (the deadline or a cancellation): when it says so, the bisection raises
+    TimeoutError."""
     n_blocks = _uniform_blocks(instance)
     groups = _node_groups(instance, types)
     kinds = sorted(groups)
@@ -295,10 +318,10 @@ def best_tp_plan(
     rows = [sum(parts, ()) for parts in itertools.product(*per_type)]
     counts = np.array([r for r in rows if any(r)], dtype=np.int64)
     if not len(counts):
-        return TpPlan(())
+        return TpPlan(()), 0.0
     p_max = int(counts.sum(axis=1).max())
     shp = _shape_tables(instance, model, shapes, p_max)
-    tau = _best_times(counts, shp, n_blocks)
+    tau = _best_times(counts, shp, n_blocks, stop)
     usage = np.zeros((len(counts), len(kinds)), dtype=np.int64)
     for j, (g, t) in enumerate(shapes):
         usage[:, kinds.index(g)] += counts[:, j] * t
@@ -310,12 +333,13 @@ def best_tp_plan(
         if key not in best_of or value[r] > value[best_of[key]]:
             best_of[key] = int(r)
     if not best_of:
-        return TpPlan(())
+        return TpPlan(()), 0.0
     if single_pipeline:
         chosen_rows = [max(best_of.values(), key=lambda r: value[r])]
+        packed = float(value[chosen_rows[0]])
     else:
         keys = list(best_of)
-        _, picks = pack_pipelines(tuple(sizes), [(k, float(value[best_of[k]])) for k in keys])
+        packed, picks = pack_pipelines(tuple(sizes), [(k, float(value[best_of[k]])) for k in keys])
         chosen_rows = [best_of[keys[j]] for j in picks]
     layouts = [_decode(counts[r], float(tau[r]), shp, n_blocks) for r in chosen_rows]
     # GPUs: every stage of every pipeline, largest degree first, to the fullest node that
@@ -335,7 +359,7 @@ def best_tp_plan(
         )
         for q, lay in enumerate(layouts)
     )
-    return TpPlan(pipelines)
+    return TpPlan(pipelines), packed / (1 - 10 * BISECTION_TOLERANCE)
 
 
 def _shape_tables(
@@ -454,19 +478,23 @@ def _feasible(counts: np.ndarray, shp: _Shapes, n_blocks: int, tau: np.ndarray) 
     return ok
 
 
-def _best_times(counts: np.ndarray, shp: _Shapes, n_blocks: int) -> np.ndarray:
+def _best_times(
+    counts: np.ndarray, shp: _Shapes, n_blocks: int, stop: Callable[[], bool] | None = None
+) -> np.ndarray:
     """Per row, the least stage time within which its stages hold the chain (to a relative
-    1e-9, bisection; inf: never)."""
+    :data:`BISECTION_TOLERANCE`, bisection; inf: never)."""
     p = counts.sum(axis=1)
     hi = np.full(len(counts), float(shp.fixed.max() + shp.per_block.max() * (n_blocks + 2)))
     ok = _feasible(counts, shp, n_blocks, hi)
     lo = np.zeros(len(counts))
-    for _ in range(80):
+    for _ in range(200):  # ends at the tolerance (~40 halvings + log2 of hi / optimum)
+        if stop is not None and stop():
+            raise TimeoutError("serving_tp: the stage-time bisection was stopped")
         mid = (lo + hi) / 2
         good = _feasible(counts, shp, n_blocks, mid)
         hi = np.where(good, mid, hi)
         lo = np.where(good, lo, mid)
-        if np.all((hi - lo) <= 1e-9 * hi):
+        if np.all((hi - lo) <= BISECTION_TOLERANCE * hi):
             break
     return np.where(ok & (p > 0), hi, np.inf)
 

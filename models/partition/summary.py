@@ -7,7 +7,19 @@ from typing import Any
 
 def summarize(section: dict[str, Any]) -> tuple[str, list[str]]:
     """Stage by stage: its range of consecutive layers and the device it runs on (flow mode:
-    each device's layer range, by first layer)."""
+    each device's layer range, by first layer; serving plans: each pipeline's stages)."""
+    if section.get("pipelines"):
+        rows = []
+        for p, pipe in enumerate(section["pipelines"], start=1):
+            for s, st in enumerate(pipe.get("stages", []), start=1):
+                first, count = int(st.get("first_layer", 0)), int(st.get("layer_count", 0))
+                devices = st.get("devices", [])
+                tp = f" (tensor-parallel x{len(devices)})" if len(devices) > 1 else ""
+                rows.append(
+                    f"pipeline {p}, stage {s}: layers {first}..{first + count - 1} ({count}) -> "
+                    f"{', '.join(devices) or '?'}{tp}"
+                )
+        return "pipelines", rows
     if section.get("ranges"):
         held = sorted(
             section["ranges"],

@@ -9,6 +9,10 @@ and the other rules.
 In LLM_SERVING_FLOW mode a solution is a set of layer ranges, one per device, and any subset
 of them is a placement, so the start is cut rather than completed: a range is kept where its
 device still exists and it still fits the layers and the device type's layer limit.
+
+A serving plan (``workload.serving_plan``) is a set of pipelines, and any subset of them is a
+plan, so it is cut too: a pipeline is kept whole where its devices still exist, its stages
+tile the layers and no kept pipeline uses its devices (the checker judges the rest).
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ def adapt_start(instance: PartitionInstance, msg: Any) -> StartAdaptation:
     """What of a ``placement.v1.PartitionSolution`` the instance admits (see the module)."""
     if instance.workload.flow:
         return _adapt_ranges(instance, msg)
+    if instance.workload.plan:
+        return _adapt_pipelines(instance, msg)
     device_of = [-1] * len(instance.layers)
     dropped: list[tuple[str, str]] = []
     for a in msg.assignments:
@@ -97,4 +103,52 @@ def _adapt_ranges(instance: PartitionInstance, msg: Any) -> StartAdaptation:
         return StartAdaptation(None, len(msg.ranges), 0, dropped, "no range kept")
     return StartAdaptation(
         PartitionSolution((), tuple(ranges)), len(msg.ranges), len(ranges), dropped, ""
+    )
+
+
+def _adapt_pipelines(instance: PartitionInstance, msg: Any) -> StartAdaptation:
+    """Serving plans: the start's pipelines that still apply, by device name."""
+    pipelines = []
+    dropped: list[tuple[str, str]] = []
+    taken: set[int] = set()
+    n = len(instance.layers)
+    for p, pipe in enumerate(msg.pipelines):
+        label = f"pipeline {p + 1}"
+        stages = []
+        at = 0
+        why = ""
+        for st in pipe.stages:
+            devs = [instance.device_index.get(name) for name in st.devices]
+            gone = [name for name, d in zip(st.devices, devs, strict=True) if d is None]
+            if gone:
+                why = f"device {gone[0]!r} gone"
+                break
+            if taken & set(devs):
+                why = "a device already used by a kept pipeline"
+                break
+            if st.first_layer != at or st.layer_count < 1:
+                why = f"stage at layer {st.first_layer}, expected {at}"
+                break
+            stages.append((tuple(int(d) for d in devs), at, int(st.layer_count)))
+            at += st.layer_count
+        if not why and at != n:
+            why = f"its stages end at layer {at}, the model has {n} layers"
+        if why or not stages:
+            dropped.append((label, f"{label}: {why or 'no stages'}"))
+            continue
+        taken |= {d for devs, _, _ in stages for d in devs}
+        pipelines.append(tuple(stages))
+    if not pipelines:
+        return StartAdaptation(None, len(msg.pipelines), 0, dropped, "no pipeline kept")
+    if not instance.workload.serving_plan.replicas:
+        dropped += [
+            (f"pipeline {k + 2}", "one pipeline allowed") for k in range(len(pipelines) - 1)
+        ]
+        pipelines = pipelines[:1]
+    return StartAdaptation(
+        PartitionSolution(pipelines=tuple(pipelines)),
+        len(msg.pipelines),
+        len(pipelines),
+        dropped,
+        "",
     )

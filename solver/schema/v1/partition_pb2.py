@@ -24,19 +24,19 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cplacement/v1/partition.proto\x12\x0cplacement.v1\"P\n\x12PartitionLayerTime\x12\x13\n\x0b\x64\x65vice_type\x18\x01 \x01(\t\x12\x11\n\tforward_s\x18\x02 \x01(\x01\x12\x12\n\nbackward_s\x18\x03 \x01(\x01\"\xb5\x02\n\x0ePartitionLayer\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0bparam_bytes\x18\x02 \x01(\x03\x12\x18\n\x10\x61\x63tivation_bytes\x18\x03 \x01(\x03\x12\x15\n\rforward_flops\x18\x04 \x01(\x01\x12\x16\n\x0e\x62\x61\x63kward_flops\x18\x05 \x01(\x01\x12 \n\x18kv_cache_bytes_per_token\x18\x06 \x01(\x03\x12\x1a\n\x12\x65xtra_memory_bytes\x18\x07 \x01(\x03\x12\x18\n\x10\x63olocation_group\x18\x08 \x01(\t\x12/\n\x05times\x18\t \x03(\x0b\x32 .placement.v1.PartitionLayerTime\x12\x1c\n\x14\x61llowed_device_types\x18\x14 \x03(\t\x12\x10\n\x08\x62\x61\x63kward\x18\x15 \x01(\x08\"L\n\rPartitionEdge\x12\x0b\n\x03src\x18\x01 \x01(\t\x12\x0b\n\x03\x64st\x18\x02 \x01(\t\x12\r\n\x05\x62ytes\x18\x03 \x01(\x03\x12\x12\n\ntransfer_s\x18\x04 \x01(\x01\"t\n\x0fPartitionDevice\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12\x14\n\x0cmemory_bytes\x18\x03 \x01(\x03\x12\x13\n\x0b\x66lops_per_s\x18\x04 \x01(\x01\x12\x0c\n\x04node\x18\x05 \x01(\t\x12\x0c\n\x04host\x18\x14 \x01(\x08\"d\n\x0ePartitionLinks\x12(\n inter_node_bandwidth_bytes_per_s\x18\x01 \x01(\x01\x12(\n intra_node_bandwidth_bytes_per_s\x18\x02 \x01(\x01\"\xf3\x03\n\x11PartitionWorkload\x12)\n\x04mode\x18\x01 \x01(\x0e\x32\x1b.placement.v1.PartitionMode\x12\x17\n\nbatch_size\x18\x02 \x01(\x05H\x00\x88\x01\x01\x12\x16\n\x0e\x63ontext_length\x18\x03 \x01(\x05\x12#\n\x16in_flight_microbatches\x18\x04 \x01(\x05H\x01\x88\x01\x01\x12*\n\x1dgradient_bytes_per_param_byte\x18\x05 \x01(\x01H\x02\x88\x01\x01\x12+\n\x1eoptimizer_bytes_per_param_byte\x18\x06 \x01(\x01H\x03\x88\x01\x01\x12\x16\n\x0enon_contiguous\x18\x07 \x01(\x08\x12\x35\n\ncontiguity\x18\x14 \x01(\x0e\x32!.placement.v1.PartitionContiguity\x12\x46\n\x13transfer_accounting\x18\x15 \x01(\x0e\x32).placement.v1.PartitionTransferAccountingB\r\n\x0b_batch_sizeB\x19\n\x17_in_flight_microbatchesB \n\x1e_gradient_bytes_per_param_byteB!\n\x1f_optimizer_bytes_per_param_byte\"Q\n\x17PartitionFlowDeviceType\x12\x0c\n\x04type\x18\x01 \x01(\t\x12\x12\n\nmax_layers\x18\x02 \x01(\x05\x12\x14\n\x0ctokens_per_s\x18\x03 \x03(\x01\"C\n\x11PartitionFlowLink\x12\x0b\n\x03src\x18\x01 \x01(\t\x12\x0b\n\x03\x64st\x18\x02 \x01(\t\x12\x14\n\x0ctokens_per_s\x18\x03 \x01(\x01\"\x9e\x01\n\x14PartitionServingFlow\x12;\n\x0c\x64\x65vice_types\x18\x01 \x03(\x0b\x32%.placement.v1.PartitionFlowDeviceType\x12.\n\x05links\x18\x02 \x03(\x0b\x32\x1f.placement.v1.PartitionFlowLink\x12\x19\n\x11partial_inference\x18\x03 \x01(\x08\"\xb7\x02\n\x11PartitionInstance\x12,\n\x06layers\x18\x01 \x03(\x0b\x32\x1c.placement.v1.PartitionLayer\x12*\n\x05\x65\x64ges\x18\x02 \x03(\x0b\x32\x1b.placement.v1.PartitionEdge\x12.\n\x07\x64\x65vices\x18\x03 \x03(\x0b\x32\x1d.placement.v1.PartitionDevice\x12+\n\x05links\x18\x04 \x01(\x0b\x32\x1c.placement.v1.PartitionLinks\x12\x31\n\x08workload\x18\x05 \x01(\x0b\x32\x1f.placement.v1.PartitionWorkload\x12\x38\n\x0cserving_flow\x18( \x01(\x0b\x32\".placement.v1.PartitionServingFlow\"4\n\x13PartitionAssignment\x12\r\n\x05layer\x18\x01 \x01(\t\x12\x0e\n\x06\x64\x65vice\x18\x02 \x01(\t\"J\n\x0ePartitionRange\x12\x0e\n\x06\x64\x65vice\x18\x01 \x01(\t\x12\x13\n\x0b\x66irst_layer\x18\x02 \x01(\x05\x12\x13\n\x0blayer_count\x18\x03 \x01(\x05\"\x8b\x01\n\x11PartitionSolution\x12\x36\n\x0b\x61ssignments\x18\x01 \x03(\x0b\x32!.placement.v1.PartitionAssignment\x12,\n\x06ranges\x18( \x03(\x0b\x32\x1c.placement.v1.PartitionRangeJ\x04\x08\x02\x10\x03R\nshortfalls*\x84\x01\n\rPartitionMode\x12\x1e\n\x1aPARTITION_MODE_UNSPECIFIED\x10\x00\x12\x15\n\x11TRAINING_PIPELINE\x10\x01\x12\x15\n\x11INFERENCE_LATENCY\x10\x02\x12\x0f\n\x0bLLM_SERVING\x10\x03\x12\x14\n\x10LLM_SERVING_FLOW\x10\x04*s\n\x13PartitionContiguity\x12\x1a\n\x16\x43ONTIGUITY_UNSPECIFIED\x10\x00\x12\x14\n\x10\x43ONTIGUITY_ORDER\x10\x01\x12\x15\n\x11\x43ONTIGUITY_CONVEX\x10\x02\x12\x13\n\x0f\x43ONTIGUITY_NONE\x10\x03*{\n\x1bPartitionTransferAccounting\x12#\n\x1fTRANSFER_ACCOUNTING_UNSPECIFIED\x10\x00\x12\x15\n\x11TRANSFER_PER_EDGE\x10\x01\x12 \n\x1cTRANSFER_PER_TENSOR_VIA_HOST\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cplacement/v1/partition.proto\x12\x0cplacement.v1\"P\n\x12PartitionLayerTime\x12\x13\n\x0b\x64\x65vice_type\x18\x01 \x01(\t\x12\x11\n\tforward_s\x18\x02 \x01(\x01\x12\x12\n\nbackward_s\x18\x03 \x01(\x01\"\xb5\x02\n\x0ePartitionLayer\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0bparam_bytes\x18\x02 \x01(\x03\x12\x18\n\x10\x61\x63tivation_bytes\x18\x03 \x01(\x03\x12\x15\n\rforward_flops\x18\x04 \x01(\x01\x12\x16\n\x0e\x62\x61\x63kward_flops\x18\x05 \x01(\x01\x12 \n\x18kv_cache_bytes_per_token\x18\x06 \x01(\x03\x12\x1a\n\x12\x65xtra_memory_bytes\x18\x07 \x01(\x03\x12\x18\n\x10\x63olocation_group\x18\x08 \x01(\t\x12/\n\x05times\x18\t \x03(\x0b\x32 .placement.v1.PartitionLayerTime\x12\x1c\n\x14\x61llowed_device_types\x18\x14 \x03(\t\x12\x10\n\x08\x62\x61\x63kward\x18\x15 \x01(\x08\"L\n\rPartitionEdge\x12\x0b\n\x03src\x18\x01 \x01(\t\x12\x0b\n\x03\x64st\x18\x02 \x01(\t\x12\r\n\x05\x62ytes\x18\x03 \x01(\x03\x12\x12\n\ntransfer_s\x18\x04 \x01(\x01\"t\n\x0fPartitionDevice\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12\x14\n\x0cmemory_bytes\x18\x03 \x01(\x03\x12\x13\n\x0b\x66lops_per_s\x18\x04 \x01(\x01\x12\x0c\n\x04node\x18\x05 \x01(\t\x12\x0c\n\x04host\x18\x14 \x01(\x08\"d\n\x0ePartitionLinks\x12(\n inter_node_bandwidth_bytes_per_s\x18\x01 \x01(\x01\x12(\n intra_node_bandwidth_bytes_per_s\x18\x02 \x01(\x01\"\xad\x04\n\x11PartitionWorkload\x12)\n\x04mode\x18\x01 \x01(\x0e\x32\x1b.placement.v1.PartitionMode\x12\x17\n\nbatch_size\x18\x02 \x01(\x05H\x00\x88\x01\x01\x12\x16\n\x0e\x63ontext_length\x18\x03 \x01(\x05\x12#\n\x16in_flight_microbatches\x18\x04 \x01(\x05H\x01\x88\x01\x01\x12*\n\x1dgradient_bytes_per_param_byte\x18\x05 \x01(\x01H\x02\x88\x01\x01\x12+\n\x1eoptimizer_bytes_per_param_byte\x18\x06 \x01(\x01H\x03\x88\x01\x01\x12\x16\n\x0enon_contiguous\x18\x07 \x01(\x08\x12\x35\n\ncontiguity\x18\x14 \x01(\x0e\x32!.placement.v1.PartitionContiguity\x12\x46\n\x13transfer_accounting\x18\x15 \x01(\x0e\x32).placement.v1.PartitionTransferAccounting\x12\x38\n\x0cserving_plan\x18\x16 \x01(\x0b\x32\".placement.v1.PartitionServingPlanB\r\n\x0b_batch_sizeB\x19\n\x17_in_flight_microbatchesB \n\x1e_gradient_bytes_per_param_byteB!\n\x1f_optimizer_bytes_per_param_byte\"d\n\x14PartitionServingPlan\x12\x10\n\x08replicas\x18\x01 \x01(\x08\x12\x1d\n\x15tensor_parallel_sizes\x18\x02 \x03(\x05\x12\x1b\n\x13\x61llreduce_latency_s\x18\x03 \x01(\x01\"Q\n\x17PartitionFlowDeviceType\x12\x0c\n\x04type\x18\x01 \x01(\t\x12\x12\n\nmax_layers\x18\x02 \x01(\x05\x12\x14\n\x0ctokens_per_s\x18\x03 \x03(\x01\"C\n\x11PartitionFlowLink\x12\x0b\n\x03src\x18\x01 \x01(\t\x12\x0b\n\x03\x64st\x18\x02 \x01(\t\x12\x14\n\x0ctokens_per_s\x18\x03 \x01(\x01\"\x9e\x01\n\x14PartitionServingFlow\x12;\n\x0c\x64\x65vice_types\x18\x01 \x03(\x0b\x32%.placement.v1.PartitionFlowDeviceType\x12.\n\x05links\x18\x02 \x03(\x0b\x32\x1f.placement.v1.PartitionFlowLink\x12\x19\n\x11partial_inference\x18\x03 \x01(\x08\"\xb7\x02\n\x11PartitionInstance\x12,\n\x06layers\x18\x01 \x03(\x0b\x32\x1c.placement.v1.PartitionLayer\x12*\n\x05\x65\x64ges\x18\x02 \x03(\x0b\x32\x1b.placement.v1.PartitionEdge\x12.\n\x07\x64\x65vices\x18\x03 \x03(\x0b\x32\x1d.placement.v1.PartitionDevice\x12+\n\x05links\x18\x04 \x01(\x0b\x32\x1c.placement.v1.PartitionLinks\x12\x31\n\x08workload\x18\x05 \x01(\x0b\x32\x1f.placement.v1.PartitionWorkload\x12\x38\n\x0cserving_flow\x18( \x01(\x0b\x32\".placement.v1.PartitionServingFlow\"4\n\x13PartitionAssignment\x12\r\n\x05layer\x18\x01 \x01(\t\x12\x0e\n\x06\x64\x65vice\x18\x02 \x01(\t\"J\n\x0ePartitionRange\x12\x0e\n\x06\x64\x65vice\x18\x01 \x01(\t\x12\x13\n\x0b\x66irst_layer\x18\x02 \x01(\x05\x12\x13\n\x0blayer_count\x18\x03 \x01(\x05\"O\n\x12PartitionPlanStage\x12\x0f\n\x07\x64\x65vices\x18\x01 \x03(\t\x12\x13\n\x0b\x66irst_layer\x18\x02 \x01(\x05\x12\x13\n\x0blayer_count\x18\x03 \x01(\x05\"E\n\x11PartitionPipeline\x12\x30\n\x06stages\x18\x01 \x03(\x0b\x32 .placement.v1.PartitionPlanStage\"\xbf\x01\n\x11PartitionSolution\x12\x36\n\x0b\x61ssignments\x18\x01 \x03(\x0b\x32!.placement.v1.PartitionAssignment\x12,\n\x06ranges\x18( \x03(\x0b\x32\x1c.placement.v1.PartitionRange\x12\x32\n\tpipelines\x18) \x03(\x0b\x32\x1f.placement.v1.PartitionPipelineJ\x04\x08\x02\x10\x03R\nshortfalls*\x84\x01\n\rPartitionMode\x12\x1e\n\x1aPARTITION_MODE_UNSPECIFIED\x10\x00\x12\x15\n\x11TRAINING_PIPELINE\x10\x01\x12\x15\n\x11INFERENCE_LATENCY\x10\x02\x12\x0f\n\x0bLLM_SERVING\x10\x03\x12\x14\n\x10LLM_SERVING_FLOW\x10\x04*s\n\x13PartitionContiguity\x12\x1a\n\x16\x43ONTIGUITY_UNSPECIFIED\x10\x00\x12\x14\n\x10\x43ONTIGUITY_ORDER\x10\x01\x12\x15\n\x11\x43ONTIGUITY_CONVEX\x10\x02\x12\x13\n\x0f\x43ONTIGUITY_NONE\x10\x03*{\n\x1bPartitionTransferAccounting\x12#\n\x1fTRANSFER_ACCOUNTING_UNSPECIFIED\x10\x00\x12\x15\n\x11TRANSFER_PER_EDGE\x10\x01\x12 \n\x1cTRANSFER_PER_TENSOR_VIA_HOST\x10\x02\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'placement.v1.partition_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_PARTITIONMODE']._serialized_start=2140
-  _globals['_PARTITIONMODE']._serialized_end=2272
-  _globals['_PARTITIONCONTIGUITY']._serialized_start=2274
-  _globals['_PARTITIONCONTIGUITY']._serialized_end=2389
-  _globals['_PARTITIONTRANSFERACCOUNTING']._serialized_start=2391
-  _globals['_PARTITIONTRANSFERACCOUNTING']._serialized_end=2514
+  _globals['_PARTITIONMODE']._serialized_start=2504
+  _globals['_PARTITIONMODE']._serialized_end=2636
+  _globals['_PARTITIONCONTIGUITY']._serialized_start=2638
+  _globals['_PARTITIONCONTIGUITY']._serialized_end=2753
+  _globals['_PARTITIONTRANSFERACCOUNTING']._serialized_start=2755
+  _globals['_PARTITIONTRANSFERACCOUNTING']._serialized_end=2878
   _globals['_PARTITIONLAYERTIME']._serialized_start=46
   _globals['_PARTITIONLAYERTIME']._serialized_end=126
   _globals['_PARTITIONLAYER']._serialized_start=129
@@ -48,19 +48,25 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_PARTITIONLINKS']._serialized_start=636
   _globals['_PARTITIONLINKS']._serialized_end=736
   _globals['_PARTITIONWORKLOAD']._serialized_start=739
-  _globals['_PARTITIONWORKLOAD']._serialized_end=1238
-  _globals['_PARTITIONFLOWDEVICETYPE']._serialized_start=1240
-  _globals['_PARTITIONFLOWDEVICETYPE']._serialized_end=1321
-  _globals['_PARTITIONFLOWLINK']._serialized_start=1323
-  _globals['_PARTITIONFLOWLINK']._serialized_end=1390
-  _globals['_PARTITIONSERVINGFLOW']._serialized_start=1393
-  _globals['_PARTITIONSERVINGFLOW']._serialized_end=1551
-  _globals['_PARTITIONINSTANCE']._serialized_start=1554
-  _globals['_PARTITIONINSTANCE']._serialized_end=1865
-  _globals['_PARTITIONASSIGNMENT']._serialized_start=1867
-  _globals['_PARTITIONASSIGNMENT']._serialized_end=1919
-  _globals['_PARTITIONRANGE']._serialized_start=1921
-  _globals['_PARTITIONRANGE']._serialized_end=1995
-  _globals['_PARTITIONSOLUTION']._serialized_start=1998
-  _globals['_PARTITIONSOLUTION']._serialized_end=2137
+  _globals['_PARTITIONWORKLOAD']._serialized_end=1296
+  _globals['_PARTITIONSERVINGPLAN']._serialized_start=1298
+  _globals['_PARTITIONSERVINGPLAN']._serialized_end=1398
+  _globals['_PARTITIONFLOWDEVICETYPE']._serialized_start=1400
+  _globals['_PARTITIONFLOWDEVICETYPE']._serialized_end=1481
+  _globals['_PARTITIONFLOWLINK']._serialized_start=1483
+  _globals['_PARTITIONFLOWLINK']._serialized_end=1550
+  _globals['_PARTITIONSERVINGFLOW']._serialized_start=1553
+  _globals['_PARTITIONSERVINGFLOW']._serialized_end=1711
+  _globals['_PARTITIONINSTANCE']._serialized_start=1714
+  _globals['_PARTITIONINSTANCE']._serialized_end=2025
+  _globals['_PARTITIONASSIGNMENT']._serialized_start=2027
+  _globals['_PARTITIONASSIGNMENT']._serialized_end=2079
+  _globals['_PARTITIONRANGE']._serialized_start=2081
+  _globals['_PARTITIONRANGE']._serialized_end=2155
+  _globals['_PARTITIONPLANSTAGE']._serialized_start=2157
+  _globals['_PARTITIONPLANSTAGE']._serialized_end=2236
+  _globals['_PARTITIONPIPELINE']._serialized_start=2238
+  _globals['_PARTITIONPIPELINE']._serialized_end=2307
+  _globals['_PARTITIONSOLUTION']._serialized_start=2310
+  _globals['_PARTITIONSOLUTION']._serialized_end=2501
 # @@protoc_insertion_point(module_scope)

@@ -113,7 +113,7 @@ class PartitionLinks(_message.Message):
     def __init__(self, inter_node_bandwidth_bytes_per_s: _Optional[float] = ..., intra_node_bandwidth_bytes_per_s: _Optional[float] = ...) -> None: ...
 
 class PartitionWorkload(_message.Message):
-    __slots__ = ("mode", "batch_size", "context_length", "in_flight_microbatches", "gradient_bytes_per_param_byte", "optimizer_bytes_per_param_byte", "non_contiguous", "contiguity", "transfer_accounting")
+    __slots__ = ("mode", "batch_size", "context_length", "in_flight_microbatches", "gradient_bytes_per_param_byte", "optimizer_bytes_per_param_byte", "non_contiguous", "contiguity", "transfer_accounting", "serving_plan")
     MODE_FIELD_NUMBER: _ClassVar[int]
     BATCH_SIZE_FIELD_NUMBER: _ClassVar[int]
     CONTEXT_LENGTH_FIELD_NUMBER: _ClassVar[int]
@@ -123,6 +123,7 @@ class PartitionWorkload(_message.Message):
     NON_CONTIGUOUS_FIELD_NUMBER: _ClassVar[int]
     CONTIGUITY_FIELD_NUMBER: _ClassVar[int]
     TRANSFER_ACCOUNTING_FIELD_NUMBER: _ClassVar[int]
+    SERVING_PLAN_FIELD_NUMBER: _ClassVar[int]
     mode: PartitionMode
     batch_size: int
     context_length: int
@@ -132,7 +133,18 @@ class PartitionWorkload(_message.Message):
     non_contiguous: bool
     contiguity: PartitionContiguity
     transfer_accounting: PartitionTransferAccounting
-    def __init__(self, mode: _Optional[_Union[PartitionMode, str]] = ..., batch_size: _Optional[int] = ..., context_length: _Optional[int] = ..., in_flight_microbatches: _Optional[int] = ..., gradient_bytes_per_param_byte: _Optional[float] = ..., optimizer_bytes_per_param_byte: _Optional[float] = ..., non_contiguous: _Optional[bool] = ..., contiguity: _Optional[_Union[PartitionContiguity, str]] = ..., transfer_accounting: _Optional[_Union[PartitionTransferAccounting, str]] = ...) -> None: ...
+    serving_plan: PartitionServingPlan
+    def __init__(self, mode: _Optional[_Union[PartitionMode, str]] = ..., batch_size: _Optional[int] = ..., context_length: _Optional[int] = ..., in_flight_microbatches: _Optional[int] = ..., gradient_bytes_per_param_byte: _Optional[float] = ..., optimizer_bytes_per_param_byte: _Optional[float] = ..., non_contiguous: _Optional[bool] = ..., contiguity: _Optional[_Union[PartitionContiguity, str]] = ..., transfer_accounting: _Optional[_Union[PartitionTransferAccounting, str]] = ..., serving_plan: _Optional[_Union[PartitionServingPlan, _Mapping]] = ...) -> None: ...
+
+class PartitionServingPlan(_message.Message):
+    __slots__ = ("replicas", "tensor_parallel_sizes", "allreduce_latency_s")
+    REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    TENSOR_PARALLEL_SIZES_FIELD_NUMBER: _ClassVar[int]
+    ALLREDUCE_LATENCY_S_FIELD_NUMBER: _ClassVar[int]
+    replicas: bool
+    tensor_parallel_sizes: _containers.RepeatedScalarFieldContainer[int]
+    allreduce_latency_s: float
+    def __init__(self, replicas: _Optional[bool] = ..., tensor_parallel_sizes: _Optional[_Iterable[int]] = ..., allreduce_latency_s: _Optional[float] = ...) -> None: ...
 
 class PartitionFlowDeviceType(_message.Message):
     __slots__ = ("type", "max_layers", "tokens_per_s")
@@ -198,10 +210,28 @@ class PartitionRange(_message.Message):
     layer_count: int
     def __init__(self, device: _Optional[str] = ..., first_layer: _Optional[int] = ..., layer_count: _Optional[int] = ...) -> None: ...
 
+class PartitionPlanStage(_message.Message):
+    __slots__ = ("devices", "first_layer", "layer_count")
+    DEVICES_FIELD_NUMBER: _ClassVar[int]
+    FIRST_LAYER_FIELD_NUMBER: _ClassVar[int]
+    LAYER_COUNT_FIELD_NUMBER: _ClassVar[int]
+    devices: _containers.RepeatedScalarFieldContainer[str]
+    first_layer: int
+    layer_count: int
+    def __init__(self, devices: _Optional[_Iterable[str]] = ..., first_layer: _Optional[int] = ..., layer_count: _Optional[int] = ...) -> None: ...
+
+class PartitionPipeline(_message.Message):
+    __slots__ = ("stages",)
+    STAGES_FIELD_NUMBER: _ClassVar[int]
+    stages: _containers.RepeatedCompositeFieldContainer[PartitionPlanStage]
+    def __init__(self, stages: _Optional[_Iterable[_Union[PartitionPlanStage, _Mapping]]] = ...) -> None: ...
+
 class PartitionSolution(_message.Message):
-    __slots__ = ("assignments", "ranges")
+    __slots__ = ("assignments", "ranges", "pipelines")
     ASSIGNMENTS_FIELD_NUMBER: _ClassVar[int]
     RANGES_FIELD_NUMBER: _ClassVar[int]
+    PIPELINES_FIELD_NUMBER: _ClassVar[int]
     assignments: _containers.RepeatedCompositeFieldContainer[PartitionAssignment]
     ranges: _containers.RepeatedCompositeFieldContainer[PartitionRange]
-    def __init__(self, assignments: _Optional[_Iterable[_Union[PartitionAssignment, _Mapping]]] = ..., ranges: _Optional[_Iterable[_Union[PartitionRange, _Mapping]]] = ...) -> None: ...
+    pipelines: _containers.RepeatedCompositeFieldContainer[PartitionPipeline]
+    def __init__(self, assignments: _Optional[_Iterable[_Union[PartitionAssignment, _Mapping]]] = ..., ranges: _Optional[_Iterable[_Union[PartitionRange, _Mapping]]] = ..., pipelines: _Optional[_Iterable[_Union[PartitionPipeline, _Mapping]]] = ...) -> None: ...
