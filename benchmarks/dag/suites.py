@@ -715,11 +715,13 @@ def cases_wfcommons(config: Any) -> list[dict[str, Any]]:
     set."""
     names = sorted(p.stem for p in config.data_dir("dag/wfcommons").glob("*.json"))
     sets = WFCOMMONS_MACHINE_SETS
-    generated = WFCOMMONS_GENERATED if available() is None else []
     if config.quick:
         names = [n for n in names if n in WFCOMMONS_QUICK]
         sets = sets[:1]
         generated = []
+    else:
+        # available() imports wfcommons: seconds, and nothing --quick needs.
+        generated = WFCOMMONS_GENERATED if available() is None else []
     out = [
         {"case": f"{name}@{_machine_set_name(seed)}", "workflow": name, "machine_seed": seed}
         for seed in sets
