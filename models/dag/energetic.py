@@ -63,10 +63,12 @@ def fits_by(
     tail: np.ndarray,
     cores: np.ndarray,
     slots: np.ndarray,
+    copies: np.ndarray | None = None,
 ) -> bool:
     """Whether the counting test lets the tasks ``members`` all end by ``T`` (False proves
     that no schedule has makespan ``<= T``). ``d``, ``head``: tasks x machines (``inf`` where
-    a task cannot run); ``tail``, ``cores``: per task; ``slots``: per machine."""
+    a task cannot run); ``tail``, ``cores``: per task; ``slots``: per machine; ``copies``:
+    per machine column, how many identical machines it stands for (default 1 each)."""
     tol = 1e-9 * max(1.0, abs(T))
     dg, hg, qg, cg = d[members], head[members], tail[members], cores[members]
     fit = hg + dg + qg[:, None] <= T + tol
@@ -84,7 +86,7 @@ def fits_by(
             continue
         times = np.sort(dg[rows, m])
         chain = int(np.searchsorted(np.cumsum(times), window + tol, side="right"))
-        places += min(len(rows), lanes * chain)
+        places += min(len(rows), lanes * chain) * (1 if copies is None else int(copies[m]))
         if places >= need:
             return True
     return places >= need
@@ -200,11 +202,12 @@ def largest_refuted(
     tail: np.ndarray,
     cores: np.ndarray,
     slots: np.ndarray,
+    copies: np.ndarray | None = None,
 ) -> float:
     """The largest ``T`` at or above ``start`` that :func:`fits_by` refutes for ``members``
     (bisected), or ``start`` when it cannot refute just above ``start``."""
     probe = start * (1 + 1e-9) + 1e-12
-    if fits_by(probe, members, d, head, tail, cores, slots):
+    if fits_by(probe, members, d, head, tail, cores, slots, copies):
         return start
     lo = probe
     hi = max(probe, 1e-9) * 2.0
@@ -216,7 +219,7 @@ def largest_refuted(
         + finite_d.max(axis=1).sum()
         + tail[members].max()
     )
-    while not fits_by(hi, members, d, head, tail, cores, slots):
+    while not fits_by(hi, members, d, head, tail, cores, slots, copies):
         lo = hi
         hi *= 2.0
         if hi > 4.0 * cap + 1.0:
@@ -225,7 +228,7 @@ def largest_refuted(
         mid = 0.5 * (lo + hi)
         if mid <= lo or mid >= hi:
             break
-        if fits_by(mid, members, d, head, tail, cores, slots):
+        if fits_by(mid, members, d, head, tail, cores, slots, copies):
             hi = mid
         else:
             lo = mid
@@ -273,28 +276,35 @@ def subset_heads_and_tails(
     n = len(instance.tasks)
     if not instance.edges or n > SUBSET_MAX_TASKS:
         return head, tail
-    head = head.copy()
+    d_all = instance.duration
+    slots_all = np.array([m.slots for m in instance.machines], dtype=np.int64)
+    # Identical machines (running times, heads, slots) count once, times their number: the
+    # pass raises a task's heads on every machine alike, so they stay identical (STG: all).
+    key = np.vstack([d_all, head, slots_all[None, :]]).T
+    _, first, kind, copies = np.unique(
+        key, axis=0, return_index=True, return_inverse=True, return_counts=True
+    )
+    d = d_all[:, first]
+    head = head[:, first].copy()
+    slots = slots_all[first]
     tail = tail.copy()
-    d = instance.duration
     cores = np.array([t.cores for t in instance.tasks], dtype=np.int64)
-    slots = np.array([m.slots for m in instance.machines], dtype=np.int64)
-    label = np.empty(n, dtype=np.int64)
-    for k, members in enumerate(task_classes(instance)[:-1]):
+    named = task_classes(instance)[:-1]  # the last is all tasks: tested as the whole set
+    classes = len(named)
+    label = np.full(n, -1, dtype=np.int64)
+    for k, members in enumerate(named):
         label[members] = k
-    singles = np.ones(n, dtype=bool)
-    for members in task_classes(instance)[:-1]:
-        singles[members] = False
-    label[singles] = -1
     chain = chain_matrix(instance)
     shortest = np.min(d, axis=1)
 
     def raised(start: float, members: np.ndarray, h: np.ndarray, q: np.ndarray) -> float:
-        best = largest_refuted(start, members, d, h, q, cores, slots)
+        best = largest_refuted(start, members, d, h, q, cores, slots, copies)
+        if not classes:
+            return best
         sub = label[members]
-        for k in np.unique(sub[sub >= 0]):
-            group = members[sub == k]
-            if len(group) > 1:
-                best = largest_refuted(best, group, d, h, q, cores, slots)
+        counts = np.bincount(sub[sub >= 0], minlength=classes)
+        for k in np.flatnonzero(counts > 1):
+            best = largest_refuted(best, members[sub == k], d, h, q, cores, slots, copies)
         return best
 
     for j in instance.topological_order:
@@ -320,7 +330,7 @@ def subset_heads_and_tails(
             reversed_head = np.broadcast_to(tail[:, None], d.shape)
             after = raised(max(after, float(tail[j])), desc, reversed_head, out_tail)
         tail[j] = max(tail[j], after)
-    return head, tail
+    return head[:, kind.ravel()], tail
 
 
 def _packing_lp_bound(
