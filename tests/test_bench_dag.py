@@ -4,9 +4,12 @@ subprocess and writes its CSV and Markdown with no invalid solution; the checker
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
-from placement.benchmarks.runner import recheck, suites
+from placement.benchmarks.dag.suites import cases_stg, cases_wfcommons
+from placement.benchmarks.runner import BenchConfig, recheck, suites
 from placement.models.dag.greedy import heft
 from placement.models.dag.instance import DagSolution
 from tests.optima import instance as case_instance
@@ -39,3 +42,26 @@ def test_recheck_counts_a_broken_schedule() -> None:
     assert not report.feasible
     assert invalid == 1
     assert recheck("dag", instance, None) == (None, 0)
+
+
+def test_cases_filter_keeps_the_matching_cases(shared_benchmarks: Path) -> None:
+    """``--param cases=PATTERN,...`` (shell patterns on the case id) selects the decisive
+    cases of dag-stg and dag-wfcommons; no pattern keeps them all; a pattern that matches
+    nothing keeps none."""
+
+    def config(quick: bool = False, **params: object) -> BenchConfig:
+        return BenchConfig("x", 10.0, quick, Path("."), shared_benchmarks, params=params)
+
+    every = cases_stg(config())
+    assert len(every) == 1440
+    chosen = cases_stg(config(cases=("50/rand0093.stg/2", "100/rand002[02].stg/*")))
+    assert sorted(c["case"] for c in chosen) == sorted(
+        ["50/rand0093.stg/2"]
+        + [f"100/rand00{g}.stg/{m}" for g in ("20", "22") for m in (2, 4, 8, 16)]
+    )
+    # --quick: the public srasearch on the default set only (no import of wfcommons).
+    assert len(cases_wfcommons(config(True))) == 1
+    assert cases_wfcommons(config(True, cases=("srasearch*@default",))) == cases_wfcommons(
+        config(True)
+    )
+    assert cases_wfcommons(config(True, cases=("srasearch*@seed 1", "1000genome*"))) == []

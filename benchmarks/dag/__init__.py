@@ -26,6 +26,15 @@ SUITES = (
         data="dag/stg",
         time_limit_s=10.0,
         exclusive=True,
+        parameters=(
+            Parameter(
+                "cases",
+                "name_list",
+                (),
+                help="only the cases whose id matches one of these shell patterns (e.g. '50/rand000*.stg/2,100/rand0042.stg/16'); "
+                "default: all",
+            ),
+        ),
     ),
     Suite(
         name="dag-stg-verify",
@@ -74,6 +83,15 @@ SUITES = (
         **suite_functions(_CODE, "wfcommons"),
         data="dag/wfcommons",
         time_limit_s=60.0,
+        parameters=(
+            Parameter(
+                "cases",
+                "name_list",
+                (),
+                help="only the cases whose id matches one of these shell patterns (WORKFLOW@MACHINES, e.g. '1000genome*@default,montage-700-s1@*'); "
+                "default: all",
+            ),
+        ),
     ),
     Suite(
         name="dag-scale",

@@ -25,6 +25,7 @@ rejected ones.
 from __future__ import annotations
 
 import csv
+import fnmatch
 import json
 import math
 import statistics
@@ -275,6 +276,15 @@ def _topcuoglu_gantts(rows: list[dict[str, Any]], config: Any) -> list[str]:
     return names
 
 
+def _chosen(cases: list[dict[str, Any]], config: Any) -> list[dict[str, Any]]:
+    """The cases whose id matches one of ``--param cases=PATTERN,...`` (shell patterns), or
+    all of them when none is given: the decisive cases of a suite rerun alone."""
+    patterns = tuple((config.params or {}).get("cases") or ())
+    if not patterns:
+        return cases
+    return [c for c in cases if any(fnmatch.fnmatchcase(c["case"], p) for p in patterns)]
+
+
 def _truthy(value: Any) -> bool:
     return value is True or str(value) == "True"
 
@@ -343,7 +353,7 @@ def cases_stg(config: Any) -> list[dict[str, Any]]:
         size = int(path.split("/")[0])
         published = _stg_published(data, size, m)[path]
         out.append({"case": f"{path}/{m}", "path": path, "m": m, **published})
-    return out
+    return _chosen(out, config)
 
 
 def run_stg(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
@@ -705,11 +715,13 @@ def cases_wfcommons(config: Any) -> list[dict[str, Any]]:
     set."""
     names = sorted(p.stem for p in config.data_dir("dag/wfcommons").glob("*.json"))
     sets = WFCOMMONS_MACHINE_SETS
-    generated = WFCOMMONS_GENERATED if available() is None else []
     if config.quick:
         names = [n for n in names if n in WFCOMMONS_QUICK]
         sets = sets[:1]
         generated = []
+    else:
+        # available() imports wfcommons: seconds, and nothing --quick needs.
+        generated = WFCOMMONS_GENERATED if available() is None else []
     out = [
         {"case": f"{name}@{_machine_set_name(seed)}", "workflow": name, "machine_seed": seed}
         for seed in sets
@@ -726,7 +738,7 @@ def cases_wfcommons(config: Any) -> list[dict[str, Any]]:
         for seed in sets
         for recipe, tasks in generated
     ]
-    return out
+    return _chosen(out, config)
 
 
 def run_wfcommons(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:

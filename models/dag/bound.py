@@ -8,6 +8,9 @@
   its descendants after it ends, so the makespan is at least
   ``min_m max(release_jm, path_head_j, area(ancestors)) + d_jm`` plus
   ``max(path_tail_j, area(descendants))`` (:func:`head_tail_bound`);
+- subset heads and tails: the counting test on each task's ancestors (and descendants) raises
+  its head (and tail), a parallel-machine bound on when a join can start
+  (:func:`.energetic.subset_heads_and_tails`);
 - counting bound: per task class, how many of its tasks each machine can finish by a trial
   makespan, bisected (:mod:`.energetic`), with the heads and tails above;
 - assignment LP: the LP of the assignment relaxation with heads, tails and windowed energy
@@ -22,7 +25,7 @@ import weakref
 import numpy as np
 
 from placement.models.dag.assignment_lp import assignment_lp_bound
-from placement.models.dag.energetic import counting_bound
+from placement.models.dag.energetic import counting_bound, subset_heads_and_tails
 from placement.models.dag.instance import DagInstance
 
 MAX_SCALE_EXPONENT = 6
@@ -90,8 +93,9 @@ head-area-tail part takes 0.7 s."""
 
 
 def makespan_lower_bound(instance: DagInstance) -> float:
-    """max(path bound, area bound, head-area-tail bound, counting bound, the assignment
-    LP's bound (:mod:`.assignment_lp`, DAGs only)), in seconds."""
+    """max(path bound, area bound, head-area-tail bound, the subset heads and tails'
+    bound, counting bound, the assignment LP's bound (:mod:`.assignment_lp`, DAGs only)), in
+    seconds; the last two use the subset heads and tails."""
     cached = _BOUNDS.get(instance)
     if cached is not None:
         return cached
@@ -100,7 +104,9 @@ def makespan_lower_bound(instance: DagInstance) -> float:
     path = float(end.max()) if len(end) else 0.0
     area = max(float(w.sum()) / cap for w, cap in weights)
     head_tail, head, tail = _head_tail(instance, ready, weights)
-    bound = max(path, area, head_tail)
+    head, tail = subset_heads_and_tails(instance, head, tail)
+    subset = float(np.max(np.min(head + instance.duration, axis=1) + tail)) if len(tail) else 0.0
+    bound = max(path, area, head_tail, subset)
     bound = counting_bound(instance, head, tail, bound)
     if instance.edges:
         # Independent tasks: the LP is R||Cmax's assignment LP, which rcmax solves itself.

@@ -63,10 +63,12 @@ def fits_by(
     tail: np.ndarray,
     cores: np.ndarray,
     slots: np.ndarray,
+    copies: np.ndarray | None = None,
 ) -> bool:
     """Whether the counting test lets the tasks ``members`` all end by ``T`` (False proves
     that no schedule has makespan ``<= T``). ``d``, ``head``: tasks x machines (``inf`` where
-    a task cannot run); ``tail``, ``cores``: per task; ``slots``: per machine."""
+    a task cannot run); ``tail``, ``cores``: per task; ``slots``: per machine; ``copies``:
+    per machine column, how many identical machines it stands for (default 1 each)."""
     tol = 1e-9 * max(1.0, abs(T))
     dg, hg, qg, cg = d[members], head[members], tail[members], cores[members]
     fit = hg + dg + qg[:, None] <= T + tol
@@ -84,7 +86,7 @@ def fits_by(
             continue
         times = np.sort(dg[rows, m])
         chain = int(np.searchsorted(np.cumsum(times), window + tol, side="right"))
-        places += min(len(rows), lanes * chain)
+        places += min(len(rows), lanes * chain) * (1 if copies is None else int(copies[m]))
         if places >= need:
             return True
     return places >= need
@@ -186,37 +188,149 @@ def counting_bound(
     d = instance.duration
     cores = np.array([t.cores for t in instance.tasks], dtype=np.int64)
     slots = np.array([m.slots for m in instance.machines], dtype=np.int64)
-    finite_d = np.where(np.isfinite(d), d, 0.0)
     best = start
     for members in task_classes(instance):
-        probe = best * (1 + 1e-9) + 1e-12
-        if fits_by(probe, members, d, head, tail, cores, slots):
-            continue
-        lo = probe
-        hi = max(probe, 1e-9) * 2.0
-        # Every task of the class one after another on its slowest machine after the
-        # largest head and before the largest tail always fits: the bracket's top.
-        cap = float(
-            np.nanmax(np.where(np.isfinite(head[members]), head[members], 0.0))
-            + finite_d[members].max(axis=1).sum()
-            + tail[members].max()
-        )
-        while not fits_by(hi, members, d, head, tail, cores, slots):
-            lo = hi
-            hi *= 2.0
-            if hi > 4.0 * cap + 1.0:
-                break
-        for _ in range(BISECTION_STEPS):
-            mid = 0.5 * (lo + hi)
-            if mid <= lo or mid >= hi:
-                break
-            if fits_by(mid, members, d, head, tail, cores, slots):
-                hi = mid
-            else:
-                lo = mid
-        if math.isfinite(lo):
-            best = max(best, lo)
+        best = largest_refuted(best, members, d, head, tail, cores, slots)
     return _packing_lp_bound(instance, head, tail, best, d, cores, slots)
+
+
+def largest_refuted(
+    start: float,
+    members: np.ndarray,
+    d: np.ndarray,
+    head: np.ndarray,
+    tail: np.ndarray,
+    cores: np.ndarray,
+    slots: np.ndarray,
+    copies: np.ndarray | None = None,
+) -> float:
+    """The largest ``T`` at or above ``start`` that :func:`fits_by` refutes for ``members``
+    (bisected), or ``start`` when it cannot refute just above ``start``."""
+    probe = start * (1 + 1e-9) + 1e-12
+    if fits_by(probe, members, d, head, tail, cores, slots, copies):
+        return start
+    lo = probe
+    hi = max(probe, 1e-9) * 2.0
+    # Every task of the set one after another on its slowest machine after the largest head
+    # and before the largest tail always fits: the bracket's top.
+    finite_d = np.where(np.isfinite(d[members]), d[members], 0.0)
+    cap = float(
+        np.nanmax(np.where(np.isfinite(head[members]), head[members], 0.0))
+        + finite_d.max(axis=1).sum()
+        + tail[members].max()
+    )
+    while not fits_by(hi, members, d, head, tail, cores, slots, copies):
+        lo = hi
+        hi *= 2.0
+        if hi > 4.0 * cap + 1.0:
+            break
+    for _ in range(BISECTION_STEPS):
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi:
+            break
+        if fits_by(mid, members, d, head, tail, cores, slots, copies):
+            hi = mid
+        else:
+            lo = mid
+    return max(start, lo) if math.isfinite(lo) else start
+
+
+SUBSET_MAX_TASKS = 2500
+"""Above this many tasks the ancestor/descendant pass (:func:`subset_heads_and_tails`) is
+skipped: it keeps a tasks x tasks matrix of chain lengths."""
+
+
+def chain_matrix(instance: DagInstance) -> np.ndarray:
+    """``L[a, b]``: the longest chain from the end of ``a`` to the start of ``b`` (the tasks
+    strictly between on their fastest machines, free transfers), ``-inf`` when ``a`` is not
+    an ancestor of ``b``."""
+    n = len(instance.tasks)
+    shortest = np.min(instance.duration, axis=1)
+    chain = np.full((n, n), -np.inf)
+    for b in instance.topological_order:
+        for p, _ in instance.parents[b]:
+            np.maximum(chain[:, b], chain[:, p] + shortest[p], out=chain[:, b])
+            chain[p, b] = max(chain[p, b], 0.0)
+    return chain
+
+
+def subset_heads_and_tails(
+    instance: DagInstance, head: np.ndarray, tail: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Heads and tails raised by the counting test on each task's ancestors and descendants.
+
+    Every ancestor ``a`` of ``j`` ends at least ``L[a, j]`` (:func:`chain_matrix`) before
+    ``j`` starts, so the ancestors "fit by" ``S_j`` with tails ``L[:, j]``: when the test
+    refutes ``T`` (for all of them or for one task class among them), ``j`` starts after
+    ``T`` on every machine. Mirrored, the descendants of ``j`` fit in the last ``C - E_j``
+    seconds with heads ``tail[d]`` (time reversed) and tails ``L[j, d]``, so ``tail[j]``
+    is at least what the test refutes. The pass runs in topological order, each head also
+    raised to the earliest end of every parent (and each tail, in reverse order, to the
+    least time each child and its tail take), so a raised head feeds its descendants.
+    This is the head-body-tail argument with a parallel-machine bound on the head: the
+    ancestors of a join competing for the machines before it (1000genome's ``frequency``
+    tasks behind 10 ``individuals`` each). ``head`` (tasks x machines) and ``tail`` are
+    copied, not changed. Above :data:`SUBSET_MAX_TASKS` tasks, or without edges, they are
+    returned as they are.
+    """
+    n = len(instance.tasks)
+    if not instance.edges or n > SUBSET_MAX_TASKS:
+        return head, tail
+    d_all = instance.duration
+    slots_all = np.array([m.slots for m in instance.machines], dtype=np.int64)
+    # Identical machines (running times, heads, slots) count once, times their number: the
+    # pass raises a task's heads on every machine alike, so they stay identical (STG: all).
+    key = np.vstack([d_all, head, slots_all[None, :]]).T
+    _, first, kind, copies = np.unique(
+        key, axis=0, return_index=True, return_inverse=True, return_counts=True
+    )
+    d = d_all[:, first]
+    head = head[:, first].copy()
+    slots = slots_all[first]
+    tail = tail.copy()
+    cores = np.array([t.cores for t in instance.tasks], dtype=np.int64)
+    named = task_classes(instance)[:-1]  # the last is all tasks: tested as the whole set
+    classes = len(named)
+    label = np.full(n, -1, dtype=np.int64)
+    for k, members in enumerate(named):
+        label[members] = k
+    chain = chain_matrix(instance)
+    shortest = np.min(d, axis=1)
+
+    def raised(start: float, members: np.ndarray, h: np.ndarray, q: np.ndarray) -> float:
+        best = largest_refuted(start, members, d, h, q, cores, slots, copies)
+        if not classes:
+            return best
+        sub = label[members]
+        counts = np.bincount(sub[sub >= 0], minlength=classes)
+        for k in np.flatnonzero(counts > 1):
+            best = largest_refuted(best, members[sub == k], d, h, q, cores, slots, copies)
+        return best
+
+    for j in instance.topological_order:
+        parents = [p for p, _ in instance.parents[j]]
+        if not parents:
+            continue
+        ready = max(float(np.min(head[p] + d[p])) for p in parents)
+        anc = np.flatnonzero(np.isfinite(chain[:, j]))
+        if len(anc) > 1:
+            in_tail = np.zeros(n)
+            in_tail[anc] = chain[anc, j]
+            ready = raised(max(ready, float(np.min(head[j]))), anc, head, in_tail)
+        np.maximum(head[j], ready, out=head[j])
+    for j in reversed(instance.topological_order):
+        children = [c for c, _ in instance.children[j]]
+        if not children:
+            continue
+        after = max(float(shortest[c] + tail[c]) for c in children)
+        desc = np.flatnonzero(np.isfinite(chain[j]))
+        if len(desc) > 1:
+            out_tail = np.zeros(n)
+            out_tail[desc] = chain[j, desc]
+            reversed_head = np.broadcast_to(tail[:, None], d.shape)
+            after = raised(max(after, float(tail[j])), desc, reversed_head, out_tail)
+        tail[j] = max(tail[j], after)
+    return head[:, kind.ravel()], tail
 
 
 def _packing_lp_bound(

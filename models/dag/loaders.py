@@ -414,7 +414,11 @@ def _wfcommons(params: dict[str, Any]) -> DagInstance:
 
 _WFCOMMONS = (
     Parameter(
-        "path", "path", positional=True, metavar="WORKFLOW.json", help="a WfCommons instance (1.4, 1.5+)"
+        "path",
+        "path",
+        positional=True,
+        metavar="WORKFLOW.json",
+        help="a WfCommons instance (1.4, 1.5+)",
     ),
     Parameter(
         "machine_seed",
@@ -442,7 +446,11 @@ IMPORTERS = (
         ),
         parameters=(
             Parameter(
-                "exec_csv", "path", positional=True, metavar="EXEC.csv", help="task x processor costs"
+                "exec_csv",
+                "path",
+                positional=True,
+                metavar="EXEC.csv",
+                help="task x processor costs",
             ),
             Parameter(
                 "edges_csv",
@@ -461,7 +469,11 @@ IMPORTERS = (
         description="Read an STG file (P|prec|Cmax): tasks with integer costs, no communication.",
         parameters=(
             Parameter(
-                "path", "path", positional=True, metavar="GRAPH.stg", help="a Standard Task Graph file"
+                "path",
+                "path",
+                positional=True,
+                metavar="GRAPH.stg",
+                help="a Standard Task Graph file",
             ),
             Parameter("processors", "positive_int", required=True, help="identical processors"),
         ),

@@ -48,6 +48,11 @@ RELIEVE_SHARE = 0.1
 """At most this share of the time left goes to each start's critical-machine descent (from a
 poor start on a consistent 4,096 x 128 matrix it ran 27 s on a loaded machine)."""
 
+PROGRESS_S = 0.25
+"""While a start's critical-machine descent runs, its state is reported at most this often
+(the descent of the first start ran 5-9 s at 4,096 x 128 under load before its first
+report, so the first improvement over the heuristics was seen only then)."""
+
 FULL_DESCENT_MAX_CELLS = 65_536
 """Tasks x machines up to which the starts also get the full descent (:func:`descend`, every
 task against every machine per step: tens of milliseconds a step at 4,096 x 128, where the
@@ -121,6 +126,19 @@ def solve_assignment(
         until = time.monotonic() + share * max(0.0, left())
         return lambda: over() or time.monotonic() > until
 
+    def progress(state: Loads) -> Any:
+        """An ``on_progress`` for :func:`relieve`: report ``state`` at most every
+        :data:`PROGRESS_S` seconds (:func:`report` keeps only improvements)."""
+        last = [time.monotonic()]
+
+        def call() -> None:
+            now = time.monotonic()
+            if now - last[0] >= PROGRESS_S:
+                last[0] = now
+                report(state.a, "grid-search")
+
+        return call
+
     bound: float | None = None
     n, k = d.shape
     cells = n * k
@@ -130,7 +148,7 @@ def solve_assignment(
         # First the critical-machine descent from the best heuristic: an improvement within
         # milliseconds at any size (reported before the LP).
         first = Loads(d, np.asarray(incumbent.machine, dtype=np.int64))
-        relieve(first, should_stop=within(RELIEVE_SHARE))
+        relieve(first, should_stop=within(RELIEVE_SHARE), on_progress=progress(first))
         report(first.a, "grid-search")
         candidates.append(first)
     lp = priced_lp(
@@ -143,14 +161,19 @@ def solve_assignment(
         ctx.update_bound(bound)
         rounding = lp_assignment(d, lp.share)
         rounded = Loads(d, rounding)
-        relieve(rounded, should_stop=within(RELIEVE_SHARE))
+        relieve(rounded, should_stop=within(RELIEVE_SHARE), on_progress=progress(rounded))
         report(rounded.a, "grid-search")
         candidates.append(rounded)
         # The rounding levelled with least extra weighted work, then relieved: the better
         # start on most instances (512 x 16 u_i_hihi: 1.5 % above the LP against 2.9 %).
         levelled = Loads(d, rounding)
         balance(levelled, lp.bound, lp.weight, should_stop=within(BALANCE_SHARE))
-        relieve(levelled, should_stop=within(RELIEVE_SHARE), weight=lp.weight)
+        relieve(
+            levelled,
+            should_stop=within(RELIEVE_SHARE),
+            on_progress=progress(levelled),
+            weight=lp.weight,
+        )
         candidates.append(levelled)
     if not candidates:
         return ExactOutcome(stop_reason=StopReason.TIME_LIMIT, bound=bound)
