@@ -78,6 +78,35 @@ def test_a_trace_of_my_own_runs_every_asked_mode_per_seed(tmp_path: Path) -> Non
     assert "Defragmentation" in text
 
 
+def test_departures_and_latency_modes_write_their_rows_tables_and_plot(tmp_path: Path) -> None:
+    pods = small_trace(tmp_path)
+    out = tmp_path / "out"
+    done = cli(
+        "bench", "gpu-openb", "--data", tmp_path / "data", "--out", out, "--quiet",
+        "--trace", pods, "--seeds", "3", "--modes", "departures,latency", "--time-limit", "0.5",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    with open(out / "gpu-openb.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    modes = sorted(r["mode"] for r in rows)
+    assert modes.count("latency") == 3  # one row per time limit
+    assert {m for m in modes if m != "latency"} == {
+        "departures:none",
+        "departures:migrate",
+        "departures:preempt",
+    }
+    for r in rows:
+        assert r["invalid"] == "0"
+        if r["mode"].startswith("departures"):
+            assert int(r["pods_arrived"]) > 30 and 0 <= float(r["waited_pct"]) <= 100
+            if r["mode"] != "departures:preempt":
+                assert r["preemptions"] == "0"
+    text = (out / "gpu-openb.md").read_text()
+    assert "The trace with departures" in text and "Latency of one re-optimization" in text
+    assert (out / "gpu-openb-departures.png").stat().st_size > 0
+
+
 def test_bad_options_exit_2_naming_the_option(tmp_path: Path) -> None:
     pods = small_trace(tmp_path)
     base = ("bench", "gpu-openb", "--data", tmp_path / "data", "--out", tmp_path / "o")

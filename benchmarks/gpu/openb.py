@@ -840,6 +840,7 @@ def _run_departures(case: dict[str, Any], config: Any, data: Path) -> dict[str, 
         "wait_p99_s": round(_pct(waits, 99), 2),
         "waited_pct": round(float(run.waited.mean()) * 100, 2),
         "never_started": int(np.isnan(run.wait).sum()),
+        **_by_qos(run),
         "preemptions": run.preemptions,
         "migrated_pods": run.migrated,
         "cycles": run.cycles,
@@ -856,6 +857,21 @@ def _run_departures(case: dict[str, Any], config: Any, data: Path) -> dict[str, 
             }
         ),
     }
+
+
+def _by_qos(run) -> dict[str, Any]:
+    """Mean and p99 wait and the share that waited, of the LS and of the BE pods."""
+    out: dict[str, Any] = {}
+    qos = np.array(run.qos)
+    for cls in ("LS", "BE"):
+        mine = qos == cls
+        waits = run.wait[mine & ~np.isnan(run.wait)]
+        out[f"wait_mean_{cls.lower()}_s"] = round(float(waits.mean()), 2) if len(waits) else ""
+        out[f"wait_p99_{cls.lower()}_s"] = round(_pct(waits, 99), 2)
+        out[f"waited_{cls.lower()}_pct"] = (
+            round(float(run.waited[mine].mean()) * 100, 2) if mine.any() else ""
+        )
+    return out
 
 
 def _run_latency(case: dict[str, Any], config: Any, data: Path) -> list[dict[str, Any]]:
@@ -1064,9 +1080,9 @@ def _departure_tables(rows: list[dict]) -> list[str]:
             "until the last pod has started.",
             "",
             "| policy (mode) | seeds | allocation | fragmentation rate | mean wait | p99 wait "
-            "| pods that waited | never started | preemptions | migrated pods | cycles "
-            "| invalid |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|",
+            "| pods that waited | LS: mean / p99 wait, waited | BE: mean / p99 wait, waited "
+            "| never started | preemptions | migrated pods | cycles | invalid |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for policy in dict.fromkeys(r["policy"] for r in mine):
             g = [r for r in mine if r["policy"] == policy]
@@ -1074,6 +1090,10 @@ def _departure_tables(rows: list[dict]) -> list[str]:
                 f"| {policy} | {len(g)} | {_mean(g, 'alloc_mean_pct'):.2f} % "
                 f"| {_mean(g, 'frag_rate_pct'):.2f} % | {_mean(g, 'wait_mean_s'):.1f} s "
                 f"| {_mean(g, 'wait_p99_s'):.1f} s | {_mean(g, 'waited_pct'):.2f} % "
+                f"| {_mean(g, 'wait_mean_ls_s'):.1f} / {_mean(g, 'wait_p99_ls_s'):.1f} s, "
+                f"{_mean(g, 'waited_ls_pct'):.2f} % "
+                f"| {_mean(g, 'wait_mean_be_s'):.1f} / {_mean(g, 'wait_p99_be_s'):.1f} s, "
+                f"{_mean(g, 'waited_be_pct'):.2f} % "
                 f"| {_mean(g, 'never_started'):.1f} | {_mean(g, 'preemptions'):.1f} "
                 f"| {_mean(g, 'migrated_pods'):.1f} | {_mean(g, 'cycles'):.0f} "
                 f"| {sum(int(r.get('invalid') or 0) for r in g)} |"

@@ -139,6 +139,8 @@ class DepartureRun:
     """Per arrival, total seconds waited (NaN: still waiting when the replay ended)."""
     waited: np.ndarray
     """Per arrival: ever waited."""
+    qos: tuple[str, ...] = ()
+    """Per arrival, its QoS class."""
     preemptions: int = 0
     migrated: int = 0
     migrations: int = 0
@@ -360,6 +362,7 @@ def replay_departures(
         frag=np.array(out_frag),
         wait=final,
         waited=waited,
+        qos=qos,
         preemptions=preemptions,
         migrated=len(migrated),
         migrations=migrations,
