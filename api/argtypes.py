@@ -118,6 +118,18 @@ def path_count(text: str) -> tuple[str, int]:
     return path, int_at_least(count, 1)
 
 
+def seed_range(text: str) -> tuple[int, ...]:
+    """``A-B`` (the seeds A to B, both included, 0 <= A <= B) or one seed ``A``."""
+    low, sep, high = text.partition("-")
+    try:
+        a, b = int(low), int(high if sep else low)
+    except ValueError:
+        a, b = -1, -1
+    if not 0 <= a <= b:
+        raise argparse.ArgumentTypeError(f"got {text!r}, expected A-B or A (0 <= A <= B)")
+    return tuple(range(a, b + 1))
+
+
 CONVERTERS: dict[str, Callable[[str], Any]] = {
     "str": str,
     "path": str,

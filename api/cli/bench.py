@@ -32,6 +32,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
                 "SUITE", name, "a registered suite ('placement bench --list') or 'all'"
             )
     given = _given_params(args.param, [registered[n] for n in names])
+    given.update(_selection(args, [registered[n] for n in names], list(registered.values())))
     if args.ray:
         connect_ray(args.ray, args.jobs)  # fail early and clearly, before any case runs
     out = Path(args.out or ("build/bench-quick" if args.quick else "docs/benchmarks"))
@@ -56,7 +57,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         for p in suite.parameters:
             if p.name in given:
                 params[p.name] = given[p.name][1]
-                argv += ["--param", given[p.name][0]]
+                word = given[p.name][0]
+                argv += word if isinstance(word, list) else ["--param", word]
         limit = args.time_limit
         if limit is None:
             limit = suite.quick_time_limit_s if args.quick else suite.time_limit_s
@@ -84,6 +86,40 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if outcome.failed or outcome.invalid:
             code = EXIT_FAILED
     return code
+
+
+SELECTION = ("trace", "seeds", "modes")
+"""Options of ``placement bench`` that a suite takes by declaring a parameter of that name
+(the traces, seeds and modes to run)."""
+
+
+def _selection(
+    args: argparse.Namespace, chosen: list, every: list
+) -> dict[str, tuple[list[str], object]]:
+    """``--trace``, ``--seeds``, ``--modes`` -> {name: (their words, value)}; InputError
+    naming the option when a chosen suite does not take it."""
+    out: dict[str, tuple[list[str], object]] = {}
+    for name in SELECTION:
+        value = getattr(args, name, None)
+        if not value:
+            continue
+        missing = [s.name for s in chosen if name not in {p.name for p in s.parameters}]
+        if missing:
+            takers = (
+                ", ".join(sorted(s.name for s in every if name in {p.name for p in s.parameters}))
+                or "none"
+            )
+            raise InputError.single(
+                f"--{name}", ", ".join(missing), f"a suite that takes --{name} ({takers})"
+            )
+        if name == "trace":
+            words = [w for path in value for w in ("--trace", path)]
+        elif name == "seeds":
+            words = ["--seeds", f"{value[0]}-{value[-1]}"]
+        else:
+            words = ["--modes", ",".join(value)]
+        out[name] = (words, list(value) if name == "trace" else value)
+    return out
 
 
 def _given_params(texts: list[str], chosen: list) -> dict[str, tuple[str, object]]:

@@ -11,11 +11,13 @@ from typing import Any, NoReturn
 from placement.api.argtypes import (
     add_parameter,
     limit_setting,
+    name_list,
     non_negative_int,
     port,
     positive_int,
     positive_seconds,
     relative_gap,
+    seed_range,
 )
 from placement.api.cli.batch import cmd_batch
 from placement.api.cli.bench import cmd_bench
@@ -479,6 +481,26 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         metavar="NAME=VALUE",
         help="a suite's own setting, e.g. --param sets=20 (placement bench --list shows them; "
         "the defaults are the full protocol)",
+    )
+    p.add_argument(
+        "--trace",
+        action="append",
+        metavar="FILE",
+        help="a pod list to replay instead of the suite's own (repeatable; suites that take "
+        "traces: gpu-openb)",
+    )
+    p.add_argument(
+        "--seeds",
+        type=seed_range,
+        metavar="A-B",
+        help="the seeds A to B, or one seed A (suites that take seeds: gpu-openb)",
+    )
+    p.add_argument(
+        "--modes",
+        type=name_list,
+        metavar="LIST",
+        help="comma list of the modes to run, e.g. online,batch:64,defrag:0.05,bound "
+        "(suites that take modes: gpu-openb; placement bench --list shows them)",
     )
     p.add_argument(
         "--quiet", "-q", action="store_true", help="no progress bar; only the summary lines"

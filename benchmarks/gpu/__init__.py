@@ -37,11 +37,17 @@ SUITES = (
         name="gpu-openb",
         family="gpu",
         help="the FGD paper's protocol on the Alibaba openb trace: six peers (reproduced), our "
-        "online and batch modes, the offline LP bound",
-        **suite_functions(_CODE, "openb"),
+        "online, batch and defragmenting modes, the offline LP bound, the trace with "
+        "departures, the latency of a cycle",
+        **suite_functions("placement.benchmarks.gpu.openb", "openb"),
         data="gpu/openb",
         time_limit_s=1.0,
         quick_time_limit_s=1.0,
+        parameters=(
+            Parameter("trace", "path", repeated=True, help="pod lists (--trace FILE)"),
+            Parameter("seeds", "str", help="seeds (--seeds A-B; default 42-51)"),
+            Parameter("modes", "name_list", help="modes (--modes LIST; default: all)"),
+        ),
     ),
     Suite(
         name="gpu-topology",

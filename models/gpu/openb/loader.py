@@ -9,7 +9,8 @@ cluster has the two levels ``nvlink`` and ``node``, and every pod is a one-worke
 * ``num_gpu = 1`` and ``gpu_milli < 1000``: a fractional (shared-GPU) job;
 * otherwise ``num_gpu`` whole GPUs (``gpu_milli = 1000``).
 
-``gpu_spec`` (``|``-separated GPU types, often empty) becomes the allowed GPU types.
+``gpu_spec`` (``|``-separated GPU types, often empty; the column may be absent) becomes the
+allowed GPU types.
 """
 
 from __future__ import annotations
@@ -29,7 +30,9 @@ from placement.solver.family import validate
 from placement.solver.hooks import Importer, Parameter
 
 NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
-POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec")
+POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")
+"""The pod list's required columns; ``gpu_spec`` is optional (absent: any GPU type), as in
+the simulator's own reader."""
 LEVELS = [TopologyLevel("nvlink", 300.0), TopologyLevel("node", 32.0)]
 """The trace has no topology: NVLink inside a node, nothing above it."""
 

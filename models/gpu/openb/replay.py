@@ -276,6 +276,30 @@ class TraceState:
             self.affinity[node, kind] += 1
 
 
+    def remove(self, pods: PodSet, p: int, node: int, gpus: Sequence[int]) -> None:
+        """Take pod ``p`` off ``node`` and ``gpus`` (a departure, a migration's source, a
+        preemption); raises if it was not there to take (a GPU or a node would exceed its
+        capacity)."""
+        k, m = int(pods.num_gpu[p]), int(pods.milli[p])
+        if len(gpus) != k:
+            raise AssertionError(f"pod {pods.names[p]} holds {k} GPUs, not {list(gpus)}")
+        for g in gpus:
+            if not self.exists[node, g] or self.gpu_left[node, g] + m > MILLI:
+                raise AssertionError(f"pod {pods.names[p]} is not on GPU {g} of node {node}")
+        cpu = self.cpu_left[node] + pods.cpu_milli[p]
+        mem = self.mem_left[node] + pods.memory_mib[p]
+        if cpu > self.cluster.cpu_milli[node] or mem > self.cluster.memory_mib[node]:
+            raise AssertionError(f"pod {pods.names[p]} is not on node {node}")
+        self.cpu_left[node] = cpu
+        self.mem_left[node] = mem
+        for g in gpus:
+            self.gpu_left[node, g] += m
+        self.used_milli -= k * m
+        kind = self.affinity_kind(k, m)
+        if kind >= 0:
+            self.affinity[node, kind] -= 1
+
+
 class Policy(Protocol):
     """A placement policy of :mod:`.policies`."""
 
@@ -296,7 +320,8 @@ class Policy(Protocol):
         ...
 
     def placed(self, state: TraceState, pods: PodSet, p: int, node: int) -> None:
-        """Called after pod ``p`` went to ``node`` (keep caches current)."""
+        """Called after pod ``p`` went to ``node``, and after a pod left ``node`` (a
+        departure, a migration, a preemption): keep caches of the node current."""
 
 
 @dataclass

@@ -1,0 +1,130 @@
+"""``placement bench gpu-openb --trace FILE --seeds A-B --modes LIST``: a run on a small pod
+list (real processes, real solvers) and the options' errors (exit 2, naming the option)."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+
+def cli(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "placement.api.cli", *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def small_trace(root: Path, gpu_spec: bool = True) -> Path:
+    """A data folder with a node list of 6 nodes, and a pod list (returned) outside it."""
+    rng = np.random.default_rng(11)
+    data = root / "data" / "gpu" / "openb"
+    data.mkdir(parents=True)
+    nodes = ["sn,cpu_milli,memory_mib,gpu,model"] + [
+        f"n{i},64000,262144,{int(rng.choice([2, 4]))},G2" for i in range(6)
+    ]
+    (data / "openb_node_list_gpu_node.csv").write_text("\n".join(nodes) + "\n")
+    cols = "name,cpu_milli,memory_mib,num_gpu,gpu_milli" + (",gpu_spec" if gpu_spec else "")
+    pods = [cols + ",qos,creation_time,deletion_time"]
+    for j in range(30):
+        num, milli = ((1, 1000), (1, int(rng.choice([300, 450, 700]))), (0, 0))[j % 3]
+        spec = "," if gpu_spec else ""
+        pods.append(f"p{j:03d},2000,1024,{num},{milli}{spec},BE,{j * 10},{j * 10 + 500}")
+    path = root / "my_pods.csv"
+    path.write_text("\n".join(pods) + "\n")
+    return path
+
+
+def test_a_trace_of_my_own_runs_every_asked_mode_per_seed(tmp_path: Path) -> None:
+    pods = small_trace(tmp_path, gpu_spec=False)  # gpu_spec is optional, as in the simulator
+    out = tmp_path / "out"
+    done = cli(
+        "bench",
+        "gpu-openb",
+        "--data",
+        tmp_path / "data",
+        "--out",
+        out,
+        "--quiet",
+        "--trace",
+        pods,
+        "--seeds",
+        "1-2",
+        "--modes",
+        "online,batch:4,defrag:0.5,bound",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+    with open(out / "gpu-openb.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    got = sorted((r["trace"], r["mode"], r["seed"]) for r in rows)
+    want = sorted(
+        ("my_pods", m, s) for m in ("online", "batch", "defrag", "bound") for s in ("1", "2")
+    )
+    assert got == want
+    for r in rows:
+        assert r["invalid"] == "0"
+        assert float(r["unallocated_gpus_at_100"]) >= 0 and int(r["pods_arrived"]) > 0
+        assert int(r["migrated_pods"]) <= 0.5 * int(r["pods_arrived"])
+    text = (out / "gpu-openb.md").read_text()
+    assert "--trace" in text and "--modes online,batch:4,defrag:0.5,bound" in text
+    assert "Defragmentation" in text
+
+
+def test_departures_and_latency_modes_write_their_rows_tables_and_plot(tmp_path: Path) -> None:
+    pods = small_trace(tmp_path)
+    out = tmp_path / "out"
+    done = cli(
+        "bench", "gpu-openb", "--data", tmp_path / "data", "--out", out, "--quiet",
+        "--trace", pods, "--seeds", "3", "--modes", "departures,latency", "--time-limit", "0.5",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    with open(out / "gpu-openb.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    modes = sorted(r["mode"] for r in rows)
+    assert modes.count("latency") == 3  # one row per time limit
+    assert {m for m in modes if m != "latency"} == {
+        "departures:none",
+        "departures:migrate",
+        "departures:preempt",
+    }
+    for r in rows:
+        assert r["invalid"] == "0"
+        if r["mode"].startswith("departures"):
+            assert int(r["pods_arrived"]) > 30 and 0 <= float(r["waited_pct"]) <= 100
+            if r["mode"] != "departures:preempt":
+                assert r["preemptions"] == "0"
+    text = (out / "gpu-openb.md").read_text()
+    assert "The trace with departures" in text and "Latency of one re-optimization" in text
+    assert (out / "gpu-openb-departures.png").stat().st_size > 0
+
+
+def test_bad_options_exit_2_naming_the_option(tmp_path: Path) -> None:
+    pods = small_trace(tmp_path)
+    base = ("bench", "gpu-openb", "--data", tmp_path / "data", "--out", tmp_path / "o")
+    cases = [
+        (("--modes", "online,warp"), "--modes"),
+        (("--modes", "defrag:1.5"), "--modes"),
+        (("--modes", "batch:0"), "--modes"),
+        (("--seeds", "9-3"), "--seeds"),
+        (("--seeds", "x"), "--seeds"),
+        (("--trace", tmp_path / "missing.csv"), "--trace"),
+        (
+            ("--trace", tmp_path / "data" / "gpu" / "openb" / "openb_node_list_gpu_node.csv"),
+            "--trace",
+        ),
+    ]
+    for extra, option in cases:
+        done = cli(*base, *extra, cwd=tmp_path)
+        assert done.returncode == 2, (extra, done.stderr)
+        assert option in done.stderr and done.stderr.count("\n") == 1, done.stderr
+    done = cli("bench", "gpu-synthetic", "--quick", "--trace", pods, cwd=tmp_path)
+    assert done.returncode == 2 and "--trace" in done.stderr and "gpu-openb" in done.stderr
