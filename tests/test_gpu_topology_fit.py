@@ -50,10 +50,11 @@ def node(name: str, rack: str, used: int) -> dict[str, Any]:
 # gang G of 2 workers x 2 GPUs, without traffic: the first three tiers tie on every placement
 # of both (4 + 4 GPUs placed, no communication cost, no fragmentation left for 2-GPU jobs).
 # Per whole GPU the tier charges the free GPUs of its rack + block: 2 + 10 = 12 in r0,
-# 8 + 10 = 18 in r1; an extra rack for a gang costs S = (8 GPUs per rack)^2 = 64.
+# 8 + 10 = 18 in r1; an extra rack for a gang costs S = 8 GPUs per rack x (8 + 16), the
+# most GPUs of a rack and of a block: 192.
 #   P on a0, G on one node of r1:  2 x 12 + 4 x 18        = 96  (the optimum)
 #   P in r1, G in r1:              2 x 18 + 4 x 18        = 108
-#   P in r1, G over a0 and r1:     2 x 18 + 2 x 12 + 2 x 18 + 64 = 160
+#   P in r1, G over a0 and r1:     2 x 18 + 2 x 12 + 2 x 18 + 192 = 288
 DOC: dict[str, Any] = {
     "cluster": {
         "levels": LEVELS,
@@ -105,8 +106,8 @@ def test_every_exact_backend_proves_the_known_optimum(backend: str, milp_solver:
     assert list(report.terms) == [
         "placed_gpu_weighted",
         "comm_cost",
-        "fragmentation",
         "topology_fit",
+        "fragmentation",
     ]
     for name, value in OPTIMUM.items():
         assert report.terms[name] == pytest.approx(value), name
@@ -122,7 +123,7 @@ def test_the_checker_recomputes_the_tier_and_the_model_agrees() -> None:
     cases = [
         (_placed((0, [2, 3]), [(2, [0, 1]), (2, [2, 3])]), 96.0),
         (_placed((3, [0, 1]), [(2, [0, 1]), (2, [2, 3])]), 108.0),
-        (_placed((3, [0, 1]), [(0, [2, 3]), (2, [0, 1])]), 160.0),
+        (_placed((3, [0, 1]), [(0, [2, 3]), (2, [0, 1])]), 288.0),
     ]
     for solution, expected in cases:
         report = check(instance, solution)
@@ -137,9 +138,9 @@ def test_the_checker_recomputes_the_tier_and_the_model_agrees() -> None:
     best, worse = check(instance, cases[0][0]), check(instance, cases[2][0])
     assert worse.terms["topology_fit"] != OPTIMUM["topology_fit"]
     assert best.score() > worse.score()
-    # The checker's spread term really counts racks: G over two racks costs S = 64 more
+    # The checker's spread term really counts racks: G over two racks costs S = 192 more
     # than the same GPUs' best-fit terms alone.
-    assert 160.0 - (2 * 18 + 2 * 12 + 2 * 18) == 64
+    assert cases[2][1] - (2 * 18 + 2 * 12 + 2 * 18) == 192
 
 
 def test_off_by_default_and_old_files_unchanged() -> None:

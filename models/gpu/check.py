@@ -13,10 +13,13 @@ Objective (lexicographic, see docs/formulations/gpu.md):
 3. ``fragmentation`` (min): expected free GPU capacity, in GPUs, that a job drawn from the
    expected mix cannot use (FGD-style; Weng et al., USENIX ATC 2023).
 
-An instance with ``topology_fit`` set (opt-in) has a fourth tier after these three:
+An instance with ``topology_fit`` set (opt-in) has a fourth tier, ranked after
+``comm_cost`` and before ``fragmentation`` (FIT_SENSES):
 
-4. ``topology_fit`` (min), in GPU^2: for each placed job, ``S x (racks used - 1)``, with
-   ``S`` the square of the most GPUs in one rack (the innermost level above the node); plus,
+``topology_fit`` (min), in GPU^2: for each placed job, ``S x (racks used - 1)``, with
+   ``S`` the most GPUs in one rack (the innermost level above the node) times the sum over
+   the levels above the node of the most GPUs in one group (so an extra rack costs more than
+   the best-fit term of a rack's worth of GPUs anywhere); plus,
    for each whole GPU placed, the fully free GPUs, before the decision, of its node's group at
    every level above the node (rack, block, ...): best fit per level, as Kueue's
    LeastFreeCapacity, which keeps the emptier racks whole for later gangs.
@@ -338,9 +341,13 @@ def check(instance: GpuInstance, solution: GpuSolution) -> CheckReport:
     frag = frag_total / weight / MILLI
     terms = _terms(placed / MILLI, comm, frag)
     if instance.topology_fit and not instance.reopt:
-        terms["topology_fit"] = (
-            float(topology_fit_of(instance, solution)) if not violations else 0.0
-        )
+        fit = float(topology_fit_of(instance, solution)) if not violations else 0.0
+        terms = {
+            "placed_gpu_weighted": terms["placed_gpu_weighted"],
+            "comm_cost": comm,
+            "topology_fit": fit,
+            "fragmentation": frag,
+        }
         return CheckReport(not violations, violations, terms, FIT_SENSES)
     if not instance.reopt:
         return CheckReport(not violations, violations, terms, SENSES)
@@ -363,7 +370,7 @@ def topology_fit_of(instance: GpuInstance, solution: GpuSolution) -> int:
     if extra <= 0:
         return 0
     free_in: list[dict[str, int]] = [{} for _ in range(extra)]
-    gpus_in: dict[str, int] = {}
+    gpus_in: list[dict[str, int]] = [{} for _ in range(extra)]
     for node in nodes:
         free = sum(
             1
@@ -373,8 +380,8 @@ def topology_fit_of(instance: GpuInstance, solution: GpuSolution) -> int:
         for lv in range(extra):
             key = node.groups[lv]
             free_in[lv][key] = free_in[lv].get(key, 0) + free
-        gpus_in[node.groups[0]] = gpus_in.get(node.groups[0], 0) + node.gpu_count
-    spread = max(gpus_in.values()) ** 2
+            gpus_in[lv][key] = gpus_in[lv].get(key, 0) + node.gpu_count
+    spread = max(gpus_in[0].values()) * sum(max(level.values()) for level in gpus_in)
     total = 0
     for j, workers in solution.placements.items():
         racks = {nodes[w.node].groups[0] for w in workers}

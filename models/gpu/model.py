@@ -312,8 +312,9 @@ class GpuModel:
 
     def fit_coefficients(self) -> tuple[list[int], int]:
         """Per node, the fully free GPUs (before the decision) of its groups at every level
-        above the node, summed; and the cost ``S`` of one extra rack (the most GPUs in a rack,
-        squared). See docs/formulations/gpu.md, "Topology fit"."""
+        above the node, summed; and the cost ``S`` of one extra rack (the most GPUs in a rack
+        times the sum over those levels of the most GPUs in a group: more than the first term
+        of a rack's worth of GPUs anywhere). See docs/formulations/gpu.md, "Topology fit"."""
         inst = self.instance
         full = FreeCapacity(inst)  # the instance's state, not a restricted model's residual
         ff = np.asarray(full.ff_count, dtype=np.int64)
@@ -321,8 +322,8 @@ class GpuModel:
         for ids in inst.group_ids:
             per_node += np.bincount(ids, weights=ff)[ids].astype(np.int64)
         gpus = np.asarray([node.gpu_count for node in inst.nodes], dtype=np.int64)
-        rack_gpus = np.bincount(inst.group_ids[0], weights=gpus)
-        return per_node.tolist(), int(rack_gpus.max()) ** 2
+        most = [int(np.bincount(ids, weights=gpus).max()) for ids in inst.group_ids]
+        return per_node.tolist(), most[0] * sum(most)
 
     def _fit_of_fixed(self, j: int, per_node: list[int], spread: int) -> int:
         workers = self.fixed[j]

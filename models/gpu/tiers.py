@@ -34,9 +34,10 @@ from placement.solver.result import StopReason
 
 log = logging.getLogger(__name__)
 
-TIERS = ("placed_gpu_weighted", "comm_cost", "fragmentation", "topology_fit")
-"""The checker's objective tiers, in lexicographic order (``topology_fit`` only on an instance
-that opts in; else it is inactive and proved trivially)."""
+TIERS = ("placed_gpu_weighted", "comm_cost", "fragmentation")
+"""The checker's objective tiers, in lexicographic order."""
+# An instance that opts in to ``topology_fit`` (docs/formulations/gpu.md, 7a) ranks it after
+# comm_cost and before fragmentation: racks and best fit per level before the node measure.
 
 MAX_PLACEMENT_VARS = 50_000
 """Above this many placement variables (job x node pairs, plus job x GPU pairs for
@@ -343,8 +344,11 @@ def _run_pass(
         _Tier("placed_gpu_weighted", "max", not model.tier1.is_constant),
         _Tier("comm_cost", "min", model.comm_active),
         _Tier("fragmentation", "min", model.frag_active),
-        _Tier("topology_fit", "min", model.fit_active),
     ]
+    if model.instance.topology_fit and not model.reopt:
+        # The opt-in tier, in the checker's order (check.FIT_SENSES); listed only here so that
+        # the outputs of instances without it stay the same.
+        tiers.insert(2, _Tier("topology_fit", "min", model.fit_active))
     objectives = {
         "placed_gpu_weighted": model.tier1,
         "comm_cost": model.comm,
@@ -352,10 +356,7 @@ def _run_pass(
         "topology_fit": model.fit,
     }
     active = [st for st in tiers if st.active]
-    # (The opt-in topology_fit tier is listed only where active: old outputs stay the same.)
-    result = _Pass(
-        proven={st.name: not st.active for st in tiers if st.active or st.name != "topology_fit"}
-    )
+    result = _Pass(proven={st.name: not st.active for st in tiers})
     if model.tier1.is_constant and not model.restricted:
         result.bound1 = 0  # no job with a positive weight can be placed
     lock = threading.Lock()
