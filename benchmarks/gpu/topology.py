@@ -208,7 +208,9 @@ def report_topology(rows: list[dict[str, Any]], config: Any) -> str:
         f"cycles every {CYCLE_S:.0f} simulated seconds (skipped when nothing arrived or left); "
         "the peers admit the queue one gang at a time in arrival order, skipping a gang that "
         "does not fit; ours solves the cycle's instance (all pending gangs at once) with the "
-        "portfolio within the deadline. Every decision is checked by the family's checker. "
+        "portfolio within the deadline, with the opt-in topology_fit tier on (fewest racks "
+        "per gang, then best fit per rack and block; docs/formulations/gpu.md 7a). Every "
+        "decision is checked by the family's checker. "
         "Waits of gangs still pending at the end count up to the end.",
         "",
         "Columns: *alloc* mean share of GPUs allocated over the run; *wait* mean and p99 "

@@ -13,6 +13,17 @@ Objective (lexicographic, see docs/formulations/gpu.md):
 3. ``fragmentation`` (min): expected free GPU capacity, in GPUs, that a job drawn from the
    expected mix cannot use (FGD-style; Weng et al., USENIX ATC 2023).
 
+An instance with ``topology_fit`` set (opt-in) has a fourth tier, ranked after
+``comm_cost`` and before ``fragmentation`` (FIT_SENSES):
+
+``topology_fit`` (min), in GPU^2: for each placed job, ``S x (racks used - 1)``, with
+   ``S`` the most GPUs in one rack (the innermost level above the node) times the sum over
+   the levels above the node of the most GPUs in one group (so an extra rack costs more than
+   the best-fit term of a rack's worth of GPUs anywhere); plus,
+   for each whole GPU placed, the fully free GPUs, before the decision, of its node's group at
+   every level above the node (rack, block, ...): best fit per level, as Kueue's
+   LeastFreeCapacity, which keeps the emptier racks whole for later gangs.
+
 A re-optimization (an instance with running jobs or queues, ``instance.reopt``) has four
 tiers: ``placed_gpu_weighted`` (running jobs count like pending ones, elastic jobs by the
 workers they get), then ``disruption_cost`` (min: preemption_cost per preempted worker plus
@@ -36,6 +47,7 @@ from placement.models.gpu.instance import (
 from placement.solver.family import CheckReport
 
 SENSES = ("max", "min", "min")
+FIT_SENSES = ("max", "min", "min", "min")
 REOPT_SENSES = ("max", "min", "min", "min")
 
 
@@ -328,6 +340,15 @@ def check(instance: GpuInstance, solution: GpuSolution) -> CheckReport:
     weight = sum(c.weight for c in instance.mix) or 1
     frag = frag_total / weight / MILLI
     terms = _terms(placed / MILLI, comm, frag)
+    if instance.topology_fit and not instance.reopt:
+        fit = float(topology_fit_of(instance, solution)) if not violations else 0.0
+        terms = {
+            "placed_gpu_weighted": terms["placed_gpu_weighted"],
+            "comm_cost": comm,
+            "topology_fit": fit,
+            "fragmentation": frag,
+        }
+        return CheckReport(not violations, violations, terms, FIT_SENSES)
     if not instance.reopt:
         return CheckReport(not violations, violations, terms, SENSES)
     decisions, broken = running_decisions(instance, solution)
@@ -339,6 +360,38 @@ def check(instance: GpuInstance, solution: GpuSolution) -> CheckReport:
         "fragmentation": frag,
     }
     return CheckReport(not violations, violations, terms, REOPT_SENSES)
+
+
+def topology_fit_of(instance: GpuInstance, solution: GpuSolution) -> int:
+    """The ``topology_fit`` tier of ``solution`` (GPU^2; see the module), from the instance's
+    used GPUs before the decision; 0 on an instance with no level above the node."""
+    nodes = instance.nodes
+    extra = len(instance.levels) - 2
+    if extra <= 0:
+        return 0
+    free_in: list[dict[str, int]] = [{} for _ in range(extra)]
+    gpus_in: list[dict[str, int]] = [{} for _ in range(extra)]
+    for node in nodes:
+        free = sum(
+            1
+            for g in range(node.gpu_count)
+            if node.gpu_milli_used[g] == 0 and node.gpu_memory_mib_used[g] == 0
+        )
+        for lv in range(extra):
+            key = node.groups[lv]
+            free_in[lv][key] = free_in[lv].get(key, 0) + free
+            gpus_in[lv][key] = gpus_in[lv].get(key, 0) + node.gpu_count
+    spread = max(gpus_in[0].values()) * sum(max(level.values()) for level in gpus_in)
+    total = 0
+    for j, workers in solution.placements.items():
+        racks = {nodes[w.node].groups[0] for w in workers}
+        total += spread * (len(racks) - 1)
+        if instance.jobs[j].kind != "whole":
+            continue
+        for w in workers:
+            node = nodes[w.node]
+            total += len(w.gpus) * sum(free_in[lv][node.groups[lv]] for lv in range(extra))
+    return total
 
 
 def _terms(placed_gpus: float, comm: float, frag: float) -> dict[str, Any]:

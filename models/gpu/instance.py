@@ -303,6 +303,9 @@ class GpuInstance:
     preemption_policy: str = "never"
     """One of :data:`POLICIES`."""
     disruption_budget: DisruptionBudget = field(default_factory=DisruptionBudget)
+    topology_fit: bool = False
+    """Opt-in fourth objective tier ``topology_fit`` (docs/formulations/gpu.md): fewest racks
+    per gang, then best fit per rack and block. Off: the three tiers only."""
     name: str = ""
     description: str = ""
     validated: bool = field(default=False, repr=False)
@@ -653,6 +656,13 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Gp
             for f in ("max_migrated_workers", "max_preempted_workers", "max_disruption_cost")
         )
     )
+    topology_fit = msg.HasField("topology_fit") and msg.topology_fit
+    v.require(
+        not (topology_fit and (msg.queues or any(jb.current for jb in msg.jobs))),
+        "gpu.topology_fit",
+        True,
+        "false with running jobs or queues (a re-optimization has no topology_fit tier)",
+    )
     v.raise_if_any()
     instance = GpuInstance(
         levels=levels,
@@ -663,6 +673,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Gp
         queues=queues,
         preemption_policy=policy,
         disruption_budget=budget,
+        topology_fit=bool(topology_fit),
         name=name,
         description=description,
         validated=True,
@@ -746,6 +757,8 @@ def instance_to_message(instance: GpuInstance) -> Any:
     for c in instance.expected_mix:
         msg.expected_mix.add(gpus=c.gpus, gpu_milli=c.gpu_milli, weight=c.weight)
     msg.locality_miss_penalty = instance.locality_miss_penalty
+    if instance.topology_fit:
+        msg.topology_fit = True
     for q in instance.queues:
         qm = msg.queues.add(name=q.name, guaranteed_milli=q.guaranteed_milli, priority=q.priority)
         if q.borrowing_limit_milli is not None:

@@ -103,6 +103,9 @@ class GpuModel:
         self.comm = Objective()
         self.frag = Objective()
         self.frag_divisor = MILLI * (sum(c.weight for c in instance.mix) or 1)
+        # Opt-in tier 4 (topology_fit): rack-use binaries per (job, rack id).
+        self.fit = Objective()
+        self.rk: dict[tuple[int, int], int] = {}
         # Re-optimization (docs/formulations/gpu.md, "Running work"): sizes of elastic jobs,
         # keep indicators and the preempted / restarted workers of running jobs.
         self.reopt = instance.reopt
@@ -282,6 +285,9 @@ class GpuModel:
             self.span_cost(inst.jobs[j], self._possible_spans(inst.jobs[j])[-1]) > 0 for j in plans
         )
         self.frag_active = bool(inst.mix) and bool(whole_on or frac_gpus)
+        self.fit_active = bool(
+            inst.topology_fit and not self.reopt and len(inst.levels) > 2 and plans
+        )
         self.layers: set[str] = {"placed_gpu_weighted"}
 
     def ensure_layer(self, tier: str) -> bool:
@@ -300,7 +306,61 @@ class GpuModel:
                 self._build_span(j)
         elif tier == "fragmentation":
             self._build_fragmentation(self.whole_on, self.frac_gpus)
+        elif tier == "topology_fit":
+            self._build_topology_fit()
         return True
+
+    def fit_coefficients(self) -> tuple[list[int], int]:
+        """Per node, the fully free GPUs (before the decision) of its groups at every level
+        above the node, summed; and the cost ``S`` of one extra rack (the most GPUs in a rack
+        times the sum over those levels of the most GPUs in a group: more than the first term
+        of a rack's worth of GPUs anywhere). See docs/formulations/gpu.md, "Topology fit"."""
+        inst = self.instance
+        full = FreeCapacity(inst)  # the instance's state, not a restricted model's residual
+        ff = np.asarray(full.ff_count, dtype=np.int64)
+        per_node = np.zeros(len(inst.nodes), dtype=np.int64)
+        for ids in inst.group_ids:
+            per_node += np.bincount(ids, weights=ff)[ids].astype(np.int64)
+        gpus = np.asarray([node.gpu_count for node in inst.nodes], dtype=np.int64)
+        most = [int(np.bincount(ids, weights=gpus).max()) for ids in inst.group_ids]
+        return per_node.tolist(), most[0] * sum(most)
+
+    def _fit_of_fixed(self, j: int, per_node: list[int], spread: int) -> int:
+        workers = self.fixed[j]
+        racks = {int(self.instance.group_ids[0][w.node]) for w in workers}
+        cost = spread * (len(racks) - 1)
+        if self.instance.jobs[j].kind == "whole":
+            cost += sum(len(w.gpus) * per_node[w.node] for w in workers)
+        return cost
+
+    def _build_topology_fit(self) -> None:
+        """Tier 4 (opt-in): S x (racks used - 1) per placed job plus, per whole GPU, the
+        fully free GPUs of its rack and block before the decision."""
+        inst, lm = self.instance, self.lm
+        per_node, spread = self.fit_coefficients()
+        racks = inst.group_ids[0]
+        for j in self.fixed:
+            self.fit.constant += self._fit_of_fixed(j, per_node, spread)
+        for j in self.plans:
+            job = inst.jobs[j]
+            if job.kind == "whole":
+                for n in self.job_nodes[j]:
+                    self.fit.add(self.w[(j, n)], job.gpus * per_node[n])
+            by_rack: dict[int, list[tuple[int, int]]] = {}
+            for n in self.job_nodes[j]:
+                by_rack.setdefault(int(racks[n]), []).extend(
+                    (v, 1) for _, v in self._worker_vars(j, n)
+                )
+            if len(by_rack) < 2 or job.workers < 2:
+                continue
+            # r = 1 when the job has a worker in the rack; at least one rack when placed.
+            self.fit.add(self.x[j], -spread)
+            for key, terms in sorted(by_rack.items()):
+                r = self.rk[(j, key)] = lm.var(0, 1, "r")
+                most = min(job.workers, sum(lm.ub[v] for v, _ in terms))
+                lm.row(terms + [(r, -most)], None, 0)
+                self.fit.add(r, spread)
+            lm.row([(self.rk[(j, key)], 1) for key in by_rack] + [(self.x[j], -1)], 0, None)
 
     def _plan_job(self, j: int, job: GpuJob, cand: list[int] | None) -> dict[str, Any] | None:
         """Nodes, worker caps and span structure of one job; None when it cannot be placed."""
@@ -618,6 +678,8 @@ class GpuModel:
             out["disruption_cost"] = self.disrupt.value(values)
         out["comm_cost"] = self.comm.value(values)
         out["fragmentation"] = self.frag.value(values) / self.frag_divisor
+        if "topology_fit" in self.layers:
+            out["topology_fit"] = self.fit.value(values)
         return out
 
     # --- decoding ---------------------------------------------------------------------------
@@ -769,6 +831,9 @@ class GpuModel:
                 self._reopt_values(sol, val)
         except (KeyError, ValueError):
             return None
+        for (j, key), r in self.rk.items():
+            workers = sol.placements.get(j, ())
+            val[r] = int(any(int(inst.group_ids[0][w.node]) == key for w in workers))
         for (n, g), z in self.z.items():
             val[z] = 1 if (n, g) in whole_gpu else 0
         for (n, g), fv in self.fv.items():

@@ -37,6 +37,8 @@ log = logging.getLogger(__name__)
 
 TIERS = ("placed_gpu_weighted", "comm_cost", "fragmentation")
 """The checker's objective tiers, in lexicographic order."""
+# An instance that opts in to ``topology_fit`` (docs/formulations/gpu.md, 7a) ranks it after
+# comm_cost and before fragmentation: racks and best fit per level before the node measure.
 
 MAX_PLACEMENT_VARS = 50_000
 """Above this many placement variables (job x node pairs, plus job x GPU pairs for
@@ -278,7 +280,7 @@ def solve_tiers(
             result.tier_bounds = {}
     final = passes[-1]
     assert best_model is not None
-    proven = {name: all(p.proven.get(name, False) for p in passes) for name in TIERS}
+    proven = {name: all(p.proven.get(name, False) for p in passes) for name in final.proven}
     all_proven = not restricted and all(final.proven.values()) and not cancel.cancelled
     stop = final.stop
     messages = [m for p in passes for m in p.messages]
@@ -371,7 +373,16 @@ def _run_pass(
         _Tier("comm_cost", "min", model.comm_active),
         _Tier("fragmentation", "min", model.frag_active),
     ]
-    objectives = {"placed_gpu_weighted": model.tier1, "comm_cost": model.comm}
+    if model.instance.topology_fit and not model.reopt:
+        # The opt-in tier, in the checker's order (check.FIT_SENSES); listed only here so that
+        # the outputs of instances without it stay the same.
+        tiers.insert(2, _Tier("topology_fit", "min", model.fit_active))
+    objectives = {
+        "placed_gpu_weighted": model.tier1,
+        "comm_cost": model.comm,
+        "fragmentation": model.frag,
+        "topology_fit": model.fit,
+    }
     active = [st for st in tiers if st.active]
     result = _Pass(proven={st.name: not st.active for st in tiers})
     if model.tier1.is_constant and not model.restricted:
@@ -387,7 +398,7 @@ def _run_pass(
             backend.load(model.lm)
             best = normalise(best) or model.values_from_solution(GpuSolution())
             assert best is not None
-        objective = objectives.get(tier.name, model.frag)
+        objective = objectives[tier.name]
         if objective.is_constant:
             # Only known once the layer exists (e.g. a mix of 1-GPU classes only): nothing to
             # optimise, and every solution is optimal for this tier.
@@ -521,6 +532,8 @@ def _run_pass(
                 result.tier_bounds["comm_cost"] = max(0.0, run.bound / CPSAT_COMM_SCALE - slack)
             elif tier.name == "comm_cost":
                 result.tier_bounds["comm_cost"] = max(0.0, run.bound - 1e-6)
+            elif tier.name == "topology_fit":
+                result.tier_bounds["topology_fit"] = run.bound
             else:
                 result.tier_bounds["fragmentation"] = run.bound / model.frag_divisor
         # Fix this tier for the next tiers at the best value found (exactly in integers; with

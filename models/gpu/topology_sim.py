@@ -12,7 +12,9 @@ moment (the nodes with what is running, the pending gangs as jobs):
   :func:`~.kai_topology.kai_one_at_a_time`, :func:`~.volcano_topology.volcano_one_at_a_time`;
 * ours solves the cycle's instance through the family's portfolio
   (:func:`placement.solver.portfolio.solve`, CP-SAT first) within ``deadline_s``: the most
-  GPU demand placed, then the least communication cost, then the least fragmentation.
+  GPU demand placed, then the least communication cost, then the least fragmentation, then
+  (the opt-in ``topology_fit`` tier, on for ours) the fewest racks per gang and best fit per
+  rack and block, which keeps emptier racks whole for the large gangs that come later.
 
 Every decision goes through the family's checker (:func:`~.check.check`) before it is
 applied; a rejected decision is counted and not applied. Gangs are all or nothing; a gang not
@@ -89,6 +91,7 @@ def decide(policy: str, instance: GpuInstance, deadline_s: float, threads: int =
     if policy == "volcano":
         return volcano_one_at_a_time(instance), False
     if policy == OURS:
+        instance.topology_fit = True  # the opt-in fourth tier (docs/formulations/gpu.md)
         result = solve(instance, SolveOptions(time_limit_s=deadline_s, threads=threads))
         sol = result.solution if result.solution is not None else GpuSolution({})
         return sol, result.status.value == "optimal"

@@ -147,7 +147,7 @@ class WorkloadClass(_message.Message):
     def __init__(self, gpus: _Optional[int] = ..., gpu_milli: _Optional[int] = ..., weight: _Optional[int] = ...) -> None: ...
 
 class GpuInstance(_message.Message):
-    __slots__ = ("cluster", "jobs", "expected_mix", "locality_miss_penalty", "queues", "preemption_policy", "disruption_budget")
+    __slots__ = ("cluster", "jobs", "expected_mix", "locality_miss_penalty", "queues", "preemption_policy", "disruption_budget", "topology_fit")
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
     JOBS_FIELD_NUMBER: _ClassVar[int]
     EXPECTED_MIX_FIELD_NUMBER: _ClassVar[int]
@@ -155,6 +155,7 @@ class GpuInstance(_message.Message):
     QUEUES_FIELD_NUMBER: _ClassVar[int]
     PREEMPTION_POLICY_FIELD_NUMBER: _ClassVar[int]
     DISRUPTION_BUDGET_FIELD_NUMBER: _ClassVar[int]
+    TOPOLOGY_FIT_FIELD_NUMBER: _ClassVar[int]
     cluster: GpuCluster
     jobs: _containers.RepeatedCompositeFieldContainer[GpuJob]
     expected_mix: _containers.RepeatedCompositeFieldContainer[WorkloadClass]
@@ -162,7 +163,8 @@ class GpuInstance(_message.Message):
     queues: _containers.RepeatedCompositeFieldContainer[GpuQueue]
     preemption_policy: PreemptionPolicy
     disruption_budget: DisruptionBudget
-    def __init__(self, cluster: _Optional[_Union[GpuCluster, _Mapping]] = ..., jobs: _Optional[_Iterable[_Union[GpuJob, _Mapping]]] = ..., expected_mix: _Optional[_Iterable[_Union[WorkloadClass, _Mapping]]] = ..., locality_miss_penalty: _Optional[float] = ..., queues: _Optional[_Iterable[_Union[GpuQueue, _Mapping]]] = ..., preemption_policy: _Optional[_Union[PreemptionPolicy, str]] = ..., disruption_budget: _Optional[_Union[DisruptionBudget, _Mapping]] = ...) -> None: ...
+    topology_fit: bool
+    def __init__(self, cluster: _Optional[_Union[GpuCluster, _Mapping]] = ..., jobs: _Optional[_Iterable[_Union[GpuJob, _Mapping]]] = ..., expected_mix: _Optional[_Iterable[_Union[WorkloadClass, _Mapping]]] = ..., locality_miss_penalty: _Optional[float] = ..., queues: _Optional[_Iterable[_Union[GpuQueue, _Mapping]]] = ..., preemption_policy: _Optional[_Union[PreemptionPolicy, str]] = ..., disruption_budget: _Optional[_Union[DisruptionBudget, _Mapping]] = ..., topology_fit: _Optional[bool] = ...) -> None: ...
 
 class WorkerPlacement(_message.Message):
     __slots__ = ("node", "gpus")
