@@ -623,3 +623,28 @@ def test_a_large_reoptimization_runs_on_a_window_and_claims_no_optimality() -> N
     assert result.bound >= report.terms["placed_gpu_weighted"]
     served = [j for j, job in enumerate(instance.jobs) if not job.running]
     assert all(j in result.solution.placements for j in served)
+
+
+# --- the bundled example, through the real command ---------------------------------------------
+
+
+def test_bundled_preemption_example_moves_the_cheapest_job_and_says_why(repo, tmp_path) -> None:
+    """instances/gpu/preemption.json (its description gives the hand-checked answer): moving
+    batch-etl's two workers (cost 2) beats moving the notebook (3) or preempting (10); the
+    summary and --json both carry the decision and what it made room for."""
+    from tests.test_cli import run
+
+    path = repo / "instances" / "gpu" / "preemption.json"
+    proc = run("solve", path, "--time-limit", "10", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "batch-etl: migrate to make room for llm-finetune (2 cost, 2 restarted)" in proc.stdout
+    assert "1 of 2 running jobs keep their placement" in proc.stdout
+    proc = run("solve", path, "--time-limit", "10", "--json", cwd=tmp_path)
+    result = json.loads(proc.stdout)
+    assert result["status"] == "optimal"
+    assert result["objective_terms"]["placed_gpu_weighted"] == 22
+    assert result["objective_terms"]["disruption_cost"] == 2
+    decisions = {d["job"]: d for d in result["solution"]["gpu"]["decisions"]}
+    assert decisions["batch-etl"]["action"] == "migrate"
+    assert decisions["batch-etl"]["made_room_for"] == ["llm-finetune"]
+    assert decisions["notebook"]["action"] == "keep"

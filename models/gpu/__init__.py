@@ -33,6 +33,7 @@ from placement.models.gpu.openb.loader import IMPORTERS
 from placement.models.gpu.plot import draw
 from placement.models.gpu.reopt_greedy import family_greedies
 from placement.models.gpu.slurm import IMPORTERS as SLURM_IMPORTERS
+from placement.models.gpu.summary import summarize
 from placement.models.gpu.warm_start import adapt_start
 from placement.solver.family import Family
 from placement.solver.options import SolveOptions
@@ -62,6 +63,7 @@ class GpuFamily(Family):
     greedy = staticmethod(family_greedies)
     check = staticmethod(check)
     explain_unplaced = staticmethod(explain_unplaced)
+    summarize = staticmethod(summarize)
     quick_bound = staticmethod(capacity_bound)
     """Cheap upper bound on the primary objective (GPUs): see :mod:`.bound`."""
 
