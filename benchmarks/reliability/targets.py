@@ -141,8 +141,13 @@ def _instance_file(path: str) -> Any:
 
 def _instance_seeds(family: str) -> Callable[[], list[bytes]]:
     def seeds() -> list[bytes]:
+        # The family's hand-checkable ``tiny*`` file where it has one, else its smallest: the
+        # seed stays the same when a smaller example is bundled (the adversarial tests mutate
+        # its first job and expect a pending one).
         folder = REPO / "instances" / family
-        files = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_size)
+        files = sorted(
+            folder.glob("*.json"), key=lambda p: (not p.stem.startswith("tiny"), p.stat().st_size)
+        )
         return [_read(p) for p in files[:1]]
 
     return seeds
