@@ -13,6 +13,7 @@ import json
 import math
 import statistics
 import time
+import warnings
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -555,14 +556,19 @@ def plot_modes(rows: list[dict], path: Path, command: str = "") -> None:
     for col, trace in enumerate(traces):
         mine = [r for r in rows if r["trace"] == trace]
         means = {}
-        for ax in axes[:, col]:
-            for i, policy in enumerate(dict.fromkeys(r["policy"] for r in mine)):
+        with warnings.catch_warnings():
+            # Points past a replay's last arrival are NaN in every seed: their mean stays NaN
+            # (not drawn), which numpy would otherwise warn about on stderr.
+            warnings.simplefilter("ignore", RuntimeWarning)
+            for policy in dict.fromkeys(r["policy"] for r in mine):
                 curves = [r["curve"] for r in mine if r["policy"] == policy]
+                means[policy] = np.nanmean(curves, axis=0)
+        for ax in axes[:, col]:
+            for i, policy in enumerate(means):
                 mode = next(r["mode"] for r in mine if r["policy"] == policy)
                 style = {"online": "-", "batch": "-.", "bound": "--"}.get(mode, ":")
                 color = "black" if mode == "bound" else f"C{i}"
                 width = 2.0 if policy == OURS or mode != "online" else 1.0
-                means[policy] = np.nanmean(curves, axis=0)
                 ax.plot(x, means[policy], style, color=color, lw=width, label=policy)
             ax.plot(x, x, color="grey", linewidth=0.5)
             ax.set_xlabel("arrived GPU demand (% of cluster GPUs)")
