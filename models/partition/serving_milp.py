@@ -84,7 +84,6 @@ def _round(
     cap: float,
     time_limit_s: float,
     mip_rel_gap: float,
-    threads: int,
     cover: bool,
     floor: float,
     cancel: CancellationToken | None = None,
@@ -99,7 +98,6 @@ def _round(
     h = new_highs()
     h.setOptionValue("time_limit", float(time_limit_s))
     h.setOptionValue("mip_rel_gap", float(mip_rel_gap))
-    h.setOptionValue("threads", int(threads))
     # columns: (class, s, k) -> (y index, f index)
     cols: list[tuple[str, int, int]] = []
     costs: list[float] = []
@@ -217,7 +215,6 @@ def solve_placement(
     time_limit_s: float = 60.0,
     target_gap: float = 1e-6,
     round_s: float = 10.0,
-    threads: int = 1,
     cover: bool = True,
     start: dict[int, tuple[int, int]] | None = None,
     cancel: CancellationToken | None = None,
@@ -250,7 +247,7 @@ def solve_placement(
             proven = best_value > 0 and (upper - best_value) <= target_gap * best_value
             break
         placement, bound, optimal = _round(
-            cluster, upper, min(round_s, left), 1e-6, threads, cover, best_value, cancel
+            cluster, upper, min(round_s, left), 1e-6, cover, best_value, cancel
         )
         if placement:
             value = score_placement(cluster, placement).tokens_per_s
@@ -322,7 +319,6 @@ def solve_flow(instance: PartitionInstance, ctx: ExactContext, source: str) -> E
         cluster,
         time_limit_s=milp_s,
         round_s=max(1.0, milp_s),
-        threads=1,  # the aggregated MILP is small (seconds on cluster24); one core is enough
         start=solution_placement(ctx.incumbent()),
         cancel=ctx.cancel,
         on_round=on_round,
