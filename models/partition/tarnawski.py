@@ -49,6 +49,7 @@ transfers summed between classes and charged on both ends.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -90,28 +91,23 @@ def _number(obj: dict[str, Any], key: str, path: str, file: str) -> float:
     return float(value)
 
 
-def load_tarnawski(
-    path: str | Path,
-    name: str | None = None,
-    model: str = "paper",
-    contiguity: str = "convex",
-) -> PartitionInstance:
-    """Read one layer-graph JSON file into a partition instance: the paper's problem
-    (``model="paper"``, with ``contiguity`` ``convex`` or ``none``) or the previous
-    simplification (``model="classes-in-order"``); see the module docstring.
+@dataclass
+class _LayerGraph:
+    """One layer-graph file, every field checked (the file format, before either model)."""
 
-    Raises
-    ------
-    InputError
-        Naming the file and the field (e.g. ``nodes[3].fpgaLatency``) on a malformed input,
-        or the option on a bad ``model`` / ``contiguity``.
-    """
-    if model not in MODELS:
-        raise InputError.single("--model", model, " or ".join(MODELS))
-    if model == "classes-in-order":
-        return load_tarnawski_classes_in_order(path, name)
-    if contiguity not in CONTIGUITIES:
-        raise InputError.single("--contiguity", contiguity, " or ".join(CONTIGUITIES))
+    file: str
+    max_size: float
+    max_fpgas: int
+    max_cpus: int
+    nodes: dict[int, dict[str, Any]]
+    """Node id -> cls, fpga, cpu, size, supported, backward, name (in the file's order)."""
+    edges: list[tuple[int, int, float]]
+    """(sourceId, destId, cost) in the file's order."""
+
+
+def _read_layer_graph(path: str | Path) -> _LayerGraph:
+    """Read and check one layer-graph JSON file: the rules of the authors' loaders, for
+    both models (one reader, so a file is refused for the same reason by either)."""
     file = str(path)
     data = load_json(path)
     for key in ("nodes", "edges"):
@@ -159,20 +155,9 @@ def load_tarnawski(
             backward=bool(backward),
             name=node.get("name"),
         )
-    forward_classes = {n["cls"] for n in nodes.values() if not n["backward"]}
-    for nid, n in nodes.items():
-        if n["backward"] and n["cls"] not in forward_classes:
-            raise InputError.single(
-                "nodes",
-                f"backward node {nid} (colour class {n['cls']})",
-                "a colour class with a forward node (backward-only classes are not modelled)",
-                file=file,
-            )
 
-    graph = nx.DiGraph()
-    graph.add_nodes_from(nodes)
+    edges: list[tuple[int, int, float]] = []
     cost_of: dict[int, float] = {}
-    edges_raw: list[tuple[int, int]] = []
     for k, e in enumerate(data["edges"]):
         p = f"edges[{k}]"
         if not isinstance(e, dict):
@@ -197,8 +182,47 @@ def load_tarnawski(
                 f"{first}, the cost of the other edges out of node {src}",
                 file=file,
             )
-        edges_raw.append((src, dst))
-        graph.add_edge(src, dst)
+        edges.append((src, dst, cost))
+    return _LayerGraph(file, max_size, counts["maxFPGAs"], counts["maxCPUs"], nodes, edges)
+
+
+def load_tarnawski(
+    path: str | Path,
+    name: str | None = None,
+    model: str = "paper",
+    contiguity: str = "convex",
+) -> PartitionInstance:
+    """Read one layer-graph JSON file into a partition instance: the paper's problem
+    (``model="paper"``, with ``contiguity`` ``convex`` or ``none``) or the previous
+    simplification (``model="classes-in-order"``); see the module docstring.
+
+    Raises
+    ------
+    InputError
+        Naming the file and the field (e.g. ``nodes[3].fpgaLatency``) on a malformed input,
+        or the option on a bad ``model`` / ``contiguity``.
+    """
+    if model not in MODELS:
+        raise InputError.single("--model", model, " or ".join(MODELS))
+    if model == "classes-in-order":
+        return load_tarnawski_classes_in_order(path, name)
+    if contiguity not in CONTIGUITIES:
+        raise InputError.single("--contiguity", contiguity, " or ".join(CONTIGUITIES))
+    g = _read_layer_graph(path)
+    file, nodes = g.file, g.nodes
+    forward_classes = {n["cls"] for n in nodes.values() if not n["backward"]}
+    for nid, n in nodes.items():
+        if n["backward"] and n["cls"] not in forward_classes:
+            raise InputError.single(
+                "nodes",
+                f"backward node {nid} (colour class {n['cls']})",
+                "a colour class with a forward node (backward-only classes are not modelled)",
+                file=file,
+            )
+
+    graph = nx.DiGraph()
+    graph.add_nodes_from(nodes)
+    graph.add_edges_from((src, dst) for src, dst, _ in g.edges)
     try:
         order = list(nx.lexicographical_topological_sort(graph))
     except nx.NetworkXUnfeasible:
@@ -228,9 +252,9 @@ def load_tarnawski(
                 backward=n["backward"],
             )
         )
-    edges = [Edge(position[src], position[dst], 0, cost_of[src] * MS) for src, dst in edges_raw]
-    devices = [Device(f"acc{k}", DEVICE_TYPE, int(max_size)) for k in range(counts["maxFPGAs"])] + [
-        Device(f"cpu{k}", CPU_TYPE, MAX_BYTES, host=True) for k in range(counts["maxCPUs"])
+    edges = [Edge(position[src], position[dst], 0, cost * MS) for src, dst, cost in g.edges]
+    devices = [Device(f"acc{k}", DEVICE_TYPE, int(g.max_size)) for k in range(g.max_fpgas)] + [
+        Device(f"cpu{k}", CPU_TYPE, MAX_BYTES, host=True) for k in range(g.max_cpus)
     ]
     stem = Path(file).stem
     rule = CONTIGUITIES[contiguity]
@@ -247,8 +271,8 @@ def load_tarnawski(
         name=name or f"tarnawski-{stem}",
         description=(
             f"Tarnawski et al. (NeurIPS 2020) layer graph {Path(file).name}, the paper's "
-            f"problem: {len(layers)} nodes, {len(edges)} edges, {counts['maxFPGAs']} "
-            f"accelerators of {int(max_size)} bytes and {counts['maxCPUs']} CPU(s); max-load "
+            f"problem: {len(layers)} nodes, {len(edges)} edges, {g.max_fpgas} "
+            f"accelerators of {int(g.max_size)} bytes and {g.max_cpus} CPU(s); max-load "
             f"objective, {contiguity} splits, per-tensor transfers via the host. Made by: "
             f"placement import tarnawski {file}"
             + ("" if contiguity == "convex" else f" --contiguity {contiguity}")
@@ -271,68 +295,30 @@ def load_tarnawski(
 
 def load_tarnawski_classes_in_order(path: str | Path, name: str | None = None) -> PartitionInstance:
     """The previous simplification (module docstring): colour classes as layers in one
-    topological order, no CPU, per-edge transfers. Not the paper's problem.
+    topological order, no CPU, per-edge transfers. Not the paper's problem. The file is read
+    by the same checks as the paper's model; CPU-only nodes are refused on top.
 
     Raises
     ------
     InputError
         Naming the file and the field (e.g. ``nodes[3].fpgaLatency``) on a malformed input.
     """
-    file = str(path)
-    data = load_json(path)
-    for key in ("nodes", "edges"):
-        if not isinstance(data.get(key), list) or (key == "nodes" and not data[key]):
-            raise InputError.single(key, data.get(key), "a non-empty JSON list", file=file)
-    max_size = _number(data, "maxSizePerFPGA", "", file)
-    n_acc = _number(data, "maxFPGAs", "", file)
-    if not 1 <= n_acc <= MAX_DEVICES or not float(n_acc).is_integer():
-        raise InputError.single(
-            "maxFPGAs", data["maxFPGAs"], f"an integer in [1, {MAX_DEVICES}]", file=file
-        )
-
-    by_id: dict[int, dict[str, Any]] = {}
-    for k, node in enumerate(data["nodes"]):
-        p = f"nodes[{k}]"
-        if not isinstance(node, dict):
-            raise InputError.single(p, node, "a JSON object", file=file)
-        nid = node.get("id")
-        if isinstance(nid, bool) or not isinstance(nid, int):
-            raise InputError.single(f"{p}.id", nid, "an integer node id", file=file)
-        if nid in by_id:
-            raise InputError.single(f"{p}.id", nid, "a node id used once", file=file)
-        if not node.get("supportedOnFpga", 1):
+    g = _read_layer_graph(path)
+    file, by_id = g.file, g.nodes
+    for k, node in enumerate(by_id.values()):
+        if not node["supported"]:
             raise InputError.single(
-                f"{p}.supportedOnFpga",
-                node.get("supportedOnFpga"),
+                f"nodes[{k}].supportedOnFpga",
+                0,
                 "1 (CPU-only nodes are not modelled)",
                 file=file,
             )
-        cls = node.get("colorClass", nid)
-        if isinstance(cls, bool) or not isinstance(cls, int):
-            raise InputError.single(f"{p}.colorClass", cls, "an integer class", file=file)
-        by_id[nid] = dict(
-            cls=cls,
-            latency=_number(node, "fpgaLatency", p, file),
-            size=_number(node, "size", p, file),
-            backward=bool(node.get("isBackwardNode", 0)),
-        )
-
-    edges_raw = []
-    for k, e in enumerate(data["edges"]):
-        p = f"edges[{k}]"
-        if not isinstance(e, dict):
-            raise InputError.single(p, e, "a JSON object", file=file)
-        src, dst = e.get("sourceId"), e.get("destId")
-        for key, v in (("sourceId", src), ("destId", dst)):
-            if isinstance(v, bool) or not isinstance(v, int) or v not in by_id:
-                raise InputError.single(f"{p}.{key}", v, "the id of a node", file=file)
-        edges_raw.append((src, dst, _number(e, "cost", p, file)))
-
-    classes = sorted({n["cls"] for n in by_id.values()})
+    # Classes as the file names them; a node without one is a class of its own.
+    classes = sorted({n["cls"] for n in by_id.values()}, key=lambda c: (isinstance(c, str), c))
     first_id = {c: min(i for i, n in by_id.items() if n["cls"] == c) for c in classes}
     forward = nx.DiGraph()
     forward.add_nodes_from(classes)
-    for src, dst, _ in edges_raw:
+    for src, dst, _ in g.edges:
         a, b = by_id[src], by_id[dst]
         if a["cls"] != b["cls"] and not a["backward"] and not b["backward"]:
             forward.add_edge(a["cls"], b["cls"])
@@ -348,7 +334,7 @@ def load_tarnawski_classes_in_order(path: str | Path, name: str | None = None) -
     bwd = dict.fromkeys(classes, 0.0)
     size = dict.fromkeys(classes, 0.0)
     for n in by_id.values():
-        (bwd if n["backward"] else fwd)[n["cls"]] += n["latency"]
+        (bwd if n["backward"] else fwd)[n["cls"]] += n["fpga"]
         size[n["cls"]] += n["size"]
     for c in classes:
         if not (finite(fwd[c]) and finite(bwd[c]) and finite(size[c])):
@@ -367,7 +353,7 @@ def load_tarnawski_classes_in_order(path: str | Path, name: str | None = None) -
         for c in order
     ]
     pair_cost: dict[tuple[int, int], float] = {}
-    for src, dst, cost in edges_raw:
+    for src, dst, cost in g.edges:
         a, b = position[by_id[src]["cls"]], position[by_id[dst]["cls"]]
         if a != b and cost > 0:
             key = (min(a, b), max(a, b))
@@ -375,7 +361,7 @@ def load_tarnawski_classes_in_order(path: str | Path, name: str | None = None) -
     if not all(finite(c) for c in pair_cost.values()):
         raise InputError.single("edges", "cost", "costs whose sums are finite", file=file)
     edges = [Edge(a, b, 0, cost * MS) for (a, b), cost in sorted(pair_cost.items())]
-    devices = [Device(f"acc{k}", DEVICE_TYPE, int(max_size)) for k in range(int(n_acc))]
+    devices = [Device(f"acc{k}", DEVICE_TYPE, int(g.max_size)) for k in range(g.max_fpgas)]
     stem = Path(file).stem
     return PartitionInstance(
         layers=layers,
@@ -386,8 +372,8 @@ def load_tarnawski_classes_in_order(path: str | Path, name: str | None = None) -
         name=name or f"tarnawski-{stem}",
         description=(
             f"Tarnawski et al. (NeurIPS 2020) layer graph {Path(file).name}: {len(by_id)} "
-            f"nodes in {len(layers)} colour classes, {len(edges)} class edges, {int(n_acc)} "
-            f"accelerators of {int(max_size)} bytes; max-load objective, contiguous splits "
+            f"nodes in {len(layers)} colour classes, {len(edges)} class edges, {g.max_fpgas} "
+            f"accelerators of {int(g.max_size)} bytes; max-load objective, contiguous splits "
             f"of the classes' topological order (a simplification, not the paper's problem: "
             f"no CPU, per-edge transfers). Made by: placement import tarnawski {file} "
             "--model classes-in-order"
