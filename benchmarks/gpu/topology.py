@@ -4,8 +4,8 @@ generated cluster and trace (:mod:`placement.models.gpu.topology_trace`), cycle 
 schedulers (:mod:`placement.models.gpu.topology_user_cases`).
 
 One case per (cluster size, seed, policy), and one per user case. The suite's time limit is
-ours' deadline per scheduling cycle. Every decision of every policy goes through the family's
-checker; the row's ``invalid`` counts the rejected ones. The runner imports this module only
+ours' budget per scheduling cycle (CP-SAT deterministic seconds). Every decision of every
+policy goes through the family's checker; the row's ``invalid`` counts the rejected ones. The runner imports this module only
 when the suite runs (``placement bench --list`` does not), so it imports the solver at the top.
 """
 
@@ -249,9 +249,11 @@ def report_topology(rows: list[dict[str, Any]], config: Any) -> str:
         f"cycles every {CYCLE_S:.0f} simulated seconds (skipped when nothing arrived or left); "
         "the peers admit the queue one gang at a time in arrival order, skipping a gang that "
         "does not fit; ours solves the cycle's instance (all pending gangs at once) with the "
-        "portfolio within the deadline, with the opt-in topology_fit tier on (fewest racks "
-        "per gang, then best fit per rack and block; docs/formulations/gpu.md 7a). Every "
-        "decision is checked by the family's checker. "
+        "portfolio in its deterministic mode (CP-SAT's deterministic time as the budget, one "
+        "worker, seed 0: the same decisions at any load), each job's priority its age (1 + "
+        "minutes waited), with the opt-in topology_fit tier on (fewest racks per gang, then "
+        "best fit per rack and block; docs/formulations/gpu.md 7a). Every decision is "
+        "checked by the family's checker, on the cycle's real instance. "
         "Waits of gangs still pending at the end count up to the end.",
         "",
         "Columns: *alloc* mean share of GPUs allocated over the run; *wait* mean and p99 "
@@ -270,8 +272,8 @@ def report_topology(rows: list[dict[str, Any]], config: Any) -> str:
         loads = [float(r["load_1min"]) for r in size_rows if r.get("load_1min") not in (None, "")]
         lines += [
             f"## {gpus:,} GPUs ({gpus // 8:,} nodes), {float(hours):g} h of arrivals, "
-            f"seeds {', '.join(map(str, seeds))}, ours' deadline "
-            f"{float(size_rows[0]['deadline_s']):g} s per cycle",
+            f"seeds {', '.join(map(str, seeds))}, ours' budget "
+            f"{float(size_rows[0]['deadline_s']):g} deterministic s per cycle",
             "",
             f"Load average (1 min) during the runs: {_f(min(loads), '.1f')}-"
             f"{_f(max(loads), '.1f')}."
