@@ -4,14 +4,26 @@ decisions checked), the generated trace, and the suite's option errors."""
 
 from __future__ import annotations
 
+import json
+import math
 import subprocess
 import sys
 
 import pytest
 
+from placement.benchmarks.gpu.topology import common_cross_rack
 from placement.models.gpu import check
 from placement.models.gpu.instance import GpuSolution, WorkerPlacement
-from placement.models.gpu.topology_sim import POLICIES, cross_rack_gb, simulate, summarise
+from placement.models.gpu.topology_sim import (
+    OURS,
+    OURS_NO_AGING,
+    POLICIES,
+    aging_priority,
+    cross_rack_gb,
+    decide,
+    simulate,
+    summarise,
+)
 from placement.models.gpu.topology_trace import (
     GANG_SIZES,
     TopologyTrace,
@@ -129,3 +141,47 @@ def test_bad_options_are_one_line_errors(param: str, expected: str, tmp_path) ->
     assert proc.returncode == 2, proc.stderr
     assert expected in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
     assert proc.stdout == ""
+
+
+def test_ours_cycle_decision_is_deterministic() -> None:
+    # ours' cycle solve stops on CP-SAT's deterministic time (one worker, seed 0): the same
+    # cycle gives the same placements, whatever the machine's load
+    trace = topology_trace(1024, 1.0, 3)
+    used = [[0] * 8 for _ in trace.nodes]
+    for n, g, _ in trace.initial[::2]:  # half of the pods at time 0: room for some jobs
+        free = [i for i in range(8) if not used[n][i]]
+        for i in free[:g]:
+            used[n][i] = 1000
+    jobs = [j.as_job() for j in trace.jobs[:12]]
+    first = decide(OURS, trace.instance(jobs, [tuple(u) for u in used]), 0.5)
+    again = decide(OURS, trace.instance(jobs, [tuple(u) for u in used]), 0.5)
+    instance = trace.instance(jobs, [tuple(u) for u in used])
+    assert check(instance, first.solution).feasible
+    assert first.solution.placements == again.solution.placements and first.solution.placements
+
+
+def test_cross_rack_over_the_gangs_both_placed() -> None:
+    a = [{"seed": 0, "cross_rack": json.dumps({"1": 10.0, "2": 30.0, "5": 100.0})}]
+    b = [{"seed": 0, "cross_rack": json.dumps({"1": 20.0, "2": 20.0})}]
+    assert common_cross_rack(a, b) == (2, 20.0, 20.0)
+    n, x, y = common_cross_rack(a, [{"seed": 1, "cross_rack": json.dumps({"1": 1.0})}])
+    assert n == 0 and math.isnan(x) and math.isnan(y)
+
+
+def test_ours_ages_the_queue_and_the_ablation_does_not() -> None:
+    # node 0 frees its 8 GPUs at 0.5 h, node 1 stays full; a 4-GPU gang has waited since 0 h,
+    # an 8-GPU pod since 0.45 h: ours' aging places the gang first (4 x 31 > 8 x 4); without
+    # aging the most GPUs placed is the pod
+    trace = tiny(
+        initial=((0, 8, 0.5), (1, 8, 2.0)),
+        jobs=(
+            TraceJob("gang", 0.0, 1.0, 2, 2, "rack", True),
+            TraceJob("pod", 0.45, 1.0, 1, 8, kind="infer"),
+        ),
+        hours=1.0,
+    )
+    assert aging_priority(0.0) == 1 and aging_priority(0.5) == 31
+    aged = simulate(trace, OURS, cycle_s=60.0, deadline_s=2.0)
+    assert aged.placed_at == {0: pytest.approx(0.5)} and aged.invalid == 0
+    plain = simulate(trace, OURS_NO_AGING, cycle_s=60.0, deadline_s=2.0)
+    assert plain.placed_at == {1: pytest.approx(0.5)} and plain.invalid == 0

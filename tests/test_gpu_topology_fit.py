@@ -18,6 +18,7 @@ from placement.models.gpu import FAMILY
 from placement.models.gpu.check import check, topology_fit_of
 from placement.models.gpu.instance import GpuSolution, WorkerPlacement, instance_from_dict
 from placement.models.gpu.model import GpuModel
+from placement.models.gpu.topology_trace import topology_trace
 from placement.solver import SolutionStatus, SolveOptions, StopReason, solve
 from placement.solver.errors import InputError
 from placement.solver.testing import backend_id, exact_backends
@@ -167,3 +168,16 @@ def test_not_with_running_jobs() -> None:
     with pytest.raises(InputError) as err:
         instance_from_dict(document)
     assert "gpu.topology_fit" in str(err.value)
+
+
+def test_a_restricted_solve_with_the_tier_keeps_the_exact_backend() -> None:
+    # 40 gangs x 128 nodes is past what one deterministic second holds in a full model: the
+    # restricted search runs, and the configuration LP (which does not model the tier) must
+    # step aside rather than fail the CP-SAT backend (it did: ConfigurationLP.last_x unset)
+    trace = topology_trace(1024, 8.0, 0)
+    instance = trace.instance([j.as_job() for j in trace.jobs[:40]], [(0,) * 8] * 128)
+    instance.topology_fit = True
+    result = solve(instance, SolveOptions(time_limit_s=1.0, deterministic=True))
+    assert result.backend_errors == {}
+    assert "restricted to candidate nodes" in result.message
+    assert check(instance, result.solution).feasible

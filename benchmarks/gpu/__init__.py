@@ -74,8 +74,8 @@ SUITES = (
                 "name_list",
                 (),
                 help="policies (default: all: kueue-mixed, kueue-best-fit, "
-                "kueue-least-free-capacity, kai, volcano, ours); the user cases run only "
-                "without this",
+                "kueue-least-free-capacity, kai, volcano, ours; on request also ours-no-aging, "
+                "ours without its aging priority); the user cases run only without this",
             ),
         ),
     ),

@@ -327,6 +327,7 @@ class ConfigurationLP:
         self.best = math.inf
         self.result = ConfigBound(None)
         self.columns: list[tuple[int, dict[int, int]]] = []
+        self.last_x: np.ndarray | None = None  # also when not built (lp_candidates reads it)
         if self.unknown is not None:
             self.result.message = f"not computed: the instance sets {self.unknown}"
             return
@@ -408,7 +409,6 @@ class ConfigurationLP:
         self.workers = np.array([float(job.workers) for job in jobs])
         self._seen: set[tuple[int, tuple[tuple[int, int], ...]]] = set()
         self._index: dict[tuple[int, tuple[tuple[int, int], ...]], int] = {}
-        self.last_x: np.ndarray | None = None
         # Master: supply rows, class rows, one "at most once" row per grouped job; the x
         # columns (one per supply row) first.
         n_rows, n_cls = len(self.rows), len(self.classes)

@@ -11,10 +11,12 @@ moment (the nodes with what is running, the pending gangs as jobs):
   allocate actions): :func:`~.kueue_tas.kueue_one_at_a_time` (three profiles),
   :func:`~.kai_topology.kai_one_at_a_time`, :func:`~.volcano_topology.volcano_one_at_a_time`;
 * ours solves the cycle's instance through the family's portfolio
-  (:func:`placement.solver.portfolio.solve`, CP-SAT first) within ``deadline_s``: the most
-  GPU demand placed, then the least communication cost, then the least fragmentation, then
-  (the opt-in ``topology_fit`` tier, on for ours) the fewest racks per gang and best fit per
-  rack and block, which keeps emptier racks whole for the large gangs that come later.
+  (:func:`placement.solver.portfolio.solve`, CP-SAT first) in its deterministic mode, with
+  ``deadline_s`` deterministic seconds (:func:`decide`): the most GPU demand placed, each
+  job weighted by its aging priority (1 + minutes waited, :func:`aging_priority`), then the
+  least communication cost, then (the opt-in ``topology_fit`` tier, on for ours) the fewest
+  racks per gang and best fit per rack and block, which keeps emptier racks whole for the
+  large gangs that come later, then the least fragmentation.
 
 Every decision goes through the family's checker (:func:`~.check.check`) before it is
 applied; a rejected decision is counted and not applied. Gangs are all or nothing; a gang not
@@ -33,17 +35,23 @@ from typing import Any
 import numpy as np
 
 from placement.models.gpu.check import check, span_level
-from placement.models.gpu.instance import MILLI, GpuInstance, GpuSolution
+from placement.models.gpu.instance import MAX_PRIORITY, MILLI, GpuInstance, GpuSolution
 from placement.models.gpu.kai_topology import kai_one_at_a_time
 from placement.models.gpu.kueue_tas import kueue_one_at_a_time
 from placement.models.gpu.topology_trace import TopologyTrace, TraceJob
 from placement.models.gpu.volcano_topology import volcano_one_at_a_time
-from placement.solver.options import SolveOptions
+from placement.solver.options import SolveOptions, deterministic_wall_limit
 from placement.solver.portfolio import solve
 
 OURS = "ours"
+OURS_NO_AGING = "ours-no-aging"
 PEERS = ("kueue-mixed", "kueue-best-fit", "kueue-least-free-capacity", "kai", "volcano")
 POLICIES = (*PEERS, OURS)
+"""The policies the benchmark runs by default."""
+ABLATIONS = (OURS_NO_AGING,)
+"""Variants of ours run only on request (``--param policies=...``): ours without the aging
+priority (:func:`aging_priority`; every job priority 1, the first tier the most GPUs placed)."""
+KNOWN_POLICIES = (*POLICIES, *ABLATIONS)
 
 
 @dataclass
@@ -68,6 +76,11 @@ class CycleStats:
     invalid: int = 0
     proven: int = 0
     """Cycles where ours proved its decision optimal (the status ``optimal``)."""
+    wall_clock: int = 0
+    """Cycles where the wall clock may have cut ours' deterministic solve
+    (:attr:`Decision.wall_clock`); 0 means the run is reproducible whatever the load."""
+    restricted: int = 0
+    """Cycles where ours solved restricted models (:attr:`Decision.restricted`)."""
     decide_s: list[float] = field(default_factory=list)
 
 
@@ -82,20 +95,72 @@ def cross_rack_gb(trace_job: TraceJob, racks: list[str]) -> float:
     return trace_job.as_job().traffic_gb * pairs_across
 
 
-def decide(policy: str, instance: GpuInstance, deadline_s: float, threads: int = 1) -> Any:
-    """One cycle's decision of ``policy`` on ``instance``: ``(solution, proven)``."""
+@dataclass
+class Decision:
+    """One cycle's decision of a policy."""
+
+    solution: GpuSolution
+    proven: bool = False
+    """Ours proved it optimal for the instance it solved (the status ``optimal``)."""
+    wall_clock: bool = False
+    """The wall clock, not ours' deterministic budget, may have cut part of the solve: its
+    greedy phase took the whole budget (the portfolio then skips the exact phase), or the
+    solve ran past the shortest wall-clock guard (``deterministic_wall_limit``)."""
+    restricted: bool = False
+    """Ours solved restricted models (candidate nodes) instead of the full one."""
+
+
+def decide(policy: str, instance: GpuInstance, deadline_s: float) -> Decision:
+    """One cycle's decision of ``policy`` on ``instance`` (for ours, the instance with the
+    aging priorities: :func:`ours_instance`).
+
+    Ours solves in the portfolio's deterministic mode: one CP-SAT worker, seed 0, and every
+    search stopped by CP-SAT's deterministic time (``deadline_s`` deterministic seconds for
+    the whole solve), so the same cycle gives the same decision whatever the machine's load.
+    The wall clock only guards against a runaway search (:func:`deterministic_wall_limit`);
+    :attr:`Decision.wall_clock` says when it may have mattered.
+    """
     if policy.startswith("kueue-"):
-        return kueue_one_at_a_time(instance, policy.removeprefix("kueue-")), False
+        return Decision(kueue_one_at_a_time(instance, policy.removeprefix("kueue-")))
     if policy == "kai":
-        return kai_one_at_a_time(instance), False
+        return Decision(kai_one_at_a_time(instance))
     if policy == "volcano":
-        return volcano_one_at_a_time(instance), False
-    if policy == OURS:
+        return Decision(volcano_one_at_a_time(instance))
+    if policy in (OURS, OURS_NO_AGING):
         instance.topology_fit = True  # the opt-in fourth tier (docs/formulations/gpu.md)
-        result = solve(instance, SolveOptions(time_limit_s=deadline_s, threads=threads))
+        options = SolveOptions(time_limit_s=deadline_s, deterministic=True, seed=0)
+        t0 = time.perf_counter()
+        result = solve(instance, options)
+        wall = time.perf_counter() - t0
         sol = result.solution if result.solution is not None else GpuSolution({})
-        return sol, result.status.value == "optimal"
-    raise ValueError(f"policy {policy!r} not in {POLICIES}")
+        greedy_s = result.phase_times_s.get("greedy", 0.0)
+        return Decision(
+            sol,
+            result.status.value == "optimal",
+            wall_clock=greedy_s >= deadline_s or wall >= deterministic_wall_limit(0.0),
+            restricted="restricted to candidate nodes" in result.message,
+        )
+    raise ValueError(f"policy {policy!r} not in {KNOWN_POLICIES}")
+
+
+AGING_UNIT_H = 1 / 60
+"""Ours' aging: a pending job's priority in the cycle's solve is 1 plus the whole minutes it
+has waited (at most ``MAX_PRIORITY``, reached after 16.65 h)."""
+
+
+def aging_priority(wait_h: float) -> int:
+    """Ours' priority for a job that has waited ``wait_h`` hours (:data:`AGING_UNIT_H`)."""
+    return min(MAX_PRIORITY, 1 + int(wait_h / AGING_UNIT_H + 1e-9))
+
+
+def ours_instance(
+    trace: TopologyTrace, pending: list[int], used: list[list[int]], t: float
+) -> GpuInstance:
+    """The instance ours solves at hour ``t``: the cycle's cluster and pending jobs, each job's
+    priority its :func:`aging_priority` (so the first tier places the most GPUs x (1 + minutes
+    waited): the jobs whose wait has cost the most so far first, the largest at equal wait)."""
+    jobs = [trace.jobs[k].as_job(aging_priority(t - trace.jobs[k].arrival_h)) for k in pending]
+    return trace.instance(jobs, [tuple(u) for u in used])
 
 
 def simulate(
@@ -103,11 +168,10 @@ def simulate(
     policy: str,
     cycle_s: float = 60.0,
     deadline_s: float = 1.0,
-    threads: int = 1,
 ) -> CycleStats:
     """Run ``policy`` over ``trace`` (``trace.hours`` of simulated time); see the module."""
-    if policy not in POLICIES:
-        raise ValueError(f"policy {policy!r} not in {POLICIES}")
+    if policy not in KNOWN_POLICIES:
+        raise ValueError(f"policy {policy!r} not in {KNOWN_POLICIES}")
     n_nodes = len(trace.nodes)
     per_node = trace.nodes[0].gpu_count
     used = [[0] * per_node for _ in range(n_nodes)]
@@ -141,10 +205,17 @@ def simulate(
                 [trace.jobs[k].as_job() for k in pending], [tuple(u) for u in used]
             )
             t0 = time.perf_counter()
-            solution, proven = decide(policy, instance, deadline_s, threads)
+            if policy == OURS:
+                decision = decide(policy, ours_instance(trace, pending, used, t), deadline_s)
+            else:
+                decision = decide(policy, instance, deadline_s)
             stats.decide_s.append(time.perf_counter() - t0)
             stats.cycles += 1
-            stats.proven += bool(proven)
+            stats.proven += decision.proven
+            stats.wall_clock += decision.wall_clock
+            stats.restricted += decision.restricted
+            solution = decision.solution
+            # the real cluster and jobs of the cycle, whatever ours solved
             report = check(instance, solution)
             stats.decisions_checked += 1
             if not report.feasible:
@@ -213,6 +284,8 @@ def summarise(trace: TopologyTrace, stats: CycleStats) -> dict[str, Any]:
         "decisions_checked": stats.decisions_checked,
         "invalid": stats.invalid,
         "proven_cycles": stats.proven,
+        "wall_clock_cycles": stats.wall_clock,
+        "restricted_cycles": stats.restricted,
         "decide_mean_s": float(np.mean(stats.decide_s)) if stats.decide_s else 0.0,
         "decide_max_s": float(np.max(stats.decide_s)) if stats.decide_s else 0.0,
     }
