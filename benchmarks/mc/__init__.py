@@ -25,6 +25,23 @@ PARAMETERS = (
         choices=("edf_vd", "amc_rtb"),
         help="the per-core test: edf_vd (default) or amc_rtb (fixed priorities, OPA)",
     ),
+    Parameter(
+        "exact_on",
+        "str",
+        "all",
+        choices=("all", "rejected"),
+        help="sets the exact backends run on: all (default; they run alone, so the table "
+        "shows what each schedules by itself) or rejected (only the sets no heuristic "
+        "schedules: the portfolio's question, far cheaper at low utilisation)",
+    ),
+    Parameter(
+        "limit",
+        "float",
+        0.0,
+        help="seconds a proof may take to count in the 'within' columns, judged both on the "
+        "solve's CPU time (one thread) and on its wall time (default 0: the --time-limit); "
+        "run with a larger --time-limit so a loaded machine does not cut CPU-time proofs short",
+    ),
 )
 """The suite's settings (``placement bench mc-partition --param NAME=VALUE``): the defaults
 are the full protocol."""
