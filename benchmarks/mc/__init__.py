@@ -35,6 +35,14 @@ PARAMETERS = (
         "schedules: the portfolio's question, far cheaper at low utilisation)",
     ),
     Parameter(
+        "seeds",
+        "name_list",
+        (),
+        help="only the task sets of these seeds (set j of point p has seed 10000 p + j, the "
+        "points numbered over cores, tasks and utilisations as given), each a number or a "
+        "range A-B (default: every set)",
+    ),
+    Parameter(
         "limit",
         "float",
         0.0,

@@ -19,8 +19,8 @@ Every solution goes through the family's checker again (the rows' ``invalid``, m
 The suite's settings (``--param``): ``sets`` per point, ``cores``, ``tasks`` (pairs with
 fewer than two tasks per core are skipped), ``utilisations``, ``backends``, ``test``
 (``edf_vd`` or ``amc_rtb``: the per-core test of every generated set), ``exact_on``
-(``all``, or ``rejected``: the exact backends only on the sets no heuristic schedules) and
-``limit`` (the seconds a proof may take to count, on CPU and on wall time); the defaults are
+(``all``, or ``rejected``: the exact backends only on the sets no heuristic schedules),
+``seeds`` (only these sets: reruns of single sets) and ``limit`` (the seconds a proof may take to count, on CPU and on wall time); the defaults are
 the full protocol.
 
 **Time.** Each exact solve runs on one thread in the worker process, and its row records both
@@ -75,6 +75,21 @@ def _settings(config: Any) -> dict[str, Any]:
     return params
 
 
+def _seeds(values: Any) -> set[int] | None:
+    """The ``seeds`` param as a set (None: every set); ``A-B`` is a range, both included."""
+    if not values:
+        return None
+    out: set[int] = set()
+    for value in values:
+        first, _, last = str(value).partition("-")
+        try:
+            a, b = int(first), int(last or first)
+        except ValueError:
+            raise InputError.single("--param seeds", value, "seeds or ranges A-B") from None
+        out.update(range(a, b + 1))
+    return out
+
+
 def _limit(config: Any) -> float:
     """The seconds a proof may take to count (the ``limit`` param, else the time limit)."""
     return float(_settings(config)["limit"]) or float(config.time_limit_s)
@@ -83,6 +98,7 @@ def _limit(config: Any) -> float:
 def cases(config: Any) -> list[dict[str, Any]]:
     """One case per chunk of task sets of one (cores, tasks, utilisation) point."""
     s = _settings(config)
+    only = _seeds(s["seeds"])
     out = []
     point = 0
     for m in (int(c) for c in s["cores"]):
@@ -92,6 +108,10 @@ def cases(config: Any) -> list[dict[str, Any]]:
             for u in s["utilisations"]:
                 point += 1
                 for first in range(0, s["sets"], s["chunk"]):
+                    count = min(s["chunk"], s["sets"] - first)
+                    seeds = [10_000 * point + j for j in range(first, first + count)]
+                    if only is not None and not only.intersection(seeds):
+                        continue
                     out.append(
                         {
                             "cores": m,
@@ -99,7 +119,8 @@ def cases(config: Any) -> list[dict[str, Any]]:
                             "utilisation": float(u),
                             "point": point,
                             "first": first,
-                            "count": min(s["chunk"], s["sets"] - first),
+                            "count": count,
+                            "seeds": None if only is None else sorted(only.intersection(seeds)),
                             "backends": list(s["backends"]),
                             "test": s["test"],
                             "exact_on": s["exact_on"],
@@ -119,6 +140,8 @@ def run(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     rows = []
     for j in range(case["first"], case["first"] + case["count"]):
         seed = 10_000 * case["point"] + j
+        if case.get("seeds") is not None and seed not in case["seeds"]:
+            continue
         inst = generate(
             case["tasks"],
             case["cores"],
