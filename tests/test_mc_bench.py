@@ -115,3 +115,28 @@ def test_exact_on_rejected_skips_scheduled_sets_and_records_cpu_time(tmp_path: P
     text = (tmp_path / "mc-partition.md").read_text()
     assert "<= 1.5 s CPU" in text and "<= 1.5 s wall" in text and "| cpsat |" not in text
     assert "within 1.5 s of CPU" in text
+
+
+def test_the_seeds_param_reruns_chosen_sets(tmp_path: Path) -> None:
+    # --quick: 2 points (U 0.80, 1.00) of 2 sets; seeds 10001 (point 1, set 1) and the range
+    # 20000-20001 (point 2, both sets): 3 of the 4 sets, the same seeds as in the full run.
+    proc = placement(
+        "bench",
+        "mc-partition",
+        "--quick",
+        "--param",
+        "backends=cpsat",
+        "--param",
+        "seeds=10001,20000-20001",
+        "--out",
+        str(tmp_path),
+        "-q",
+    )
+    assert proc.returncode == 0, proc.stderr
+    with (tmp_path / "mc-partition.csv").open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert {r["seed"] for r in rows} == {"10001", "20000", "20001"}
+    proc = placement(
+        "bench", "mc-partition", "--quick", "--param", "seeds=1-x", "--out", str(tmp_path)
+    )
+    assert proc.returncode == 2 and "--param seeds" in proc.stderr, proc.stderr

@@ -427,7 +427,7 @@ class BranchAndPrice:
         while stack:
             steps += 1
             if steps % 256 == 0 and (time.monotonic() > stop or self.cancel.cancelled):
-                upper = max(best, math.floor(max(b for b, *_ in stack) + FLOAT_MARGIN))
+                upper = max(best, math.ceil(max(b for b, *_ in stack) + 1e-6))
                 return Priced(self._verified(groups, items, found, above), upper)
             node_bound, chosen, w, lo, hl, hh, cand = stack.pop()
             if node_bound <= best:
