@@ -219,7 +219,18 @@ class BranchAndPrice:
         """A schedule by diving (a heuristic: it proves nothing): solve the LP of the tasks
         left on the cores left, round it, else give the column of the largest value a core of
         its own and repeat on the rest (its pricing needs no rule: the tasks placed get no
-        weight). Until ``stop``."""
+        weight). A failed dive is retried with one discrepancy (the second-best column at
+        depth 0, then at depth 1, ...: limited discrepancy search). Until ``stop``."""
+        for swerve in (None, *range(self.m - 1)):
+            if time.monotonic() >= stop:
+                break
+            found = self._dive_once(stop, swerve)
+            if found is not None:
+                return found
+        return None
+
+    def _dive_once(self, stop: float, swerve: int | None) -> tuple[int, ...] | None:
+        """One dive, taking the second-best column at depth ``swerve``."""
         tasks = frozenset(range(self.n))
         bins: list[list[int]] = []
         while tasks and len(bins) < self.m and time.monotonic() < stop:
@@ -228,8 +239,10 @@ class BranchAndPrice:
                 return self._core_of([*bins, *node.bins])
             if node.pruned or node.columns is None or node.x is None:
                 return None
-            k = max(range(len(node.columns)), key=lambda k: (node.x[k], len(node.columns[k])))
-            column = node.columns[k] & tasks
+            x, columns = node.x, node.columns
+            ranked = sorted(range(len(columns)), key=lambda k: (-x[k], -len(columns[k])))
+            pick = 1 if swerve == len(bins) and len(ranked) > 1 and x[ranked[1]] > 0 else 0
+            column = columns[ranked[pick]] & tasks
             bins.append(sorted(column))
             tasks = tasks - column
         return self._core_of(bins) if not tasks else None
