@@ -28,7 +28,10 @@ rules as constraints.
 **Schedules.** At every node the LP solution is rounded: its columns in decreasing value,
 each keeping the tasks not yet placed (a subset of a passing set passes: the tests are
 monotone), the tasks left over placed first-fit; at most ``m`` cores is a schedule. An
-integral LP solution of value at most ``m`` is one such rounding.
+integral LP solution of value at most ``m`` is one such rounding. Before the search, a
+**dive** (a heuristic, within :data:`DIVE_SHARE` of the time) gives the LP's largest column a
+core of its own and solves the LP of the rest on the cores left, until a rounding succeeds;
+then once more with one discrepancy at each depth (limited discrepancy search).
 
 **Branching.** The pair of groups that share the largest fractional total ``f_ij = sum of
 lambda_S over S holding both`` (in ``(0, 1)``), *together* first (diving towards the LP's
