@@ -75,9 +75,68 @@ def test_the_amc_rtb_param_generates_amc_sets(tmp_path: Path) -> None:
         rows = list(csv.DictReader(fh))
     assert len(rows) == 2 * 8 and all(r["invalid"] == "0" for r in rows)
     text = (tmp_path / "mc-partition.md").read_text()
-    assert "--param test=amc_rtb" in text and "test=amc_rtb;" in text
+    assert "--param test=amc_rtb" in text and "test=amc_rtb," in text
     proc = placement(
         "bench", "mc-partition", "--quick", "--param", "test=rm", "--out", str(tmp_path)
     )
     assert proc.returncode == 2 and "--param test" in proc.stderr, proc.stderr
     assert proc.stderr.count("\n") == 1, proc.stderr
+
+
+def test_exact_on_rejected_skips_scheduled_sets_and_records_cpu_time(tmp_path: Path) -> None:
+    proc = placement(
+        "bench",
+        "mc-partition",
+        "--quick",
+        "--param",
+        "sets=2",
+        "--param",
+        "backends=cpsat",
+        "--param",
+        "utilisations=0.50,1.00",
+        "--param",
+        "exact_on=rejected",
+        "--param",
+        "limit=1.5",
+        "--out",
+        str(tmp_path),
+        "-q",
+    )
+    assert proc.returncode == 0, proc.stderr
+    with (tmp_path / "mc-partition.csv").open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    exact = [r for r in rows if r["method"] == "cpsat"]
+    heuristic = {(r["seed"]) for r in rows if r["method"] != "cpsat" and r["schedulable"] == "1"}
+    # U = 0.50 on 2 cores x 6 tasks: a heuristic schedules both sets, no exact solve runs;
+    # U = 1.00: no heuristic does, and CP-SAT runs on each (and proves it unschedulable).
+    assert {r["seed"] for r in exact}.isdisjoint(heuristic)
+    assert len(exact) == 2 and all(float(r["cpu_s"]) >= 0 for r in exact)
+    assert all(r["proved_unschedulable"] == "1" for r in exact)
+    text = (tmp_path / "mc-partition.md").read_text()
+    assert "<= 1.5 s CPU" in text and "<= 1.5 s wall" in text and "| cpsat |" not in text
+    assert "within 1.5 s of CPU" in text
+
+
+def test_the_seeds_param_reruns_chosen_sets(tmp_path: Path) -> None:
+    # --quick: 2 points (U 0.80, 1.00) of 2 sets; seeds 10001 (point 1, set 1) and the range
+    # 20000-20001 (point 2, both sets): 3 of the 4 sets, the same seeds as in the full run.
+    proc = placement(
+        "bench",
+        "mc-partition",
+        "--quick",
+        "--param",
+        "backends=cpsat",
+        "--param",
+        "seeds=10001,20000-20001",
+        "--out",
+        str(tmp_path),
+        "-q",
+    )
+    assert proc.returncode == 0, proc.stderr
+    with (tmp_path / "mc-partition.csv").open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert {r["seed"] for r in rows} == {"10001", "20000", "20001"}
+    proc = placement(
+        "bench", "mc-partition", "--quick", "--param", "seeds=1-x", "--out", str(tmp_path)
+    )
+    assert proc.returncode == 2 and "--param seeds" in proc.stderr, proc.stderr

@@ -25,6 +25,31 @@ PARAMETERS = (
         choices=("edf_vd", "amc_rtb"),
         help="the per-core test: edf_vd (default) or amc_rtb (fixed priorities, OPA)",
     ),
+    Parameter(
+        "exact_on",
+        "str",
+        "all",
+        choices=("all", "rejected"),
+        help="sets the exact backends run on: all (default; they run alone, so the table "
+        "shows what each schedules by itself) or rejected (only the sets no heuristic "
+        "schedules: the portfolio's question, far cheaper at low utilisation)",
+    ),
+    Parameter(
+        "seeds",
+        "name_list",
+        (),
+        help="only the task sets of these seeds (set j of point p has seed 10000 p + j, the "
+        "points numbered over cores, tasks and utilisations as given), each a number or a "
+        "range A-B (default: every set)",
+    ),
+    Parameter(
+        "limit",
+        "float",
+        0.0,
+        help="seconds a proof may take to count in the 'within' columns, judged both on the "
+        "solve's CPU time (one thread) and on its wall time (default 0: the --time-limit); "
+        "run with a larger --time-limit so a loaded machine does not cut CPU-time proofs short",
+    ),
 )
 """The suite's settings (``placement bench mc-partition --param NAME=VALUE``): the defaults
 are the full protocol."""

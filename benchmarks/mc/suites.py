@@ -18,12 +18,23 @@ A case is a chunk of sets of one point (so a run can be spread over worker proce
 Every solution goes through the family's checker again (the rows' ``invalid``, must be 0).
 The suite's settings (``--param``): ``sets`` per point, ``cores``, ``tasks`` (pairs with
 fewer than two tasks per core are skipped), ``utilisations``, ``backends``, ``test``
-(``edf_vd`` or ``amc_rtb``: the per-core test of every generated set); the defaults are the
-full protocol.
+(``edf_vd`` or ``amc_rtb``: the per-core test of every generated set), ``exact_on``
+(``all``, or ``rejected``: the exact backends only on the sets no heuristic schedules),
+``seeds`` (only these sets: reruns of single sets) and ``limit`` (the seconds a proof may take to count, on CPU and on wall time); the defaults are
+the full protocol.
+
+**Time.** Each exact solve runs on one thread in the worker process, and its row records both
+its wall time (``time_s``) and the CPU time the process spent in it (``cpu_s``,
+:func:`time.process_time`: every thread of the process, so the solver's one search thread and
+the Python around it). On a shared machine a solve's wall time grows with the load, its CPU
+time hardly does: "proved within ``limit`` s of CPU" is the load-robust figure, "within
+``limit`` s of wall" the figure of a quiet machine. The solve itself stops at
+``--time-limit`` (wall), so give that headroom over ``limit`` when the machine is loaded.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections import defaultdict
 from typing import Any
@@ -44,6 +55,7 @@ CRITICALITY = (1.0, 4.0)
 every task would make MC-UDP coincide with criticality-aware worst fit)."""
 ENCODINGS = {"cpsat": CpSatEncoding, "milp": MilpEncoding}
 HEURISTIC_ORDER = ("ffd", "bfd", "wfd", "ca-ffd", "ca-bfd", "ca-wfd", "udp")
+EXACT_ON = ("all", "rejected")
 
 
 def _settings(config: Any) -> dict[str, Any]:
@@ -56,12 +68,37 @@ def _settings(config: Any) -> dict[str, Any]:
             raise InputError.single("--param backends", name, "cpsat or milp")
     if params["test"] not in TESTS:
         raise InputError.single("--param test", params["test"], " or ".join(TESTS))
+    if params["exact_on"] not in EXACT_ON:
+        raise InputError.single("--param exact_on", params["exact_on"], " or ".join(EXACT_ON))
+    if not float(params["limit"]) >= 0:
+        raise InputError.single("--param limit", params["limit"], "seconds >= 0")
     return params
+
+
+def _seeds(values: Any) -> set[int] | None:
+    """The ``seeds`` param as a set (None: every set); ``A-B`` is a range, both included."""
+    if not values:
+        return None
+    out: set[int] = set()
+    for value in values:
+        first, _, last = str(value).partition("-")
+        try:
+            a, b = int(first), int(last or first)
+        except ValueError:
+            raise InputError.single("--param seeds", value, "seeds or ranges A-B") from None
+        out.update(range(a, b + 1))
+    return out
+
+
+def _limit(config: Any) -> float:
+    """The seconds a proof may take to count (the ``limit`` param, else the time limit)."""
+    return float(_settings(config)["limit"]) or float(config.time_limit_s)
 
 
 def cases(config: Any) -> list[dict[str, Any]]:
     """One case per chunk of task sets of one (cores, tasks, utilisation) point."""
     s = _settings(config)
+    only = _seeds(s["seeds"])
     out = []
     point = 0
     for m in (int(c) for c in s["cores"]):
@@ -71,6 +108,10 @@ def cases(config: Any) -> list[dict[str, Any]]:
             for u in s["utilisations"]:
                 point += 1
                 for first in range(0, s["sets"], s["chunk"]):
+                    count = min(s["chunk"], s["sets"] - first)
+                    seeds = [10_000 * point + j for j in range(first, first + count)]
+                    if only is not None and not only.intersection(seeds):
+                        continue
                     out.append(
                         {
                             "cores": m,
@@ -78,9 +119,11 @@ def cases(config: Any) -> list[dict[str, Any]]:
                             "utilisation": float(u),
                             "point": point,
                             "first": first,
-                            "count": min(s["chunk"], s["sets"] - first),
+                            "count": count,
+                            "seeds": None if only is None else sorted(only.intersection(seeds)),
                             "backends": list(s["backends"]),
                             "test": s["test"],
+                            "exact_on": s["exact_on"],
                         }
                     )
     return out
@@ -97,6 +140,8 @@ def run(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     rows = []
     for j in range(case["first"], case["first"] + case["count"]):
         seed = 10_000 * case["point"] + j
+        if case.get("seeds") is not None and seed not in case["seeds"]:
+            continue
         inst = generate(
             case["tasks"],
             case["cores"],
@@ -112,6 +157,7 @@ def run(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
             "utilisation": case["utilisation"],
             "seed": seed,
         }
+        scheduled = False
         for name in HEURISTIC_ORDER:
             checker = Rechecker("mc")
             started = time.perf_counter()
@@ -119,6 +165,7 @@ def run(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
             wall = time.perf_counter() - started
             report = checker(inst, solution)
             ok = report is not None and report.feasible
+            scheduled = scheduled or ok
             rows.append(
                 {
                     **base,
@@ -129,15 +176,17 @@ def run(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
                     **checker.columns(),
                 }
             )
+        if scheduled and case.get("exact_on", "all") == "rejected":
+            continue  # the portfolio's answer is the heuristic's schedule
         for backend in case["backends"]:
             checker = Rechecker("mc")
             encoding = ENCODINGS[backend](feasibility_only=True)
             ctx = ExactContext(
                 inst, SolveOptions(time_limit_s=config.time_limit_s, threads=1), backend=backend
             )
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             outcome = encoding.solve(inst, ctx)
-            wall = time.perf_counter() - started
+            wall, cpu = time.perf_counter() - started, time.process_time() - cpu
             checker.dropped(len(ctx.rejected))
             report = checker(inst, ctx.best)
             ok = report is not None and report.feasible
@@ -148,6 +197,7 @@ def run(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
                     "schedulable": int(ok),
                     "proved_unschedulable": int(outcome.proven_infeasible),
                     "time_s": round(wall, 4),
+                    "cpu_s": round(cpu, 4),
                     **checker.columns(),
                 }
             )
@@ -158,18 +208,27 @@ def _ratio(values: list[int]) -> float:
     return sum(values) / len(values) if values else float("nan")
 
 
-def _portfolio(point: dict[str, dict[int, dict[str, int]]], exact: list[str]) -> dict[int, dict]:
+def _portfolio(
+    point: dict[str, dict[int, dict[str, Any]]], exact: list[str], limit: float = math.inf
+) -> dict[int, dict]:
     """Per seed: the portfolio's answer (the heuristics first, then the exact backends on the
     sets none schedules: with no incumbent, exactly the exact-alone run): schedulable, proved
-    unschedulable (by any exact backend), or neither."""
+    unschedulable (by any exact backend), or neither; and whether a proof came within
+    ``limit`` seconds of CPU (``proved_cpu``) and of wall time (``proved_wall``)."""
     seeds = set().union(*(point[m].keys() for m in point))
     out = {}
     for seed in seeds:
         runs = [point[m][seed] for m in point if seed in point[m]]
         heuristic = any(point[h][seed]["ok"] for h in HEURISTIC_ORDER if seed in point.get(h, {}))
         ok = any(v["ok"] for v in runs)
-        proved = any(point[e][seed]["proved"] for e in exact if seed in point.get(e, {}))
-        out[seed] = {"ok": int(ok), "proved": int(proved and not ok), "heuristic": heuristic}
+        proofs = [point[e][seed] for e in exact if point[e].get(seed, {}).get("proved")]
+        out[seed] = {
+            "ok": int(ok),
+            "proved": int(bool(proofs) and not ok),
+            "proved_cpu": int(not ok and any(v["cpu"] <= limit for v in proofs)),
+            "proved_wall": int(not ok and any(v["wall"] <= limit for v in proofs)),
+            "heuristic": heuristic,
+        }
     return out
 
 
@@ -177,16 +236,24 @@ def report(rows: list[dict[str, Any]], config: Any) -> str:
     """Schedulability ratios per platform, the share of rejected sets proved unschedulable,
     the target checks, and one plot per platform."""
     s = _settings(config)
+    limit = _limit(config)
+    alone = s["exact_on"] == "all"
     methods = [m for m in (*HEURISTIC_ORDER, *s["backends"]) if any(r["method"] == m for r in rows)]
     exact = [m for m in s["backends"] if m in methods]
-    by: dict[tuple[int, int, float], dict[str, dict[int, dict[str, int]]]] = defaultdict(
+    # With exact_on=rejected the exact backends ran on part of the sets only: no column.
+    shown = methods if alone else [m for m in methods if m not in exact]
+    by: dict[tuple[int, int, float], dict[str, dict[int, dict[str, Any]]]] = defaultdict(
         lambda: defaultdict(dict)
     )
     for r in rows:
         key = (int(r["cores"]), int(r["tasks"]), float(r["utilisation"]))
+        wall = float(r["time_s"])
         by[key][r["method"]][int(r["seed"])] = {
             "ok": int(r["schedulable"]),
             "proved": int(r["proved_unschedulable"]),
+            "wall": wall,
+            # Rows of an older csv have no CPU time: their wall time bounds it.
+            "cpu": float(r.get("cpu_s") or wall),
         }
     platforms = sorted({(k[0], k[1]) for k in by})
     settings = ", ".join(
@@ -200,26 +267,43 @@ def report(rows: list[dict[str, Any]], config: Any) -> str:
         f"Settings: {settings}; {config.time_limit_s:g} s per exact solve, 1 thread (the full "
         f"protocol, the default: {full}, 10 s).",
         "",
-        "Columns: the share of task sets each method schedules. The exact backends run alone "
-        "(no heuristic incumbent) on the schedulability question only. `portfolio` is what "
+        "Columns: the share of task sets each method schedules. "
+        + (
+            "The exact backends run alone (no heuristic incumbent) on the schedulability "
+            "question only. "
+            if alone
+            else "The exact backends ran only on the sets no heuristic schedules "
+            "(`exact_on=rejected`), so they have no column of their own. "
+        )
+        + "`best heuristic` is the best single heuristic's share. `portfolio` is what "
         "`placement solve` does: the heuristics, then an exact backend (either) on the sets none "
-        "schedules (with no incumbent: the exact-alone run). `proved` is, of the sets the "
-        "portfolio does not schedule, how many an exact backend proved unschedulable within "
-        "the limit.",
+        "schedules (with no incumbent: the exact-alone run). `proved / rejected` is, of the sets "
+        "the portfolio does not schedule, how many an exact backend proved unschedulable within "
+        f"the time limit; `<= {limit:g} s CPU` and `<= {limit:g} s wall` count the proofs whose "
+        f"solve took at most {limit:g} s of CPU time (the worker process's, one solver "
+        f"thread: load-robust) or of wall time.",
         "",
     ]
     alone_missed = {e: 0 for e in exact}
     strictly_more: list[str] = []
-    decided: dict[tuple[int, int], list[int]] = defaultdict(list)
+    decided: dict[tuple[int, int], list[dict[str, int]]] = defaultdict(list)
     for m, n in platforms:
         lines += [f"### {m} cores, {n} tasks", ""]
-        head = ["U", *methods, "portfolio", "proved / rejected"]
+        head = [
+            "U",
+            *shown,
+            "best heuristic",
+            "portfolio",
+            "proved / rejected",
+            f"<= {limit:g} s CPU",
+            f"<= {limit:g} s wall",
+        ]
         lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for key in sorted(k for k in by if (k[0], k[1]) == (m, n)):
             point = by[key]
-            folio = _portfolio(point, exact)
+            folio = _portfolio(point, exact, limit)
             cells = [f"{key[2]:.2f}"]
-            for method in methods:
+            for method in shown:
                 cells.append(f"{_ratio([v['ok'] for v in point[method].values()]):.2f}")
             best_heuristic = max(
                 _ratio([v["ok"] for v in point[h].values()]) for h in HEURISTIC_ORDER if h in point
@@ -231,20 +315,30 @@ def report(rows: list[dict[str, Any]], config: Any) -> str:
                 )
             rejected = [v for v in folio.values() if not v["ok"]]
             proved = sum(v["proved"] for v in rejected)
-            decided[(m, n)] += [v["proved"] for v in rejected]
-            cells += [f"{ratio:.2f}", f"{proved}/{len(rejected)}"]
+            decided[(m, n)] += rejected
+            cells += [
+                f"{best_heuristic:.3f}",
+                f"{ratio:.3f}",
+                f"{proved}/{len(rejected)}",
+                str(sum(v["proved_cpu"] for v in rejected)),
+                str(sum(v["proved_wall"] for v in rejected)),
+            ]
             lines.append("| " + " | ".join(cells) + " |")
-            for e in exact:
+            for e in exact if alone else ():
                 alone_missed[e] += sum(
                     1 for seed, v in point[e].items() if not v["ok"] and folio[seed]["heuristic"]
                 )
         lines.append("")
     lines += ["Targets:", ""]
     lines.append(
-        "- the portfolio schedules every set a heuristic schedules (by construction); the exact "
-        "backends alone miss, within the limit, "
-        + ", ".join(f"{e}: {k}" for e, k in alone_missed.items())
-        + " sets some heuristic schedules;"
+        "- the portfolio schedules every set a heuristic schedules (by construction); "
+        + (
+            "the exact backends alone miss, within the limit, "
+            + ", ".join(f"{e}: {k}" for e, k in alone_missed.items())
+            + " sets some heuristic schedules;"
+            if alone
+            else "the exact backends did not run alone (`exact_on=rejected`);"
+        )
     )
     lines.append(
         "- points where the portfolio schedules strictly more than the best heuristic: "
@@ -253,17 +347,28 @@ def report(rows: list[dict[str, Any]], config: Any) -> str:
     )
     for (m, n), values in sorted(decided.items()):
         if values:
+            count = len(values)
+            parts = [
+                f"{k}/{count} = {k / count:.1%} {what}"
+                for k, what in (
+                    (sum(v["proved"] for v in values), "within the time limit"),
+                    (sum(v["proved_cpu"] for v in values), f"within {limit:g} s of CPU"),
+                    (sum(v["proved_wall"] for v in values), f"within {limit:g} s of wall time"),
+                )
+            ]
             lines.append(
-                f"- {m} cores x {n} tasks: {sum(values)}/{len(values)} = "
-                f"{sum(values) / len(values):.0%} of the rejected sets proved unschedulable "
-                "within the limit (target at 8 x 40: 95 %)."
+                f"- {m} cores x {n} tasks: of the rejected sets, proved unschedulable "
+                + "; ".join(parts)
+                + " (target at 8 x 40: 95 % within 10 s)."
             )
-    _plot(by, platforms, methods, config)
+    _plot(by, platforms, shown, exact, config)
     lines += ["", f"![schedulability ratio]({config.suite}.png)", ""]
     return "\n".join(lines)
 
 
-def _plot(by: Any, platforms: list[tuple[int, int]], methods: list[str], config: Any) -> None:
+def _plot(
+    by: Any, platforms: list[tuple[int, int]], methods: list[str], exact: list[str], config: Any
+) -> None:
     # matplotlib with pyplot loads in 1-2 s: only when the report is written
     import matplotlib
 
@@ -283,7 +388,6 @@ def _plot(by: Any, platforms: list[tuple[int, int]], methods: list[str], config:
             ys = [_ratio([v["ok"] for v in by[k][method].values()]) for k in keys]
             style = "-o" if method in ENCODINGS else "--."
             ax.plot(xs, ys, style, label=method, lw=1.6 if method in ENCODINGS else 1.0, ms=3)
-        exact = [m for m in methods if m in ENCODINGS]
         folios = [_portfolio(by[k], exact) for k in keys]
         ys = [_ratio([v["ok"] for v in folio.values()]) for folio in folios]
         ax.plot(xs, ys, "-s", color="black", label="portfolio", lw=1.8, ms=3)

@@ -471,9 +471,13 @@ class Pricer:
         deadline: float,
         options: SolveOptions,
         cancel: CancellationToken,
+        together: list[tuple[int, int]] = (),  # type: ignore[assignment]
+        apart: list[tuple[int, int]] = (),  # type: ignore[assignment]
     ) -> Priced:
         """Pricing by CP-SAT over the core's rows and the no-good cuts (AMC-rtb, or an
-        EDF-VD enumeration too large)."""
+        EDF-VD enumeration too large), over the sets that hold both or neither task of each
+        ``together`` pair and not both of an ``apart`` pair (branch and price's rules; their
+        tasks must be among ``tasks``, whose weights may be 0)."""
         # ortools loads in 0.85 s: only when a pricing model is built
         from ortools.sat.python import cp_model
 
@@ -491,7 +495,11 @@ class Pricer:
             for cut in self.nogoods:
                 if cut <= x.keys():
                     cpm.add(sum(x[i] for i in cut) <= len(cut) - 1)
-            value = sum(weights[i] * x[i] for i in tasks)
+            for i, j in together:
+                cpm.add(x[i] == x[j])
+            for i, j in apart:
+                cpm.add(x[i] + x[j] <= 1)
+            value = sum(weights.get(i, 0) * x[i] for i in tasks)
             cpm.add(value >= above + 1)
             cpm.maximize(value)
             limit = PRICING_TIME_S if options.deterministic else min(left, PRICING_TIME_S)

@@ -4,7 +4,9 @@ solve protocol (column generation first, then the tiers, exactness loop, proofs)
 **Column generation first** (:mod:`.colgen`): the configuration LP over per-core task sets
 proves most unschedulable sets that this compact model cannot (its LP relaxation is weak),
 bounds the dropped cost and the cores, and an integer master over its columns looks for a
-schedule; see :meth:`McEncoding._configurations` for when it runs.
+schedule; on identical cores with no schedule yet, branch and price (:mod:`.branch_price`)
+then settles the sets whose LP optimum is at most the cores; see
+:meth:`McEncoding._configurations` for when they run.
 
 The model (docs/formulations/mc.md, "Exact encodings"): a binary ``x[i,k]`` per allowed
 (task, core) pair, a binary ``drop[i]`` per droppable task, ``sum_k x[i,k] + drop[i] = 1``.
@@ -43,8 +45,10 @@ from fractions import Fraction
 from typing import Any
 
 from placement.models.mc.amcrtb import minimal_failing
+from placement.models.mc.branch_price import branch_and_price
 from placement.models.mc.check import check
 from placement.models.mc.colgen import (
+    CORES,
     DETERMINISTIC_ITERATIONS_PER_S,
     configuration_bound,
     integer_master,
@@ -69,6 +73,10 @@ COLGEN_SHARE = 0.5
 proves, or once its master shows no proof will come)."""
 INTEGER_MASTER_SHARE = 0.25
 """The integer master over the generated columns may use this share of the time left."""
+BRANCH_AND_PRICE_SHARE = 0.8
+"""Branch and price (:mod:`.branch_price`; identical cores, no droppable task, no schedule
+yet) may use this share of the time left after the integer master; the compact model has the
+rest (it rarely settles what branch and price did not)."""
 
 
 @dataclass
@@ -322,6 +330,35 @@ class McEncoding:
             )
             if core_of is not None and ctx.report(McSolution(core_of), f"{self.source}:colgen"):
                 phase.found = McSolution(core_of)
+                incumbent = phase.found
+                report = check(instance, incumbent)
+        if incumbent is None and conf.mode == CORES and not options.deterministic:
+            # Branch and price settles what the LP could not (its optimum is at most the
+            # cores): a schedule, or the proof that none exists.
+            bnp = branch_and_price(
+                instance,
+                conf.types[0],
+                [c for _, c in conf.columns],
+                time.monotonic() + BRANCH_AND_PRICE_SHARE * ctx.time_left(),
+                ctx.cancel,
+                options,
+            )
+            self.last_stats["branch_and_price"] = {
+                "nodes": bnp.nodes,
+                "pricing": bnp.pricing_solves,
+                "seconds": round(bnp.seconds, 3),
+            }
+            if bnp.proven_infeasible:
+                return ExactOutcome(
+                    StopReason.PROVEN,
+                    proven_infeasible=True,
+                    message=f"{self.source}: proved unschedulable: branch and price on the "
+                    f"configuration LP closed every node ({bnp.nodes}) by its bound. "
+                    + explain_unschedulable(instance),
+                ), phase
+            found = bnp.core_of
+            if found is not None and ctx.report(McSolution(found), f"{self.source}:bnp"):
+                phase.found = McSolution(found)
                 incumbent = phase.found
                 report = check(instance, incumbent)
         if incumbent is None or report is None or not report.feasible:
