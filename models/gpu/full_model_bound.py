@@ -104,6 +104,4 @@ def full_model_bound(
             placed = int(round(model.tier1.value(values)))
             if bound is not None:
                 bound = max(bound, placed)
-    return FullModelBound(
-        bound, placed, solution, time.monotonic() - started, n, len(lm.rows)
-    )
+    return FullModelBound(bound, placed, solution, time.monotonic() - started, n, len(lm.rows))
