@@ -168,6 +168,7 @@ def _bounds(instance: Any, reference_s: float = 0.0, start: Any = None) -> dict[
     conf_s = time.perf_counter() - t0
     reference: dict[str, Any] = {}
     if reference_s > 0:
+        # On use: a child process imports this module and its peak RSS is one solve's.
         from placement.models.gpu.full_model_bound import full_model_bound
 
         full = full_model_bound(instance, reference_s, start)
