@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 from hypothesis import HealthCheck, assume, given, settings
 
-from placement.benchmarks.gpu.suites import _bounds, cases_synthetic
+from placement.benchmarks.gpu.suites import _bounds, cases_synthetic, report_synthetic
 from placement.models.gpu import GpuInstance, check
 from placement.models.gpu.full_model_bound import full_model_bound
 from placement.models.gpu.generate import generate
@@ -59,3 +59,30 @@ def test_benchmark_reference_parameter() -> None:
     assert row["full_invalid"] == 0
     assert row["full_bound"] is not None and row["lp_bound"] is not None
     assert row["full_placed"] is not None and row["full_placed"] <= row["full_bound"] + 1e-9
+
+
+def test_report_lists_the_reference_beside_the_lp() -> None:
+    rows = [
+        {
+            "gpus": 64,
+            "jobs": 12,
+            "seed": 1,
+            "backend": "greedy",
+            "placed_gpu_weighted": 70.0,
+            "capacity_bound": 76.0,
+            "lp_bound": 75.5,
+            "lp_bound_s": 0.1,
+            "config_bound": 75.0,
+            "config_converged": True,
+            "config_iterations": 3,
+            "config_bound_s": 0.1,
+            "full_bound": 72.0,
+            "full_placed": 71.0,
+            "full_s": 5.0,
+        },
+    ]
+    text = report_synthetic(rows, SimpleNamespace())
+    line = next(x for x in text.splitlines() if x.startswith("| 64 | 12 | 1 | 76.00"))
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    # full model 72.000, its placement 71.00, the best placed 71.00, gap to the tighter 1/72.
+    assert cells[10:15] == ["72.000", "71.00", "5", "71.00", f"{1 / 72:.4f}"]
