@@ -31,6 +31,13 @@ SUITES = (
                 ("greedy", "cpsat", "milp-highs", "milp-cbc"),
                 help="backends (default: greedy,cpsat,milp-highs,milp-cbc)",
             ),
+            Parameter(
+                "reference",
+                "positive_float",
+                None,
+                help="seconds for a reference bound in the greedy row: the full exact model's "
+                "tier 1 by HiGHS (default: none)",
+            ),
         ),
     ),
     Suite(
