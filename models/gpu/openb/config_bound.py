@@ -36,8 +36,10 @@ node rows kept)::
     L(pi) = sum_c pi_c n_c + sum_q N_q max(0, z_q(pi)),
     z_q(pi) = max_{y in P_q} sum_c (d_c - pi_c) y_c            (the pricing problem)
 
-**Pricing** (per node class, a small MILP solved by HiGHS; its *dual bound* enters ``L``, so
-a pricing run stopped early still gives a valid bound): variables ``y_c`` (only classes with
+**Pricing** (per node class, a small integer model solved by CP-SAT with the profits rounded
+*up* to multiples of 1 / :data:`PROFIT_SCALE` milli, so that CP-SAT's integer bound on the
+rounded model bounds the real ``z_q``; that bound enters ``L``, so a pricing run stopped by
+its time limit still gives a valid bound): variables ``y_c`` (only classes with
 ``d_c - pi_c > 0``: the others are 0 in some optimum), ``w_g`` in {0, 1} (GPU ``g`` taken by a
 whole-GPU pod), ``x_{s,g}`` (shared pods of ``s`` milli on GPU ``g``)::
 
@@ -52,12 +54,13 @@ whole-GPU pod), ``x_{s,g}`` (shared pods of ``s`` milli on GPU ``g``)::
 This is exact: a whole-GPU pod needs ``k`` GPUs free of anything else, and shared pods of
 one size are interchangeable on the GPUs (their CPU and memory are counted per node).
 
-**Column generation**: from single-class packings, solve the master, price every node class
-at the master's duals, add the packings that price positive, and keep the smallest ``L``
-seen; stop when no packing prices positive (then ``L`` equals the master's optimum up to
-tolerances) or at the time limit (then ``L`` is still valid). The bound is floored to a
-multiple of the gcd of the ``d_c`` after a slack of :data:`SLACK` of the capacity for the
-solvers' floating-point tolerances.
+**Column generation**: from single-class packings and the nodes of ``start`` placements
+(e.g. replays of the arrived pods: a warm start only), solve the master, price every node
+class at Wentges-smoothed duals (:data:`SMOOTHING`; at the master's own on a mispricing), add
+the packings of positive reduced value, keep the smallest ``L`` seen; stop when it is within
+:data:`CONVERGED_MILLI` (or the caller's gap) of the master's optimum, or at the time limit
+(``L`` is valid whenever it stops). The bound is ``min L`` plus a slack of :data:`SLACK` of
+the capacity for floating point, floored to a multiple of the gcd of the ``d_c``.
 
 **Witness**: the integer master over the generated columns (HiGHS MIP), realised as a
 placement (each packing on distinct nodes of its class, each pod class's slots given actual
@@ -87,9 +90,9 @@ from placement.solver.backends.highs import HighsModel
 
 SLACK = 1e-7
 """Relative slack (of the cluster's milli-GPU) added to the bound before it is floored: the
-HiGHS runs work in floating point with tolerances of about 1e-7 per row."""
+master LP (HiGHS) and the Lagrangian sum work in floating point."""
 PRICING_TIME_S = 20.0
-"""Time limit of one pricing MILP (its dual bound is used if it stops there)."""
+"""Time limit of one pricing run (its bound is used if it stops there)."""
 REDUCED_TOL = 1e-6
 """A packing enters the master when its reduced value exceeds this (milli-GPU)."""
 CONVERGED_MILLI = 1.0
@@ -128,7 +131,8 @@ class ConfigBoundResult:
     master_milli: float
     """The last restricted master LP's optimum (equals the bound at convergence)."""
     converged: bool
-    """No packing priced positive at the last duals (the master is the configuration LP)."""
+    """The bound is within :data:`CONVERGED_MILLI` of the master's optimum (or nothing
+    priced positive at its duals): the master is the configuration LP."""
     iterations: int
     columns: int
     seconds: float
