@@ -78,6 +78,34 @@ def test_a_trace_of_my_own_runs_every_asked_mode_per_seed(tmp_path: Path) -> Non
     assert "Defragmentation" in text
 
 
+def test_configuration_bound_mode_sits_between_the_lp_bound_and_every_policy(
+    tmp_path: Path,
+) -> None:
+    pods = small_trace(tmp_path)
+    out = tmp_path / "out"
+    done = cli(
+        "bench", "gpu-openb", "--data", tmp_path / "data", "--out", out, "--quiet",
+        "--trace", pods, "--seeds", "1", "--modes", "online,FGD,bound,bound:config",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    with open(out / "gpu-openb.csv", newline="") as fh:
+        rows = {r["policy"]: r for r in csv.DictReader(fh)}
+    config = rows["configuration bound"]
+    assert config["mode"] == "config_bound" and config["invalid"] == "0"
+    lower = float(config["unallocated_gpus_at_100"])
+    # the class LP is weaker (fewer unallocated GPUs); the row carries it at the same point
+    lp = float(config["lp_bound_unalloc_at_100"])
+    assert lp <= lower + 1e-6
+    gpus = int(config["total_gpus"])  # the LP row's figure is rounded to 0.01 % allocation
+    assert abs(float(rows["offline LP bound"]["unallocated_gpus_at_100"]) - lp) <= gpus / 1e4 + 0.05
+    # a checked packing (the witness) and every policy leave at least the bound unallocated
+    assert float(config["witness_unalloc_at_100"]) >= lower
+    for policy in ("FGD", "FGD+BF-tie"):
+        assert float(rows[policy]["unallocated_gpus_at_100"]) >= lower - 1e-6
+    assert "configuration bound" in (out / "gpu-openb.md").read_text()
+
+
 def test_departures_and_latency_modes_write_their_rows_tables_and_plot(tmp_path: Path) -> None:
     pods = small_trace(tmp_path)
     out = tmp_path / "out"

@@ -9,5 +9,6 @@ GpuInstance`), :mod:`.replay` (the static :class:`~.replay.TraceCluster`, the po
 mutable :class:`~.replay.TraceState`, the workload and the online replay), :mod:`.policies`
 (the paper's six peer policies), :mod:`.online` (our online policy: FGD with a best-fit
 tie-break), :mod:`.batch` (batch mode: every B arrivals the pending pods placed jointly by
-CP-SAT), :mod:`.offline_bound` (an LP upper bound on what any policy can allocate).
+CP-SAT), :mod:`.offline_bound` (an LP upper bound on what any policy can allocate),
+:mod:`.config_bound` (the stronger configuration-LP bound, with a checked witness packing).
 """

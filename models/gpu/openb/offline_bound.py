@@ -13,7 +13,7 @@ to nodes of q (relaxed to reals):
          r sum_{c whole} k_c x_cq + sum_{c shared, m_c > 1000/(r+1)} x_cq <= r N_q G_q
                                                           for r = 1..4  (per-GPU packing)
          sum_c k_c u_eps(m_c) x_cq <= 1000 N_q G_q       for eps = 50, 100, ..., 500
-         sum_{c: k_c > G_q / 2} x_cq <= N_q                (at most one such gang per node)
+         sum_{c whole: k_c > G_q / 2} x_cq <= N_q          (at most one such gang per node)
          x_cq = 0 if pod c alone does not fit a node of q (GPU count, type, CPU, memory)
 
 The packing rows hold because a GPU that no whole-GPU pod takes holds at most r pods of more
@@ -131,7 +131,11 @@ class OfflineBound:
                 if terms:
                     rows.append(terms)
                     upper.append(float(nq * g * MILLI))
-            gang = [(j, 1.0) for j, c in zip(js, c_of, strict=True) if 2 * k[c] > g]
+            # Two whole-GPU pods of more than half the node's GPUs never share it; shared
+            # pods (one GPU, part of it) may: a 1-GPU node holds several.
+            gang = [
+                (j, 1.0) for j, c in zip(js, c_of, strict=True) if m[c] == MILLI and 2 * k[c] > g
+            ]
             if gang:
                 rows.append(gang)
                 upper.append(float(nq))
@@ -170,17 +174,27 @@ class OfflineBound:
         policy's discretised curve at x."""
         total = self.cluster.total_gpu_milli
         arrived = np.cumsum(self.pods.demand[order])
-        rounded = np.round(arrived / total * 100)
         out = np.full(top + 1, np.nan)
         for x in range(top + 1):
-            window = np.flatnonzero(rounded == x)
-            if not len(window):
-                window = np.flatnonzero((rounded >= x - 1) & (rounded <= x + 1))
-            if len(window):
-                i = int(window[-1]) + 1
-            else:
-                if len(arrived) and arrived[-1] < x / 100 * total:
-                    break  # the workload ended below this level
-                i = int(np.searchsorted(arrived, x / 100 * total, side="right"))
+            i = window_end(arrived, total, x)
+            if i is None:
+                break  # the workload ended below this level
             out[x] = self.at(order[:i]) / total * 100 if i else 0.0
         return out
+
+
+def window_end(arrived: np.ndarray, total: int, x: int) -> int | None:
+    """How many arrivals (a prefix) a bound at ``x`` % must cover: up to the last one that
+    :meth:`.replay.Curve.at` averages over at x (arrived demand rounding to x, else within
+    x +- 1; if none, the last arrival at or below x %); None when the workload (cumulative
+    demand ``arrived``, milli-GPU) ended below x %. The most any placement holds only grows
+    with the arrivals, so a bound there bounds the policy's mean over the window."""
+    rounded = np.round(arrived / total * 100)
+    window = np.flatnonzero(rounded == x)
+    if not len(window):
+        window = np.flatnonzero((rounded >= x - 1) & (rounded <= x + 1))
+    if len(window):
+        return int(window[-1]) + 1
+    if len(arrived) and arrived[-1] < x / 100 * total:
+        return None
+    return int(np.searchsorted(arrived, x / 100 * total, side="right"))
