@@ -55,7 +55,7 @@ PROGRESS_S = 0.25
 (the descent of the first start ran 5-9 s at 4,096 x 128 under load before its first
 report, so the first improvement over the heuristics was seen only then)."""
 
-INCUMBENT_RELIEVE_S = 0.5
+INCUMBENT_RELIEVE_S = 0.25
 """At most this long (or :data:`RELIEVE_SHARE` of the time left, if less) for the
 critical-machine descent from the portfolio's incumbent, the search's first step: from a
 poor HEFT start at 4,096 x 128 it ran 6 s without reaching Min-Min, where the weighted
@@ -73,6 +73,12 @@ BALANCE_MAX_CELLS = 65_536
 """Tasks x machines up to which the LP's rounding is also levelled by :func:`balance`
 (measured at 4,096 x 128: 20 s of a 60 s budget under load, and not the best start, where
 the weighted descent from the LP's cheapest machines takes 0.4 s)."""
+
+ASCENT_FIRST_STEPS = 100
+"""Ascent steps before the first weighted start (reported at once; the ascent then goes on
+to :data:`ASCENT_STEPS` with first step :data:`ASCENT_SECOND_STEP`)."""
+
+ASCENT_SECOND_STEP = 0.5
 
 ASCENT_SHARE = 0.1
 """At most this share of the time left for the first ascent."""
@@ -198,11 +204,12 @@ def solve_assignment(
             value = max(value, parametric_bound(d, w, value, high))
         return lower_bound_from_lp(instance, value)
 
-    def weighted(weight: np.ndarray, low: float) -> Loads:
-        """The best of :func:`~.construct.weighted_starts` after the weighted, then the plain,
-        critical-machine descent (each start reported as it goes)."""
+    def weighted(weight: np.ndarray, low: float, first_only: bool = False) -> Loads:
+        """The best of :func:`~.construct.weighted_starts` (only the first with
+        ``first_only``) after the weighted, then the plain, critical-machine descent (each
+        start reported as it goes)."""
         out: Loads | None = None
-        for machine in weighted_starts(d, weight, low):
+        for machine in weighted_starts(d, weight, low)[: 1 if first_only else None]:
             state = Loads(d, machine)
             relieve(
                 state,
@@ -275,9 +282,19 @@ def solve_assignment(
         candidates.append(first)
     # Lagrangian machine weights by mirror ascent: a bound (the LP's, nearly) in about a
     # second, and the prices of weighted starts (under ``deterministic`` a step budget).
-    weight, value = ascend(
-        d, max_steps=ASCENT_STEPS, should_stop=None if deterministic else within(ASCENT_SHARE)
-    )
+    # First a short ascent and one start from it (the first improvement over the heuristics
+    # at 4,096 x 128), then the rest of the ascent and both starts.
+    stop_ascent = None if deterministic else within(ASCENT_SHARE)
+    weight, value = ascend(d, max_steps=ASCENT_FIRST_STEPS, should_stop=stop_ascent)
+    if math.isfinite(value) and value > 0:
+        candidates.append(weighted(weight, value, first_only=True))
+        weight, value = ascend(
+            d,
+            weight,
+            max_steps=ASCENT_STEPS - ASCENT_FIRST_STEPS,
+            should_stop=stop_ascent,
+            step=ASCENT_SECOND_STEP,
+        )
     guided = math.isfinite(value) and value > 0
     if guided:
         bound = lower_bound_from_lp(instance, value)
