@@ -63,9 +63,9 @@ starts after it (:func:`~.construct.weighted_starts`) get within a few per cent 
 bound in about 2 s."""
 
 ASCENT_STEPS = 300
-"""Steps of the Lagrangian weights' first ascent (:func:`~.parametric.ascend`): about 1 s
-at 4,096 x 128 on a loaded machine, within 0.04 % of the LP on a semi-consistent matrix
-(1 % on a consistent one); the LP's exact duals follow (:func:`~.lp.priced_lp`, seeded
+"""Steps of the Lagrangian weights' first ascent (:func:`~.parametric.ascend`): about 1-2 s
+at 4,096 x 128 on a loaded machine, within 0.003 % of the LP on u_s_hihi and u_c_hihi
+(after the first 50: 0.1 % and 0.3 %); the LP's exact duals follow (:func:`~.lp.priced_lp`, seeded
 with these weights' cheapest columns: one round of 2 s at u_s_hihi 4,096 x 128, where
 the columns from times alone took five rounds and 32-39 s)."""
 
@@ -74,11 +74,11 @@ BALANCE_MAX_CELLS = 65_536
 (measured at 4,096 x 128: 20 s of a 60 s budget under load, and not the best start, where
 the weighted descent from the LP's cheapest machines takes 0.4 s)."""
 
-ASCENT_FIRST_STEPS = 100
+ASCENT_FIRST_STEPS = 50
 """Ascent steps before the first weighted start (reported at once; the ascent then goes on
 to :data:`ASCENT_STEPS` with first step :data:`ASCENT_SECOND_STEP`)."""
 
-ASCENT_SECOND_STEP = 0.5
+ASCENT_SECOND_STEP = 0.1
 
 ASCENT_SHARE = 0.1
 """At most this share of the time left for the first ascent."""
@@ -91,8 +91,8 @@ just above the bound so far (:data:`PARAMETRIC_STEPS` steps, step size
 PARAMETRIC_STEPS = 150
 PARAMETRIC_STEP = 0.03
 """Steps and first step size of each parametric round's ascent (measured on u_s_hihi
-4,096 x 128: 0.03 reaches 993.85 against the LST bound's 993.88 by HiGHS, the plain LP
-991.01; 0.3 reaches 993.30)."""
+4,096 x 128: 0.03 reaches 993.86 against the LST bound's 993.88 by HiGHS, the plain LP
+991.01; 0.01 reaches 993.85, 0.003 993.80)."""
 
 RESTART_SHARE = 0.5
 """Above :data:`FULL_DESCENT_MAX_CELLS`, this share of the time left after the starts goes
