@@ -118,9 +118,10 @@ def ascend(
     best_w, best = w.copy(), -np.inf
     deadline = None if time_limit_s is None else time.monotonic() + time_limit_s
     for i in range(max_steps):
-        if should_stop is not None and should_stop():
+        # At least one step: its value is the bound the caller gets.
+        if i and should_stop is not None and should_stop():
             break
-        if deadline is not None and time.monotonic() > deadline:
+        if i and deadline is not None and time.monotonic() > deadline:
             break
         scaled = np.where(ok, base * w[None, :], np.inf)
         a = np.argmin(scaled, axis=1)

@@ -106,6 +106,11 @@ RESTART_NOISE = (0.003, 0.01, 0.03)
 DETERMINISTIC_RESTARTS = 8
 """Restarts under ``deterministic`` (a count, not a share of the clock)."""
 
+PROGRESS_COST_RATIO = 4.0
+"""Progress reports come at most every this many times the last report's cost: the
+portfolio checks each one (0.2 s at 4,096 x 128 under load), and at one every 0.25 s the
+checks took nearly half of the starts' time."""
+
 FULL_DESCENT_MAX_CELLS = 65_536
 """Tasks x machines up to which the starts also get the full descent (:func:`descend`, every
 task against every machine per step: tens of milliseconds a step at 4,096 x 128, where the
@@ -164,12 +169,16 @@ def solve_assignment(
 
     best: list[Any] = [math.inf, None]  # makespan, schedule
 
+    report_cost = [0.0]  # seconds the last report took (the portfolio's checker)
+
     def report(machine: np.ndarray, source: str) -> None:
         span = float(np.bincount(machine, weights=d[np.arange(len(machine)), machine]).max())
         if span < best[0]:
+            t0 = time.monotonic()
             best[:] = [span, back_to_back(instance, machine)]
             # With the bound known now (the LP's), so that the incumbent's gap is current.
             ctx.report(best[1], source, bound)
+            report_cost[0] = time.monotonic() - t0
 
     def meets_bound() -> bool:
         return bound is not None and best[0] <= bound + REL_EPS * max(1.0, bound)
@@ -253,12 +262,13 @@ def solve_assignment(
 
     def progress(state: Loads) -> Any:
         """An ``on_progress`` for :func:`relieve`: report ``state`` at most every
-        :data:`PROGRESS_S` seconds (:func:`report` keeps only improvements)."""
+        :data:`PROGRESS_S` seconds, and at most every :data:`PROGRESS_COST_RATIO` times
+        the last report's cost (:func:`report` keeps only improvements)."""
         last = [time.monotonic()]
 
         def call() -> None:
             now = time.monotonic()
-            if now - last[0] >= PROGRESS_S:
+            if now - last[0] >= max(PROGRESS_S, PROGRESS_COST_RATIO * report_cost[0]):
                 last[0] = now
                 report(state.a, "grid-search")
 
@@ -269,7 +279,11 @@ def solve_assignment(
     cells = n * k
     candidates: list[Loads] = []
     incumbent = ctx.incumbent()
-    if incumbent is not None:
+    if incumbent is not None and cells > FULL_DESCENT_MAX_CELLS:
+        # A start as it is: the weighted starts below beat the greedy phase's HEFT and MCT
+        # by far at this size, and each report costs a check (0.2 s at 4,096 x 128).
+        candidates.append(Loads(d, np.asarray(incumbent.machine, dtype=np.int64)))
+    elif incumbent is not None:
         # First the critical-machine descent from the best heuristic: an improvement within
         # milliseconds at any size (reported before the LP).
         first = Loads(d, np.asarray(incumbent.machine, dtype=np.int64))
@@ -292,7 +306,7 @@ def solve_assignment(
             d,
             weight,
             max_steps=ASCENT_STEPS - ASCENT_FIRST_STEPS,
-            should_stop=stop_ascent,
+            should_stop=None if deterministic else within(ASCENT_SHARE),
             step=ASCENT_SECOND_STEP,
         )
     guided = math.isfinite(value) and value > 0
