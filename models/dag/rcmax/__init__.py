@@ -22,6 +22,13 @@ One concept per module:
   the best known on Braun) with an assignment rounded from it (:func:`lp_rounding`), the
   same LP by column generation (:func:`~.lp.priced_lp`) with its Lagrangian bound, valid for
   the whole matrix (:func:`~.lp.lagrangian_bound`), and :func:`lower_bound_from_lp`;
+- :mod:`.parametric`: Lagrangian machine weights by mirror ascent (:func:`~.parametric.ascend`,
+  the LP's value within 0.04 % in about a second at 4,096 x 128) and the parametric
+  (Lenstra-Shmoys-Tardos) bound: no pair longer than the makespan
+  (:func:`~.parametric.parametric_bound`);
+- :mod:`.construct`: starts priced by those weights (each task on its cheapest weighted
+  machine, or a regret greedy under a load cap), levelled by the weighted critical-machine
+  descent; the search restarts from them under noise on the weights;
 - :mod:`.lns`: :class:`MachineLns`, large-neighbourhood steps. The most loaded machine and
   a few others (drawn from a seeded generator) get their tasks re-assigned among themselves
   by an exact MILP (:func:`reoptimise`, HiGHS, warm-started, never worse), then a descent
@@ -47,7 +54,8 @@ model is a :class:`~placement.solver.backends.highs.HighsModel`.
 References: Braun et al., JPDC 61(6) 2001 (the instances); Fanjul-Peyro, Ruiz, EJOR 207(1)
 2010 (local search for unrelated parallel machines); Ahuja, Orlin, Sharma, Math. Prog. 91
 2001 (ejection chains and very large-scale neighbourhoods); Danna, Rothberg, Le Pape, Math.
-Prog. 102 2005 (MILP-based neighbourhoods).
+Prog. 102 2005 (MILP-based neighbourhoods); Lenstra, Shmoys, Tardos, Math. Prog. 46 1990
+(the parametric bound); Martello, Toth 1981 (regret greedy for generalised assignment).
 """
 
 from placement.models.dag.rcmax.descent import descend

@@ -12,12 +12,14 @@ import numpy as np
 
 from placement.models.dag.greedy import back_to_back, pure_assignment
 from placement.models.dag.instance import DagInstance
+from placement.models.dag.rcmax.construct import cheapest, weighted_starts
 from placement.models.dag.rcmax.critical import balance, relieve
 from placement.models.dag.rcmax.descent import descend
 from placement.models.dag.rcmax.exchange import Exchange, run_full_milp
 from placement.models.dag.rcmax.lns import MachineLns
 from placement.models.dag.rcmax.loads import REL_EPS, Loads
 from placement.models.dag.rcmax.lp import lower_bound_from_lp, lp_assignment, priced_lp
+from placement.models.dag.rcmax.parametric import ascend, parametric_bound
 from placement.solver.family import ExactContext, ExactOutcome
 from placement.solver.options import deterministic_wall_limit
 from placement.solver.result import StopReason
@@ -52,6 +54,62 @@ PROGRESS_S = 0.25
 """While a start's critical-machine descent runs, its state is reported at most this often
 (the descent of the first start ran 5-9 s at 4,096 x 128 under load before its first
 report, so the first improvement over the heuristics was seen only then)."""
+
+INCUMBENT_RELIEVE_S = 0.25
+"""At most this long (or :data:`RELIEVE_SHARE` of the time left, if less) for the
+critical-machine descent from the portfolio's incumbent, the search's first step: from a
+poor HEFT start at 4,096 x 128 it ran 6 s without reaching Min-Min, where the weighted
+starts after it (:func:`~.construct.weighted_starts`) get within a few per cent of the
+bound in about 2 s."""
+
+ASCENT_STEPS = 300
+"""Steps of the Lagrangian weights' first ascent (:func:`~.parametric.ascend`): about 1-2 s
+at 4,096 x 128 on a loaded machine, within 0.003 % of the LP on u_s_hihi and u_c_hihi
+(after the first 50: 0.1 % and 0.3 %); the LP's exact duals follow (:func:`~.lp.priced_lp`, seeded
+with these weights' cheapest columns: one round of 2 s at u_s_hihi 4,096 x 128, where
+the columns from times alone took five rounds and 32-39 s)."""
+
+BALANCE_MAX_CELLS = 65_536
+"""Tasks x machines up to which the LP's rounding is also levelled by :func:`balance`
+(measured at 4,096 x 128: 20 s of a 60 s budget under load, and not the best start, where
+the weighted descent from the LP's cheapest machines takes 0.4 s)."""
+
+ASCENT_FIRST_STEPS = 50
+"""Ascent steps before the first weighted start (reported at once; the ascent then goes on
+to :data:`ASCENT_STEPS` with first step :data:`ASCENT_SECOND_STEP`)."""
+
+ASCENT_SECOND_STEP = 0.1
+
+ASCENT_SHARE = 0.1
+"""At most this share of the time left for the first ascent."""
+
+PARAMETRIC_ROUNDS = 3
+"""Rounds of the parametric bound after the LP: each an ascent of the weights at the cap
+just above the bound so far (:data:`PARAMETRIC_STEPS` steps, step size
+:data:`PARAMETRIC_STEP`), then a bisection (:func:`~.parametric.parametric_bound`)."""
+
+PARAMETRIC_STEPS = 150
+PARAMETRIC_STEP = 0.03
+"""Steps and first step size of each parametric round's ascent (measured on u_s_hihi
+4,096 x 128: 0.03 reaches 993.86 against the LST bound's 993.88 by HiGHS, the plain LP
+991.01; 0.01 reaches 993.85, 0.003 993.80)."""
+
+RESTART_SHARE = 0.5
+"""Above :data:`FULL_DESCENT_MAX_CELLS`, this share of the time left after the starts goes
+to restarts from the LP's weights under noise (:data:`RESTART_NOISE`): each start takes
+0.2-0.5 s at 4,096 x 128, and the LP's duals are one of many near-optimal ones (two LP
+runs on u_s_hihi 4,096 x 128 gave starts of 1,009.5 and 1,014.9 from their duals)."""
+
+RESTART_NOISE = (0.003, 0.01, 0.03)
+"""Standard deviations of the log-normal noise on the weights of successive restarts."""
+
+DETERMINISTIC_RESTARTS = 8
+"""Restarts under ``deterministic`` (a count, not a share of the clock)."""
+
+PROGRESS_COST_RATIO = 4.0
+"""Progress reports come at most every this many times the last report's cost: the
+portfolio checks each one (0.2 s at 4,096 x 128 under load), and at one every 0.25 s the
+checks took nearly half of the starts' time."""
 
 FULL_DESCENT_MAX_CELLS = 65_536
 """Tasks x machines up to which the starts also get the full descent (:func:`descend`, every
@@ -111,12 +169,16 @@ def solve_assignment(
 
     best: list[Any] = [math.inf, None]  # makespan, schedule
 
+    report_cost = [0.0]  # seconds the last report took (the portfolio's checker)
+
     def report(machine: np.ndarray, source: str) -> None:
         span = float(np.bincount(machine, weights=d[np.arange(len(machine)), machine]).max())
         if span < best[0]:
+            t0 = time.monotonic()
             best[:] = [span, back_to_back(instance, machine)]
             # With the bound known now (the LP's), so that the incumbent's gap is current.
             ctx.report(best[1], source, bound)
+            report_cost[0] = time.monotonic() - t0
 
     def meets_bound() -> bool:
         return bound is not None and best[0] <= bound + REL_EPS * max(1.0, bound)
@@ -126,14 +188,87 @@ def solve_assignment(
         until = time.monotonic() + share * max(0.0, left())
         return lambda: over() or time.monotonic() > until
 
+    def within_s(share: float, seconds: float) -> Any:
+        """As :func:`within`, and at most ``seconds`` (outside ``deterministic``)."""
+        until = time.monotonic() + min(seconds, share * max(0.0, left()))
+        return lambda: over() or (not deterministic and time.monotonic() > until)
+
+    def strengthen(weight: np.ndarray, low: float) -> float:
+        """The parametric bound from the LP's weights and ``low`` (the LP value), as a safe
+        bound on the makespan (:func:`lower_bound_from_lp`)."""
+        high = best[0] if math.isfinite(best[0]) else 2.0 * max(low, 1e-9)
+        value = parametric_bound(d, weight, low, high)
+        w = weight
+        for _ in range(PARAMETRIC_ROUNDS):
+            if over() or value >= high:
+                break
+            w, _ = ascend(
+                d,
+                w,
+                cap=value * (1 + 2e-4),
+                max_steps=PARAMETRIC_STEPS,
+                should_stop=over,
+                step=PARAMETRIC_STEP,
+            )
+            value = max(value, parametric_bound(d, w, value, high))
+        return lower_bound_from_lp(instance, value)
+
+    def weighted(weight: np.ndarray, low: float, first_only: bool = False) -> Loads:
+        """The best of :func:`~.construct.weighted_starts` (only the first with
+        ``first_only``) after the weighted, then the plain, critical-machine descent (each
+        start reported as it goes)."""
+        out: Loads | None = None
+        for machine in weighted_starts(d, weight, low)[: 1 if first_only else None]:
+            state = Loads(d, machine)
+            relieve(
+                state,
+                should_stop=within(RELIEVE_SHARE),
+                on_progress=progress(state),
+                weight=weight,
+            )
+            relieve(state, should_stop=within(RELIEVE_SHARE), on_progress=progress(state))
+            report(state.a, "grid-search")
+            if out is None or state.makespan < out.makespan:
+                out = state
+        assert out is not None
+        return out
+
+    def restarts(state: Loads, weight: np.ndarray) -> Loads:
+        """Weighted starts from the LP's weights under seeded multiplicative noise (around
+        the weights of the best start so far), each after the weighted and plain
+        critical-machine descents, for :data:`RESTART_SHARE`
+        of the time left (:data:`DETERMINISTIC_RESTARTS` starts under ``deterministic``);
+        the best of them and ``state``."""
+        rng = np.random.default_rng(options.seed)
+        center = weight
+        until = time.monotonic() + RESTART_SHARE * max(0.0, left())
+        tried = 0
+        while not over():
+            if deterministic and tried >= DETERMINISTIC_RESTARTS:
+                break
+            if not deterministic and time.monotonic() > until:
+                break
+            noise = RESTART_NOISE[tried % len(RESTART_NOISE)]
+            w = center * np.exp(noise * rng.standard_normal(len(center)))
+            trial = Loads(d, cheapest(d, w))
+            relieve(trial, should_stop=over, weight=w)
+            relieve(trial, should_stop=over)
+            tried += 1
+            if trial.makespan < state.makespan:
+                # A (1+1) evolution strategy on the weights: the next noise around these.
+                state, center = trial, w
+                report(state.a, "grid-search")
+        return state
+
     def progress(state: Loads) -> Any:
         """An ``on_progress`` for :func:`relieve`: report ``state`` at most every
-        :data:`PROGRESS_S` seconds (:func:`report` keeps only improvements)."""
+        :data:`PROGRESS_S` seconds, and at most every :data:`PROGRESS_COST_RATIO` times
+        the last report's cost (:func:`report` keeps only improvements)."""
         last = [time.monotonic()]
 
         def call() -> None:
             now = time.monotonic()
-            if now - last[0] >= PROGRESS_S:
+            if now - last[0] >= max(PROGRESS_S, PROGRESS_COST_RATIO * report_cost[0]):
                 last[0] = now
                 report(state.a, "grid-search")
 
@@ -144,37 +279,73 @@ def solve_assignment(
     cells = n * k
     candidates: list[Loads] = []
     incumbent = ctx.incumbent()
-    if incumbent is not None:
+    if incumbent is not None and cells > FULL_DESCENT_MAX_CELLS:
+        # A start as it is: the weighted starts below beat the greedy phase's HEFT and MCT
+        # by far at this size, and each report costs a check (0.2 s at 4,096 x 128).
+        candidates.append(Loads(d, np.asarray(incumbent.machine, dtype=np.int64)))
+    elif incumbent is not None:
         # First the critical-machine descent from the best heuristic: an improvement within
         # milliseconds at any size (reported before the LP).
         first = Loads(d, np.asarray(incumbent.machine, dtype=np.int64))
-        relieve(first, should_stop=within(RELIEVE_SHARE), on_progress=progress(first))
+        relieve(
+            first,
+            should_stop=within_s(RELIEVE_SHARE, INCUMBENT_RELIEVE_S),
+            on_progress=progress(first),
+        )
         report(first.a, "grid-search")
         candidates.append(first)
+    # Lagrangian machine weights by mirror ascent: a bound (the LP's, nearly) in about a
+    # second, and the prices of weighted starts (under ``deterministic`` a step budget).
+    # First a short ascent and one start from it (the first improvement over the heuristics
+    # at 4,096 x 128), then the rest of the ascent and both starts.
+    stop_ascent = None if deterministic else within(ASCENT_SHARE)
+    weight, value = ascend(d, max_steps=ASCENT_FIRST_STEPS, should_stop=stop_ascent)
+    if math.isfinite(value) and value > 0:
+        candidates.append(weighted(weight, value, first_only=True))
+        weight, value = ascend(
+            d,
+            weight,
+            max_steps=ASCENT_STEPS - ASCENT_FIRST_STEPS,
+            should_stop=None if deterministic else within(ASCENT_SHARE),
+            step=ASCENT_SECOND_STEP,
+        )
+    guided = math.isfinite(value) and value > 0
+    if guided:
+        bound = lower_bound_from_lp(instance, value)
+        ctx.update_bound(bound)
+        candidates.append(weighted(weight, value))
     lp = priced_lp(
         d,
         max(1.0, left()) if deterministic else max(0.01, left()),
         start=None if incumbent is None else np.asarray(incumbent.machine, dtype=np.int64),
+        weight=weight if guided else None,
     )
     if lp is not None:
-        bound = lower_bound_from_lp(instance, lp.bound)
+        lp_bound = lower_bound_from_lp(instance, lp.bound)
+        bound = lp_bound if bound is None else max(bound, lp_bound)
         ctx.update_bound(bound)
+        candidates.append(weighted(lp.weight, lp.bound))
         rounding = lp_assignment(d, lp.share)
         rounded = Loads(d, rounding)
         relieve(rounded, should_stop=within(RELIEVE_SHARE), on_progress=progress(rounded))
         report(rounded.a, "grid-search")
         candidates.append(rounded)
-        # The rounding levelled with least extra weighted work, then relieved: the better
-        # start on most instances (512 x 16 u_i_hihi: 1.5 % above the LP against 2.9 %).
-        levelled = Loads(d, rounding)
-        balance(levelled, lp.bound, lp.weight, should_stop=within(BALANCE_SHARE))
-        relieve(
-            levelled,
-            should_stop=within(RELIEVE_SHARE),
-            on_progress=progress(levelled),
-            weight=lp.weight,
-        )
-        candidates.append(levelled)
+        # The parametric (Lenstra-Shmoys-Tardos) bound: no pair longer than the makespan.
+        bound = max(bound, strengthen(lp.weight, lp.bound))
+        ctx.update_bound(bound)
+        if cells <= BALANCE_MAX_CELLS:
+            # The rounding levelled with least extra weighted work, then relieved: the
+            # better start on most instances (512 x 16 u_i_hihi: 1.5 % above the LP
+            # against 2.9 %).
+            levelled = Loads(d, rounding)
+            balance(levelled, lp.bound, lp.weight, should_stop=within(BALANCE_SHARE))
+            relieve(
+                levelled,
+                should_stop=within(RELIEVE_SHARE),
+                on_progress=progress(levelled),
+                weight=lp.weight,
+            )
+            candidates.append(levelled)
     if not candidates:
         return ExactOutcome(stop_reason=StopReason.TIME_LIMIT, bound=bound)
     if cells <= FULL_DESCENT_MAX_CELLS:
@@ -182,6 +353,8 @@ def solve_assignment(
             descend(cand, 100_000, over)
     state = min(candidates, key=lambda c: c.makespan)
     report(state.a, "grid-search")
+    if lp is not None and cells > FULL_DESCENT_MAX_CELLS:
+        state = restarts(state, lp.weight)
 
     limit = STEP_TIME_LIMIT_S
     lns = MachineLns(
