@@ -8,22 +8,18 @@ from pathlib import Path
 from tests.test_bench import placement
 
 
-def test_params_reach_the_suite_and_the_reproduce_command(tmp_path: Path) -> None:
-    proc = placement(
-        "bench",
-        "mc-partition",
-        "--quick",
-        "--param",
-        "sets=1",
-        "--param",
-        "backends=cpsat",
-        "--out",
-        str(tmp_path),
-        "-q",
-    )
+def _quick_rows(tmp_path: Path, *params: str) -> list[dict[str, str]]:
+    """Run ``placement bench mc-partition --quick`` with ``--param`` settings in a real process
+    (it must succeed) and return its CSV rows."""
+    args = [a for p in params for a in ("--param", p)]
+    proc = placement("bench", "mc-partition", "--quick", *args, "--out", str(tmp_path), "-q")
     assert proc.returncode == 0, proc.stderr
     with (tmp_path / "mc-partition.csv").open(newline="") as fh:
-        rows = list(csv.DictReader(fh))
+        return list(csv.DictReader(fh))
+
+
+def test_params_reach_the_suite_and_the_reproduce_command(tmp_path: Path) -> None:
+    rows = _quick_rows(tmp_path, "sets=1", "backends=cpsat")
     # One set per point (2 points in --quick), 7 heuristics + cpsat each; no milp.
     assert len(rows) == 2 * 8
     assert {r["method"] for r in rows} == {
@@ -56,23 +52,7 @@ def test_a_bad_param_is_one_clear_line(tmp_path: Path) -> None:
 
 
 def test_the_amc_rtb_param_generates_amc_sets(tmp_path: Path) -> None:
-    proc = placement(
-        "bench",
-        "mc-partition",
-        "--quick",
-        "--param",
-        "sets=1",
-        "--param",
-        "backends=cpsat",
-        "--param",
-        "test=amc_rtb",
-        "--out",
-        str(tmp_path),
-        "-q",
-    )
-    assert proc.returncode == 0, proc.stderr
-    with (tmp_path / "mc-partition.csv").open(newline="") as fh:
-        rows = list(csv.DictReader(fh))
+    rows = _quick_rows(tmp_path, "sets=1", "backends=cpsat", "test=amc_rtb")
     assert len(rows) == 2 * 8 and all(r["invalid"] == "0" for r in rows)
     text = (tmp_path / "mc-partition.md").read_text()
     assert "--param test=amc_rtb" in text and "test=amc_rtb," in text
@@ -84,27 +64,14 @@ def test_the_amc_rtb_param_generates_amc_sets(tmp_path: Path) -> None:
 
 
 def test_exact_on_rejected_skips_scheduled_sets_and_records_cpu_time(tmp_path: Path) -> None:
-    proc = placement(
-        "bench",
-        "mc-partition",
-        "--quick",
-        "--param",
+    rows = _quick_rows(
+        tmp_path,
         "sets=2",
-        "--param",
         "backends=cpsat",
-        "--param",
         "utilisations=0.50,1.00",
-        "--param",
         "exact_on=rejected",
-        "--param",
         "limit=1.5",
-        "--out",
-        str(tmp_path),
-        "-q",
     )
-    assert proc.returncode == 0, proc.stderr
-    with (tmp_path / "mc-partition.csv").open(newline="") as fh:
-        rows = list(csv.DictReader(fh))
     exact = [r for r in rows if r["method"] == "cpsat"]
     heuristic = {(r["seed"]) for r in rows if r["method"] != "cpsat" and r["schedulable"] == "1"}
     # U = 0.50 on 2 cores x 6 tasks: a heuristic schedules both sets, no exact solve runs;
@@ -120,21 +87,7 @@ def test_exact_on_rejected_skips_scheduled_sets_and_records_cpu_time(tmp_path: P
 def test_the_seeds_param_reruns_chosen_sets(tmp_path: Path) -> None:
     # --quick: 2 points (U 0.80, 1.00) of 2 sets; seeds 10001 (point 1, set 1) and the range
     # 20000-20001 (point 2, both sets): 3 of the 4 sets, the same seeds as in the full run.
-    proc = placement(
-        "bench",
-        "mc-partition",
-        "--quick",
-        "--param",
-        "backends=cpsat",
-        "--param",
-        "seeds=10001,20000-20001",
-        "--out",
-        str(tmp_path),
-        "-q",
-    )
-    assert proc.returncode == 0, proc.stderr
-    with (tmp_path / "mc-partition.csv").open(newline="") as fh:
-        rows = list(csv.DictReader(fh))
+    rows = _quick_rows(tmp_path, "backends=cpsat", "seeds=10001,20000-20001")
     assert {r["seed"] for r in rows} == {"10001", "20000", "20001"}
     proc = placement(
         "bench", "mc-partition", "--quick", "--param", "seeds=1-x", "--out", str(tmp_path)
