@@ -256,9 +256,11 @@ class SolvePool:
 
     def _finished(self, ticket: Ticket, future: Any) -> None:
         # Let the incumbents the worker sent before returning arrive first (the result and
-        # the events travel on different pipes).
-        if not future.cancelled() and ticket.started is not None:
-            ticket._finished_events.wait(0.5)
+        # the events travel on different pipes). A solve that returned has sent its
+        # "finished" event, even when its "started" event has not been read yet (a quick
+        # solve on a loaded machine); one that was cancelled or died may not have.
+        if not future.cancelled() and future.exception() is None:
+            ticket._finished_events.wait(2.0)
         try:
             response = future.result()
             if ticket.kill_reason is not None:
