@@ -27,7 +27,10 @@ An instance with ``topology_fit`` set (opt-in) has a fourth tier, ranked after
 A re-optimization (an instance with running jobs or queues, ``instance.reopt``) has four
 tiers: ``placed_gpu_weighted`` (running jobs count like pending ones, elastic jobs by the
 workers they get), then ``disruption_cost`` (min: preemption_cost per preempted worker plus
-migration_cost per restarted worker), then the two above. Its solutions must also respect the
+migration_cost per restarted worker), then the two above. When a queue has a priority, a
+tier ``queue_priority_gpu`` (max: the same sum with each job's queue priority in place of its
+own, so among equal first tiers the higher-priority queues' demand is placed) comes second
+(REOPT_QUEUE_SENSES). Its solutions must also respect the
 preemption policy, the queues' quotas and the disruption budget (:func:`running_decisions`).
 """
 
@@ -49,6 +52,7 @@ from placement.solver.family import CheckReport
 SENSES = ("max", "min", "min")
 FIT_SENSES = ("max", "min", "min", "min")
 REOPT_SENSES = ("max", "min", "min", "min")
+REOPT_QUEUE_SENSES = ("max", "max", "min", "min", "min")
 
 
 @dataclass
@@ -213,6 +217,8 @@ def check(instance: GpuInstance, solution: GpuSolution) -> CheckReport:
     cpu_used = [node.cpu_milli_used for node in nodes]
     mem_used = [node.memory_mib_used for node in nodes]
     placed = 0
+    queue_placed = 0
+    queue_priority = instance.queue_priorities
     comm = 0.0
 
     if not isinstance(solution, GpuSolution):
@@ -315,6 +321,8 @@ def check(instance: GpuInstance, solution: GpuSolution) -> CheckReport:
                     continue
                 comm += instance.locality_miss_penalty
         placed += job.value_milli(len(workers))
+        if queue_priority is not None:
+            queue_placed += queue_priority[j] * job.gpu_value_milli(len(workers))
         comm += comm_cost_of(instance, j, span)
 
     frag_total = 0.0
@@ -353,13 +361,16 @@ def check(instance: GpuInstance, solution: GpuSolution) -> CheckReport:
         return CheckReport(not violations, violations, terms, SENSES)
     decisions, broken = running_decisions(instance, solution)
     violations.extend(broken)
-    terms = {
-        "placed_gpu_weighted": terms["placed_gpu_weighted"],
+    terms = {"placed_gpu_weighted": terms["placed_gpu_weighted"]}
+    if queue_priority is not None:
+        terms["queue_priority_gpu"] = queue_placed / MILLI
+    terms |= {
         "disruption_cost": float(sum(d.cost for d in decisions)),
         "comm_cost": comm,
         "fragmentation": frag,
     }
-    return CheckReport(not violations, violations, terms, REOPT_SENSES)
+    senses = REOPT_SENSES if queue_priority is None else REOPT_QUEUE_SENSES
+    return CheckReport(not violations, violations, terms, senses)
 
 
 def topology_fit_of(instance: GpuInstance, solution: GpuSolution) -> int:

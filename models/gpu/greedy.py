@@ -420,11 +420,14 @@ def span_of(instance: GpuInstance, job: GpuJob, workers: list[WorkerPlacement]) 
 
 
 def job_order(instance: GpuInstance) -> list[int]:
-    """Job indices in placement order: priority desc, then gang GPU demand, size, CPU; index."""
+    """Job indices in placement order: priority desc, then the queue's priority desc (the
+    objective's ``queue_priority_gpu`` tier), gang GPU demand, size, CPU; index."""
+    queue_priority = instance.queue_priorities or [0] * len(instance.jobs)
     return sorted(
         range(len(instance.jobs)),
         key=lambda j: (
             -instance.jobs[j].priority,
+            -queue_priority[j],
             -instance.jobs[j].demand_milli,
             -instance.jobs[j].workers,
             -instance.jobs[j].workers * instance.jobs[j].cpu_milli,

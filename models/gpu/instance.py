@@ -203,11 +203,16 @@ class GpuJob:
         """Whether the job may run with fewer than ``workers`` workers."""
         return 0 < self.min_workers < self.workers
 
+    def gpu_value_milli(self, size: int) -> int:
+        """The job's value placed with ``size`` workers before any priority (x1000): its GPU
+        demand, or an elastic job's utility for that size."""
+        if self.elastic and self.size_utility_milli:
+            return self.size_utility_milli[size - self.min_workers]
+        return self.milli_per_worker * size
+
     def value_milli(self, size: int) -> int:
         """What the job placed with ``size`` workers adds to ``placed_gpu_weighted`` (x1000)."""
-        if self.elastic and self.size_utility_milli:
-            return self.priority * self.size_utility_milli[size - self.min_workers]
-        return self.priority * self.milli_per_worker * size
+        return self.priority * self.gpu_value_milli(size)
 
     @property
     def fewest_workers(self) -> int:
@@ -364,6 +369,18 @@ class GpuInstance:
     def queue_index(self) -> dict[str, int]:
         """Queue name -> index."""
         return {q.name: i for i, q in enumerate(self.queues)}
+
+    @cached_property
+    def queue_priorities(self) -> list[int] | None:
+        """Per job, the priority of its queue (0 without a queue); None when no queue has a
+        priority, and then the ``queue_priority_gpu`` tier is absent (docs/formulations/gpu.md,
+        "Running work")."""
+        if not any(q.priority for q in self.queues):
+            return None
+        return [
+            self.queues[self.queue_index[job.queue]].priority if job.queue else 0
+            for job in self.jobs
+        ]
 
     def current_solution(self) -> GpuSolution:
         """Every running job kept where it runs, nothing new placed (always feasible)."""

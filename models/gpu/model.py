@@ -100,6 +100,9 @@ class GpuModel:
         self.count_domains: set[tuple[int, int]] = set()
         self.sym_groups: list[tuple[int, list[int]]] = []
         self.tier1 = Objective()
+        # Re-optimization with queue priorities: tier 1's sum with the queue's priority.
+        self.queue_priority = instance.queue_priorities
+        self.qtier = Objective()
         self.comm = Objective()
         self.frag = Objective()
         self.frag_divisor = MILLI * (sum(c.weight for c in instance.mix) or 1)
@@ -143,6 +146,8 @@ class GpuModel:
             for j, workers in self.fixed.items():
                 job = inst.jobs[j]
                 self.tier1.constant += job.weighted_demand_milli
+                if self.queue_priority is not None:
+                    self.qtier.constant += self.queue_priority[j] * job.demand_milli
                 spots = [(w.node, tuple(w.gpus)) for w in workers]
                 self.comm.constant += self.span_cost(job, span_level(inst, job.kind, spots))
 
@@ -198,10 +203,13 @@ class GpuModel:
                 lm.row([(self.s[j], 1)] + [(b, -k) for b, k in zip(bs, sizes, strict=True)], 0, 0)
                 for b, k in zip(bs, sizes, strict=True):
                     self.tier1.add(b, job.value_milli(k))
+                    self._add_queue_value(j, b, job.gpu_value_milli(k))
             elif job.elastic:
                 self.tier1.add(self.s[j], job.priority * job.milli_per_worker)
+                self._add_queue_value(j, self.s[j], job.milli_per_worker)
             else:
                 self.tier1.add(x, job.weighted_demand_milli)
+                self._add_queue_value(j, x, job.demand_milli)
 
         # Fully free GPUs of each NVLink domain: whole workers use exactly the z = 1 ones, or
         # at most all of them where no fractional job can use the domain (count domains).
@@ -289,6 +297,11 @@ class GpuModel:
             inst.topology_fit and not self.reopt and len(inst.levels) > 2 and plans
         )
         self.layers: set[str] = {"placed_gpu_weighted"}
+
+    def _add_queue_value(self, j: int, var: int, value_milli: int) -> None:
+        """Add ``var`` x ``value_milli`` x the priority of job ``j``'s queue to ``qtier``."""
+        if self.queue_priority is not None and self.queue_priority[j]:
+            self.qtier.add(var, self.queue_priority[j] * value_milli)
 
     def ensure_layer(self, tier: str) -> bool:
         """Add the variables and rows tier ``tier`` needs (once); True if anything was added.
@@ -674,6 +687,8 @@ class GpuModel:
     def terms(self, values: Values) -> dict[str, float]:
         """The three tiers at ``values``, in the checker's units (GPUs, cost units, GPUs)."""
         out = {"placed_gpu_weighted": self.tier1.value(values) / MILLI}
+        if self.queue_priority is not None:
+            out["queue_priority_gpu"] = self.qtier.value(values) / MILLI
         if self.reopt:
             out["disruption_cost"] = self.disrupt.value(values)
         out["comm_cost"] = self.comm.value(values)

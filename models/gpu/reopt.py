@@ -1,8 +1,9 @@
-"""The exact re-optimization of running work: four lexicographic tiers on one model.
+"""The exact re-optimization of running work: four or five lexicographic tiers on one model.
 
 An instance with running jobs (or queues) is a re-optimization (``GpuInstance.reopt``): its
-checker ranks solutions by ``placed_gpu_weighted`` (max), ``disruption_cost`` (min),
-``comm_cost`` (min) and ``fragmentation`` (min); :class:`~placement.models.gpu.model.GpuModel`
+checker ranks solutions by ``placed_gpu_weighted`` (max), ``queue_priority_gpu`` (max; only
+when a queue has a priority), ``disruption_cost`` (min), ``comm_cost`` (min) and
+``fragmentation`` (min); :class:`~placement.models.gpu.model.GpuModel`
 carries the keep indicators, elastic sizes, policy, quota and budget rows
 (docs/formulations/gpu.md, "Running work"). :func:`solve_reopt` optimises the tiers one
 after the other over the same :class:`~placement.models.gpu.tiers.TierBackend` (CP-SAT or a
@@ -40,8 +41,15 @@ from placement.solver.cancel import deadline_token
 from placement.solver.family import ExactContext, ExactOutcome
 from placement.solver.result import StopReason
 
-REOPT_TIERS = ("placed_gpu_weighted", "disruption_cost", "comm_cost", "fragmentation")
-"""The checker's tiers of a re-optimization, in lexicographic order."""
+REOPT_TIERS = (
+    "placed_gpu_weighted",
+    "queue_priority_gpu",
+    "disruption_cost",
+    "comm_cost",
+    "fragmentation",
+)
+"""The checker's tiers of a re-optimization, in lexicographic order (``queue_priority_gpu``
+only when a queue has a priority)."""
 
 
 def solve_reopt(
@@ -50,7 +58,7 @@ def solve_reopt(
     make_backend: Callable[[], TierBackend],
     stats: dict[str, Any] | None = None,
 ) -> ExactOutcome:
-    """Solve the four tiers of a re-optimization lexicographically.
+    """Solve the tiers of a re-optimization lexicographically.
 
     Parameters
     ----------
@@ -106,17 +114,21 @@ def solve_reopt(
 
     objectives = {
         "placed_gpu_weighted": ("max", model.tier1),
+        "queue_priority_gpu": ("max", model.qtier),
         "disruption_cost": ("min", model.disrupt),
         "comm_cost": ("min", model.comm),
         "fragmentation": ("min", model.frag),
     }
+    tiers = [
+        n for n in REOPT_TIERS if n != "queue_priority_gpu" or model.queue_priority is not None
+    ]
     active = [
         name
-        for name in REOPT_TIERS
+        for name in tiers
         if not (name == "comm_cost" and not model.comm_active)
         and not (name == "fragmentation" and not model.frag_active)
     ]
-    proven = {name: name not in active for name in REOPT_TIERS}
+    proven = {name: name not in active for name in tiers}
     bound1: int | None = None
     stop: StopReason | None = None
     messages: list[str] = []
