@@ -73,6 +73,12 @@ DESTINATIONS = 12
 CONSOLIDATE_SOURCES = 6
 """Source nodes of a consolidation cycle."""
 
+LIGHT_PRESOLVE = {"symmetry_level": 0, "cp_model_probing_level": 0, "max_presolve_iterations": 1}
+"""CP-SAT parameters of a cycle within a wall-time budget (:func:`budgeted_consolidation`).
+Measured on the 1,213-node cluster: with the full presolve a 2,056-variable cycle returned
+no solution at 0.2 s (presolve took it all); without presolve, 8,817 variables returned
+none in 0.5 s nor 41,489 in 3 s; with this light presolve both returned improving moves."""
+
 Where = tuple[int, tuple[int, ...]]
 """(node, GPUs)."""
 
@@ -115,6 +121,8 @@ class CycleOutcome:
     """The objective of moving nothing (the hint)."""
     variables: int = 0
     nodes: int = 0
+    build_seconds: float = 0.0
+    """Building the model (``seconds`` is CP-SAT's solve alone)."""
 
     @property
     def gap(self) -> float:
@@ -182,6 +190,60 @@ def _gpu_usage(state: TraceState, pods: PodSet, order: np.ndarray, book: Book, n
     return use, cpu, mem
 
 
+@dataclass
+class _Neighbourhood:
+    """A cycle's nodes, their movable residents and what the nodes hold once those left."""
+
+    nodes: list[int]
+    mov: list[int]
+    """Arrivals on the source nodes that may move (:func:`movable`), ascending."""
+    cap: np.ndarray
+    """``cap[i, g]``: milli-GPU GPU ``g`` of ``nodes[i]`` holds once ``mov`` left (0: no GPU)."""
+    cpu_cap: np.ndarray
+    mem_cap: np.ndarray
+
+    def fits(self, state: TraceState, pods: PodSet, ps: np.ndarray) -> np.ndarray:
+        """``fits[j, i, g]``: pod ``ps[j]`` (shared-GPU or CPU-only) may take GPU ``g`` of
+        ``nodes[i]`` (for a CPU-only pod: slot 0 stands for the node), by CPU, memory, GPU
+        type and milli-GPU -- the options of :func:`solve_cycle`, all at once."""
+        types = state.cluster.type_of[self.nodes]
+        node_ok = (pods.cpu_milli[ps][:, None] <= self.cpu_cap[None, :]) & (
+            pods.memory_mib[ps][:, None] <= self.mem_cap[None, :]
+        )
+        gpu = pods.num_gpu[ps] > 0
+        node_ok &= ~gpu[:, None] | pods.type_ok[ps][:, types]
+        out = node_ok[:, :, None] & (self.cap[None, :, :] >= pods.milli[ps][:, None, None])
+        cpu_only = np.zeros(self.cap.shape[1], dtype=bool)
+        cpu_only[0] = True
+        out[~gpu] = node_ok[~gpu][:, :, None] & cpu_only[None, None, :]
+        return out
+
+
+def _neighbourhood(
+    state: TraceState, pods: PodSet, order: np.ndarray, book: Book, sources, destinations
+) -> _Neighbourhood:
+    nodes = sorted(set(sources) | set(destinations))
+    mov = sorted(a for n in sources for a in book.on[n] if movable(pods, int(order[a])))
+    use, mcpu, mmem = _gpu_usage(state, pods, order, book, nodes, mov)
+    cap = np.array(
+        [np.where(state.exists[n], state.gpu_left[n] + use[n], 0) for n in nodes], dtype=np.int64
+    ).reshape(len(nodes), state.cluster.slots)
+    cpu_cap = np.array([int(state.cpu_left[n]) + mcpu[n] for n in nodes], dtype=np.int64)
+    mem_cap = np.array([int(state.mem_left[n]) + mmem[n] for n in nodes], dtype=np.int64)
+    return _Neighbourhood(nodes, mov, cap, cpu_cap, mem_cap)
+
+
+def cycle_variables(
+    state: TraceState, pods: PodSet, order: np.ndarray, book: Book, sources, destinations
+) -> int:
+    """The placement variables :func:`solve_cycle` would create for a consolidation cycle
+    (no pending pod) over ``sources`` and ``destinations``, counted with numpy, unbuilt."""
+    hood = _neighbourhood(state, pods, order, book, sources, destinations)
+    if not hood.mov:
+        return 0
+    return int(hood.fits(state, pods, order[hood.mov]).sum())
+
+
 def solve_cycle(
     state: TraceState,
     pods: PodSet,
@@ -195,35 +257,44 @@ def solve_cycle(
     time_limit: float,
     workers: int = 1,
     seed: int = 0,
+    light: bool = False,
+    deadline: float | None = None,
 ) -> CycleOutcome:
     """The cycle's CP-SAT model over ``sources`` (movable residents) and ``destinations``
-    for the ``pending`` arrivals (module docstring); the current placement is the hint."""
+    for the ``pending`` arrivals (module docstring); the current placement is the hint.
+    ``time_limit`` is CP-SAT's; the model's build time is reported apart (``build_seconds``).
+    ``light``: CP-SAT's presolve does one pass, without probing or symmetry detection
+    (:data:`LIGHT_PRESOLVE`); the full presolve alone can take more than a short limit on a
+    model of a few thousand variables, and then no solution comes back at all.
+    ``deadline`` (a :func:`time.perf_counter` instant): CP-SAT's limit is cut to end there,
+    and no solve starts if the build already passed it."""
     from ortools.sat.python import cp_model  # deferred: 0.85 s to import, paid by cycles only
 
+    built = time.perf_counter()
     cluster = state.cluster
-    nodes = sorted(set(sources) | set(destinations))
-    mov = sorted(a for n in sources for a in book.on[n] if movable(pods, int(order[a])))
-    use, mcpu, mmem = _gpu_usage(state, pods, order, book, nodes, mov)
-    cap = {n: np.where(state.exists[n], state.gpu_left[n] + use[n], 0) for n in nodes}
-    cpu_cap = {n: int(state.cpu_left[n]) + mcpu[n] for n in nodes}
-    mem_cap = {n: int(state.mem_left[n]) + mmem[n] for n in nodes}
+    hood = _neighbourhood(state, pods, order, book, sources, destinations)
+    nodes, mov = hood.nodes, hood.mov
+    row = {n: i for i, n in enumerate(nodes)}
+    cap = {n: hood.cap[i] for i, n in enumerate(nodes)}
+    cpu_cap = {n: int(hood.cpu_cap[i]) for i, n in enumerate(nodes)}
+    mem_cap = {n: int(hood.mem_cap[i]) for i, n in enumerate(nodes)}
     model = cp_model.CpModel()
     gpu_terms: dict[tuple[int, int], list] = {}
     cpu_terms: dict[int, list] = {}
     mem_terms: dict[int, list] = {}
     options: dict[int, list[tuple[Where, object]]] = {}  # arrival -> [(place, var)]
-    nvars = 0
+    hint_vars: list[int] = []
+    hint_values: list[int] = []
 
     def option(a: int, p: int, node: int, gpus: tuple[int, ...], hinted: bool):
-        nonlocal nvars
-        x = model.NewBoolVar(f"x{a}_{node}_{'_'.join(map(str, gpus))}")
-        nvars += 1
+        x = model.new_bool_var("")
         m = int(pods.milli[p])
         for g in gpus:
             gpu_terms.setdefault((node, g), []).append((m, x))
         cpu_terms.setdefault(node, []).append((int(pods.cpu_milli[p]), x))
         mem_terms.setdefault(node, []).append((int(pods.memory_mib[p]), x))
-        model.AddHint(x, hinted)
+        hint_vars.append(x.index)
+        hint_values.append(int(hinted))
         options.setdefault(a, []).append(((node, gpus), x))
         return x
 
@@ -245,15 +316,20 @@ def solve_cycle(
                 out.append((n, tuple(int(g) for g in fit[:k])))
         return out
 
+    # The movable pods' options at once (numpy; the order of places() above: node, GPU).
+    fits = hood.fits(state, pods, order[mov]) if mov else np.zeros((0, 0, 0), dtype=bool)
     moved_new, moved_old = [], []
-    for a in mov:
+    for j, a in enumerate(mov):
         p = int(order[a])
         here = (int(book.node[a]), tuple(book.gpus[a]))
-        spots = places(p)
+        if int(pods.num_gpu[p]):
+            spots = [(nodes[i], (int(g),)) for i, g in zip(*np.nonzero(fits[j]), strict=True)]
+        else:
+            spots = [(nodes[i], ()) for i in np.flatnonzero(fits[j, :, 0])]
         if here not in spots:
             spots.append(here)
         xs = [option(a, p, n, g, (n, g) == here) for n, g in spots]
-        model.AddExactlyOne(xs)
+        model.add_exactly_one(xs)
         stay = next(x for (w, x) in options[a] if w == here)
         (moved_old if a in migrated else moved_new).append(stay.Not())
     placed_terms = []
@@ -261,55 +337,82 @@ def solve_cycle(
         p = int(order[a])
         xs = [option(a, p, n, g, False) for n, g in places(p)]
         if xs:
-            model.AddAtMostOne(xs)
+            model.add_at_most_one(xs)
             placed_terms += [(int(pods.demand[p]), x) for x in xs]
+
+    def at_most(terms: list, bound: int) -> None:
+        if sum(c for c, _ in terms) > bound:
+            coefs, xs = zip(*terms, strict=True)
+            model.add(cp_model.LinearExpr.weighted_sum(xs, coefs) <= bound)
+
     for (n, g), terms in gpu_terms.items():
-        if sum(c for c, _ in terms) > cap[n][g]:
-            model.Add(sum(c * x for c, x in terms) <= int(cap[n][g]))
+        at_most(terms, int(cap[n][g]))
     for n, terms in cpu_terms.items():
-        if sum(c for c, _ in terms) > cpu_cap[n]:
-            model.Add(sum(c * x for c, x in terms) <= cpu_cap[n])
+        at_most(terms, cpu_cap[n])
     for n, terms in mem_terms.items():
-        if sum(c for c, _ in terms) > mem_cap[n]:
-            model.Add(sum(c * x for c, x in terms) <= mem_cap[n])
+        at_most(terms, mem_cap[n])
     free = []
     for n in nodes:
         for g in np.flatnonzero(cap[n] == MILLI):
-            f = model.NewBoolVar(f"f{n}_{g}")
+            f = model.new_bool_var("")
             for _c, x in gpu_terms.get((n, int(g)), []):
-                model.AddImplication(x, f.Not())
-            model.AddHint(f, bool(state.gpu_left[n, g] == MILLI))
+                model.add_implication(x, f.Not())
+            hint_vars.append(f.index)
+            hint_values.append(int(state.gpu_left[n, g] == MILLI))
             free.append(f)
+    model.proto.solution_hint.vars.extend(hint_vars)
+    model.proto.solution_hint.values.extend(hint_values)
     if budget_left is not None:
-        model.Add(sum(moved_new) <= budget_left)
+        model.add(sum(moved_new) <= budget_left)
     big = FREE_WEIGHT * len(free) + (MOVE_WEIGHT + 1) * len(mov) + 1
-    model.Maximize(
+    model.maximize(
         big * sum(c * x for c, x in placed_terms)
         + FREE_WEIGHT * sum(free)
         - MOVE_WEIGHT * sum(moved_new)
         - sum(moved_old)
     )
+    nvars = len(hint_vars) - len(free)
     baseline = float(
         FREE_WEIGHT
         * sum(
             int(state.gpu_left[n, g] == MILLI)
             for n in nodes
-            for g in np.flatnonzero(cap[n] == MILLI)
+            for g in np.flatnonzero(hood.cap[row[n]] == MILLI)
         )
     )
-    options_ = SolveOptions(time_limit_s=time_limit, threads=workers, seed=seed)
     t0 = time.perf_counter()
-    run = CpSat.run(model, options_, CancellationToken(), time_limit, single_strategy=True)
+    built = t0 - built
+    if deadline is not None:
+        time_limit = min(time_limit, deadline - t0)
+    options_ = SolveOptions(time_limit_s=max(time_limit, 0.0), threads=workers, seed=seed)
+    run = CpSat.run(
+        model,
+        options_,
+        CancellationToken(),
+        time_limit,
+        single_strategy=True,
+        parameters=LIGHT_PRESOLVE if light else None,
+    )
     seconds = time.perf_counter() - t0
     if not run.has_solution:
         return CycleOutcome(
-            {}, {}, "no_solution", seconds, baseline, baseline, baseline, nvars, len(nodes)
+            {},
+            {},
+            "no_solution",
+            seconds,
+            baseline,
+            baseline,
+            baseline,
+            nvars,
+            len(nodes),
+            built,
         )
     solver = run.solver  # type: ignore[attr-defined]
+    value = np.asarray(solver.response_proto.solution, dtype=np.int64)  # by variable index
     moves: dict[int, Where] = {}
     placed: dict[int, Where] = {}
     for a, opts in options.items():
-        chosen = [w for w, x in opts if solver.Value(x)]
+        chosen = [w for w, x in opts if value[x.index]]
         if not chosen:
             continue
         if a in pending:
@@ -327,6 +430,7 @@ def solve_cycle(
         baseline,
         nvars,
         len(nodes),
+        built,
     )
 
 
@@ -559,3 +663,180 @@ def replay_defrag(
         migrated_at_100=at_100[0],
         arrived_pods_at_100=at_100[1],
     )
+
+
+# --- A cycle within a wall-time budget, and a bound for the whole cluster (issue 18) ------
+
+BUILD_SECONDS_PER_VARIABLE = 30e-6
+"""Wall time to build one placement variable of :func:`solve_cycle` (its options in numpy,
+then the CP-SAT model in Python), measured on the 1,213-node openb cluster: 0.16 s for 7,257
+variables, 0.68 s for 25,953, 3.1 s for 101,792 (load average 3 on 2 cores)."""
+SOLVE_SECONDS_PER_VARIABLE = 15e-6
+"""Wall time CP-SAT (:data:`LIGHT_PRESOLVE`, one worker) needs per variable to load such a
+model, presolve it and return a first solution (measured as above)."""
+MODEL_SHARE = 0.6
+"""The share of a cycle's budget its model may take at those rates (build + first
+solution); the rest goes to choosing the nodes, CP-SAT's search, decoding and the check."""
+FINISH_SECONDS = 0.005
+"""Kept back from CP-SAT's limit for decoding and checking the answer (measured: ~2 ms)."""
+GROWTH = 1.5
+"""The neighbourhood grows by this factor (source nodes) while its model fits the budget."""
+
+
+@dataclass
+class TimedCycle:
+    """A consolidation cycle run within a budget: its answer, where the time went, and the
+    check's verdict (``errors`` [] : the answer may be applied)."""
+
+    outcome: CycleOutcome
+    sources: list[int]
+    destinations: list[int]
+    errors: list[str]
+    select_seconds: float
+    """Choosing the neighbourhood (sizing it to the budget included)."""
+    build_seconds: float
+    solve_seconds: float
+    total_seconds: float
+    """Everything: choice, build, solve, decode and :func:`check_cycle`."""
+
+    @property
+    def gain(self) -> float:
+        """The cycle's objective minus moving nothing's: ``FREE_WEIGHT`` per GPU freed (net)
+        minus the move costs; 0 when the answer is not applied (invalid or no solution)."""
+        if self.errors or self.outcome.status == "no_solution":
+            return 0.0
+        return self.outcome.objective - self.outcome.baseline
+
+
+def budgeted_consolidation(
+    state: TraceState,
+    pods: PodSet,
+    order: np.ndarray,
+    book: Book,
+    ranked: list[int],
+    budget_s: float,
+    budget_left: int | None = None,
+    migrated: set[int] | None = None,
+    seed: int = 0,
+) -> TimedCycle:
+    """A consolidation cycle (:func:`solve_cycle`, no pending pod) whose wall time, from
+    choosing its nodes to checking its answer, stays within ``budget_s`` plus a small
+    overhead: the source nodes are the longest prefix of ``ranked`` (grown by
+    :data:`GROWTH`) whose model -- its variables counted in numpy before anything is built
+    (:func:`cycle_variables`) -- costs at most :data:`MODEL_SHARE` of the budget at the
+    measured per-variable rates; CP-SAT (:data:`LIGHT_PRESOLVE`) gets what is left of the budget after
+    the build, less :data:`FINISH_SECONDS`; the answer is checked (:func:`check_cycle`)."""
+    start = time.perf_counter()
+    migrated = set() if migrated is None else migrated
+    afford = MODEL_SHARE * budget_s / (BUILD_SECONDS_PER_VARIABLE + SOLVE_SECONDS_PER_VARIABLE)
+    chosen: tuple[list[int], list[int]] = ([], [])
+    k = 1
+    while ranked:
+        sources = ranked[:k]
+        dests = _destinations(state, pods, order, book, sources, DESTINATIONS)
+        if chosen[0] and cycle_variables(state, pods, order, book, sources, dests) > afford:
+            break
+        chosen = (sources, dests)
+        if k >= len(ranked):
+            break
+        k = min(len(ranked), max(k + 1, int(k * GROWTH)))
+    sources, dests = chosen
+    selected = time.perf_counter()
+    out = solve_cycle(
+        state,
+        pods,
+        order,
+        book,
+        sources,
+        dests,
+        [],
+        budget_left,
+        migrated,
+        budget_s,
+        1,
+        seed,
+        light=True,
+        deadline=start + budget_s - FINISH_SECONDS,
+    )
+    errors = check_cycle(state, pods, order, book, out.moves, out.placed, budget_left, migrated)
+    return TimedCycle(
+        out,
+        sources,
+        dests,
+        errors,
+        selected - start,
+        out.build_seconds,
+        out.seconds,
+        time.perf_counter() - start,
+    )
+
+
+def bins_lower_bound(sizes: np.ndarray, capacity: int = MILLI) -> int:
+    """Martello and Toth's L2: a lower bound on the bins of ``capacity`` that items of
+    ``sizes`` (each at most ``capacity``) need. For every threshold ``t`` <= capacity / 2,
+    the items above ``capacity - t`` and those in (capacity / 2, capacity - t] each need a
+    bin of their own, and the items in [t, capacity / 2] fill what those leave free first."""
+    s = np.sort(np.asarray(sizes, dtype=np.int64))
+    best = -(-int(s.sum()) // capacity)
+    half = capacity // 2
+    for t in {0, *(int(x) for x in s[s <= half])}:
+        big = s > capacity - t
+        mid = (s > half) & ~big
+        small = s[(s >= t) & (s <= half)]
+        room = int(mid.sum()) * capacity - int(s[mid].sum())
+        best = max(
+            best, int(big.sum() + mid.sum()) + max(0, -(-(int(small.sum()) - room) // capacity))
+        )
+    return best
+
+
+@dataclass
+class ClusterBound:
+    """What any consolidation of the whole cluster could reach (:func:`cluster_bound`)."""
+
+    free_now: int
+    """Fully free GPUs of the cluster now."""
+    free_max: int
+    """At most this many GPUs can be fully free after any migration of the movable pods."""
+    gain: float
+    """At most this gain in the cycle's objective (``FREE_WEIGHT`` per GPU freed, net,
+    minus the move costs) for any set of migrations over the whole cluster."""
+
+
+def cluster_bound(
+    state: TraceState,
+    pods: PodSet,
+    order: np.ndarray,
+    book: Book,
+    migrated: set[int] | None = None,
+) -> ClusterBound:
+    """An upper bound on the consolidation objective over the whole cluster, valid for any
+    migrations of the movable pods (budget ignored: a relaxation). A counting argument:
+
+    * The whole-GPU pods stay, each GPU they hold is never free; every shared-GPU pod stays
+      placed, on one GPU, so the shared pods need at least :func:`bins_lower_bound` of
+      their milli-GPU sizes GPUs (CPU, memory, GPU types and nodes relaxed). Hence
+      ``free_max`` = GPUs - GPUs of whole-GPU pods - that bound.
+    * A GPU busy now and free after has had every pod on it migrated, and a shared pod
+      sits on one GPU: a net gain of ``d`` free GPUs migrates the pods of at least ``d``
+      distinct busy GPUs, costing at least the ``d`` cheapest GPUs' move costs
+      (``MOVE_WEIGHT`` per pod, 1 for a pod migrated before, as in :func:`solve_cycle`).
+
+    So ``gain <= max over 0 <= d <= free_max - free_now of FREE_WEIGHT d - (the d cheapest
+    GPUs' costs)``."""
+    migrated = set() if migrated is None else migrated
+    exists = state.exists
+    placed = np.flatnonzero(book.node >= 0)
+    milli = pods.milli[order[placed]]
+    whole = int(sum(len(book.gpus[a]) for a in placed[milli >= MILLI]))
+    shared = placed[(milli > 0) & (milli < MILLI)]
+    free_now = int((exists & (state.gpu_left == MILLI)).sum())
+    free_max = int(exists.sum()) - whole - bins_lower_bound(pods.milli[order[shared]])
+    cost: dict[tuple[int, int], int] = {}
+    for a in shared:
+        key = (int(book.node[a]), int(book.gpus[a][0]))
+        cost[key] = cost.get(key, 0) + (1 if int(a) in migrated else MOVE_WEIGHT)
+    costs = np.sort(list(cost.values()))
+    d_max = max(0, min(free_max - free_now, len(costs)))
+    gains = FREE_WEIGHT * np.arange(d_max + 1) - np.concatenate(([0], np.cumsum(costs[:d_max])))
+    return ClusterBound(free_now, free_max, float(gains.max()))
