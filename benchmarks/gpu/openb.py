@@ -1053,6 +1053,8 @@ def _run_latency(case: dict[str, Any], config: Any, data: Path) -> list[dict[str
                 "cluster_free_now": bound.free_now,
                 "cluster_free_max": bound.free_max,
                 "cluster_gain_bound": bound.gain,
+                "cluster_counting_bound": bound.counting_gain,
+                "cluster_lp_bound": bound.lp_gain,
                 "cluster_bound_ms": round(bound_ms, 1),
                 # gap to the whole cluster's bound, in objective units (FREE_WEIGHT per GPU)
                 "cluster_gap_p50": round(bound.gain - _pct(gains, 50), 1),
@@ -1283,8 +1285,11 @@ def _latency_table(rows: list[dict]) -> list[str]:
         "Time: the whole cycle (choosing the nodes, building, solving, decoding, checking). "
         "Gain: FREE_WEIGHT (10) per GPU freed minus 4 per pod moved. Whole-cluster bound "
         f"(`defrag.cluster_bound`, valid for any migrations): gain <= "
-        f"{float(first['cluster_gain_bound']):g} (fully free GPUs {first['cluster_free_now']} "
-        f"now, at most {first['cluster_free_max']}).",
+        f"{float(first['cluster_gain_bound']):g} (the pattern LP's "
+        f"{float(first['cluster_lp_bound']):g}, the counting bound's "
+        f"{float(first['cluster_counting_bound']):g}; computed in "
+        f"{float(first['cluster_bound_ms']):.0f} ms; fully free GPUs "
+        f"{first['cluster_free_now']} now, at most {first['cluster_free_max']}).",
         "",
         "| trace | budget | cycles | total p50 / p99 / max | select / build / solve p50 "
         "| source nodes / variables p50 | moves p50 / max | GPUs freed p50 / max "

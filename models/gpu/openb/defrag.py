@@ -41,6 +41,8 @@ migration can consolidate is the rest (pairs of half-empty GPUs: 470, 320 + 470,
 
 from __future__ import annotations
 
+import itertools
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -798,9 +800,16 @@ class ClusterBound:
     """Fully free GPUs of the cluster now."""
     free_max: int
     """At most this many GPUs can be fully free after any migration of the movable pods."""
-    gain: float
-    """At most this gain in the cycle's objective (``FREE_WEIGHT`` per GPU freed, net,
-    minus the move costs) for any set of migrations over the whole cluster."""
+    counting_gain: float
+    """The counting bound on the gain (:func:`cluster_bound`)."""
+    lp_gain: float | None
+    """The pattern LP's bound on the gain (:func:`pattern_bound`; None if not computed)."""
+
+    @property
+    def gain(self) -> float:
+        """At most this gain in the cycle's objective (``FREE_WEIGHT`` per GPU freed, net,
+        minus the move costs) for any set of migrations over the whole cluster."""
+        return self.counting_gain if self.lp_gain is None else min(self.counting_gain, self.lp_gain)
 
 
 def cluster_bound(
@@ -809,9 +818,11 @@ def cluster_bound(
     order: np.ndarray,
     book: Book,
     migrated: set[int] | None = None,
+    lp: bool = True,
 ) -> ClusterBound:
     """An upper bound on the consolidation objective over the whole cluster, valid for any
-    migrations of the movable pods (budget ignored: a relaxation). A counting argument:
+    migrations of the movable pods (budget ignored: a relaxation); the smaller of two, the
+    second (``lp``) the pattern LP of :func:`pattern_bound`. The first, a counting argument:
 
     * The whole-GPU pods stay, each GPU they hold is never free; every shared-GPU pod stays
       placed, on one GPU, so the shared pods need at least :func:`bins_lower_bound` of
@@ -839,4 +850,134 @@ def cluster_bound(
     costs = np.sort(list(cost.values()))
     d_max = max(0, min(free_max - free_now, len(costs)))
     gains = FREE_WEIGHT * np.arange(d_max + 1) - np.concatenate(([0], np.cumsum(costs[:d_max])))
-    return ClusterBound(free_now, free_max, float(gains.max()))
+    lp_gain = pattern_bound(state, pods, order, book, migrated) if lp else None
+    return ClusterBound(free_now, free_max, float(gains.max()), lp_gain)
+
+
+def _maximal_patterns(sizes: list[int], capacity: int = MILLI) -> np.ndarray:
+    """Every multiset of ``sizes`` (as counts, one column per size) that fits ``capacity``
+    and where no size fits beside it any more."""
+    out: list[list[int]] = []
+    smallest = min(sizes)
+
+    def extend(i: int, left: int, counts: list[int]) -> None:
+        if i == len(sizes):
+            if left < smallest:
+                out.append(counts)
+            return
+        for c in range(left // sizes[i], -1, -1):
+            extend(i + 1, left - c * sizes[i], [*counts, c])
+
+    extend(0, capacity, [])
+    return np.array(out, dtype=np.int64).reshape(len(out), len(sizes))
+
+
+def pattern_bound(
+    state: TraceState,
+    pods: PodSet,
+    order: np.ndarray,
+    book: Book,
+    migrated: set[int] | None = None,
+) -> float:
+    """An upper bound on the consolidation gain over the whole cluster: an LP relaxation of
+    the GPUs' contents (CPU, memory, GPU types and nodes relaxed), solved by HiGHS.
+
+    The GPUs that hold no whole-GPU pod, each with its **pattern** now ``P`` (its shared
+    pods: (milli, move cost) each), ``N_P`` GPUs of each. After any consolidation each such
+    GPU **kept** some of its pods, ``K`` (a sub-multiset of ``P``; the others migrated, at
+    their move cost), and holds a final multiset of sizes ``Q`` that contains ``K``'s sizes
+    (``k``) and fits 1,000 milli; every shared pod is on exactly one GPU. Counting the
+    GPUs by (P, K) (``z``) and by (k, Q) (``w``)::
+
+        max  FREE_WEIGHT sum w[(), ()] - sum cost(P - K) z[P, K]
+        s.t. sum_K z[P, K] = N_P                            for every pattern P now
+             sum_{P, K of sizes k} z[P, K] = sum_Q w[k, Q]  for every kept multiset k
+             sum_{k, Q} Q_s w[k, Q] >= n_s                  for every size s
+             z, w >= 0
+
+    where Q ranges over the empty multiset and the *maximal* ones (nothing more fits): a
+    final pattern can be replaced by a maximal one containing it, covering more, so the
+    ``>=`` rows keep every real consolidation feasible and the LP's optimum bounds them
+    all. Gains are integers: the LP's optimum rounded down (after 1e-6 of slack for its
+    tolerances) minus ``FREE_WEIGHT`` x the free GPUs now is returned."""
+    import highspy  # native library, loaded by new_highs
+
+    from placement.solver.backends.highs import new_highs
+
+    migrated = set() if migrated is None else migrated
+    placed = np.flatnonzero(book.node >= 0)
+    milli = pods.milli[order[placed]]
+    held = {(int(book.node[a]), g) for a in placed[milli >= MILLI] for g in book.gpus[a]}
+    content: dict[tuple[int, int], list[tuple[int, int]]] = {
+        (int(n), int(g)): [] for n, g in zip(*np.nonzero(state.exists), strict=True)
+    }
+    for a in placed[(milli > 0) & (milli < MILLI)]:
+        key = (int(book.node[a]), int(book.gpus[a][0]))
+        content[key].append((int(pods.milli[order[a]]), 1 if int(a) in migrated else MOVE_WEIGHT))
+    now: dict[tuple, int] = {}
+    for key, items in content.items():
+        if key not in held:
+            pattern = tuple(sorted(items))
+            now[pattern] = now.get(pattern, 0) + 1
+    free_now = now.get((), 0)
+    sizes = sorted({m for pattern in now for m, _ in pattern})
+    if not sizes:
+        return 0.0
+    col = {m: i for i, m in enumerate(sizes)}
+    need = np.zeros(len(sizes), dtype=np.int64)
+    for pattern, n in now.items():
+        for m, _ in pattern:
+            need[col[m]] += n
+    # z columns: (P, K) with their kept sizes
+    z_cols: list[tuple[tuple, tuple[int, ...], float]] = []
+    kept: dict[tuple[int, ...], int] = {}
+    for pattern in now:
+        subsets = {
+            tuple(sorted(pattern[i] for i in chosen))
+            for r in range(len(pattern) + 1)
+            for chosen in itertools.combinations(range(len(pattern)), r)
+        }
+        for k in sorted(subsets):
+            moved = sum(c for _, c in pattern) - sum(c for _, c in k)
+            sizes_k = tuple(m for m, _ in k)
+            kept.setdefault(sizes_k, len(kept))
+            z_cols.append((pattern, sizes_k, float(moved)))
+    q = _maximal_patterns(sizes)
+    kvec = np.zeros((len(kept), len(sizes)), dtype=np.int64)
+    for sizes_k, i in kept.items():
+        for m in sizes_k:
+            kvec[i, col[m]] += 1
+    contains = (q[None, :, :] >= kvec[:, None, :]).all(axis=2)  # [k, Q]: Q holds k's sizes
+    w_k, w_q = np.nonzero(contains)
+    empty = kept[()]
+    nz, nw = len(z_cols), len(w_k)
+    h = new_highs()
+    inf = highspy.kHighsInf
+    n_cols = nz + nw + 1  # the last: w[(), ()], a GPU left empty
+    h.addVars(n_cols, [0.0] * n_cols, [inf] * n_cols)
+    costs = [-c for _, _, c in z_cols] + [0.0] * nw + [float(FREE_WEIGHT)]
+    h.changeColsCost(n_cols, list(range(n_cols)), costs)
+    h.changeObjectiveSense(highspy.ObjSense.kMaximize)
+    by_pattern: dict[tuple, list[int]] = {}
+    by_kept: dict[int, list[int]] = {}
+    for j, (pattern, sizes_k, _) in enumerate(z_cols):
+        by_pattern.setdefault(pattern, []).append(j)
+        by_kept.setdefault(kept[sizes_k], []).append(j)
+    for pattern, idx in by_pattern.items():
+        n = float(now[pattern])
+        h.addRow(n, n, len(idx), idx, [1.0] * len(idx))
+    for i in range(len(kept)):
+        zs = by_kept.get(i, [])
+        ws = [nz + int(j) for j in np.flatnonzero(w_k == i)] + ([n_cols - 1] if i == empty else [])
+        h.addRow(0.0, 0.0, len(zs) + len(ws), zs + ws, [1.0] * len(zs) + [-1.0] * len(ws))
+    for s in range(len(sizes)):
+        counts = q[w_q, s]
+        idx = np.flatnonzero(counts)
+        h.addRow(
+            float(need[s]), inf, len(idx), (nz + idx).tolist(), counts[idx].astype(float).tolist()
+        )
+    h.run()
+    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        raise RuntimeError(f"pattern LP: HiGHS ended {h.getModelStatus()}")
+    value = float(h.getInfo().objective_function_value)
+    return float(math.floor(value + 1e-6) - FREE_WEIGHT * free_now)
