@@ -45,6 +45,7 @@ import itertools
 import math
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -321,6 +322,7 @@ def solve_cycle(
     # The movable pods' options at once (numpy; the order of places() above: node, GPU).
     fits = hood.fits(state, pods, order[mov]) if mov else np.zeros((0, 0, 0), dtype=bool)
     moved_new, moved_old = [], []
+    stays: dict[int, Any] = {}  # movable arrival -> its "stay where it is" variable
     for j, a in enumerate(mov):
         p = int(order[a])
         here = (int(book.node[a]), tuple(book.gpus[a]))
@@ -332,7 +334,7 @@ def solve_cycle(
             spots.append(here)
         xs = [option(a, p, n, g, (n, g) == here) for n, g in spots]
         model.add_exactly_one(xs)
-        stay = next(x for (w, x) in options[a] if w == here)
+        stay = stays[a] = next(x for (w, x) in options[a] if w == here)
         (moved_old if a in migrated else moved_new).append(stay.Not())
     placed_terms = []
     for a in pending:
@@ -414,6 +416,8 @@ def solve_cycle(
     moves: dict[int, Where] = {}
     placed: dict[int, Where] = {}
     for a, opts in options.items():
+        if a in stays and value[stays[a].index]:
+            continue  # stays where it is (most do): no need to look at its other options
         chosen = [w for w, x in opts if value[x.index]]
         if not chosen:
             continue
@@ -680,7 +684,10 @@ MODEL_SHARE = 0.6
 """The share of a cycle's budget its model may take at those rates (build + first
 solution); the rest goes to choosing the nodes, CP-SAT's search, decoding and the check."""
 FINISH_SECONDS = 0.005
-"""Kept back from CP-SAT's limit for decoding and checking the answer (measured: ~2 ms)."""
+"""Kept back from CP-SAT's limit for checking the answer (measured: 2-11 ms)."""
+FINISH_SECONDS_PER_VARIABLE = 4e-6
+"""Also kept back, per variable, for decoding the answer and freeing the model (measured:
+0.13-0.18 s for 43,000 variables)."""
 GROWTH = 1.5
 """The neighbourhood grows by this factor (source nodes) while its model fits the budget."""
 
@@ -727,23 +734,26 @@ def budgeted_consolidation(
     :data:`GROWTH`) whose model -- its variables counted in numpy before anything is built
     (:func:`cycle_variables`) -- costs at most :data:`MODEL_SHARE` of the budget at the
     measured per-variable rates; CP-SAT (:data:`LIGHT_PRESOLVE`) gets what is left of the budget after
-    the build, less :data:`FINISH_SECONDS`; the answer is checked (:func:`check_cycle`)."""
+    the build, less what decoding and checking take (:data:`FINISH_SECONDS`,
+    :data:`FINISH_SECONDS_PER_VARIABLE`); the answer is checked (:func:`check_cycle`)."""
     start = time.perf_counter()
     migrated = set() if migrated is None else migrated
     afford = MODEL_SHARE * budget_s / (BUILD_SECONDS_PER_VARIABLE + SOLVE_SECONDS_PER_VARIABLE)
-    chosen: tuple[list[int], list[int]] = ([], [])
+    chosen: tuple[list[int], list[int], int] = ([], [], 0)
     k = 1
     while ranked:
         sources = ranked[:k]
         dests = _destinations(state, pods, order, book, sources, DESTINATIONS)
-        if chosen[0] and cycle_variables(state, pods, order, book, sources, dests) > afford:
+        count = cycle_variables(state, pods, order, book, sources, dests)
+        if chosen[0] and count > afford:
             break
-        chosen = (sources, dests)
+        chosen = (sources, dests, count)
         if k >= len(ranked):
             break
         k = min(len(ranked), max(k + 1, int(k * GROWTH)))
-    sources, dests = chosen
+    sources, dests, count = chosen
     selected = time.perf_counter()
+    finish = FINISH_SECONDS + FINISH_SECONDS_PER_VARIABLE * count
     out = solve_cycle(
         state,
         pods,
@@ -758,7 +768,7 @@ def budgeted_consolidation(
         1,
         seed,
         light=True,
-        deadline=start + budget_s - FINISH_SECONDS,
+        deadline=start + budget_s - finish,
     )
     errors = check_cycle(state, pods, order, book, out.moves, out.placed, budget_left, migrated)
     return TimedCycle(
