@@ -3,6 +3,8 @@ the budget, the independent cycle check, and a whole replay re-checked from scra
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from placement.models.gpu.instance import GpuJob, GpuNode
@@ -214,6 +216,11 @@ def test_a_budgeted_cycle_counts_its_variables_frees_a_gpu_and_is_checked() -> N
     ((a, (node, _gpus)),) = run.outcome.moves.items()
     bad = check_cycle(state, pods, order, book, {a: (node, (2,))}, {}, None, set())
     assert any("GPU 2" in e for e in bad)
+    # a deadline the build already passed: no solve, nothing moves
+    late = solve_cycle(
+        state, pods, order, book, [0], [], [], None, set(), 2.0, deadline=time.perf_counter()
+    )
+    assert late.status == "no_solution" and late.moves == {} and late.variables == 4
     # a budget of no new migration: the cycle moves nothing
     run = budgeted_consolidation(state, pods, order, book, [0], 2.0, budget_left=0)
     assert run.errors == [] and run.outcome.moves == {} and run.gain == 0.0

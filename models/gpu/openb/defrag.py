@@ -388,17 +388,19 @@ def solve_cycle(
     built = t0 - built
     if deadline is not None:
         time_limit = min(time_limit, deadline - t0)
-    options_ = SolveOptions(time_limit_s=max(time_limit, 0.0), threads=workers, seed=seed)
-    run = CpSat.run(
-        model,
-        options_,
-        CancellationToken(),
-        time_limit,
-        single_strategy=True,
-        parameters=LIGHT_PRESOLVE if light else None,
-    )
+    run = None
+    if time_limit > 0:  # else the build used the time up: no solve, "move nothing"
+        options_ = SolveOptions(time_limit_s=time_limit, threads=workers, seed=seed)
+        run = CpSat.run(
+            model,
+            options_,
+            CancellationToken(),
+            time_limit,
+            single_strategy=True,
+            parameters=LIGHT_PRESOLVE if light else None,
+        )
     seconds = time.perf_counter() - t0
-    if not run.has_solution:
+    if run is None or not run.has_solution:
         return CycleOutcome(
             {},
             {},
