@@ -866,21 +866,29 @@ def cluster_bound(
     return ClusterBound(free_now, free_max, float(gains.max()), lp_gain)
 
 
-def _maximal_patterns(sizes: list[int], capacity: int = MILLI) -> np.ndarray:
+MAX_PATTERNS = 50_000
+"""Final patterns the pattern LP may enumerate; beyond, the sizes are rounded down."""
+
+
+def _maximal_patterns(sizes: list[int], capacity: int = MILLI) -> np.ndarray | None:
     """Every multiset of ``sizes`` (as counts, one column per size) that fits ``capacity``
-    and where no size fits beside it any more."""
+    and where no size fits beside it any more; None if there are more than
+    :data:`MAX_PATTERNS`."""
     out: list[list[int]] = []
     smallest = min(sizes)
 
-    def extend(i: int, left: int, counts: list[int]) -> None:
+    def extend(i: int, left: int, counts: list[int]) -> bool:
         if i == len(sizes):
             if left < smallest:
                 out.append(counts)
-            return
-        for c in range(left // sizes[i], -1, -1):
+            return len(out) <= MAX_PATTERNS
+        return all(
             extend(i + 1, left - c * sizes[i], [*counts, c])
+            for c in range(left // sizes[i], -1, -1)
+        )
 
-    extend(0, capacity, [])
+    if not extend(0, capacity, []):
+        return None
     return np.array(out, dtype=np.int64).reshape(len(out), len(sizes))
 
 
@@ -911,7 +919,10 @@ def pattern_bound(
     final pattern can be replaced by a maximal one containing it, covering more, so the
     ``>=`` rows keep every real consolidation feasible and the LP's optimum bounds them
     all. Gains are integers: the LP's optimum rounded down (after 1e-6 of slack for its
-    tolerances) minus ``FREE_WEIGHT`` x the free GPUs now is returned."""
+    tolerances) minus ``FREE_WEIGHT`` x the free GPUs now is returned. If the sizes have
+    more than :data:`MAX_PATTERNS` maximal patterns (many small sizes), the sizes in ``k``,
+    ``Q`` and the size rows are rounded down to a grid (1, 2, 4, ... milli) until they do
+    not: smaller pods only pack better, so the LP stays a relaxation."""
     import highspy  # native library, loaded by new_highs
 
     from placement.solver.backends.highs import new_highs
@@ -932,29 +943,39 @@ def pattern_bound(
             pattern = tuple(sorted(items))
             now[pattern] = now.get(pattern, 0) + 1
     free_now = now.get((), 0)
-    sizes = sorted({m for pattern in now for m, _ in pattern})
-    if not sizes:
-        return 0.0
+    if not any(now_pattern for now_pattern in now):
+        return 0.0  # no shared pod: nothing to consolidate
+    grid = 1  # sizes rounded down to multiples of it (a relaxation: smaller pods pack better)
+    while True:
+        sizes = sorted({m // grid * grid for pattern in now for m, _ in pattern} - {0})
+        q = _maximal_patterns(sizes) if sizes else np.zeros((0, 0), dtype=np.int64)
+        if q is not None:
+            break
+        grid *= 2
+
+    def rounded(items) -> tuple[int, ...]:
+        return tuple(sorted(m // grid * grid for m, _ in items if m >= grid))
+
     col = {m: i for i, m in enumerate(sizes)}
     need = np.zeros(len(sizes), dtype=np.int64)
     for pattern, n in now.items():
-        for m, _ in pattern:
+        for m in rounded(pattern):
             need[col[m]] += n
-    # z columns: (P, K) with their kept sizes
+    # z columns: (P, K) with their kept (rounded) sizes
     z_cols: list[tuple[tuple, tuple[int, ...], float]] = []
-    kept: dict[tuple[int, ...], int] = {}
+    kept: dict[tuple[int, ...], int] = {(): 0}
     for pattern in now:
-        subsets = {
-            tuple(sorted(pattern[i] for i in chosen))
-            for r in range(len(pattern) + 1)
-            for chosen in itertools.combinations(range(len(pattern)), r)
-        }
-        for k in sorted(subsets):
+        items = sorted(set(pattern))
+        counts = [pattern.count(item) for item in items]
+        subsets = [  # every sub-multiset, once
+            tuple(item for item, c in zip(items, chosen, strict=True) for _ in range(c))
+            for chosen in itertools.product(*(range(n + 1) for n in counts))
+        ]
+        for k in subsets:
             moved = sum(c for _, c in pattern) - sum(c for _, c in k)
-            sizes_k = tuple(m for m, _ in k)
+            sizes_k = rounded(k)
             kept.setdefault(sizes_k, len(kept))
             z_cols.append((pattern, sizes_k, float(moved)))
-    q = _maximal_patterns(sizes)
     kvec = np.zeros((len(kept), len(sizes)), dtype=np.int64)
     for sizes_k, i in kept.items():
         for m in sizes_k:
