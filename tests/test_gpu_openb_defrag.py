@@ -217,9 +217,9 @@ def test_a_budgeted_cycle_counts_its_variables_frees_a_gpu_and_is_checked() -> N
     assert cycle_variables(state, pods, order, book, [0], []) == 4  # 2 pods x 2 GPUs
     run = budgeted_consolidation(state, pods, order, book, [0], 2.0)
     assert run.errors == [] and run.sources == [0] and run.outcome.variables == 4
-    assert len(run.outcome.moves) == 1 and run.gain == 6.0
+    assert len(run.moves) == 1 and run.gain == 6.0
     # the same answer, broken: the moved pod onto a GPU the node does not have
-    ((a, (node, _gpus)),) = run.outcome.moves.items()
+    ((a, (node, _gpus)),) = run.moves.items()
     bad = check_cycle(state, pods, order, book, {a: (node, (2,))}, {}, None, set())
     assert any("GPU 2" in e for e in bad)
     # a deadline the build already passed: no solve, nothing moves
@@ -229,4 +229,29 @@ def test_a_budgeted_cycle_counts_its_variables_frees_a_gpu_and_is_checked() -> N
     assert late.status == "no_solution" and late.moves == {} and late.variables == 4
     # a budget of no new migration: the cycle moves nothing
     run = budgeted_consolidation(state, pods, order, book, [0], 2.0, budget_left=0)
-    assert run.errors == [] and run.outcome.moves == {} and run.gain == 0.0
+    assert run.errors == [] and run.moves == {} and run.gain == 0.0
+
+
+def lone_pods_on_two_nodes(cpu: int):
+    """Two nodes of one GPU, each holding one 300-milli pod asking 8 cores."""
+    cluster, pods = setup(
+        [GpuNode(f"n{i}", "G", 1, 0, 0, cpu, 65_536) for i in range(2)],
+        [GpuJob(x, gpu_milli=300, cpu_milli=8_000, memory_mib=1) for x in ("a", "b")],
+    )
+    order = np.array([pods.names.index(x) for x in ("a", "b")])
+    state, book = TraceState(cluster), Book(2, cluster.n)
+    for a in (0, 1):
+        state.place(pods, int(order[a]), a, [0])
+        book.put(a, a, (0,))
+    return pods, order, state, book
+
+
+def test_the_cycle_greedy_empties_a_gpu_only_where_the_cpu_allows() -> None:
+    for cpu, gain in ((10_000, 0.0), (16_000, 6.0)):  # a node has 2 or 8 cores left
+        pods, order, state, book = lone_pods_on_two_nodes(cpu)
+        run = budgeted_consolidation(state, pods, order, book, [0, 1], 2.0)
+        assert run.errors == [] and run.gain == gain and len(run.moves) == int(gain > 0)
+        exact = solve_cycle(state, pods, order, book, [0, 1], [], [], None, set(), 10.0)
+        assert exact.status == "optimal" and exact.objective - exact.baseline == gain
+        if gain:
+            assert run.greedy_moves == 1  # the greedy found it, before CP-SAT

@@ -102,6 +102,12 @@ class Book:
         self.on[int(self.node[a])].discard(a)
         self.node[a], self.gpus[a] = -1, ()
 
+    def copy(self) -> Book:
+        """An independent copy."""
+        new = Book.__new__(Book)
+        new.node, new.gpus, new.on = self.node.copy(), list(self.gpus), [set(s) for s in self.on]
+        return new
+
 
 def movable(pods: PodSet, p: int) -> bool:
     """Shared-GPU and CPU-only pods may move; whole-GPU pods stay where they are."""
@@ -701,23 +707,93 @@ class TimedCycle:
     check's verdict (``errors`` [] : the answer may be applied)."""
 
     outcome: CycleOutcome
+    """CP-SAT's part (on the state after the greedy moves)."""
+    moves: dict[int, Where]
+    """The cycle's answer: {arrival: new place}, the greedy's and CP-SAT's moves together."""
+    greedy_moves: int
+    gain: float
+    """``FREE_WEIGHT`` per GPU freed (net) minus the move costs of ``moves``, recomputed from
+    the state; 0 when the answer is not applied (the check failed)."""
     sources: list[int]
     destinations: list[int]
     errors: list[str]
     select_seconds: float
-    """Choosing the neighbourhood (sizing it to the budget included)."""
+    """The greedy and choosing the neighbourhood (sizing it to the budget included)."""
     build_seconds: float
     solve_seconds: float
     total_seconds: float
-    """Everything: choice, build, solve, decode and :func:`check_cycle`."""
+    """Everything: greedy, choice, build, solve, decode and :func:`check_cycle`."""
 
-    @property
-    def gain(self) -> float:
-        """The cycle's objective minus moving nothing's: ``FREE_WEIGHT`` per GPU freed (net)
-        minus the move costs; 0 when the answer is not applied (invalid or no solution)."""
-        if self.errors or self.outcome.status == "no_solution":
-            return 0.0
-        return self.outcome.objective - self.outcome.baseline
+
+def _lone_moves(
+    state: TraceState,
+    pods: PodSet,
+    order: np.ndarray,
+    book: Book,
+    limit: int | None,
+    migrated: set[int],
+) -> dict[int, Where]:
+    """A greedy over the whole cluster, applied to ``state`` and ``book`` as it goes: each
+    shared pod alone on its GPU (smallest first) moves to the partly used GPU elsewhere
+    that holds it with the least room left, on a node whose free CPU and memory hold it
+    (its own node's always do) and whose GPU type it accepts. Each move empties a GPU and
+    fills none: a gain of ``FREE_WEIGHT`` minus the move's cost. At most ``limit`` pods
+    not migrated before move (None: no limit)."""
+    cluster = state.cluster
+    slots = cluster.slots
+    count = np.zeros((cluster.n, slots), dtype=np.int64)
+    who: dict[tuple[int, int], int] = {}
+    for a in np.flatnonzero(book.node >= 0):
+        p = int(order[a])
+        if 0 < pods.milli[p] < MILLI:
+            key = (int(book.node[a]), int(book.gpus[a][0]))
+            count[key] += 1
+            who[key] = int(a)
+    lone = sorted((int(pods.milli[order[a]]), key) for key, a in who.items() if count[key] == 1)
+    partly = state.exists & (state.gpu_left > 0) & (state.gpu_left < MILLI)
+    most_room = int(state.gpu_left[partly].max()) if partly.any() else 0
+    moves: dict[int, Where] = {}
+    for m, (n, g) in lone:
+        if m > most_room:  # rooms only shrink: no later (larger) pod fits either
+            break
+        a = who[(n, g)]
+        if count[n, g] != 1 or (limit is not None and a not in migrated and limit <= 0):
+            continue
+        p = int(order[a])
+        left = state.gpu_left
+        room = state.exists & (left >= m) & (left < MILLI)
+        room[n, g] = False
+        node_ok = (state.cpu_left >= pods.cpu_milli[p]) & (state.mem_left >= pods.memory_mib[p])
+        node_ok[n] = True  # its own CPU and memory are already there
+        room &= (node_ok & pods.type_ok[p][cluster.type_of])[:, None]
+        cand = np.flatnonzero(room.ravel())
+        if not len(cand):
+            continue
+        n2, g2 = divmod(int(cand[np.argmin(left.ravel()[cand])]), slots)
+        state.remove(pods, p, n, [g])
+        state.place(pods, p, n2, [g2])
+        book.take(a)
+        book.put(a, n2, (g2,))
+        count[n, g], count[n2, g2] = 0, count[n2, g2] + 1
+        moves[a] = (n2, (g2,))
+        if limit is not None and a not in migrated:
+            limit -= 1
+    return moves
+
+
+def _gain(state: TraceState, pods: PodSet, order, book: Book, moves, migrated) -> float:
+    """The consolidation objective's change if ``moves`` are applied to ``state``."""
+    after = state.copy()
+    for a in moves:
+        after.remove(pods, int(order[a]), int(book.node[a]), book.gpus[a])
+    for a, (node, gpus) in moves.items():
+        after.place(pods, int(order[a]), node, list(gpus))
+
+    def free(s: TraceState) -> int:
+        return int((s.exists & (s.gpu_left == MILLI)).sum())
+
+    cost = sum(1 if a in migrated else MOVE_WEIGHT for a in moves)
+    return float(FREE_WEIGHT * (free(after) - free(state)) - cost)
 
 
 def budgeted_consolidation(
@@ -731,23 +807,33 @@ def budgeted_consolidation(
     migrated: set[int] | None = None,
     seed: int = 0,
 ) -> TimedCycle:
-    """A consolidation cycle (:func:`solve_cycle`, no pending pod) whose wall time, from
-    choosing its nodes to checking its answer, stays within ``budget_s`` plus a small
-    overhead: the source nodes are the longest prefix of ``ranked`` (grown by
-    :data:`GROWTH`) whose model -- its variables counted in numpy before anything is built
-    (:func:`cycle_variables`) -- costs at most :data:`MODEL_SHARE` of the budget at the
-    measured per-variable rates; CP-SAT (:data:`LIGHT_PRESOLVE`) gets what is left of the budget after
-    the build, less what decoding and checking take (:data:`FINISH_SECONDS`,
-    :data:`FINISH_SECONDS_PER_VARIABLE`); the answer is checked (:func:`check_cycle`)."""
+    """A consolidation cycle whose wall time, from its first step to checking its answer,
+    stays within ``budget_s`` plus a small overhead:
+
+    1. the greedy of :func:`_lone_moves` over the whole cluster (on copies of the state);
+    2. :func:`solve_cycle` (no pending pod) on the state after it: the source nodes are the
+       longest prefix of ``ranked`` (grown by :data:`GROWTH`) whose model -- its variables
+       counted in numpy before anything is built (:func:`cycle_variables`) -- costs at most
+       :data:`MODEL_SHARE` of the budget at the measured per-variable rates; CP-SAT
+       (:data:`LIGHT_PRESOLVE`) gets what is left after the build, less what decoding and
+       checking take (:data:`FINISH_SECONDS`, :data:`FINISH_SECONDS_PER_VARIABLE`);
+    3. both parts' moves together, checked from scratch against the original state
+       (:func:`check_cycle`), and their gain recomputed (:func:`_gain`)."""
     start = time.perf_counter()
     migrated = set() if migrated is None else migrated
+    work, work_book = state.copy(), book.copy()
+    greedy = _lone_moves(work, pods, order, work_book, budget_left, migrated)
+    work_migrated = migrated | set(greedy)
+    work_left = None
+    if budget_left is not None:
+        work_left = budget_left - sum(a not in migrated for a in greedy)
     afford = MODEL_SHARE * budget_s / (BUILD_SECONDS_PER_VARIABLE + SOLVE_SECONDS_PER_VARIABLE)
     chosen: tuple[list[int], list[int], int] = ([], [], 0)
     k = 1
     while ranked:
         sources = ranked[:k]
-        dests = _destinations(state, pods, order, book, sources, DESTINATIONS)
-        count = cycle_variables(state, pods, order, book, sources, dests)
+        dests = _destinations(work, pods, order, work_book, sources, DESTINATIONS)
+        count = cycle_variables(work, pods, order, work_book, sources, dests)
         if chosen[0] and count > afford:
             break
         chosen = (sources, dests, count)
@@ -758,24 +844,33 @@ def budgeted_consolidation(
     selected = time.perf_counter()
     finish = FINISH_SECONDS + FINISH_SECONDS_PER_VARIABLE * count
     out = solve_cycle(
-        state,
+        work,
         pods,
         order,
-        book,
+        work_book,
         sources,
         dests,
         [],
-        budget_left,
-        migrated,
+        work_left,
+        work_migrated,
         budget_s,
         1,
         seed,
         light=True,
         deadline=start + budget_s - finish,
     )
-    errors = check_cycle(state, pods, order, book, out.moves, out.placed, budget_left, migrated)
+    moves = {
+        a: w
+        for a, w in (greedy | out.moves).items()
+        if w != (int(book.node[a]), tuple(book.gpus[a]))
+    }
+    errors = check_cycle(state, pods, order, book, moves, {}, budget_left, migrated)
+    gain = 0.0 if errors else _gain(state, pods, order, book, moves, migrated)
     return TimedCycle(
         out,
+        moves,
+        len(greedy),
+        gain,
         sources,
         dests,
         errors,
