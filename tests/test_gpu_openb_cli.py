@@ -126,6 +126,9 @@ def test_departures_and_latency_modes_write_their_rows_tables_and_plot(tmp_path:
     }
     for r in rows:
         assert r["invalid"] == "0"
+        if r["mode"] == "latency":  # no cycle gains more than the whole cluster's bound
+            assert float(r["gain_max"]) <= float(r["cluster_gain_bound"])
+            assert float(r["cluster_gain_bound"]) <= float(r["cluster_counting_bound"])
         if r["mode"].startswith("departures"):
             assert int(r["pods_arrived"]) > 30 and 0 <= float(r["waited_pct"]) <= 100
             if r["mode"] != "departures:preempt":

@@ -207,7 +207,11 @@ IMPORTERS = (
         ),
         parameters=(
             Parameter(
-                "topology", "path", positional=True, metavar="FILE", help="a .gml or .graphml topology"
+                "topology",
+                "path",
+                positional=True,
+                metavar="FILE",
+                help="a .gml or .graphml topology",
             ),
             Parameter("qubits", "non_negative_int", 12, help="qubits per node (default: 12)"),
             Parameter("channels", "positive_int", 5, help="channels per link (default: 5)"),

@@ -39,13 +39,15 @@ class CpSat:
         time_limit_s: float,
         on_solution: Callable[[Any], None] | None = None,
         single_strategy: bool = False,
+        parameters: dict[str, Any] | None = None,
     ) -> BackendRun:
         """Solve a ``cp_model.CpModel``; ``on_solution(callback)`` sees each new solution.
 
         The returned run's ``values`` is empty: read values through ``run.solver`` (attached
         as attribute ``solver`` on the returned object) or in ``on_solution``. With
         ``single_strategy`` one worker runs CP-SAT's default single search strategy instead
-        of interleaving its portfolio (outside deterministic mode).
+        of interleaving its portfolio (outside deterministic mode). ``parameters``: CP-SAT
+        parameters set last, on every run (e.g. ``{"cp_model_presolve": False}``).
         """
         # OR-Tools loads a large native library: imported on first use.
         from ortools.sat.python import cp_model
@@ -72,7 +74,14 @@ class CpSat:
             # (docs/benchmarks/service-latency.md). Only a proof ends the solve here; otherwise
             # the full search runs for the time left, as without this try.
             first = CpSat._solve_once(
-                model, options, cancel, QUICK_PROOF_S, _Callback(), started, quick=True
+                model,
+                options,
+                cancel,
+                QUICK_PROOF_S,
+                _Callback(),
+                started,
+                quick=True,
+                parameters=parameters,
             )
             if first.stop_reason in (StopReason.PROVEN, StopReason.GAP_REACHED, StopReason.ERROR):
                 return first
@@ -82,7 +91,14 @@ class CpSat:
         if first is not None and left <= 0:
             return first
         run = CpSat._solve_once(
-            model, options, cancel, left, _Callback(), started, single_strategy=single_strategy
+            model,
+            options,
+            cancel,
+            left,
+            _Callback(),
+            started,
+            single_strategy=single_strategy,
+            parameters=parameters,
         )
         if first is not None and first.has_solution and not run.has_solution:
             # The full search found nothing in the time left: keep what the first try found.
@@ -100,6 +116,7 @@ class CpSat:
         started: float,
         single_strategy: bool = False,
         quick: bool = False,
+        parameters: dict[str, Any] | None = None,
     ) -> BackendRun:
         """One ``CpSolver`` run; ``quick``: the small-model proof attempt's parameters."""
         from ortools.sat.python import cp_model  # loaded by CpSat.run already (first use)
@@ -134,6 +151,8 @@ class CpSat:
             params.interleave_search = True
             params.max_deterministic_time = float(time_limit_s)
             params.max_time_in_seconds = deterministic_wall_limit(time_limit_s)
+        for name, value in (parameters or {}).items():
+            setattr(params, name, value)
 
         remove = cancel.add_callback(solver.stop_search)
         try:

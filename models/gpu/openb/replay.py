@@ -275,7 +275,6 @@ class TraceState:
         if kind >= 0:
             self.affinity[node, kind] += 1
 
-
     def remove(self, pods: PodSet, p: int, node: int, gpus: Sequence[int]) -> None:
         """Take pod ``p`` off ``node`` and ``gpus`` (a departure, a migration's source, a
         preemption); raises if it was not there to take (a GPU or a node would exceed its
