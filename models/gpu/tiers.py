@@ -19,12 +19,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import numpy as np
+
 from placement.models.gpu.bound import relaxation_bound
-from placement.models.gpu.candidates import select_candidates, window_count
+from placement.models.gpu.candidates import placement_weights, select_candidates, window_count
 from placement.models.gpu.check import check
 from placement.models.gpu.config_lp import configuration_search
 from placement.models.gpu.eligibility import FreeCapacity, placement_var_count
 from placement.models.gpu.instance import MILLI, GpuInstance, GpuSolution
+from placement.models.gpu.lns import neighbourhood
 from placement.models.gpu.model import GpuModel
 from placement.solver.backends.base import BackendRun, RunStatus
 from placement.solver.cancel import CancellationToken, deadline_token
@@ -61,6 +64,19 @@ rounded from it), before the windows."""
 CONFIG_LP_MIN_SECONDS = 0.2
 """Below this budget the configuration LP is not built (a short deadline keeps its time for
 the windows)."""
+
+GUIDED_SHARE = 0.2
+"""Share of the time left after the configuration LP for the first tier on its support."""
+
+LNS_SHARE = 0.6
+"""Share of the time left after the configuration LP for the large-neighbourhood search
+(:mod:`placement.models.gpu.lns`); the later tiers get the rest."""
+
+LNS_PASS_SECONDS = 0.25
+"""Longest search on one neighbourhood."""
+
+LNS_TARGET_VARS = 700
+"""Size of a neighbourhood's model (placement variables)."""
 
 CONFIG_LP_MAX_VARS = 500_000
 """Above this many placement variables the restricted search skips the configuration LP:
@@ -241,15 +257,9 @@ def solve_tiers(
         passes, tried = [], set()
         best_model = None
         if guided is not None and not cancel.cancelled and clock.left() >= 2.0:
-            # First a model around the configuration LP's support: every job may move among
-            # the nodes the LP's packings give it (and the incumbent's).
-            left = clock.left()
-            pass_deadline = None if left < 6.0 else clock.now() + max(3.0, 0.3 * left)
-            model = GpuModel(instance, cluster, guided)
-            result = _run_pass(instance, ctx, clock, backend, model, lp_bound, pass_deadline, stats)
-            stats["passes"][-1]["window"] = "configuration LP"
-            passes.append(result)
-            best_model = model
+            passes, best_model = _guided_search(
+                instance, ctx, clock, make_backend, cluster, guided, lp_bound, stats
+            )
         while not cancel.cancelled:
             left = clock.left()
             # Several windows when there is time; each gets enough for all of its tiers.
@@ -330,8 +340,13 @@ def _run_pass(
     lp_bound: int | None,
     deadline: float | None,
     stats: dict[str, Any],
+    tiers_run: str = "all",
 ) -> _Pass:
-    """Run the active tiers on ``model`` until ``deadline`` (or the portfolio's deadline)."""
+    """Run the active tiers on ``model`` until ``deadline`` (or the portfolio's deadline).
+
+    ``tiers_run``: ``"all"``; ``"primary"`` (only the first tier, e.g. a neighbourhood of
+    :mod:`.lns`); or ``"later"`` (the first tier fixed at the incumbent's value unsearched,
+    the others searched: the last polish of a restricted search)."""
     cancel = ctx.cancel
     pass_stats: dict[str, Any] = {"tiers": {}, "restricted": model.restricted}
     stats["passes"].append(pass_stats)
@@ -384,6 +399,8 @@ def _run_pass(
         "topology_fit": model.fit,
     }
     active = [st for st in tiers if st.active]
+    if tiers_run == "primary":
+        active = [st for st in active if st.name == "placed_gpu_weighted"]
     result = _Pass(proven={st.name: not st.active for st in tiers})
     if model.tier1.is_constant and not model.restricted:
         result.bound1 = 0  # no job with a positive weight can be placed
@@ -410,6 +427,12 @@ def _run_pass(
             const = round(objective.constant * CPSAT_COMM_SCALE)
         else:
             coefs, const = dict(objective.terms), objective.constant
+        if tier.name == "placed_gpu_weighted" and tiers_run == "later":
+            # Kept at the incumbent's value, for the later tiers.
+            pass_stats["tiers"][tier.name] = {"status": "fixed at the incumbent"}
+            if pos < len(active) - 1:
+                backend.add_row(coefs, sum(c * best[i] for i, c in coefs.items()), None)
+            continue
         if tier.name == "placed_gpu_weighted" and not model.restricted:
             # The incumbent already meets a proven bound (e.g. the portfolio's capacity
             # bound when every job fits): the tier is optimal without a search.
@@ -558,6 +581,84 @@ def _run_pass(
     stats["variables"] = model.lm.num_vars
     stats["rows"] = len(model.lm.rows)
     return result
+
+
+def _guided_search(
+    instance: GpuInstance,
+    ctx: ExactContext,
+    clock: _Clock,
+    make_backend: Callable[[], TierBackend],
+    cluster: FreeCapacity,
+    guided: list[list[int]],
+    lp_bound: int | None,
+    stats: dict[str, Any],
+) -> tuple[list[_Pass], GpuModel]:
+    """The restricted search after the configuration LP, in three steps on the time left:
+
+    1. the first tier on a model around the LP's support (every job may move among the
+       nodes the LP's packings give it, and the incumbent's), :data:`GUIDED_SHARE`;
+    2. the large-neighbourhood search of :mod:`.lns` on the first tier, :data:`LNS_SHARE`
+       (each neighbourhood at most :data:`LNS_PASS_SECONDS`);
+    3. the later tiers, the first fixed at the best value found, on the LP's support
+       with the incumbent's nodes: until the deadline below 6 s, else 30 % of the time left
+       (the rack windows then use the rest).
+
+    Returns the passes and the model of the last one."""
+    passes: list[_Pass] = []
+    left = clock.left()
+    if GUIDED_SHARE > 0:
+        model = GpuModel(instance, cluster, guided)
+        deadline = clock.now() + GUIDED_SHARE * left
+        result = _run_pass(
+            instance, ctx, clock, make_backend(), model, lp_bound, deadline, stats, "primary"
+        )
+        stats["passes"][-1]["window"] = "configuration LP"
+        passes.append(result)
+
+    lns_end = clock.now() + LNS_SHARE * left
+    rng = np.random.default_rng(ctx.options.seed)
+    weights = placement_weights(instance, cluster)
+    lns_stats = stats.setdefault("lns", {"neighbourhoods": 0, "improved": 0})
+    while not ctx.cancel.cancelled and lns_end - clock.now() >= 2 * MIN_EXACT_SECONDS:
+        incumbent = ctx.incumbent()
+        if incumbent is None:
+            break
+        hood = neighbourhood(instance, cluster, incumbent, weights, rng, LNS_TARGET_VARS)
+        if hood is None:
+            break
+        before = _primary_value(instance, incumbent)
+        hood_model = GpuModel(instance, cluster.residual(hood.fixed), hood.candidates, hood.fixed)
+        deadline = min(lns_end, clock.now() + LNS_PASS_SECONDS)
+        hood_result = _run_pass(
+            instance, ctx, clock, make_backend(), hood_model, lp_bound, deadline, stats, "primary"
+        )
+        stats["passes"][-1]["window"] = f"lns around job {hood.target} ({len(hood.nodes)} nodes)"
+        lns_stats["neighbourhoods"] += 1
+        after = ctx.incumbent()
+        if after is not None and _primary_value(instance, after) > before:
+            lns_stats["improved"] += 1
+        if hood_result.error:
+            break
+
+    incumbent = ctx.incumbent()
+    own = incumbent.placements if incumbent is not None else {}
+    polish = [
+        sorted(set(nodes) | {w.node for w in own.get(j, ())}) for j, nodes in enumerate(guided)
+    ]
+    model = GpuModel(instance, cluster, polish)
+    left = clock.left()
+    deadline = None if left < 6.0 else clock.now() + max(3.0, 0.3 * left)
+    result = _run_pass(
+        instance, ctx, clock, make_backend(), model, lp_bound, deadline, stats, "later"
+    )
+    stats["passes"][-1]["window"] = "configuration LP (later tiers)"
+    passes.append(result)
+    return passes, model
+
+
+def _primary_value(instance: GpuInstance, solution: GpuSolution) -> float:
+    """The checker's first-tier value of ``solution``."""
+    return check(instance, solution).objective
 
 
 def _configuration_lp(
