@@ -241,19 +241,26 @@ def solve_tiers(
         result = _run_pass(instance, ctx, clock, backend, model, None, None, stats)
         best_model, passes = model, [result]
     else:
-        # A bound for the whole instance: a restricted model's own bound is not one.
-        # A short deadline gets no LP bound rather than an overrun (the portfolio still
-        # has its quick bound).
-        lp_budget = 0.15 * clock.left()
-        lp_bound = (
-            relaxation_bound(instance, cluster, ctx.options, cancel, lp_budget)
-            if lp_budget >= MIN_EXACT_SECONDS
-            else None
-        )
-        stats["relaxation_bound_s"] = time.monotonic() - started
-        guided = None
+        # A bound for the whole instance: a restricted model's own bound is not one. The
+        # configuration LP's; the LP relaxation's too only when that did not converge (at
+        # convergence it was as tight or tighter on the generated instances, and its time
+        # goes to the search; either bound is valid). A short deadline gets no LP bound
+        # rather than an overrun (the portfolio still has its quick bound).
+        lp_bound, guided = None, None
         if size <= CONFIG_LP_MAX_VARS:
-            lp_bound, guided = _configuration_lp(instance, cluster, ctx, clock, lp_bound, stats)
+            lp_bound, guided = _configuration_lp(instance, cluster, ctx, clock, None, stats)
+        if not stats.get("config_lp", {}).get("converged"):
+            lp_started = time.monotonic()
+            lp_budget = 0.15 * clock.left()
+            relaxed = (
+                relaxation_bound(instance, cluster, ctx.options, cancel, lp_budget)
+                if lp_budget >= MIN_EXACT_SECONDS
+                else None
+            )
+            if relaxed is not None:
+                lp_bound = relaxed if lp_bound is None else min(lp_bound, relaxed)
+                ctx.update_bound(lp_bound / MILLI)
+            stats["relaxation_bound_s"] = time.monotonic() - lp_started
         passes, tried = [], set()
         best_model = None
         if guided is not None and not cancel.cancelled and clock.left() >= 2.0:
