@@ -65,17 +65,14 @@ CONFIG_LP_MIN_SECONDS = 0.2
 """Below this budget the configuration LP is not built (a short deadline keeps its time for
 the windows)."""
 
-GUIDED_SHARE = 0.2
-"""Share of the time left after the configuration LP for the first tier on its support."""
-
-LNS_SHARE = 0.6
+LNS_SHARE = 0.75
 """Share of the time left after the configuration LP for the large-neighbourhood search
 (:mod:`placement.models.gpu.lns`); the later tiers get the rest."""
 
-LNS_PASS_SECONDS = 0.25
+LNS_PASS_SECONDS = 0.08
 """Longest search on one neighbourhood."""
 
-LNS_TARGET_VARS = 700
+LNS_TARGET_VARS = 400
 """Size of a neighbourhood's model (placement variables)."""
 
 CONFIG_LP_MAX_VARS = 500_000
@@ -351,9 +348,8 @@ def _run_pass(
 ) -> _Pass:
     """Run the active tiers on ``model`` until ``deadline`` (or the portfolio's deadline).
 
-    ``tiers_run``: ``"all"``; ``"primary"`` (only the first tier, e.g. a neighbourhood of
-    :mod:`.lns`); or ``"later"`` (the first tier fixed at the incumbent's value unsearched,
-    the others searched: the last polish of a restricted search)."""
+    ``tiers_run``: ``"all"``, or ``"later"`` (the first tier fixed at the incumbent's value
+    unsearched, the others searched: the polish after the large-neighbourhood search)."""
     cancel = ctx.cancel
     pass_stats: dict[str, Any] = {"tiers": {}, "restricted": model.restricted}
     stats["passes"].append(pass_stats)
@@ -406,8 +402,6 @@ def _run_pass(
         "topology_fit": model.fit,
     }
     active = [st for st in tiers if st.active]
-    if tiers_run == "primary":
-        active = [st for st in active if st.name == "placed_gpu_weighted"]
     result = _Pass(proven={st.name: not st.active for st in tiers})
     if model.tier1.is_constant and not model.restricted:
         result.bound1 = 0  # no job with a positive weight can be placed
@@ -600,53 +594,17 @@ def _guided_search(
     lp_bound: int | None,
     stats: dict[str, Any],
 ) -> tuple[list[_Pass], GpuModel]:
-    """The restricted search after the configuration LP, in three steps on the time left:
+    """The restricted search after the configuration LP, in two steps on the time left:
 
-    1. the first tier on a model around the LP's support (every job may move among the
-       nodes the LP's packings give it, and the incumbent's), :data:`GUIDED_SHARE`;
-    2. the large-neighbourhood search of :mod:`.lns` on the first tier, :data:`LNS_SHARE`
-       (each neighbourhood at most :data:`LNS_PASS_SECONDS`);
-    3. the later tiers, the first fixed at the best value found, on the LP's support
-       with the incumbent's nodes: until the deadline below 6 s, else 30 % of the time left
-       (the rack windows then use the rest).
+    1. the large-neighbourhood search of :mod:`.lns` on the first tier (:func:`_lns`),
+       :data:`LNS_SHARE`;
+    2. the later tiers, the first fixed at the best value found, on a model around the
+       configuration LP's support (every job may move among the nodes the LP's packings
+       give it, and the incumbent's): until the deadline below 6 s, else 30 % of the time
+       left (the rack windows then use the rest).
 
-    Returns the passes and the model of the last one."""
-    passes: list[_Pass] = []
-    left = clock.left()
-    if GUIDED_SHARE > 0:
-        model = GpuModel(instance, cluster, guided)
-        deadline = clock.now() + GUIDED_SHARE * left
-        result = _run_pass(
-            instance, ctx, clock, make_backend(), model, lp_bound, deadline, stats, "primary"
-        )
-        stats["passes"][-1]["window"] = "configuration LP"
-        passes.append(result)
-
-    lns_end = clock.now() + LNS_SHARE * left
-    rng = np.random.default_rng(ctx.options.seed)
-    weights = placement_weights(instance, cluster)
-    lns_stats = stats.setdefault("lns", {"neighbourhoods": 0, "improved": 0})
-    while not ctx.cancel.cancelled and lns_end - clock.now() >= 2 * MIN_EXACT_SECONDS:
-        incumbent = ctx.incumbent()
-        if incumbent is None:
-            break
-        hood = neighbourhood(instance, cluster, incumbent, weights, rng, LNS_TARGET_VARS)
-        if hood is None:
-            break
-        before = _primary_value(instance, incumbent)
-        hood_model = GpuModel(instance, cluster.residual(hood.fixed), hood.candidates, hood.fixed)
-        deadline = min(lns_end, clock.now() + LNS_PASS_SECONDS)
-        hood_result = _run_pass(
-            instance, ctx, clock, make_backend(), hood_model, lp_bound, deadline, stats, "primary"
-        )
-        stats["passes"][-1]["window"] = f"lns around job {hood.target} ({len(hood.nodes)} nodes)"
-        lns_stats["neighbourhoods"] += 1
-        after = ctx.incumbent()
-        if after is not None and _primary_value(instance, after) > before:
-            lns_stats["improved"] += 1
-        if hood_result.error:
-            break
-
+    Returns the pass of step 2 and its model."""
+    _lns(instance, ctx, clock, make_backend, cluster, lp_bound, LNS_SHARE * clock.left(), stats)
     incumbent = ctx.incumbent()
     own = incumbent.placements if incumbent is not None else {}
     polish = [
@@ -659,13 +617,68 @@ def _guided_search(
         instance, ctx, clock, make_backend(), model, lp_bound, deadline, stats, "later"
     )
     stats["passes"][-1]["window"] = "configuration LP (later tiers)"
-    passes.append(result)
-    return passes, model
+    return [result], model
 
 
-def _primary_value(instance: GpuInstance, solution: GpuSolution) -> float:
-    """The checker's first-tier value of ``solution``."""
-    return check(instance, solution).objective
+def _lns(
+    instance: GpuInstance,
+    ctx: ExactContext,
+    clock: _Clock,
+    make_backend: Callable[[], TierBackend],
+    cluster: FreeCapacity,
+    lp_bound: int | None,
+    seconds: float,
+    stats: dict[str, Any],
+) -> None:
+    """The large-neighbourhood search (:mod:`.lns`) on the first tier for ``seconds``: one
+    neighbourhood of the incumbent after another, each solved from the incumbent for at most
+    :data:`LNS_PASS_SECONDS`; an improving solution goes to ``ctx.report`` (the checker),
+    and the next neighbourhood is built around the incumbent then. Many short searches on
+    small neighbourhoods (:data:`LNS_TARGET_VARS`) climbed fastest (docs/benchmarks.md,
+    issue 19)."""
+    end = clock.now() + seconds
+    rng = np.random.default_rng(ctx.options.seed)
+    weights = placement_weights(instance, cluster)
+    lns_stats = stats.setdefault("lns", {"neighbourhoods": 0, "improved": 0, "seconds": 0.0})
+    started = time.monotonic()
+    valid = None if lp_bound is None else lp_bound / MILLI
+    while not ctx.cancel.cancelled:
+        budget = min(LNS_PASS_SECONDS, end - clock.now())
+        if budget < MIN_EXACT_SECONDS:
+            break
+        incumbent = ctx.incumbent()
+        if incumbent is None:
+            break
+        hood = neighbourhood(instance, cluster, incumbent, weights, rng, LNS_TARGET_VARS)
+        if hood is None:
+            break
+        model = GpuModel(instance, cluster.residual(hood.fixed), hood.candidates, hood.fixed)
+        hint = model.values_from_solution(incumbent)
+        if hint is None or not model.feasible(hint):
+            # Cannot happen for a neighbourhood of the incumbent (it is a point of the model);
+            # counted, never searched from a wrong start.
+            stats["hint_fallbacks"] += 1
+            break
+        backend = make_backend()
+        backend.load(model.lm)
+        coefs = dict(model.tier1.terms)
+        before = sum(c * hint[i] for i, c in coefs.items())
+        clock.charge(budget)
+        guard = deterministic_wall_limit(budget) if clock.deterministic else budget
+        with deadline_token(ctx.cancel, guard * 1.05 + 0.1) as cancel:
+            run, final = backend.run("max", coefs, 0.0, hint, budget, cancel, lambda v, b: None)
+        lns_stats["neighbourhoods"] += 1
+        if run.status == RunStatus.ERROR:
+            break
+        values = [int(round(v)) for v in final] if final is not None else None
+        if (
+            values is not None
+            and sum(c * values[i] for i, c in coefs.items()) > before
+            and model.feasible(values)
+            and ctx.report(model.decode(values), backend.source, valid)
+        ):
+            lns_stats["improved"] += 1
+    lns_stats["seconds"] += time.monotonic() - started
 
 
 def _configuration_lp(
