@@ -65,6 +65,10 @@ CONFIG_LP_MIN_SECONDS = 0.2
 """Below this budget the configuration LP is not built (a short deadline keeps its time for
 the windows)."""
 
+GUIDED_MIN_SECONDS = 0.5
+"""Below this many seconds left after the configuration LP, the rack windows run instead of
+the large-neighbourhood search and the polish on the LP's support."""
+
 LNS_SHARE = 0.75
 """Share of the time left after the configuration LP for the large-neighbourhood search
 (:mod:`placement.models.gpu.lns`); the later tiers get the rest."""
@@ -260,7 +264,7 @@ def solve_tiers(
             stats["relaxation_bound_s"] = time.monotonic() - lp_started
         passes, tried = [], set()
         best_model = None
-        if guided is not None and not cancel.cancelled and clock.left() >= 2.0:
+        if guided is not None and not cancel.cancelled and clock.left() >= GUIDED_MIN_SECONDS:
             passes, best_model = _guided_search(
                 instance, ctx, clock, make_backend, cluster, guided, lp_bound, stats
             )
