@@ -36,7 +36,7 @@ def test_neighbourhood_keeps_the_incumbent_and_frees_its_target(seed: int) -> No
     incumbent = best_fit(instance)
     assert check(instance, incumbent).feasible
     rng = np.random.default_rng(seed)
-    for _ in range(5):
+    for _ in range(12):
         hood = neighbourhood(instance, cluster, incumbent, weights, rng, target_vars=300)
         assert hood is not None
         # The target is unplaced by the incumbent and free to move onto the freed nodes.
@@ -44,6 +44,11 @@ def test_neighbourhood_keeps_the_incumbent_and_frees_its_target(seed: int) -> No
         assert hood.candidates[hood.target]
         assert set(hood.candidates[hood.target]) <= set(hood.nodes)
         assert all(weights[hood.target][n] > 0 for n in hood.candidates[hood.target])
+        target = instance.jobs[hood.target]
+        if target.locality_required and target.locality_level in ("rack", "spine"):
+            # Its hosts lie in one group of that level (the model places it only there).
+            ids = instance.group_ids[instance.level_of_name(target.locality_level) - 2]
+            assert len({int(ids[n]) for n in hood.candidates[hood.target]}) == 1
         # Every job outside it stays exactly where the incumbent puts it.
         for j, placed in hood.fixed.placements.items():
             assert placed == incumbent.placements[j]

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from placement.models.gpu.eligibility import FreeCapacity
-from placement.models.gpu.instance import GpuInstance, GpuSolution
+from placement.models.gpu.instance import GpuInstance, GpuJob, GpuSolution
 
 
 @dataclass
@@ -60,11 +60,13 @@ def neighbourhood(
     weights: list[np.ndarray],
     rng: np.random.Generator,
     target_vars: int,
+    target: int | None = None,
 ) -> Neighbourhood | None:
     """A neighbourhood of ``incumbent`` of about ``target_vars`` placement variables around
     one unplaced job (see the module docstring). ``cluster`` is the instance's free capacity,
-    ``weights`` :func:`~.candidates.placement_weights` on it. None when every job that adds
-    value is placed."""
+    ``weights`` :func:`~.candidates.placement_weights` on it. ``target``: the job to build
+    it around (unplaced by ``incumbent``), else drawn. None when every job that adds value is
+    placed (or ``target`` cannot be)."""
     jobs = instance.jobs
     n_nodes = len(instance.nodes)
     placements = {j: w for j, w in incumbent.placements.items() if w}
@@ -81,7 +83,9 @@ def neighbourhood(
         for j, job in enumerate(jobs)
         if j not in placements and job.weighted_demand_milli > 0 and weights[j].any()
     ]
-    if not unplaced:
+    # A job with a required locality that no group can hold is never placed: not a target.
+    unplaced = [j for j in unplaced if _one_group(instance, cluster, jobs[j]) is not False]
+    if not unplaced or (target is not None and target not in unplaced):
         return None
     # The likelier, the more one worker adds: a gang too large for a small neighbourhood
     # is drawn rarely.
@@ -89,7 +93,8 @@ def neighbourhood(
         [jobs[j].priority * jobs[j].weighted_demand_milli / jobs[j].workers for j in unplaced],
         dtype=float,
     )
-    target = int(unplaced[rng.choice(len(unplaced), p=value / value.sum())])
+    if target is None:
+        target = int(unplaced[rng.choice(len(unplaced), p=value / value.sum())])
     tjob = jobs[target]
 
     # Nodes to empty for the target, the cheapest first: the least priority-weighted work,
@@ -102,6 +107,9 @@ def neighbourhood(
             cost[w.node] += big * job.priority * job.milli_per_worker
     hosts = np.flatnonzero(weights[target] > 0)
     hosts = hosts[np.lexsort((rng.random(len(hosts)), cost[hosts]))]
+    group = _one_group(instance, cluster, tjob, hosts, cost, rng)
+    if group is not None and group is not False:
+        hosts = group
     host_units = [[int(n)] for n in hosts]
     # Room for what moves out: each job of a lower priority than the target's with all its
     # nodes (dropping it frees them all), and the nodes with GPU shares left free; the most
@@ -159,6 +167,37 @@ def neighbourhood(
     return Neighbourhood(
         candidates, GpuSolution(fixed), target, np.flatnonzero(chosen).tolist(), size
     )
+
+
+def _one_group(
+    instance: GpuInstance,
+    cluster: FreeCapacity,
+    job: GpuJob,
+    hosts: np.ndarray | None = None,
+    cost: np.ndarray | None = None,
+    rng: np.random.Generator | None = None,
+) -> np.ndarray | bool | None:
+    """For a job with a required locality: the hosts (in their order) of one group of that
+    level that can hold all its workers in the empty cluster, the group whose cheapest hosts
+    cost least, give or take 30 % at random; False when no group can. None for a job without
+    a required locality. Without ``hosts``: only whether a group can (True / False)."""
+    if not (job.locality_required and job.locality_level):
+        return None
+    level = instance.level_of_name(job.locality_level)
+    group = instance.group_ids[level - 2] if level >= 2 else np.arange(len(instance.nodes))
+    caps = cluster.node_caps(job)
+    room = np.bincount(group, caps)
+    if hosts is None or cost is None or rng is None:
+        return bool((room >= job.workers).any())
+    best, best_score = None, np.inf
+    for g in np.unique(group[hosts]).tolist():
+        if room[g] < job.workers:
+            continue
+        members = hosts[group[hosts] == g]
+        score = cost[members[: job.workers]].mean() * rng.uniform(0.7, 1.3)
+        if score < best_score:
+            best, best_score = g, score
+    return hosts[group[hosts] == best] if best is not None else False
 
 
 def _interleave(first: list[list[int]], second: list[list[int]]) -> list[tuple[list[int], ...]]:

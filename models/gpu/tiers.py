@@ -79,6 +79,16 @@ LNS_PASS_SECONDS = 0.08
 LNS_TARGET_VARS = 400
 """Size of a neighbourhood's model (placement variables)."""
 
+LNS_STALL = 8
+"""Neighbourhoods without an improvement before a kick (:func:`_lns`)."""
+
+LNS_KICK_VARS = 2_500
+"""Size of a kick's neighbourhood (placement variables)."""
+
+LNS_KICK_SECONDS = 0.8
+"""Longest search on a kick's neighbourhood; a kick needs three times this left (not at a
+5-s limit: there the neighbourhoods of the incumbent use all the time)."""
+
 CONFIG_LP_MAX_VARS = 500_000
 """Above this many placement variables the restricted search skips the configuration LP:
 on the 10,240-GPU instances (5.6 million) its column generation does not converge in 30 s
@@ -635,36 +645,64 @@ def _lns(
     stats: dict[str, Any],
 ) -> None:
     """The large-neighbourhood search (:mod:`.lns`) on the first tier for ``seconds``: one
-    neighbourhood of the incumbent after another, each solved from the incumbent for at most
-    :data:`LNS_PASS_SECONDS`; an improving solution goes to ``ctx.report`` (the checker),
-    and the next neighbourhood is built around the incumbent then. Many short searches on
-    small neighbourhoods (:data:`LNS_TARGET_VARS`) climbed fastest (docs/benchmarks.md,
-    issue 19)."""
+    neighbourhood of the current placement after another, each solved from it for at most
+    :data:`LNS_PASS_SECONDS`; improvements go to ``ctx.report`` (the checker). Many short
+    searches on small neighbourhoods (:data:`LNS_TARGET_VARS`) climbed fastest
+    (docs/benchmarks.md, issue 19).
+
+    After :data:`LNS_STALL` neighbourhoods without an improvement (and with time for it), a
+    *kick*: one job the
+    configuration LP places wholly but the best placement leaves out is forced in, in a
+    neighbourhood of :data:`LNS_KICK_VARS` variables searched for :data:`LNS_KICK_SECONDS`,
+    even at a loss; the search goes on from there (the best placement stays the portfolio's
+    incumbent). Such a job, e.g. a gang of eight 4-GPU workers in one rack, needs more room
+    than one neighbourhood gives, and the placements around it differ."""
     end = clock.now() + seconds
     rng = np.random.default_rng(ctx.options.seed)
     weights = placement_weights(instance, cluster)
-    lns_stats = stats.setdefault("lns", {"neighbourhoods": 0, "improved": 0, "seconds": 0.0})
+    lns_stats = stats.setdefault(
+        "lns", {"neighbourhoods": 0, "improved": 0, "kicks": 0, "seconds": 0.0}
+    )
+    kick_jobs = list(stats.get("config_lp", {}).get("wholly_placed", []))
     started = time.monotonic()
     valid = None if lp_bound is None else lp_bound / MILLI
+    current = ctx.incumbent()
+    if current is None:
+        return
+    stalled = 0
     while not ctx.cancel.cancelled:
-        budget = min(LNS_PASS_SECONDS, end - clock.now())
+        kick = None
+        if stalled >= LNS_STALL and kick_jobs and end - clock.now() >= 3 * LNS_KICK_SECONDS:
+            best = ctx.incumbent()
+            left_out = [j for j in kick_jobs if best is not None and not best.placements.get(j)]
+            if left_out:
+                kick = int(left_out[rng.integers(len(left_out))])
+                current, stalled = best, 0
+        seconds_now = LNS_KICK_SECONDS if kick is not None else LNS_PASS_SECONDS
+        budget = min(seconds_now, end - clock.now())
         if budget < MIN_EXACT_SECONDS:
             break
-        incumbent = ctx.incumbent()
-        if incumbent is None:
-            break
-        hood = neighbourhood(instance, cluster, incumbent, weights, rng, LNS_TARGET_VARS)
+        size = LNS_KICK_VARS if kick is not None else LNS_TARGET_VARS
+        hood = neighbourhood(instance, cluster, current, weights, rng, size, kick)
         if hood is None:
-            break
+            if kick is None:
+                break
+            kick_jobs.remove(kick)
+            continue
         model = GpuModel(instance, cluster.residual(hood.fixed), hood.candidates, hood.fixed)
-        hint = model.values_from_solution(incumbent)
+        hint = model.values_from_solution(current)
         if hint is None or not model.feasible(hint):
-            # Cannot happen for a neighbourhood of the incumbent (it is a point of the model);
-            # counted, never searched from a wrong start.
+            # Cannot happen for a neighbourhood of a checked placement (it is a point of the
+            # model); counted, never searched from a wrong start.
             stats["hint_fallbacks"] += 1
             break
+        if kick is not None and kick not in model.x:
+            kick_jobs.remove(kick)  # the model cannot hold it (e.g. its locality)
+            continue
         backend = make_backend()
         backend.load(model.lm)
+        if kick is not None:
+            backend.add_row({model.x[kick]: 1}, 1, None)
         coefs = dict(model.tier1.terms)
         before = sum(c * hint[i] for i, c in coefs.items())
         clock.charge(budget)
@@ -672,16 +710,28 @@ def _lns(
         with deadline_token(ctx.cancel, guard * 1.05 + 0.1) as cancel:
             run, final = backend.run("max", coefs, 0.0, hint, budget, cancel, lambda v, b: None)
         lns_stats["neighbourhoods"] += 1
+        stalled += 1
         if run.status == RunStatus.ERROR:
             break
         values = [int(round(v)) for v in final] if final is not None else None
-        if (
-            values is not None
-            and sum(c * values[i] for i, c in coefs.items()) > before
-            and model.feasible(values)
-            and ctx.report(model.decode(values), backend.source, valid)
-        ):
-            lns_stats["improved"] += 1
+        if values is None or not model.feasible(values):
+            continue
+        if kick is not None:
+            lns_stats["kicks"] += 1
+            lns_stats.setdefault("kicked", []).append(
+                (
+                    instance.jobs[kick].name,
+                    round(check(instance, model.decode(values)).objective, 2),
+                )
+            )
+            kick_jobs.remove(kick)
+        elif sum(c * values[i] for i, c in coefs.items()) <= before:
+            continue
+        solution = model.decode(values)
+        kept = ctx.report(solution, backend.source, valid)  # checked; a rejected one logged
+        lns_stats["improved"] += int(kept)
+        if kept or check(instance, solution).feasible:
+            current, stalled = solution, 0
     lns_stats["seconds"] += time.monotonic() - started
 
 
@@ -720,6 +770,7 @@ def _configuration_lp(
         "columns": found.columns,
         "classes": found.classes,
         "converged": found.converged,
+        "wholly_placed": sorted(j for j, x in found.placed.items() if x >= 1 - 1e-6),
         "message": found.message,
         "seconds": time.monotonic() - started,
     }
