@@ -65,24 +65,13 @@ def select_candidates(
     n_nodes = len(instance.nodes)
     group_of = window_groups(instance)
     n_groups = window_count(instance)
-    multi_dom = multi_domain_counts(instance, cluster)
     node_ids = np.arange(n_nodes, dtype=np.int64)
     placed_nodes: dict[int, set[int]] = {}
     if incumbent is not None:
         for j, workers in incumbent.placements.items():
             placed_nodes[j] = {w.node for w in workers}
 
-    # Per job: placement variables per node (0 = not eligible), and per group.
-    weights: list[np.ndarray] = []
-    for job in instance.jobs:
-        if job.kind == "fractional":
-            gcap = cluster.gpu_caps(job)
-            caps = cluster.node_caps(job, gcap)
-            wt = np.bincount(cluster.gpu_node, gcap > 0, n_nodes).astype(np.int64)
-        else:
-            caps = cluster.node_caps(job)
-            wt = np.ones(n_nodes, dtype=np.int64) + (multi_dom if job.kind == "whole" else 0)
-        weights.append(np.where(caps > 0, wt, 0))
+    weights = placement_weights(instance, cluster)
 
     if rank == "priority":
         # Priority-weighted placed milli-GPU per placed milli-GPU, lowest first.
@@ -140,6 +129,23 @@ def select_candidates(
                 chosen.update(fits[order_fit[:best_fit]].tolist())
         out.append(sorted(chosen))
     return out, window, GpuSolution(fixed)
+
+
+def placement_weights(instance: GpuInstance, cluster: FreeCapacity) -> list[np.ndarray]:
+    """Per job, the exact model's placement variables on each node (0: not eligible)."""
+    n_nodes = len(instance.nodes)
+    multi_dom = multi_domain_counts(instance, cluster)
+    weights: list[np.ndarray] = []
+    for job in instance.jobs:
+        if job.kind == "fractional":
+            gcap = cluster.gpu_caps(job)
+            caps = cluster.node_caps(job, gcap)
+            wt = np.bincount(cluster.gpu_node, gcap > 0, n_nodes).astype(np.int64)
+        else:
+            caps = cluster.node_caps(job)
+            wt = np.ones(n_nodes, dtype=np.int64) + (multi_dom if job.kind == "whole" else 0)
+        weights.append(np.where(caps > 0, wt, 0))
+    return weights
 
 
 def _leftover(job: GpuJob, state: FreeCapacity, nodes: np.ndarray, take: np.ndarray) -> np.ndarray:

@@ -19,12 +19,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import numpy as np
+
 from placement.models.gpu.bound import relaxation_bound
-from placement.models.gpu.candidates import select_candidates, window_count
+from placement.models.gpu.candidates import placement_weights, select_candidates, window_count
 from placement.models.gpu.check import check
 from placement.models.gpu.config_lp import configuration_search
 from placement.models.gpu.eligibility import FreeCapacity, placement_var_count
 from placement.models.gpu.instance import MILLI, GpuInstance, GpuSolution
+from placement.models.gpu.lns import neighbourhood
 from placement.models.gpu.model import GpuModel
 from placement.solver.backends.base import BackendRun, RunStatus
 from placement.solver.cancel import CancellationToken, deadline_token
@@ -61,6 +64,33 @@ rounded from it), before the windows."""
 CONFIG_LP_MIN_SECONDS = 0.2
 """Below this budget the configuration LP is not built (a short deadline keeps its time for
 the windows)."""
+
+GUIDED_MIN_SECONDS = 0.5
+"""Below this many seconds left after the configuration LP, the rack windows run instead of
+the large-neighbourhood search and the polish on the LP's support."""
+
+LNS_SHARE = 0.75
+"""Share of the time left after the configuration LP for the large-neighbourhood search
+(:mod:`placement.models.gpu.lns`); the later tiers get the rest."""
+
+LNS_PASS_SECONDS = 0.08
+"""Longest search on one neighbourhood."""
+
+LNS_TARGET_VARS = 400
+"""Size of a neighbourhood's model (placement variables)."""
+
+LNS_STALL = 8
+"""Neighbourhoods without an improvement before a kick (:func:`_lns`)."""
+
+LNS_KICK_VARS = 2_500
+"""Size of a kick's neighbourhood (placement variables)."""
+
+LNS_KICK_SECONDS = 0.8
+"""Longest search on a kick's neighbourhood."""
+
+LNS_KICK_ROOM = 3.0
+"""A kick needs this many times :data:`LNS_KICK_SECONDS` left of the search (time to recover
+from its loss): not at a 5-s limit, where the search gets about 1.8 s."""
 
 CONFIG_LP_MAX_VARS = 500_000
 """Above this many placement variables the restricted search skips the configuration LP:
@@ -225,31 +255,32 @@ def solve_tiers(
         result = _run_pass(instance, ctx, clock, backend, model, None, None, stats)
         best_model, passes = model, [result]
     else:
-        # A bound for the whole instance: a restricted model's own bound is not one.
-        # A short deadline gets no LP bound rather than an overrun (the portfolio still
-        # has its quick bound).
-        lp_budget = 0.15 * clock.left()
-        lp_bound = (
-            relaxation_bound(instance, cluster, ctx.options, cancel, lp_budget)
-            if lp_budget >= MIN_EXACT_SECONDS
-            else None
-        )
-        stats["relaxation_bound_s"] = time.monotonic() - started
-        guided = None
+        # A bound for the whole instance: a restricted model's own bound is not one. The
+        # configuration LP's; the LP relaxation's too only when that did not converge (at
+        # convergence it was as tight or tighter on the generated instances, and its time
+        # goes to the search; either bound is valid). A short deadline gets no LP bound
+        # rather than an overrun (the portfolio still has its quick bound).
+        lp_bound, guided = None, None
         if size <= CONFIG_LP_MAX_VARS:
-            lp_bound, guided = _configuration_lp(instance, cluster, ctx, clock, lp_bound, stats)
+            lp_bound, guided = _configuration_lp(instance, cluster, ctx, clock, None, stats)
+        if not stats.get("config_lp", {}).get("converged"):
+            lp_started = time.monotonic()
+            lp_budget = 0.15 * clock.left()
+            relaxed = (
+                relaxation_bound(instance, cluster, ctx.options, cancel, lp_budget)
+                if lp_budget >= MIN_EXACT_SECONDS
+                else None
+            )
+            if relaxed is not None:
+                lp_bound = relaxed if lp_bound is None else min(lp_bound, relaxed)
+                ctx.update_bound(lp_bound / MILLI)
+            stats["relaxation_bound_s"] = time.monotonic() - lp_started
         passes, tried = [], set()
         best_model = None
-        if guided is not None and not cancel.cancelled and clock.left() >= 2.0:
-            # First a model around the configuration LP's support: every job may move among
-            # the nodes the LP's packings give it (and the incumbent's).
-            left = clock.left()
-            pass_deadline = None if left < 6.0 else clock.now() + max(3.0, 0.3 * left)
-            model = GpuModel(instance, cluster, guided)
-            result = _run_pass(instance, ctx, clock, backend, model, lp_bound, pass_deadline, stats)
-            stats["passes"][-1]["window"] = "configuration LP"
-            passes.append(result)
-            best_model = model
+        if guided is not None and not cancel.cancelled and clock.left() >= GUIDED_MIN_SECONDS:
+            passes, best_model = _guided_search(
+                instance, ctx, clock, make_backend, cluster, guided, lp_bound, stats
+            )
         while not cancel.cancelled:
             left = clock.left()
             # Several windows when there is time; each gets enough for all of its tiers.
@@ -330,8 +361,12 @@ def _run_pass(
     lp_bound: int | None,
     deadline: float | None,
     stats: dict[str, Any],
+    tiers_run: str = "all",
 ) -> _Pass:
-    """Run the active tiers on ``model`` until ``deadline`` (or the portfolio's deadline)."""
+    """Run the active tiers on ``model`` until ``deadline`` (or the portfolio's deadline).
+
+    ``tiers_run``: ``"all"``, or ``"later"`` (the first tier fixed at the incumbent's value
+    unsearched, the others searched: the polish after the large-neighbourhood search)."""
     cancel = ctx.cancel
     pass_stats: dict[str, Any] = {"tiers": {}, "restricted": model.restricted}
     stats["passes"].append(pass_stats)
@@ -410,6 +445,12 @@ def _run_pass(
             const = round(objective.constant * CPSAT_COMM_SCALE)
         else:
             coefs, const = dict(objective.terms), objective.constant
+        if tier.name == "placed_gpu_weighted" and tiers_run == "later":
+            # Kept at the incumbent's value, for the later tiers.
+            pass_stats["tiers"][tier.name] = {"status": "fixed at the incumbent"}
+            if pos < len(active) - 1:
+                backend.add_row(coefs, sum(c * best[i] for i, c in coefs.items()), None)
+            continue
         if tier.name == "placed_gpu_weighted" and not model.restricted:
             # The incumbent already meets a proven bound (e.g. the portfolio's capacity
             # bound when every job fits): the tier is optimal without a search.
@@ -560,6 +601,147 @@ def _run_pass(
     return result
 
 
+def _guided_search(
+    instance: GpuInstance,
+    ctx: ExactContext,
+    clock: _Clock,
+    make_backend: Callable[[], TierBackend],
+    cluster: FreeCapacity,
+    guided: list[list[int]],
+    lp_bound: int | None,
+    stats: dict[str, Any],
+) -> tuple[list[_Pass], GpuModel]:
+    """The restricted search after the configuration LP, in two steps on the time left:
+
+    1. the large-neighbourhood search of :mod:`.lns` on the first tier (:func:`_lns`),
+       :data:`LNS_SHARE`;
+    2. the later tiers, the first fixed at the best value found, on a model around the
+       configuration LP's support (every job may move among the nodes the LP's packings
+       give it, and the incumbent's): until the deadline below 6 s, else 30 % of the time
+       left (the rack windows then use the rest).
+
+    Returns the pass of step 2 and its model."""
+    _lns(instance, ctx, clock, make_backend, cluster, lp_bound, LNS_SHARE * clock.left(), stats)
+    incumbent = ctx.incumbent()
+    own = incumbent.placements if incumbent is not None else {}
+    polish = [
+        sorted(set(nodes) | {w.node for w in own.get(j, ())}) for j, nodes in enumerate(guided)
+    ]
+    model = GpuModel(instance, cluster, polish)
+    left = clock.left()
+    deadline = None if left < 6.0 else clock.now() + max(3.0, 0.3 * left)
+    result = _run_pass(
+        instance, ctx, clock, make_backend(), model, lp_bound, deadline, stats, "later"
+    )
+    stats["passes"][-1]["window"] = "configuration LP (later tiers)"
+    return [result], model
+
+
+def _lns(
+    instance: GpuInstance,
+    ctx: ExactContext,
+    clock: _Clock,
+    make_backend: Callable[[], TierBackend],
+    cluster: FreeCapacity,
+    lp_bound: int | None,
+    seconds: float,
+    stats: dict[str, Any],
+) -> None:
+    """The large-neighbourhood search (:mod:`.lns`) on the first tier for ``seconds``: one
+    neighbourhood of the current placement after another, each solved from it for at most
+    :data:`LNS_PASS_SECONDS`; improvements go to ``ctx.report`` (the checker). Many short
+    searches on small neighbourhoods (:data:`LNS_TARGET_VARS`) climbed fastest
+    (docs/benchmarks.md, issue 19).
+
+    After :data:`LNS_STALL` neighbourhoods without an improvement (and with time for it), a
+    *kick*: one job the
+    configuration LP places wholly but the best placement leaves out is forced in, in a
+    neighbourhood of :data:`LNS_KICK_VARS` variables searched for :data:`LNS_KICK_SECONDS`,
+    even at a loss; the search goes on from there (the best placement stays the portfolio's
+    incumbent). Such a job, e.g. a gang of eight 4-GPU workers in one rack, needs more room
+    than one neighbourhood gives, and the placements around it differ."""
+    end = clock.now() + seconds
+    rng = np.random.default_rng(ctx.options.seed)
+    weights = placement_weights(instance, cluster)
+    lns_stats = stats.setdefault(
+        "lns", {"neighbourhoods": 0, "improved": 0, "kicks": 0, "seconds": 0.0}
+    )
+    kick_jobs = list(stats.get("config_lp", {}).get("wholly_placed", []))
+    started = time.monotonic()
+    valid = None if lp_bound is None else lp_bound / MILLI
+    current = ctx.incumbent()
+    if current is None:
+        return
+    stalled = 0
+    while not ctx.cancel.cancelled:
+        kick = None
+        if (
+            stalled >= LNS_STALL
+            and kick_jobs
+            and end - clock.now() >= LNS_KICK_ROOM * LNS_KICK_SECONDS
+        ):
+            best = ctx.incumbent()
+            left_out = [j for j in kick_jobs if best is not None and not best.placements.get(j)]
+            if left_out:
+                kick = int(left_out[rng.integers(len(left_out))])
+                current, stalled = best, 0
+        seconds_now = LNS_KICK_SECONDS if kick is not None else LNS_PASS_SECONDS
+        budget = min(seconds_now, end - clock.now())
+        if budget < MIN_EXACT_SECONDS:
+            break
+        size = LNS_KICK_VARS if kick is not None else LNS_TARGET_VARS
+        hood = neighbourhood(instance, cluster, current, weights, rng, size, kick)
+        if hood is None:
+            if kick is None:
+                break
+            kick_jobs.remove(kick)
+            continue
+        model = GpuModel(instance, cluster.residual(hood.fixed), hood.candidates, hood.fixed)
+        hint = model.values_from_solution(current)
+        if hint is None or not model.feasible(hint):
+            # Cannot happen for a neighbourhood of a checked placement (it is a point of the
+            # model); counted, never searched from a wrong start.
+            stats["hint_fallbacks"] += 1
+            break
+        if kick is not None and kick not in model.x:
+            kick_jobs.remove(kick)  # the model cannot hold it (e.g. its locality)
+            continue
+        backend = make_backend()
+        backend.load(model.lm)
+        if kick is not None:
+            backend.add_row({model.x[kick]: 1}, 1, None)
+        coefs = dict(model.tier1.terms)
+        before = sum(c * hint[i] for i, c in coefs.items())
+        clock.charge(budget)
+        guard = deterministic_wall_limit(budget) if clock.deterministic else budget
+        with deadline_token(ctx.cancel, guard * 1.05 + 0.1) as cancel:
+            run, final = backend.run("max", coefs, 0.0, hint, budget, cancel, lambda v, b: None)
+        lns_stats["neighbourhoods"] += 1
+        stalled += 1
+        if run.status == RunStatus.ERROR:
+            break
+        values = [int(round(v)) for v in final] if final is not None else None
+        if values is None or not model.feasible(values):
+            continue
+        if kick is not None:
+            lns_stats["kicks"] += 1
+            lns_stats.setdefault("kicked", []).append(
+                (
+                    instance.jobs[kick].name,
+                    round(check(instance, model.decode(values)).objective, 2),
+                )
+            )
+            kick_jobs.remove(kick)
+        elif sum(c * values[i] for i, c in coefs.items()) <= before:
+            continue
+        solution = model.decode(values)
+        kept = ctx.report(solution, backend.source, valid)  # checked; a rejected one logged
+        lns_stats["improved"] += int(kept)
+        if kept or check(instance, solution).feasible:
+            current, stalled = solution, 0
+    lns_stats["seconds"] += time.monotonic() - started
+
+
 def _configuration_lp(
     instance: GpuInstance,
     cluster: FreeCapacity,
@@ -595,6 +777,7 @@ def _configuration_lp(
         "columns": found.columns,
         "classes": found.classes,
         "converged": found.converged,
+        "wholly_placed": sorted(j for j, x in found.placed.items() if x >= 1 - 1e-6),
         "message": found.message,
         "seconds": time.monotonic() - started,
     }

@@ -1,0 +1,127 @@
+"""The large-neighbourhood search of the GPU family (models/gpu/lns.py) with real solvers.
+
+A neighbourhood must keep the incumbent feasible (it is the hint), fix every job outside it
+where the incumbent puts it, and free the unplaced job it was built for; solving it can only
+keep or improve the first tier. Inside the restricted search it runs after the configuration
+LP, and every solution it reports passes the checker.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from placement.models.gpu import check
+from placement.models.gpu.candidates import placement_weights
+from placement.models.gpu.cpsat import CpSatEncoding, _CpSatTiers
+from placement.models.gpu.eligibility import FreeCapacity
+from placement.models.gpu.generate import generate
+from placement.models.gpu.greedy import best_fit
+from placement.models.gpu.lns import neighbourhood
+from placement.models.gpu.model import GpuModel
+from placement.solver import CancellationToken, SolveOptions
+from placement.solver.testing import ExactContext
+
+
+def _crowded(seed: int):
+    # More demand than free capacity: best fit leaves jobs unplaced.
+    return generate(128, 48, seed, occupancy=0.5)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_neighbourhood_keeps_the_incumbent_and_frees_its_target(seed: int) -> None:
+    instance = _crowded(seed)
+    cluster = FreeCapacity(instance)
+    weights = placement_weights(instance, cluster)
+    incumbent = best_fit(instance)
+    assert check(instance, incumbent).feasible
+    rng = np.random.default_rng(seed)
+    for _ in range(12):
+        hood = neighbourhood(instance, cluster, incumbent, weights, rng, target_vars=300)
+        assert hood is not None
+        # The target is unplaced by the incumbent and free to move onto the freed nodes.
+        assert not incumbent.placements.get(hood.target)
+        assert hood.candidates[hood.target]
+        assert set(hood.candidates[hood.target]) <= set(hood.nodes)
+        assert all(weights[hood.target][n] > 0 for n in hood.candidates[hood.target])
+        target = instance.jobs[hood.target]
+        if target.locality_required and target.locality_level in ("rack", "spine"):
+            # Its hosts lie in one group of that level (the model places it only there).
+            ids = instance.group_ids[instance.level_of_name(target.locality_level) - 2]
+            assert len({int(ids[n]) for n in hood.candidates[hood.target]}) == 1
+        # Every job outside it stays exactly where the incumbent puts it.
+        for j, placed in hood.fixed.placements.items():
+            assert placed == incumbent.placements[j]
+            assert not hood.candidates[j]
+        # Every placed job with a worker on a freed node moves, and may stay where it is.
+        freed = set(hood.nodes)
+        for j, placed in incumbent.placements.items():
+            if placed and any(w.node in freed for w in placed):
+                assert j not in hood.fixed.placements
+                assert {w.node for w in placed} <= set(hood.candidates[j])
+        # The incumbent is a feasible point of the neighbourhood's model (the hint).
+        model = GpuModel(instance, cluster.residual(hood.fixed), hood.candidates, hood.fixed)
+        values = model.values_from_solution(incumbent)
+        assert values is not None and model.feasible(values)
+
+
+def test_a_neighbourhood_solve_never_loses_the_first_tier() -> None:
+    instance = _crowded(2)
+    cluster = FreeCapacity(instance)
+    weights = placement_weights(instance, cluster)
+    incumbent = best_fit(instance)
+    start = check(instance, incumbent).objective
+    rng = np.random.default_rng(0)
+    ctx = ExactContext(instance, SolveOptions(time_limit_s=5, threads=1, deterministic=True))
+    for _ in range(3):
+        hood = neighbourhood(instance, cluster, incumbent, weights, rng, target_vars=300)
+        assert hood is not None
+        model = GpuModel(instance, cluster.residual(hood.fixed), hood.candidates, hood.fixed)
+        backend = _CpSatTiers(ctx)
+        backend.load(model.lm)
+        hint = model.values_from_solution(incumbent)
+        _, final = backend.run(
+            "max", dict(model.tier1.terms), 0.0, hint, 1.0, CancellationToken(), lambda v, b: None
+        )
+        assert final is not None
+        solution = model.decode(final)
+        report = check(instance, solution)
+        assert report.feasible, report.violations
+        assert report.objective >= start - 1e-9
+        incumbent, start = solution, report.objective
+
+
+def test_no_neighbourhood_when_everything_is_placed() -> None:
+    instance = generate(64, 6, 1, occupancy=0.1, gang_share=0.0)
+    cluster = FreeCapacity(instance)
+    incumbent = best_fit(instance)
+    valuable = [j for j, job in enumerate(instance.jobs) if job.weighted_demand_milli > 0]
+    assert valuable and all(incumbent.placements.get(j) for j in valuable)
+    rng = np.random.default_rng(0)
+    weights = placement_weights(instance, cluster)
+    assert neighbourhood(instance, cluster, incumbent, weights, rng, 300) is None
+
+
+def test_the_restricted_search_runs_neighbourhoods_and_reports_only_checked_solutions() -> None:
+    instance = generate(256, 80, 1)
+    start = best_fit(instance)
+    options = SolveOptions(backend="cpsat", time_limit_s=6.0, deterministic=True, seed=1)
+    ctx = ExactContext(instance, options, backend="cpsat")
+    ctx.report(start, "greedy")
+    # A small limit makes the model restricted, so the configuration LP, the
+    # neighbourhoods and the polish of the later tiers run.
+    encoding = CpSatEncoding(max_placement_vars=500)
+    outcome = encoding.solve(instance, ctx)
+    stats = encoding.last_stats
+    assert stats["restricted"]
+    assert stats["lns"]["neighbourhoods"] > 0
+    windows = [p.get("window") for p in stats["passes"]]
+    assert windows[0] == "configuration LP (later tiers)"
+    assert stats["passes"][0]["tiers"]["placed_gpu_weighted"] == {
+        "status": "fixed at the incumbent"
+    }
+    assert not ctx.rejected
+    assert ctx.best_report is not None
+    assert ctx.best_report.score() >= check(instance, start).score()
+    assert not outcome.proven_optimal
+    assert outcome.bound is not None and outcome.bound >= ctx.best_report.objective - 1e-9
