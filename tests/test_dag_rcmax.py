@@ -355,7 +355,7 @@ def test_relieve_and_balance_never_worsen_and_stay_feasible(seed: int) -> None:
     assert lp.bound <= levelled.makespan + 1e-9
 
 
-@pytest.mark.parametrize("klass", ["u_c_lolo", "u_i_hihi"])
+@pytest.mark.parametrize("klass", ["u_c_lolo", "u_i_hihi", "u_s_hihi"])
 def test_search_at_scale_checked_and_never_worse_than_min_min(
     klass: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -373,3 +373,16 @@ def test_search_at_scale_checked_and_never_worse_than_min_min(
     assert outcome.bound is not None and outcome.bound <= ours + 1e-9
     assert ctx.reported and ctx.reported[0][0] == "grid-search"
     assert all(source == "grid-search" for source, _ in ctx.reported)
+
+
+def test_capped_keeps_the_short_pairs_and_a_machine_for_every_task() -> None:
+    # The starts from the parametric weights run on these times: a pair longer than the cap
+    # is dropped, unless it is the task's fastest (then no schedule is below it anyway).
+    d = np.array([[1.0, 5.0, np.inf], [9.0, 12.0, 20.0], [2.0, 3.0, 4.0]])
+    out = search_module.capped(d, 4.0 / search_module.PAIR_CAP)
+    # Task 1's fastest time (9) is above 4: the cap rises to 9 for every task.
+    assert np.array_equal(np.isfinite(out), (d <= 9.0) & np.isfinite(d))
+    assert np.all(np.isfinite(out).any(axis=1))
+    assert np.array_equal(out[np.isfinite(out)], d[np.isfinite(out)])
+    tight = search_module.capped(np.array([[1.0, 5.0], [2.0, 3.0]]), 2.5 / search_module.PAIR_CAP)
+    assert np.array_equal(np.isfinite(tight), np.array([[True, False], [True, False]]))

@@ -123,6 +123,20 @@ nothing the search does not (measured at 4,096 x 128: 9.5 % above the LP after 3
 search has both the time and the core."""
 
 
+PAIR_CAP = 1.01
+"""The starts from the parametric weights use only the pairs up to this multiple of the
+parametric bound (measured on u_s_hihi 4,096 x 128 with 20 restarts each: caps of 1.0002,
+1.003, 1.006 and 1.01 times the bound gave 1,002.6, 1,002.6, 1,001.9 and 1,001.8; the LP's
+weights on every pair 1,007.3)."""
+
+
+def capped(d: np.ndarray, bound: float) -> np.ndarray:
+    """``d`` without the pairs longer than :data:`PAIR_CAP` x ``bound`` (``inf`` there), but
+    every task keeps at least its fastest machine."""
+    cap = max(PAIR_CAP * bound, float(np.min(d, axis=1).max()))
+    return np.where(d <= cap, d, np.inf)
+
+
 def applicable(instance: DagInstance) -> bool:
     """R||Cmax: independent tasks, only machine loads matter, and the makespan objective."""
     n, k = instance.duration.shape
@@ -193,9 +207,10 @@ def solve_assignment(
         until = time.monotonic() + min(seconds, share * max(0.0, left()))
         return lambda: over() or (not deterministic and time.monotonic() > until)
 
-    def strengthen(weight: np.ndarray, low: float) -> float:
-        """The parametric bound from the LP's weights and ``low`` (the LP value), as a safe
-        bound on the makespan (:func:`lower_bound_from_lp`)."""
+    def strengthen(weight: np.ndarray, low: float) -> tuple[float, float, np.ndarray]:
+        """The parametric bound from the LP's weights and ``low`` (the LP value): the safe
+        bound on the makespan (:func:`lower_bound_from_lp`), the raw value and the weights
+        of the last round (those of ``g_T`` at ``T`` just above the bound)."""
         high = best[0] if math.isfinite(best[0]) else 2.0 * max(low, 1e-9)
         value = parametric_bound(d, weight, low, high)
         w = weight
@@ -211,15 +226,18 @@ def solve_assignment(
                 step=PARAMETRIC_STEP,
             )
             value = max(value, parametric_bound(d, w, value, high))
-        return lower_bound_from_lp(instance, value)
+        return lower_bound_from_lp(instance, value), value, w
 
-    def weighted(weight: np.ndarray, low: float, first_only: bool = False) -> Loads:
+    def weighted(
+        weight: np.ndarray, low: float, first_only: bool = False, times: np.ndarray = d
+    ) -> Loads:
         """The best of :func:`~.construct.weighted_starts` (only the first with
         ``first_only``) after the weighted, then the plain, critical-machine descent (each
-        start reported as it goes)."""
+        start reported as it goes). ``times``: the running times the starts and their
+        descents may use (``d``, or ``d`` without its long pairs, :func:`capped`)."""
         out: Loads | None = None
-        for machine in weighted_starts(d, weight, low)[: 1 if first_only else None]:
-            state = Loads(d, machine)
+        for machine in weighted_starts(times, weight, low)[: 1 if first_only else None]:
+            state = Loads(times, machine)
             relieve(
                 state,
                 should_stop=within(RELIEVE_SHARE),
@@ -233,7 +251,7 @@ def solve_assignment(
         assert out is not None
         return out
 
-    def restarts(state: Loads, weight: np.ndarray) -> Loads:
+    def restarts(state: Loads, weight: np.ndarray, times: np.ndarray) -> Loads:
         """Weighted starts from the LP's weights under seeded multiplicative noise (around
         the weights of the best start so far), each after the weighted and plain
         critical-machine descents, for :data:`RESTART_SHARE`
@@ -250,7 +268,7 @@ def solve_assignment(
                 break
             noise = RESTART_NOISE[tried % len(RESTART_NOISE)]
             w = center * np.exp(noise * rng.standard_normal(len(center)))
-            trial = Loads(d, cheapest(d, w))
+            trial = Loads(times, cheapest(times, w))
             relieve(trial, should_stop=over, weight=w)
             relieve(trial, should_stop=over)
             tried += 1
@@ -331,8 +349,17 @@ def solve_assignment(
         report(rounded.a, "grid-search")
         candidates.append(rounded)
         # The parametric (Lenstra-Shmoys-Tardos) bound: no pair longer than the makespan.
-        bound = max(bound, strengthen(lp.weight, lp.bound))
+        safe, value, pweight = strengthen(lp.weight, lp.bound)
+        bound = max(bound, safe)
         ctx.update_bound(bound)
+        # Above FULL_DESCENT_MAX_CELLS, starts (and the restarts) from the parametric
+        # weights on the pairs a schedule near the bound may use (formulations/dag.md 5.3
+        # step 2): on the hi-task classes the LP splits tasks longer than the makespan, and
+        # its weights price them as if they could be split (u_s_hihi 4,096 x 128: 1,001.2
+        # against 1,005.0 after 60 s). Smaller instances keep the LP's (measured there).
+        times = capped(d, value)
+        if cells > FULL_DESCENT_MAX_CELLS:
+            candidates.append(weighted(pweight, value, times=times))
         if cells <= BALANCE_MAX_CELLS:
             # The rounding levelled with least extra weighted work, then relieved: the
             # better start on most instances (512 x 16 u_i_hihi: 1.5 % above the LP
@@ -354,7 +381,7 @@ def solve_assignment(
     state = min(candidates, key=lambda c: c.makespan)
     report(state.a, "grid-search")
     if lp is not None and cells > FULL_DESCENT_MAX_CELLS:
-        state = restarts(state, lp.weight)
+        state = restarts(state, pweight, times)
 
     limit = STEP_TIME_LIMIT_S
     lns = MachineLns(
