@@ -96,9 +96,11 @@ PARAMETRIC_STEP = 0.03
 
 RESTART_SHARE = 0.5
 """Above :data:`FULL_DESCENT_MAX_CELLS`, this share of the time left after the starts goes
-to restarts from the LP's weights under noise (:data:`RESTART_NOISE`): each start takes
-0.2-0.5 s at 4,096 x 128, and the LP's duals are one of many near-optimal ones (two LP
-runs on u_s_hihi 4,096 x 128 gave starts of 1,009.5 and 1,014.9 from their duals)."""
+to restarts from the parametric weights under noise (:data:`RESTART_NOISE`): each start
+takes 0.2-0.5 s at 4,096 x 128, and the weights are one of many near-optimal ones (two LP
+runs on u_s_hihi 4,096 x 128 gave starts of 1,009.5 and 1,014.9 from their duals). From
+the parametric weights the restarts rarely beat the first start (u_s_hihi: 1,001.73 ->
+1,001.71); a share of 0.2 instead of 0.5 ended at the same 1,001.18 there."""
 
 RESTART_NOISE = (0.003, 0.01, 0.03)
 """Standard deviations of the log-normal noise on the weights of successive restarts."""
@@ -252,8 +254,9 @@ def solve_assignment(
         return out
 
     def restarts(state: Loads, weight: np.ndarray, times: np.ndarray) -> Loads:
-        """Weighted starts from the LP's weights under seeded multiplicative noise (around
-        the weights of the best start so far), each after the weighted and plain
+        """Weighted starts on ``times`` from ``weight`` (the parametric weights) under
+        seeded multiplicative noise (around the weights of the best start so far), each
+        after the weighted and plain
         critical-machine descents, for :data:`RESTART_SHARE`
         of the time left (:data:`DETERMINISTIC_RESTARTS` starts under ``deterministic``);
         the best of them and ``state``."""
