@@ -125,6 +125,11 @@ nothing the search does not (measured at 4,096 x 128: 9.5 % above the LP after 3
 search has both the time and the core."""
 
 
+PARAMETRIC_STARTS_MIN_CELLS = 65_536
+"""Tasks x machines above which the search also starts from the parametric weights on the
+capped times (:func:`capped`); at and below it (1,024 x 32, Braun 512 x 16) it runs as
+before them (u_s_hihi 1,024 x 32 with them: the same 2,397.34 after 60 s)."""
+
 PAIR_CAP = 1.01
 """The starts from the parametric weights use only the pairs up to this multiple of the
 parametric bound (measured on u_s_hihi 4,096 x 128 with 20 restarts each: caps of 1.0002,
@@ -355,13 +360,13 @@ def solve_assignment(
         safe, value, pweight = strengthen(lp.weight, lp.bound)
         bound = max(bound, safe)
         ctx.update_bound(bound)
-        # Above FULL_DESCENT_MAX_CELLS, starts (and the restarts) from the parametric
+        # Above PARAMETRIC_STARTS_MIN_CELLS, starts (and the restarts) from the parametric
         # weights on the pairs a schedule near the bound may use (formulations/dag.md 5.3
         # step 2): on the hi-task classes the LP splits tasks longer than the makespan, and
         # its weights price them as if they could be split (u_s_hihi 4,096 x 128: 1,001.2
-        # against 1,005.0 after 60 s). Smaller instances keep the LP's (measured there).
+        # against 1,005.0 after 60 s).
         times = capped(d, value)
-        if cells > FULL_DESCENT_MAX_CELLS:
+        if cells > PARAMETRIC_STARTS_MIN_CELLS:
             candidates.append(weighted(pweight, value, times=times))
         if cells <= BALANCE_MAX_CELLS:
             # The rounding levelled with least extra weighted work, then relieved: the
