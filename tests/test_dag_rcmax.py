@@ -360,11 +360,13 @@ def test_search_at_scale_checked_and_never_worse_than_min_min(
     klass: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The path above the whole-model MILP's size (lowered here so the instance stays small):
-    # the search alone (critical descent, LP, the starts from the parametric weights,
-    # restarts, subset steps). Every report passes the checker (the context asserts it).
+    # the search alone (critical descent, weighted starts, LP, the starts from the parametric
+    # weights, restarts, subset steps). Every report passes the checker (the context asserts
+    # it).
     monkeypatch.setattr(search_module, "FULL_MILP_MAX_CELLS", 1000)
     monkeypatch.setattr(search_module, "FULL_DESCENT_MAX_CELLS", 1000)
     monkeypatch.setattr(search_module, "PARAMETRIC_STARTS_MIN_CELLS", 1000)
+    monkeypatch.setattr(search_module, "WEIGHTED_STARTS_MIN_CELLS", 1000)
     instance = braun_instance(200, 20, klass, seed=2)
     options = SolveOptions(time_limit_s=3, backend="auto", threads=2)
     ctx = _Context(instance, options, incumbent=min_min(instance))

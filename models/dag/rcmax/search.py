@@ -125,6 +125,16 @@ nothing the search does not (measured at 4,096 x 128: 9.5 % above the LP after 3
 search has both the time and the core."""
 
 
+WEIGHTED_STARTS_MIN_CELLS = 16_384
+"""Tasks x machines above which the search starts from the Lagrangian weights (the
+weighted starts of the ascent's and the LP's weights) and seeds the LP's pricing with them.
+At and below it (Braun 512 x 16) the starts are those of the code that met 0.1 % of the best
+known on all 12 Braun instances (the incumbent, the LP rounding and its levelling; the
+ascent and the parametric bound still run, for the bound): with the weighted starts
+u_c_lohi.0 ended 0.125-0.135 % above its best known in three 60 s runs, without them
+0.055-0.056 % in two (load 2.6-3.4), and u_i_lohi.0 -0.021 % against 0.064 % with them
+(load 0.8-1.8)."""
+
 PARAMETRIC_STARTS_MIN_CELLS = 65_536
 """Tasks x machines above which the search also starts from the parametric weights on the
 capped times (:func:`capped`); at and below it (1,024 x 32, Braun 512 x 16) it runs as
@@ -324,10 +334,12 @@ def solve_assignment(
     # second, and the prices of weighted starts (under ``deterministic`` a step budget).
     # First a short ascent and one start from it (the first improvement over the heuristics
     # at 4,096 x 128), then the rest of the ascent and both starts.
+    weighted_starts_here = cells > WEIGHTED_STARTS_MIN_CELLS
     stop_ascent = None if deterministic else within(ASCENT_SHARE)
     weight, value = ascend(d, max_steps=ASCENT_FIRST_STEPS, should_stop=stop_ascent)
     if math.isfinite(value) and value > 0:
-        candidates.append(weighted(weight, value, first_only=True))
+        if weighted_starts_here:
+            candidates.append(weighted(weight, value, first_only=True))
         weight, value = ascend(
             d,
             weight,
@@ -339,18 +351,20 @@ def solve_assignment(
     if guided:
         bound = lower_bound_from_lp(instance, value)
         ctx.update_bound(bound)
-        candidates.append(weighted(weight, value))
+        if weighted_starts_here:
+            candidates.append(weighted(weight, value))
     lp = priced_lp(
         d,
         max(1.0, left()) if deterministic else max(0.01, left()),
         start=None if incumbent is None else np.asarray(incumbent.machine, dtype=np.int64),
-        weight=weight if guided else None,
+        weight=weight if guided and weighted_starts_here else None,
     )
     if lp is not None:
         lp_bound = lower_bound_from_lp(instance, lp.bound)
         bound = lp_bound if bound is None else max(bound, lp_bound)
         ctx.update_bound(bound)
-        candidates.append(weighted(lp.weight, lp.bound))
+        if weighted_starts_here:
+            candidates.append(weighted(lp.weight, lp.bound))
         rounding = lp_assignment(d, lp.share)
         rounded = Loads(d, rounding)
         relieve(rounded, should_stop=within(RELIEVE_SHARE), on_progress=progress(rounded))
