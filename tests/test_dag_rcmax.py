@@ -355,15 +355,18 @@ def test_relieve_and_balance_never_worsen_and_stay_feasible(seed: int) -> None:
     assert lp.bound <= levelled.makespan + 1e-9
 
 
-@pytest.mark.parametrize("klass", ["u_c_lolo", "u_i_hihi"])
+@pytest.mark.parametrize("klass", ["u_c_lolo", "u_i_hihi", "u_s_hihi"])
 def test_search_at_scale_checked_and_never_worse_than_min_min(
     klass: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The path above the whole-model MILP's size (lowered here so the instance stays small):
-    # the search alone (critical descent, LP, levelling, subset steps). Every report passes
-    # the checker (the context asserts it).
+    # the search alone (critical descent, weighted starts, LP, the starts from the parametric
+    # weights, restarts, subset steps). Every report passes the checker (the context asserts
+    # it).
     monkeypatch.setattr(search_module, "FULL_MILP_MAX_CELLS", 1000)
     monkeypatch.setattr(search_module, "FULL_DESCENT_MAX_CELLS", 1000)
+    monkeypatch.setattr(search_module, "PARAMETRIC_STARTS_MIN_CELLS", 1000)
+    monkeypatch.setattr(search_module, "WEIGHTED_STARTS_MIN_CELLS", 1000)
     instance = braun_instance(200, 20, klass, seed=2)
     options = SolveOptions(time_limit_s=3, backend="auto", threads=2)
     ctx = _Context(instance, options, incumbent=min_min(instance))
@@ -373,3 +376,16 @@ def test_search_at_scale_checked_and_never_worse_than_min_min(
     assert outcome.bound is not None and outcome.bound <= ours + 1e-9
     assert ctx.reported and ctx.reported[0][0] == "grid-search"
     assert all(source == "grid-search" for source, _ in ctx.reported)
+
+
+def test_capped_keeps_the_short_pairs_and_a_machine_for_every_task() -> None:
+    # The starts from the parametric weights run on these times: a pair longer than the cap
+    # is dropped, unless it is the task's fastest (then no schedule is below it anyway).
+    d = np.array([[1.0, 5.0, np.inf], [9.0, 12.0, 20.0], [2.0, 3.0, 4.0]])
+    out = search_module.capped(d, 4.0 / search_module.PAIR_CAP)
+    # Task 1's fastest time (9) is above 4: the cap rises to 9 for every task.
+    assert np.array_equal(np.isfinite(out), (d <= 9.0) & np.isfinite(d))
+    assert np.all(np.isfinite(out).any(axis=1))
+    assert np.array_equal(out[np.isfinite(out)], d[np.isfinite(out)])
+    tight = search_module.capped(np.array([[1.0, 5.0], [2.0, 3.0]]), 2.5 / search_module.PAIR_CAP)
+    assert np.array_equal(np.isfinite(tight), np.array([[True, False], [True, False]]))

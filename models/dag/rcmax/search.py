@@ -96,9 +96,11 @@ PARAMETRIC_STEP = 0.03
 
 RESTART_SHARE = 0.5
 """Above :data:`FULL_DESCENT_MAX_CELLS`, this share of the time left after the starts goes
-to restarts from the LP's weights under noise (:data:`RESTART_NOISE`): each start takes
-0.2-0.5 s at 4,096 x 128, and the LP's duals are one of many near-optimal ones (two LP
-runs on u_s_hihi 4,096 x 128 gave starts of 1,009.5 and 1,014.9 from their duals)."""
+to restarts from the parametric weights under noise (:data:`RESTART_NOISE`): each start
+takes 0.2-0.5 s at 4,096 x 128, and the weights are one of many near-optimal ones (two LP
+runs on u_s_hihi 4,096 x 128 gave starts of 1,009.5 and 1,014.9 from their duals). From
+the parametric weights the restarts rarely beat the first start (u_s_hihi: 1,001.73 ->
+1,001.71); a share of 0.2 instead of 0.5 ended at the same 1,001.18 there."""
 
 RESTART_NOISE = (0.003, 0.01, 0.03)
 """Standard deviations of the log-normal noise on the weights of successive restarts."""
@@ -121,6 +123,35 @@ FULL_MILP_MAX_CELLS = 65_536
 Above it (2,048 x 64 and up) HiGHS spends the budget in presolve and the root and finds
 nothing the search does not (measured at 4,096 x 128: 9.5 % above the LP after 30 s), so the
 search has both the time and the core."""
+
+
+WEIGHTED_STARTS_MIN_CELLS = 16_384
+"""Tasks x machines above which the search starts from the Lagrangian weights (the
+weighted starts of the ascent's and the LP's weights) and seeds the LP's pricing with them.
+At and below it (Braun 512 x 16) the starts are those of the code that met 0.1 % of the best
+known on all 12 Braun instances (the incumbent, the LP rounding and its levelling; the
+ascent and the parametric bound still run, for the bound): with the weighted starts
+u_c_lohi.0 ended 0.125-0.135 % above its best known in three 60 s runs, without them
+0.055-0.056 % in two (load 2.6-3.4), and u_i_lohi.0 -0.021 % against 0.064 % with them
+(load 0.8-1.8)."""
+
+PARAMETRIC_STARTS_MIN_CELLS = 65_536
+"""Tasks x machines above which the search also starts from the parametric weights on the
+capped times (:func:`capped`); at and below it (1,024 x 32, Braun 512 x 16) it runs as
+before them (u_s_hihi 1,024 x 32 with them: the same 2,397.34 after 60 s)."""
+
+PAIR_CAP = 1.01
+"""The starts from the parametric weights use only the pairs up to this multiple of the
+parametric bound (measured on u_s_hihi 4,096 x 128 with 20 restarts each: caps of 1.0002,
+1.003, 1.006 and 1.01 times the bound gave 1,002.6, 1,002.6, 1,001.9 and 1,001.8; the LP's
+weights on every pair 1,007.3)."""
+
+
+def capped(d: np.ndarray, bound: float) -> np.ndarray:
+    """``d`` without the pairs longer than :data:`PAIR_CAP` x ``bound`` (``inf`` there), but
+    every task keeps at least its fastest machine."""
+    cap = max(PAIR_CAP * bound, float(np.min(d, axis=1).max()))
+    return np.where(d <= cap, d, np.inf)
 
 
 def applicable(instance: DagInstance) -> bool:
@@ -193,9 +224,10 @@ def solve_assignment(
         until = time.monotonic() + min(seconds, share * max(0.0, left()))
         return lambda: over() or (not deterministic and time.monotonic() > until)
 
-    def strengthen(weight: np.ndarray, low: float) -> float:
-        """The parametric bound from the LP's weights and ``low`` (the LP value), as a safe
-        bound on the makespan (:func:`lower_bound_from_lp`)."""
+    def strengthen(weight: np.ndarray, low: float) -> tuple[float, float, np.ndarray]:
+        """The parametric bound from the LP's weights and ``low`` (the LP value): the safe
+        bound on the makespan (:func:`lower_bound_from_lp`), the raw value and the weights
+        of the last round (those of ``g_T`` at ``T`` just above the bound)."""
         high = best[0] if math.isfinite(best[0]) else 2.0 * max(low, 1e-9)
         value = parametric_bound(d, weight, low, high)
         w = weight
@@ -211,15 +243,18 @@ def solve_assignment(
                 step=PARAMETRIC_STEP,
             )
             value = max(value, parametric_bound(d, w, value, high))
-        return lower_bound_from_lp(instance, value)
+        return lower_bound_from_lp(instance, value), value, w
 
-    def weighted(weight: np.ndarray, low: float, first_only: bool = False) -> Loads:
+    def weighted(
+        weight: np.ndarray, low: float, first_only: bool = False, times: np.ndarray = d
+    ) -> Loads:
         """The best of :func:`~.construct.weighted_starts` (only the first with
         ``first_only``) after the weighted, then the plain, critical-machine descent (each
-        start reported as it goes)."""
+        start reported as it goes). ``times``: the running times the starts and their
+        descents may use (``d``, or ``d`` without its long pairs, :func:`capped`)."""
         out: Loads | None = None
-        for machine in weighted_starts(d, weight, low)[: 1 if first_only else None]:
-            state = Loads(d, machine)
+        for machine in weighted_starts(times, weight, low)[: 1 if first_only else None]:
+            state = Loads(times, machine)
             relieve(
                 state,
                 should_stop=within(RELIEVE_SHARE),
@@ -233,9 +268,10 @@ def solve_assignment(
         assert out is not None
         return out
 
-    def restarts(state: Loads, weight: np.ndarray) -> Loads:
-        """Weighted starts from the LP's weights under seeded multiplicative noise (around
-        the weights of the best start so far), each after the weighted and plain
+    def restarts(state: Loads, weight: np.ndarray, times: np.ndarray) -> Loads:
+        """Weighted starts on ``times`` from ``weight`` (the parametric weights) under
+        seeded multiplicative noise (around the weights of the best start so far), each
+        after the weighted and plain
         critical-machine descents, for :data:`RESTART_SHARE`
         of the time left (:data:`DETERMINISTIC_RESTARTS` starts under ``deterministic``);
         the best of them and ``state``."""
@@ -250,7 +286,7 @@ def solve_assignment(
                 break
             noise = RESTART_NOISE[tried % len(RESTART_NOISE)]
             w = center * np.exp(noise * rng.standard_normal(len(center)))
-            trial = Loads(d, cheapest(d, w))
+            trial = Loads(times, cheapest(times, w))
             relieve(trial, should_stop=over, weight=w)
             relieve(trial, should_stop=over)
             tried += 1
@@ -298,10 +334,12 @@ def solve_assignment(
     # second, and the prices of weighted starts (under ``deterministic`` a step budget).
     # First a short ascent and one start from it (the first improvement over the heuristics
     # at 4,096 x 128), then the rest of the ascent and both starts.
+    weighted_starts_here = cells > WEIGHTED_STARTS_MIN_CELLS
     stop_ascent = None if deterministic else within(ASCENT_SHARE)
     weight, value = ascend(d, max_steps=ASCENT_FIRST_STEPS, should_stop=stop_ascent)
     if math.isfinite(value) and value > 0:
-        candidates.append(weighted(weight, value, first_only=True))
+        if weighted_starts_here:
+            candidates.append(weighted(weight, value, first_only=True))
         weight, value = ascend(
             d,
             weight,
@@ -313,26 +351,37 @@ def solve_assignment(
     if guided:
         bound = lower_bound_from_lp(instance, value)
         ctx.update_bound(bound)
-        candidates.append(weighted(weight, value))
+        if weighted_starts_here:
+            candidates.append(weighted(weight, value))
     lp = priced_lp(
         d,
         max(1.0, left()) if deterministic else max(0.01, left()),
         start=None if incumbent is None else np.asarray(incumbent.machine, dtype=np.int64),
-        weight=weight if guided else None,
+        weight=weight if guided and weighted_starts_here else None,
     )
     if lp is not None:
         lp_bound = lower_bound_from_lp(instance, lp.bound)
         bound = lp_bound if bound is None else max(bound, lp_bound)
         ctx.update_bound(bound)
-        candidates.append(weighted(lp.weight, lp.bound))
+        if weighted_starts_here:
+            candidates.append(weighted(lp.weight, lp.bound))
         rounding = lp_assignment(d, lp.share)
         rounded = Loads(d, rounding)
         relieve(rounded, should_stop=within(RELIEVE_SHARE), on_progress=progress(rounded))
         report(rounded.a, "grid-search")
         candidates.append(rounded)
         # The parametric (Lenstra-Shmoys-Tardos) bound: no pair longer than the makespan.
-        bound = max(bound, strengthen(lp.weight, lp.bound))
+        safe, value, pweight = strengthen(lp.weight, lp.bound)
+        bound = max(bound, safe)
         ctx.update_bound(bound)
+        # Above PARAMETRIC_STARTS_MIN_CELLS, starts (and the restarts) from the parametric
+        # weights on the pairs a schedule near the bound may use (formulations/dag.md 5.3
+        # step 2): on the hi-task classes the LP splits tasks longer than the makespan, and
+        # its weights price them as if they could be split (u_s_hihi 4,096 x 128: 1,001.2
+        # against 1,005.0 after 60 s).
+        times = capped(d, value)
+        if cells > PARAMETRIC_STARTS_MIN_CELLS:
+            candidates.append(weighted(pweight, value, times=times))
         if cells <= BALANCE_MAX_CELLS:
             # The rounding levelled with least extra weighted work, then relieved: the
             # better start on most instances (512 x 16 u_i_hihi: 1.5 % above the LP
@@ -354,7 +403,7 @@ def solve_assignment(
     state = min(candidates, key=lambda c: c.makespan)
     report(state.a, "grid-search")
     if lp is not None and cells > FULL_DESCENT_MAX_CELLS:
-        state = restarts(state, lp.weight)
+        state = restarts(state, pweight, times)
 
     limit = STEP_TIME_LIMIT_S
     lns = MachineLns(
