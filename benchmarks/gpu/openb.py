@@ -985,8 +985,6 @@ def _run_latency(case: dict[str, Any], config: Any, data: Path) -> list[dict[str
     from ortools.sat.python import cp_model  # noqa: F401  (loaded before the clock starts)
 
     from placement.models.gpu.openb.defrag import (
-        FREE_WEIGHT,
-        MOVE_WEIGHT,
         Book,
         _fragmented,
         budgeted_consolidation,
@@ -1023,8 +1021,7 @@ def _run_latency(case: dict[str, Any], config: Any, data: Path) -> list[dict[str
         solved = [r for r in runs if r.outcome.status != "no_solution"]
         gains = [r.gain for r in runs]
         moves = [len(r.moves) if not r.errors else 0 for r in runs]
-        # unlimited budget, no pod migrated before: gain = FREE_WEIGHT freed - MOVE_WEIGHT moves
-        freed = [(g + MOVE_WEIGHT * m) / FREE_WEIGHT for g, m in zip(gains, moves, strict=True)]
+        freed = [r.freed for r in runs]
         rows.append(
             {
                 "kind": "latency",

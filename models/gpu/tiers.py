@@ -723,20 +723,20 @@ def _lns(
         values = [int(round(v)) for v in final] if final is not None else None
         if values is None or not model.feasible(values):
             continue
+        value = sum(c * values[i] for i, c in coefs.items())
         if kick is not None:
             lns_stats["kicks"] += 1
             lns_stats.setdefault("kicked", []).append(
-                (
-                    instance.jobs[kick].name,
-                    round(check(instance, model.decode(values)).objective, 2),
-                )
+                (instance.jobs[kick].name, round(model.tier1.value(values) / MILLI, 2))
             )
             kick_jobs.remove(kick)
-        elif sum(c * values[i] for i, c in coefs.items()) <= before:
+        elif value <= before:
             continue
         solution = model.decode(values)
         kept = ctx.report(solution, backend.source, valid)  # checked; a rejected one logged
         lns_stats["improved"] += int(kept)
+        # Searched from even when not better than the incumbent (after a kick), once the
+        # checker has accepted it (ctx.report keeps only improvements).
         if kept or check(instance, solution).feasible:
             current, stalled = solution, 0
     lns_stats["seconds"] += time.monotonic() - started

@@ -711,9 +711,12 @@ class TimedCycle:
     moves: dict[int, Where]
     """The cycle's answer: {arrival: new place}, the greedy's and CP-SAT's moves together."""
     greedy_moves: int
+    freed: int
+    """GPUs fully freed by ``moves`` (net), recomputed from the state; 0 when the answer is
+    not applied (the check failed)."""
     gain: float
-    """``FREE_WEIGHT`` per GPU freed (net) minus the move costs of ``moves``, recomputed from
-    the state; 0 when the answer is not applied (the check failed)."""
+    """``FREE_WEIGHT`` x ``freed`` minus the move costs of ``moves``; 0 when the answer is not
+    applied."""
     sources: list[int]
     destinations: list[int]
     errors: list[str]
@@ -781,8 +784,11 @@ def _lone_moves(
     return moves
 
 
-def _gain(state: TraceState, pods: PodSet, order, book: Book, moves, migrated) -> float:
-    """The consolidation objective's change if ``moves`` are applied to ``state``."""
+def _gain(
+    state: TraceState, pods: PodSet, order, book: Book, moves, migrated
+) -> tuple[int, float]:
+    """The GPUs fully freed (net) and the consolidation objective's change if ``moves`` are
+    applied to ``state``."""
     after = state.copy()
     for a in moves:
         after.remove(pods, int(order[a]), int(book.node[a]), book.gpus[a])
@@ -793,7 +799,8 @@ def _gain(state: TraceState, pods: PodSet, order, book: Book, moves, migrated) -
         return int((s.exists & (s.gpu_left == MILLI)).sum())
 
     cost = sum(1 if a in migrated else MOVE_WEIGHT for a in moves)
-    return float(FREE_WEIGHT * (free(after) - free(state)) - cost)
+    freed = free(after) - free(state)
+    return freed, float(FREE_WEIGHT * freed - cost)
 
 
 def budgeted_consolidation(
@@ -865,11 +872,12 @@ def budgeted_consolidation(
         if w != (int(book.node[a]), tuple(book.gpus[a]))
     }
     errors = check_cycle(state, pods, order, book, moves, {}, budget_left, migrated)
-    gain = 0.0 if errors else _gain(state, pods, order, book, moves, migrated)
+    freed, gain = (0, 0.0) if errors else _gain(state, pods, order, book, moves, migrated)
     return TimedCycle(
         out,
         moves,
         len(greedy),
+        freed,
         gain,
         sources,
         dests,
