@@ -3,6 +3,7 @@ the budget, the independent cycle check, and a whole replay re-checked from scra
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -227,6 +228,7 @@ def test_a_budgeted_cycle_counts_its_variables_frees_a_gpu_and_is_checked() -> N
         state, pods, order, book, [0], [], [], None, set(), 2.0, deadline=time.perf_counter()
     )
     assert late.status == "no_solution" and late.moves == {} and late.variables == 4
+    assert math.isnan(late.gap)  # no solution proves no gap (it read 0 before)
     # a budget of no new migration: the cycle moves nothing
     run = budgeted_consolidation(state, pods, order, book, [0], 2.0, budget_left=0)
     assert run.errors == [] and run.moves == {} and run.gain == 0.0

@@ -272,7 +272,12 @@ def run_case(
             cycles_applied=curve.applied,
             cycle_p50_ms=round(_pct(curve.cycle_seconds, 50) * 1e3, 1),
             cycle_p99_ms=round(_pct(curve.cycle_seconds, 99) * 1e3, 1),
-            gap_max=round(float(curve.gaps.max()), 4) if len(curve.gaps) else "",
+            # over the cycles CP-SAT answered (a cycle without a solution proves no gap)
+            gap_max=(
+                round(float(np.nanmax(curve.gaps)), 4)
+                if np.isfinite(curve.gaps).any()
+                else ""
+            ),
             statuses=" ".join(f"{k}={v}" for k, v in sorted(curve.statuses.items())),
             invalid=curve.invalid,
         )

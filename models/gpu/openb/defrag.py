@@ -135,7 +135,10 @@ class CycleOutcome:
 
     @property
     def gap(self) -> float:
-        """(bound - objective) / |bound| of the cycle's model (0 when proved optimal)."""
+        """(bound - objective) / |bound| of the cycle's model (0 when proved optimal; NaN
+        when CP-SAT returned no solution: the cycle then moves nothing and proves nothing)."""
+        if self.status == "no_solution":
+            return math.nan
         if self.status == "optimal":
             return 0.0
         return (self.bound - self.objective) / max(abs(self.bound), 1.0)
@@ -531,6 +534,7 @@ class DefragCurve(Curve):
     applied: int = 0
     cycle_seconds: np.ndarray = field(default_factory=lambda: np.zeros(0))
     gaps: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    """Each cycle's :attr:`CycleOutcome.gap` (NaN where CP-SAT returned no solution)."""
     statuses: dict[str, int] = field(default_factory=dict)
     invalid: int = 0
     migrated_at_100: int = 0
