@@ -85,7 +85,8 @@ def test_configuration_bound_mode_sits_between_the_lp_bound_and_every_policy(
     out = tmp_path / "out"
     done = cli(
         "bench", "gpu-openb", "--data", tmp_path / "data", "--out", out, "--quiet",
-        "--trace", pods, "--seeds", "1", "--modes", "online,FGD,bound,bound:config",
+        "--trace", pods, "--seeds", "1", "--modes",
+        "online,FGD,bound,bound:config,bound:never-refusing",
         cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -104,6 +105,14 @@ def test_configuration_bound_mode_sits_between_the_lp_bound_and_every_policy(
     for policy in ("FGD", "FGD+BF-tie"):
         assert float(rows[policy]["unallocated_gpus_at_100"]) >= lower - 1e-6
     assert "configuration bound" in (out / "gpu-openb.md").read_text()
+    # the never-refusing bound: at least the configuration bound (more is imposed), its
+    # witness checked (invalid counts a witness that fails or drops a forced pod)
+    never = rows["never-refusing bound"]
+    assert never["mode"] == "forced_bound" and never["invalid"] == "0"
+    forced = float(never["unallocated_gpus_at_100"])
+    assert lower - 0.01 <= forced <= float(never["witness_unalloc_at_100"])
+    assert int(never["forced_pods"]) > 0
+    assert "never refusing" in (out / "gpu-openb.md").read_text()
 
 
 def test_departures_and_latency_modes_write_their_rows_tables_and_plot(tmp_path: Path) -> None:

@@ -11,9 +11,10 @@ from ortools.sat.python import cp_model
 
 from placement.models.gpu.instance import MILLI, GpuJob, GpuNode
 from placement.models.gpu.openb.batch import check_placement
-from placement.models.gpu.openb.config_bound import ConfigBound
+from placement.models.gpu.openb.config_bound import ConfigBound, forced_prefix
 from placement.models.gpu.openb.offline_bound import OfflineBound
-from placement.models.gpu.openb.replay import PodSet, TraceCluster, TraceState
+from placement.models.gpu.openb.online import make_any
+from placement.models.gpu.openb.replay import PodSet, TraceCluster, TraceState, replay
 
 
 def _trace(nodes: list[GpuNode], jobs: list[GpuJob]) -> tuple[TraceCluster, PodSet]:
@@ -21,9 +22,12 @@ def _trace(nodes: list[GpuNode], jobs: list[GpuJob]) -> tuple[TraceCluster, PodS
     return cluster, PodSet.from_jobs(jobs, cluster)
 
 
-def exact_allocation(cluster: TraceCluster, pods: PodSet, arrived: np.ndarray) -> int:
+def exact_allocation(
+    cluster: TraceCluster, pods: PodSet, arrived: np.ndarray, forced: frozenset[int] = frozenset()
+) -> int:
     """The most milli-GPU any placement of a subset of ``arrived`` holds: one 0/1 variable
-    per (pod, node) and (pod, node, GPU), the simulator's rules written out directly."""
+    per (pod, node) and (pod, node, GPU), the simulator's rules written out directly. The
+    GPU pods at the positions ``forced`` of ``arrived`` must be placed."""
     model = cp_model.CpModel()
     on_node: dict[tuple[int, int], cp_model.IntVar] = {}
     on_gpu: dict[tuple[int, int, int], cp_model.IntVar] = {}
@@ -42,7 +46,8 @@ def exact_allocation(cluster: TraceCluster, pods: PodSet, arrived: np.ndarray) -
                 else []
             )
             model.add(sum(gpus) == k * a)
-        model.add(sum(v for (j, _), v in on_node.items() if j == i) <= 1)
+        placed = sum(v for (j, _), v in on_node.items() if j == i)
+        model.add(placed == 1 if i in forced and pods.num_gpu[p] else placed <= 1)
     for n in range(cluster.n):
         here = [(i, v) for (i, nn), v in on_node.items() if nn == n]
         model.add(sum(int(pods.cpu_milli[arrived[i]]) * v for i, v in here) <= cluster.cpu_milli[n])
@@ -179,3 +184,83 @@ def test_class_lp_lets_shared_pods_share_a_one_gpu_node() -> None:
     assert exact_allocation(cluster, pods, arrived) == 800
     assert OfflineBound(cluster, pods).at(arrived) == pytest.approx(800)
     assert ConfigBound(cluster, pods).at(arrived).bound_milli == 800
+
+
+def test_with_forced_pods_never_above_the_exact_forced_optimum() -> None:
+    """Forcing in every pod a greedy replay (BestFit, random arrival order) holds: the bound
+    is never below the exact optimum among the packings that hold them, never above the
+    unforced bound, strictly below it on some cases, and its witness holds every forced
+    GPU pod."""
+    lower = 0
+    for seed in range(12):
+        rng = np.random.default_rng(200 + seed)
+        cluster, pods, arrived = _random_case(rng)
+        order = rng.permutation(arrived)
+        curve = replay(cluster, pods, make_any("BestFit"), seed, order=order)
+        held = [(int(order[i]), int(n), curve.gpus[i]) for i, n in enumerate(curve.node) if n >= 0]
+        forced_pods = [p for p, _, _ in held]
+        positions: set[int] = set()
+        for p in forced_pods:  # a distinct position of ``arrived`` per forced pod
+            positions.add(next(i for i in np.flatnonzero(arrived == p) if i not in positions))
+        best = exact_allocation(cluster, pods, arrived, frozenset(positions))
+        free = ConfigBound(cluster, pods).at(arrived, time_limit_s=60, witness=False)
+        result = ConfigBound(cluster, pods).at(
+            arrived, time_limit_s=60, forced=forced_pods, start=[held]
+        )
+        assert result.converged
+        assert best <= result.bound_milli <= free.bound_milli
+        lower += result.bound_milli < free.bound_milli
+        assert result.witness_errors == []
+        assert result.witness_milli is not None and result.witness_milli <= best
+        got = np.bincount([p for p, _, _ in result.witness], minlength=pods.n)
+        need = np.bincount(forced_pods, minlength=pods.n)
+        gpu = pods.num_gpu > 0
+        assert np.all(got[gpu] >= need[gpu])
+    assert lower >= 2  # forcing pods in does cost something on these cases: not vacuous
+
+
+def test_forcing_an_810_milli_pod_costs_the_gpu_a_whole_pod_would_fill() -> None:
+    """One GPU, an 810-milli pod and a whole-GPU pod: the best packing holds the whole pod
+    (1000 milli); with the 810-milli pod forced in, at most 810."""
+    cluster, pods = _trace(
+        [GpuNode("n0", "G", 1, 0, 0, 64_000, 65_536)],
+        [
+            GpuJob("small", gpu_milli=810, cpu_milli=1_000, memory_mib=1),
+            GpuJob("whole", gpus=1, cpu_milli=1_000, memory_mib=1),
+        ],
+    )
+    arrived = np.arange(2)
+    assert ConfigBound(cluster, pods).at(arrived).bound_milli == 1000
+    forced = ConfigBound(cluster, pods).at(arrived, forced=[0], start=[[(0, 0, (0,))]])
+    assert forced.bound_milli == 810 == forced.witness_milli
+    assert [p for p, _, _ in forced.witness] == [0]
+    with pytest.raises(ValueError, match="arrived"):
+        ConfigBound(cluster, pods).at(np.array([1]), forced=[0])
+
+
+def test_forced_pods_that_must_share_a_node_need_a_start_that_holds_them() -> None:
+    """Two forced 470-milli pods of different classes and one node: the first columns hold
+    one class each, so only a start placement holding both makes the master feasible."""
+    cluster, pods = _trace(
+        [GpuNode("n0", "G", 1, 0, 0, 64_000, 65_536)],
+        [
+            GpuJob("a", gpu_milli=470, cpu_milli=1_000, memory_mib=1),
+            GpuJob("b", gpu_milli=470, cpu_milli=2_000, memory_mib=1),
+        ],
+    )
+    arrived = np.arange(2)
+    with pytest.raises(ValueError, match="start"):
+        ConfigBound(cluster, pods).at(arrived, forced=[0, 1])
+    result = ConfigBound(cluster, pods).at(
+        arrived, forced=[0, 1], start=[[(0, 0, (0,)), (1, 0, (0,))]]
+    )
+    assert result.bound_milli == 940 == result.witness_milli
+
+
+def test_forced_prefix_is_the_longest_prefix_one_replay_holds_wholly() -> None:
+    arrived = np.array([5, 6, 7, 8, 9])
+    assert forced_prefix(arrived, [np.array([0, 1, -1, 2, 3])]).tolist() == [5, 6]
+    assert forced_prefix(
+        arrived, [np.array([0, 1, -1, 2, 3]), np.array([0, 0, 0, -1, 1])]
+    ).tolist() == [5, 6, 7]
+    assert forced_prefix(arrived, [np.array([0, 0, 0, 0, 0])]).tolist() == arrived.tolist()

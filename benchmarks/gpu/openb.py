@@ -39,7 +39,7 @@ WITHIN_PP = 0.5
 OURS = "FGD+BF-tie"
 """Our online policy (:mod:`placement.models.gpu.openb.online`), also the hint of the batch mode."""
 NODE_LIST = "openb_node_list_gpu_node.csv"
-MODES = ("online", "batch", "defrag", "bound", "config_bound")
+MODES = ("online", "batch", "defrag", "bound", "config_bound", "forced_bound")
 CONFIG_BOUND_TIME_S = 900.0
 """Time limit of the configuration bound's column generation per seed (the bound is valid
 whenever it stops; it usually converges well before)."""
@@ -109,13 +109,20 @@ def _bound(data: Path, trace: str, pods_file: str | None = None):
 
 
 def _config_bound_row(
-    data: Path, trace: str, pods_file: str | None, order: np.ndarray, seed: int
+    data: Path,
+    trace: str,
+    pods_file: str | None,
+    order: np.ndarray,
+    seed: int,
+    never_refusing: bool = False,
 ) -> dict:
     """The configuration bound (:mod:`placement.models.gpu.openb.config_bound`) at the last
     arrival of the 100 % window, beside the class LP bound at the same arrivals, and the
-    witness packing (``placements``, re-checked by :func:`run_openb`)."""
+    witness packing (``placements``, re-checked by :func:`run_openb`). ``never_refusing``:
+    the bound over the packings that hold the arrivals every never-refusing policy holds
+    (:func:`~placement.models.gpu.openb.config_bound.forced_prefix` of the start replays)."""
     # On use: a child process imports this module and its peak RSS is one solve's.
-    from placement.models.gpu.openb.config_bound import ConfigBound
+    from placement.models.gpu.openb.config_bound import ConfigBound, forced_prefix
     from placement.models.gpu.openb.offline_bound import window_end
     from placement.models.gpu.openb.online import make_any
     from placement.models.gpu.openb.replay import replay
@@ -124,17 +131,20 @@ def _config_bound_row(
     total = cluster.total_gpu_milli
     end = window_end(np.cumsum(pods.demand[order]), total, 100)
     arrived = order[:end]
-    starts = []
+    starts, nodes = [], []
     for policy in CONFIG_BOUND_STARTS:
         curve = replay(cluster, pods, make_any(policy), seed, order=arrived)
+        nodes.append(curve.node)
         starts.append(
             [(int(arrived[i]), int(n), curve.gpus[i]) for i, n in enumerate(curve.node) if n >= 0]
         )
+    forced = forced_prefix(arrived, nodes) if never_refusing else np.zeros(0, dtype=np.int64)
     result = ConfigBound(cluster, pods).at(
         arrived,
         time_limit_s=CONFIG_BOUND_TIME_S,
         start=starts,
         stop_gap_milli=CONFIG_BOUND_GAP_MILLI,
+        forced=forced,
     )
     lp = _bound(data, trace, pods_file).at(arrived)
     gpus = total // 1000
@@ -142,7 +152,11 @@ def _config_bound_row(
     curve[100] = result.bound_milli / total * 100
     witness = result.witness
     return {
-        "policy": "configuration bound",
+        "policy": "never-refusing bound" if never_refusing else "configuration bound",
+        "forced_pods": len(forced),
+        "forced_arrived_pct": (
+            round(float(pods.demand[forced].sum()) / total * 100, 2) if len(forced) else 0.0
+        ),
         "alloc_at_100": round(result.bound_milli / total * 100, 4),
         "unalloc_gpus_at_100": round((total - result.bound_milli) / 1000, 2),
         "lp_bound_unalloc_at_100": round((total - lp) / 1000, 2),
@@ -153,6 +167,9 @@ def _config_bound_row(
         "config_iterations": result.iterations,
         "config_columns": result.columns,
         "config_master_unalloc": round((total - result.master_milli) / 1000, 3),
+        # the witness's own check (it also fails a witness that drops a forced pod);
+        # run_openb adds the from-scratch check of its placement
+        "invalid": 1 if result.witness_errors else 0,
         "pods": int(end),
         "total_gpus": gpus,
         "curve": curve,
@@ -297,12 +314,16 @@ def run_case(
         )
         row["unalloc_gpus_at_100"] = round((100 - row["alloc_at_100"]) / 100 * gpus, 1)
         return _headline(row, np.cumsum(pods.demand[order]), cluster.total_gpu_milli)
-    elif mode == "config_bound":
+    elif mode in ("config_bound", "forced_bound"):
         workload_ss, _ = np.random.SeedSequence(seed).spawn(2)
         order = workload(
             pods, cluster.total_gpu_milli, np.random.default_rng(workload_ss), protocol=protocol
         )
-        row.update(_config_bound_row(data, trace, pods_file, order, seed))
+        row.update(
+            _config_bound_row(
+                data, trace, pods_file, order, seed, never_refusing=mode == "forced_bound"
+            )
+        )
         row["seconds"] = round(time.perf_counter() - t0, 2)
         return _headline(row, np.cumsum(pods.demand[order]), cluster.total_gpu_milli)
     else:
@@ -648,10 +669,13 @@ def plot_modes(rows: list[dict], path: Path, command: str = "") -> None:
             for i, policy in enumerate(means):
                 mode = next(r["mode"] for r in mine if r["policy"] == policy)
                 style = {"online": "-", "batch": "-.", "bound": "--"}.get(mode, ":")
-                color = "black" if mode in ("bound", "config_bound") else f"C{i}"
+                color = (
+                    "black" if mode in ("bound", "config_bound", "forced_bound") else f"C{i}"
+                )
                 width = 2.0 if policy == OURS or mode != "online" else 1.0
-                if mode == "config_bound":  # one point: at 100 % arrived
-                    ax.plot(x, means[policy], "*", color=color, ms=9, label=policy)
+                if mode in ("config_bound", "forced_bound"):  # one point: at 100 % arrived
+                    marker = "*" if mode == "config_bound" else "v"
+                    ax.plot(x, means[policy], marker, color=color, ms=9, label=policy)
                     continue
                 ax.plot(x, means[policy], style, color=color, lw=width, label=policy)
             ax.plot(x, x, color="grey", linewidth=0.5)
@@ -693,7 +717,9 @@ MODE_HELP = (
     "peers (the six peers online), a peer's name (FGD, BestFit, ...), online (ours), "
     "batch:B, defrag:F[:K] (migrations within a fraction F of the arrived pods, or "
     "unlimited; a consolidation cycle every K arrivals), bound (the class LP), bound:config "
-    "(the configuration LP at 100 percent arrived), ablation, departures (the "
+    "(the configuration LP at 100 percent arrived), bound:never-refusing (the same over "
+    "the packings that hold what every policy that never refuses a pod that fits after "
+    "any migration holds), ablation, departures (the "
     "trace with departures), latency (one cycle on the whole cluster)"
 )
 QUICK_SEEDS = (42,)
@@ -777,6 +803,17 @@ def _mode_cases(word: str, trace: str, pods_file: str | None, seeds) -> list[dic
                 "policy": "configuration bound",
                 "seed": s,
                 "mode": "config_bound",
+            }
+            for s in seeds
+        ]
+    elif word == "bound:never-refusing":
+        out += [
+            {
+                **base,
+                "case": f"{trace} never-refusing bound seed {s}",
+                "policy": "never-refusing bound",
+                "seed": s,
+                "mode": "forced_bound",
             }
             for s in seeds
         ]
@@ -1140,46 +1177,61 @@ def _mean(rows: list[dict], key: str) -> float:
 def _bound_table(rows: list[dict]) -> list[str]:
     """Per trace and seed: the class LP bound, the configuration bound and its witness (the
     offline optimum lies between the last two), unallocated GPUs at 100 % arrived."""
-    mine = [r for r in rows if r["mode"] == "config_bound"]
+    mine = [r for r in rows if r["mode"] in ("config_bound", "forced_bound")]
     if not mine:
         return []
     lines = [
         "## Offline bounds on the unallocated GPUs at 100 % arrived",
         "",
         "No policy -- online, batch, with any migrations -- leaves fewer GPUs unallocated "
-        "than a bound (`models/gpu/openb/config_bound.py`, formulation in "
-        "docs/formulations/gpu.md). The witness is a packing of the same arrived pods, "
-        "re-checked from scratch: the offline optimum lies between it and the configuration "
+        "than the configuration bound (`models/gpu/openb/config_bound.py`, formulation in "
+        "docs/formulations/gpu.md). The never-refusing bound is the same LP over the "
+        "packings that also hold the arrivals of the longest prefix a start replay holds "
+        "wholly (`forced`: pods, and their share of the cluster's GPUs): no policy that "
+        "places every arriving pod that fits after some re-packing (any migration) leaves "
+        "fewer. The witness is a packing of the same arrived pods, re-checked from scratch "
+        "(holding the forced ones): the optimum of each problem lies between it and its "
         "bound. Targets are judged on the default trace only.",
         "",
-        "| trace | seed | class LP bound | configuration bound | witness packing | target "
-        "<= 200 | CG iterations (bound to master LP) | columns | seconds |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| trace | seed | bound | forced | class LP bound | bound (unallocated GPUs) | "
+        "witness packing | target <= 200 | CG iterations (bound to master LP) | columns | "
+        "seconds |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in mine:
         bound = float(r["unallocated_gpus_at_100"])
+        refusing = r["mode"] == "config_bound"
         target = ""
         if r["trace"] == "default":
             target = (
-                "**proved impossible**"
+                ("**proved impossible**" if refusing else "**impossible never refusing**")
                 if bound > 200
                 else f"not excluded ({200 - bound:.1f} GPUs of room)"
             )
+        forced = (
+            "-"
+            if refusing
+            else f"{r.get('forced_pods', '')} ({r.get('forced_arrived_pct', '')} %)"
+        )
         lines.append(
-            f"| {r['trace']} | {r['seed']} | {float(r['lp_bound_unalloc_at_100']):.2f} | "
+            f"| {r['trace']} | {r['seed']} | {'configuration' if refusing else 'never refusing'}"
+            f" | {forced} | {float(r['lp_bound_unalloc_at_100']):.2f} | "
             f"{bound:.2f} | {r['witness_unalloc_at_100']} | {target} | "
             f"{r['config_iterations']} "
             f"({float(r['config_master_unalloc']) - bound:.3f} GPU) | {r['config_columns']} | "
             f"{r['seconds']} |"
         )
     for trace in dict.fromkeys(r["trace"] for r in mine):
-        group = [r for r in mine if r["trace"] == trace]
-        if len(group) > 1:
-            lines.append(
-                f"| {trace} | mean of {len(group)} | {_mean(group, 'lp_bound_unalloc_at_100'):.2f} | "
-                f"{_mean(group, 'unallocated_gpus_at_100'):.2f} | "
-                f"{_mean(group, 'witness_unalloc_at_100'):.2f} | | | | |"
-            )
+        for mode in ("config_bound", "forced_bound"):
+            group = [r for r in mine if r["trace"] == trace and r["mode"] == mode]
+            if len(group) > 1:
+                lines.append(
+                    f"| {trace} | mean of {len(group)} | "
+                    f"{'configuration' if mode == 'config_bound' else 'never refusing'} | | "
+                    f"{_mean(group, 'lp_bound_unalloc_at_100'):.2f} | "
+                    f"{_mean(group, 'unallocated_gpus_at_100'):.2f} | "
+                    f"{_mean(group, 'witness_unalloc_at_100'):.2f} | | | | |"
+                )
     lines.append("")
     return lines
 

@@ -144,6 +144,26 @@ class ConfigBoundResult:
     """What :func:`.batch.check_placement` found wrong with it ([] when valid)."""
 
 
+def forced_prefix(arrived: np.ndarray, placed: Sequence[np.ndarray]) -> np.ndarray:
+    """The arrivals a *never-refusing* policy must hold at the end: the longest prefix of
+    ``arrived`` (in arrival order) that one of the replays ``placed`` (per arrival, the node
+    or -1, as :attr:`.replay.Curve.node`) holds wholly.
+
+    Why every such policy holds them: call a policy never-refusing when it places an
+    arriving pod whenever *some* re-packing of what it holds plus that pod exists (any pod
+    may move: unlimited migration). That prefix is jointly packable (the replay is the
+    witness), so when any of its pods arrives, what the policy holds is a subset of the
+    earlier arrivals of the prefix, and together with the pod a subset of a packable set:
+    packable, since removing pods keeps a packing feasible. Pods are never removed, so the
+    policy still holds all of them at the end. Forcing them into :meth:`ConfigBound.at`
+    bounds every never-refusing policy; the unforced bound, every policy."""
+    best = 0
+    for nodes in placed:
+        failed = np.flatnonzero(np.asarray(nodes)[: len(arrived)] < 0)
+        best = max(best, int(failed[0]) if len(failed) else len(arrived))
+    return np.asarray(arrived[:best], dtype=np.int64)
+
+
 def node_classes(cluster: TraceCluster) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
     """(keys [Q, 4]: type, GPUs, CPU, memory; count per class; the nodes of each class)."""
     keys = np.stack([cluster.type_of, cluster.gpu_count, cluster.cpu_milli, cluster.memory_mib], 1)
@@ -313,6 +333,7 @@ class ConfigBound:
         start: Sequence[Sequence[tuple[int, int, tuple[int, ...]]]] = (),
         pricing_time_s: float = PRICING_TIME_S,
         stop_gap_milli: float = 0.0,
+        forced: Sequence[int] | np.ndarray = (),
     ) -> ConfigBoundResult:
         """The bound for the pods ``arrived`` (indices into the pod list; repeats allowed).
 
@@ -320,11 +341,29 @@ class ConfigBound:
         e.g. a replay's; each node's pods become a first column (any placement is only a
         warm start: the bound does not depend on it). ``pricing_time_s``: the time limit of
         one pricing run (its bound still enters the Lagrangian value when it stops early).
+
+        ``forced``: arrived pods every packing must hold (the bound is then over the packings
+        that hold them: see :func:`forced_prefix`). Only their GPU pods are imposed; leaving
+        the CPU-only ones free relaxes the problem, so the bound stays valid. One ``start``
+        placement must hold them all (the master's first feasible point).
+
+        Raises
+        ------
+        ValueError
+            ``forced`` is not a sub-multiset of ``arrived``, or no ``start`` column set
+            holds the forced pods.
         """
         t0 = time.perf_counter()
         arrived = np.asarray(arrived, dtype=np.int64)
         counts = np.bincount(self.pod_class[arrived], minlength=self.n_classes)
         counts[self.k == 0] = 0  # CPU-only pods add nothing
+        need = np.bincount(
+            self.pod_class[np.asarray(forced, dtype=np.int64)], minlength=self.n_classes
+        )
+        need[self.k == 0] = 0  # not imposed: a relaxation
+        forced_copies = np.bincount(np.asarray(forced, dtype=np.int64), minlength=self.pods.n)
+        if np.any(forced_copies > np.bincount(arrived, minlength=self.pods.n)):
+            raise ValueError("forced: every forced pod must be among the arrived pods")
         live = np.flatnonzero(counts > 0)
         q_count = len(self.node_keys)
         total = self.cluster.total_gpu_milli
@@ -333,11 +372,10 @@ class ConfigBound:
         seen: set[tuple] = set()
         master = HighsModel()
         master.maximize()
-        # rows 0..C-1: pod classes; C..C+Q-1: node classes
-        master.add_rows(
-            np.full(self.n_classes + q_count, -math.inf),
-            np.concatenate([counts, self.node_count]).astype(float),
-        )
+        # rows 0..C-1: pod classes (need_c <= placed <= n_c); C..C+Q-1: node classes
+        lower = np.concatenate([need.astype(float), np.full(q_count, -math.inf)])
+        lower[: self.n_classes][need == 0] = -math.inf
+        master.add_rows(lower, np.concatenate([counts, self.node_count]).astype(float))
 
         def add(p: Packing) -> bool:
             key = (p.node_class, tuple(sorted(c for c, _ in p.slots)))
@@ -375,18 +413,27 @@ class ConfigBound:
         while iterations < max_iterations and time.perf_counter() - t0 < time_limit_s:
             iterations += 1
             run = master.run(None)
+            if run.status == RunStatus.INFEASIBLE and need.any():
+                raise ValueError(
+                    "forced: no start placement holds every forced pod (pass one in start)"
+                )
             if run.status != RunStatus.OPTIMAL or run.row_dual is None:
                 raise RuntimeError(f"configuration master LP not solved: {run.message}")
             master_value = float(run.objective)
-            dual = np.abs(run.row_dual)  # <= rows of a maximisation: duals >= 0 in value
-            pi_lp = dual[: self.n_classes]
-            mu_lp = dual[self.n_classes :]
+            # HiGHS's duals of a maximisation: >= 0 on a row at its upper bound, <= 0 at its
+            # lower bound (a forced class). Any pi gives a valid Lagrangian value below.
+            dual = run.row_dual
+            pi_lp = dual[: self.n_classes].copy()
+            if not need.any():
+                pi_lp = np.abs(pi_lp)
+            mu_lp = np.maximum(dual[self.n_classes :], 0.0)
             # Wentges smoothing: price at a point between the best Lagrangian duals so far
             # and the master's; on a mispricing (nothing enters) price at the master's.
             alpha = SMOOTHING if center is not None else 0.0
             while True:
                 pi = pi_lp if center is None else alpha * center + (1 - alpha) * pi_lp
-                lagr = float(pi @ counts)
+                # L(pi) = sum_c (pi_c^+ n_c - pi_c^- need_c) + sum_q N_q max(0, z_q(pi))
+                lagr = float(np.maximum(pi, 0.0) @ counts + np.minimum(pi, 0.0) @ need)
                 proven = True
                 added = 0
                 for q in range(q_count):
@@ -431,7 +478,7 @@ class ConfigBound:
             seconds=0.0,
         )
         if witness:
-            self._witness(result, columns, counts, arrived, witness_time_s)
+            self._witness(result, columns, counts, arrived, witness_time_s, need, forced)
         result.seconds = round(time.perf_counter() - t0, 2)
         return result
 
@@ -444,10 +491,11 @@ class ConfigBound:
         counts: np.ndarray,
         arrived: np.ndarray,
         time_limit_s: float,
+        need: np.ndarray,
+        forced: Sequence[int] | np.ndarray,
     ) -> None:
         q_count = len(self.node_keys)
         ys = [p.counts(self.n_classes) for p in columns]
-        nrow = self.n_classes + q_count
         starts = [0]
         index: list[int] = []
         values: list[float] = []
@@ -461,7 +509,7 @@ class ConfigBound:
             np.array([float(self.value @ y) for y in ys]),
             np.zeros(len(columns)),
             np.full(len(columns), math.inf),
-            np.full(nrow, -math.inf),
+            np.concatenate([np.where(need > 0, need, -math.inf), np.full(q_count, -math.inf)]),
             np.concatenate([counts, self.node_count]).astype(float),
             np.array(starts),
             np.array(index),
@@ -473,9 +521,15 @@ class ConfigBound:
         if run.x is None:
             return
         lam = np.rint(run.x).astype(np.int64)
+        # Each class's slots take its forced arrivals first (pop() takes from the end): per
+        # pod, its unforced copies, then the forced ones at the end of the class's pool.
+        must = np.bincount(np.asarray(forced, dtype=np.int64), minlength=self.pods.n)
+        copies = np.bincount(arrived, minlength=self.pods.n)
         pool: dict[int, list[int]] = {}
-        for p in arrived:
-            pool.setdefault(int(self.pod_class[p]), []).append(int(p))
+        for p in np.flatnonzero(copies):
+            pool.setdefault(int(self.pod_class[p]), []).extend([int(p)] * int(copies[p] - must[p]))
+        for p in np.flatnonzero(must):
+            pool.setdefault(int(self.pod_class[p]), []).extend([int(p)] * int(must[p]))
         free_nodes = [list(m) for m in self.node_members]
         placement: list[tuple[int, int, tuple[int, ...]]] = []
         for p, times in zip(columns, lam, strict=True):
@@ -490,6 +544,10 @@ class ConfigBound:
             items,
             [(i, node, gpus) for i, (_, node, gpus) in enumerate(placement)],
         )
+        held = np.bincount(np.asarray(items, dtype=np.int64), minlength=self.pods.n)
+        missing = [int(p) for p in np.flatnonzero(must > held) if self.k[self.pod_class[p]] > 0]
+        if missing:
+            errors = [*errors, f"forced pods not held: {missing[:10]}"]
         result.witness = placement
         result.witness_errors = errors
         result.witness_milli = int(sum(int(self.pods.demand[p]) for p in items))
