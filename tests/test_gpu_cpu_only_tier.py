@@ -160,6 +160,11 @@ def test_the_tier_is_absent_without_cpu_only_jobs() -> None:
         "fragmentation",
     ]
     assert CPU_TIER not in result.message
+    # One CPU-only job brings the tier in, maximised, right after tier 1.
+    reopt["jobs"].append(cpu_job("etl", 1000))
+    report = check(_instance(reopt), GpuSolution())
+    assert list(report.terms)[:2] == ["placed_gpu_weighted", CPU_TIER]
+    assert report.senses[1] == "max"
 
 
 def test_the_tier_ranks_after_the_queue_priority_tier_and_before_disruption() -> None:
@@ -225,6 +230,7 @@ def test_the_models_value_is_the_checkers(case: str) -> None:
         instance = instance_from_dict(data)
     assert sum(job.kind == "cpu" for job in instance.jobs) >= 2
     model = GpuModel(instance)
+    assert model.has_cpu_tier
     solutions = [sol for _, sol in FAMILY.greedy(instance)]
     solutions.append(solve(instance, SolveOptions(backend="cpsat", time_limit_s=5)).solution)
     for solution in solutions:
@@ -233,6 +239,7 @@ def test_the_models_value_is_the_checkers(case: str) -> None:
         values = model.values_from_solution(solution)
         assert values is not None and model.feasible(values)
         assert model.terms(values)[CPU_TIER] == report.terms[CPU_TIER]
+        assert dict(zip(report.terms, report.senses, strict=True))[CPU_TIER] == "max"
         cpu = sum(
             instance.jobs[j].priority * len(w)
             for j, w in solution.placements.items()
@@ -270,7 +277,9 @@ def test_greedies_leave_no_cpu_only_job_out_that_fits(case: str) -> None:
     else:
         instance = _instance(documents[case])
     for name, solution in FAMILY.greedy(instance):
-        assert check(instance, solution).feasible, name
+        report = check(instance, solution)
+        assert report.feasible, name
+        assert dict(zip(report.terms, report.senses, strict=True))[CPU_TIER] == "max"
         for reason in explain_unplaced(instance, solution):
             job = instance.jobs[instance.job_index[reason["name"]]]
             if job.kind == "cpu":
@@ -314,3 +323,24 @@ def test_explanations_of_cpu_only_jobs_left_out_of_an_optimum() -> None:
     assert "which the policy forbids" in reason["message"]
     assert "disruption budget forbids" in reason["message"]
     assert "0 + 1 migrated workers > 0" in reason["message"]
+
+
+def test_highs_values_are_its_reported_solution_after_a_mip_start() -> None:
+    """HiGHS 1.16, started from the current placement of REOPT, finds tier 1 (2,000) in
+    presolve's reduced space but returns the start's column values (tier 1 = 0): the wrapper
+    solves again without the start, so the values it returns have the objective it reports."""
+    from placement.models.gpu.milp import _MilpTiers
+    from placement.solver import CancellationToken
+
+    instance = _instance(REOPT)
+    options = SolveOptions(backend="milp", milp_solver="highs", time_limit_s=10, threads=1)
+    model = GpuModel(instance)
+    backend = _MilpTiers(ExactContext(instance, options, backend="milp"))
+    backend.load(model.lm)
+    hint = model.values_from_solution(instance.current_solution())
+    objective = dict(model.tier1.terms)
+    run, final = backend.run(
+        "max", objective, 0.0, hint, 5.0, CancellationToken(), lambda values, bound: None
+    )
+    assert run.objective == pytest.approx(2000.0) and final is not None
+    assert sum(c * final[i] for i, c in objective.items()) == pytest.approx(run.objective)
