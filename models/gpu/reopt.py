@@ -3,13 +3,13 @@
 An instance with running jobs (or queues) is a re-optimization (``GpuInstance.reopt``): its
 checker ranks solutions by ``placed_gpu_weighted`` (max), ``queue_priority_gpu`` (max; only
 when a queue has a priority), ``placed_cpu_jobs`` (max; only when some job asks no GPU),
-``disruption_cost`` (min), ``comm_cost`` (min) and ``fragmentation`` (min); :class:`~placement.models.gpu.model.GpuModel`
-carries the keep indicators, elastic sizes, policy, quota and budget rows
-(docs/formulations/gpu.md, "Running work"). :func:`solve_reopt` optimises the tiers one
-after the other over the same :class:`~placement.models.gpu.tiers.TierBackend` (CP-SAT or a
-MILP solver), each fixed at its best value before the next, hinted first with the
-portfolio's incumbent or else with the current placement (keeping everything as it is, which
-is always feasible).
+``disruption_cost`` (min), ``comm_cost`` (min) and ``fragmentation`` (min);
+:class:`~placement.models.gpu.model.GpuModel` carries the keep indicators, elastic sizes,
+policy, quota and budget rows (docs/formulations/gpu.md, "Running work"). :func:`solve_reopt`
+optimises the tiers one after the other over the same
+:class:`~placement.models.gpu.tiers.TierBackend` (CP-SAT or a MILP solver), each fixed at its
+best value before the next, hinted first with the portfolio's incumbent or else with the
+current placement (keeping everything as it is, which is always feasible).
 
 Up to the size the time left allows (as for the three-tier driver,
 :data:`~placement.models.gpu.tiers.MAX_PLACEMENT_VARS` scaled by the backend's speed) the model
@@ -31,6 +31,7 @@ from placement.models.gpu.instance import MILLI, GpuInstance
 from placement.models.gpu.model import GpuModel
 from placement.models.gpu.tiers import (
     CPSAT_COMM_SCALE,
+    CPU_TIER_SHARE,
     MAX_PLACEMENT_VARS,
     MIN_EXACT_SECONDS,
     TierBackend,
@@ -160,7 +161,7 @@ def solve_reopt(
                 backend.add_row(coefs, sum(c * best[i] for i, c in coefs.items()), None)
             continue
         left = ctx.time_left()
-        share = 1.0 if pos == len(active) - 1 else 0.5
+        share = 1.0 if pos == len(active) - 1 else (CPU_TIER_SHARE if name == CPU_TIER else 0.5)
         budget = share * (left - 0.05 - 0.03 * left)
         if budget < 0.05:
             stop = StopReason.TIME_LIMIT
