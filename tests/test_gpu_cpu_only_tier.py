@@ -344,3 +344,26 @@ def test_highs_values_are_its_reported_solution_after_a_mip_start() -> None:
     )
     assert run.objective == pytest.approx(2000.0) and final is not None
     assert sum(c * final[i] for i, c in objective.items()) == pytest.approx(run.objective)
+
+
+def test_the_cpu_only_completion_places_only_cpu_only_jobs_and_ranks_higher() -> None:
+    """What a restricted search's final solution gets (tiers.solve_tiers): the waiting
+    CPU-only jobs that fit, by best fit; every other placement unchanged."""
+    from placement.models.gpu.greedy import complete
+
+    instance = generate(64, 30, seed=5, cpu_share=0.3)
+    full = next(iter(FAMILY.greedy(instance)))[1]
+    cpu = {j for j in full.placements if instance.jobs[j].kind == "cpu"}
+    gpu_only = GpuSolution({j: w for j, w in full.placements.items() if j not in cpu})
+    gpu_only.placements.pop(min(gpu_only.placements))  # a GPU job left out stays out
+    filled = complete(instance, gpu_only, cpu_only=True)
+    assert {j: filled.placements[j] for j in gpu_only.placements} == gpu_only.placements
+    added = set(filled.placements) - set(gpu_only.placements)
+    assert added and all(instance.jobs[j].kind == "cpu" for j in added)
+    before, after = check(instance, gpu_only), check(instance, filled)
+    assert after.feasible and after.better_than(before)
+    assert after.terms["placed_gpu_weighted"] == before.terms["placed_gpu_weighted"]
+    assert after.terms[CPU_TIER] > before.terms[CPU_TIER]
+    for reason in explain_unplaced(instance, filled):
+        if instance.jobs[instance.job_index[reason["name"]]].kind == "cpu":
+            assert "would still fit" not in reason["message"]

@@ -26,6 +26,7 @@ from placement.models.gpu.candidates import placement_weights, select_candidates
 from placement.models.gpu.check import CPU_TIER, check
 from placement.models.gpu.config_lp import configuration_search
 from placement.models.gpu.eligibility import FreeCapacity, placement_var_count
+from placement.models.gpu.greedy import complete
 from placement.models.gpu.instance import MILLI, GpuInstance, GpuSolution
 from placement.models.gpu.lns import neighbourhood
 from placement.models.gpu.model import GpuModel
@@ -341,6 +342,12 @@ def solve_tiers(
     elif stop is None or stop == StopReason.PROVEN:
         stop = StopReason.TIME_LIMIT
     solution = best_model.decode(final.best) if final.best is not None else None
+    if restricted and solution is not None and best_model.has_cpu_tier:
+        # A restricted model may give a waiting CPU-only job no variables (e.g. the
+        # configuration LP's candidates leave CPU-only jobs out): place those that fit.
+        filled = complete(instance, solution, cpu_only=True)
+        if len(filled.placements) > len(solution.placements):
+            ctx.report(filled, f"{backend.source} + CPU-only fill", None)
     stats["proven"] = dict(final.proven) if not restricted else proven
     stats["solution"] = solution
     stats["total_s"] = time.monotonic() - started
