@@ -28,6 +28,7 @@ def test_a_good_file_gives_a_full_row_and_a_solution_file(tmp_path: Path) -> Non
     assert row["placed"] == 3 and row["unplaced"] == 1
     assert set(json.loads(row["objective_terms"])) == {
         "placed_gpu_weighted",
+        "placed_cpu_jobs",  # etl is CPU-only
         "comm_cost",
         "fragmentation",
     }

@@ -32,6 +32,14 @@ tier ``queue_priority_gpu`` (max: the same sum with each job's queue priority in
 own, so among equal first tiers the higher-priority queues' demand is placed) comes second
 (REOPT_QUEUE_SENSES). Its solutions must also respect the
 preemption policy, the queues' quotas and the disruption budget (:func:`running_decisions`).
+
+An instance with at least one CPU-only job (a job asking no GPU, running or pending) has one
+more tier, :data:`CPU_TIER` ``placed_cpu_jobs`` (max): the sum over placed CPU-only jobs of
+priority x workers placed (an integer). It ranks directly after the GPU placement tiers
+(``placed_gpu_weighted`` and, when present, ``queue_priority_gpu``) and before every cost
+(``disruption_cost``, ``comm_cost``, ...): CPU-only jobs add nothing to the first tier, and
+without it an optimal solution could leave one pending though it fits. Instances without
+CPU-only jobs keep exactly the tiers above.
 """
 
 from __future__ import annotations
@@ -53,6 +61,27 @@ SENSES = ("max", "min", "min")
 FIT_SENSES = ("max", "min", "min", "min")
 REOPT_SENSES = ("max", "min", "min", "min")
 REOPT_QUEUE_SENSES = ("max", "max", "min", "min", "min")
+
+CPU_TIER = "placed_cpu_jobs"
+"""The tier of instances with CPU-only jobs: priority x workers of the placed ones (max)."""
+
+
+def has_cpu_tier(instance: GpuInstance) -> bool:
+    """Whether the objective of ``instance`` has the :data:`CPU_TIER` tier: some job (running
+    or pending) asks no GPU."""
+    return any(job.kind == "cpu" for job in instance.jobs)
+
+
+def with_cpu_tier(
+    terms: dict[str, float], senses: tuple[str, ...], placed_cpu: int, after: str
+) -> tuple[dict[str, float], tuple[str, ...]]:
+    """``terms`` and ``senses`` with :data:`CPU_TIER` (max, value ``placed_cpu``) inserted
+    directly after the tier named ``after``."""
+    names = list(terms)
+    at = names.index(after) + 1
+    items = list(terms.items())
+    items.insert(at, (CPU_TIER, float(placed_cpu)))
+    return dict(items), senses[:at] + ("max",) + senses[at:]
 
 
 @dataclass
@@ -219,6 +248,7 @@ def check(instance: GpuInstance, solution: GpuSolution) -> CheckReport:
     placed = 0
     queue_placed = 0
     queue_priority = instance.queue_priorities
+    placed_cpu = 0  # priority x workers of the placed CPU-only jobs
     comm = 0.0
 
     if not isinstance(solution, GpuSolution):
@@ -321,6 +351,8 @@ def check(instance: GpuInstance, solution: GpuSolution) -> CheckReport:
                     continue
                 comm += instance.locality_miss_penalty
         placed += job.value_milli(len(workers))
+        if job.kind == "cpu":
+            placed_cpu += job.priority * len(workers)
         if queue_priority is not None:
             queue_placed += queue_priority[j] * job.gpu_value_milli(len(workers))
         comm += comm_cost_of(instance, j, span)
@@ -348,6 +380,7 @@ def check(instance: GpuInstance, solution: GpuSolution) -> CheckReport:
     weight = sum(c.weight for c in instance.mix) or 1
     frag = frag_total / weight / MILLI
     terms = _terms(placed / MILLI, comm, frag)
+    senses = SENSES
     if instance.topology_fit and not instance.reopt:
         fit = float(topology_fit_of(instance, solution)) if not violations else 0.0
         terms = {
@@ -356,20 +389,22 @@ def check(instance: GpuInstance, solution: GpuSolution) -> CheckReport:
             "topology_fit": fit,
             "fragmentation": frag,
         }
-        return CheckReport(not violations, violations, terms, FIT_SENSES)
-    if not instance.reopt:
-        return CheckReport(not violations, violations, terms, SENSES)
-    decisions, broken = running_decisions(instance, solution)
-    violations.extend(broken)
-    terms = {"placed_gpu_weighted": terms["placed_gpu_weighted"]}
-    if queue_priority is not None:
-        terms["queue_priority_gpu"] = queue_placed / MILLI
-    terms |= {
-        "disruption_cost": float(sum(d.cost for d in decisions)),
-        "comm_cost": comm,
-        "fragmentation": frag,
-    }
-    senses = REOPT_SENSES if queue_priority is None else REOPT_QUEUE_SENSES
+        senses = FIT_SENSES
+    elif instance.reopt:
+        decisions, broken = running_decisions(instance, solution)
+        violations.extend(broken)
+        terms = {"placed_gpu_weighted": terms["placed_gpu_weighted"]}
+        if queue_priority is not None:
+            terms["queue_priority_gpu"] = queue_placed / MILLI
+        terms |= {
+            "disruption_cost": float(sum(d.cost for d in decisions)),
+            "comm_cost": comm,
+            "fragmentation": frag,
+        }
+        senses = REOPT_SENSES if queue_priority is None else REOPT_QUEUE_SENSES
+    if has_cpu_tier(instance):
+        after = "queue_priority_gpu" if "queue_priority_gpu" in terms else "placed_gpu_weighted"
+        terms, senses = with_cpu_tier(terms, senses, placed_cpu, after)
     return CheckReport(not violations, violations, terms, senses)
 
 

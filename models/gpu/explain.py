@@ -9,7 +9,11 @@ Three kinds, decided by placing the job alone (no other new job) on three cluste
 * ``crowded_out`` -- it fits what the running work leaves free, but not next to the jobs the
   solution placed. ``blocking_jobs`` names placed jobs whose removal would let it fit, lower
   priority first. (A job that would still fit next to the placed jobs -- a solve stopped
-  before it was added -- is reported as ``crowded_out`` with no blocking jobs.)
+  before it was added -- is reported as ``crowded_out`` with no blocking jobs. A proven
+  optimum never leaves such a job out: placing it raises ``placed_gpu_weighted``, or for a
+  CPU-only job ``placed_cpu_jobs``, ranked before every cost. A re-optimization's waiting job
+  blocked by running work the policy protects says so, and when the disruption budget also
+  forbids moving that work, says that too.)
 
 "Fits" is exact for one job alone: workers of one job are identical, so the workers each node
 (or NVLink domain) can take add up, and a gang fits iff one group of its required level (or
@@ -71,6 +75,9 @@ def _add_running_work(
     the policy forbids")."""
     jobs = instance.jobs
     decisions = {d.job: d for d in running_decisions(instance, solution)[0]}
+    budget = instance.disruption_budget
+    migrated = sum(d.migrated_workers for d in decisions.values())
+    cost = sum(d.cost for d in decisions.values())
     for j, reason in zip(unplaced, reasons, strict=True):
         job = jobs[j]
         if job.running:
@@ -89,6 +96,23 @@ def _add_running_work(
         if protected:
             what = "; ".join(f"{name} ({why})" for name, why in protected)
             reason["message"] += f"; it would need preempting {what}, which the policy forbids"
+            # Moving them instead is a migration: say so when the budget leaves no room for it
+            # (a job already moved costs nothing more to move elsewhere).
+            kept = [instance.job_index[name] for name, _ in protected]
+            moved = [jobs[b] for b in kept if decisions[b].action == "keep"]
+            workers = sum(len(b.current) for b in moved)
+            more = sum(b.migration_cost * len(b.current) for b in moved)
+            most_moved, most_cost = budget.max_migrated_workers, budget.max_disruption_cost
+            over = []
+            if most_moved is not None and migrated + workers > most_moved:
+                over.append(f"{migrated} + {workers} migrated workers > {most_moved}")
+            if most_cost is not None and cost + more > most_cost:
+                over.append(f"disruption cost {cost} + {more} > {most_cost}")
+            if moved and over:
+                why = "; ".join(over)
+                reason["message"] += (
+                    f", or moving them, which the disruption budget forbids ({why})"
+                )
 
 
 def _why_protected(instance: GpuInstance, victim: int, preemptor: int) -> str:

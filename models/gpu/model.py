@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from placement.models.gpu.check import span_level
+from placement.models.gpu.check import CPU_TIER, has_cpu_tier, span_level
 from placement.models.gpu.eligibility import FreeCapacity
 from placement.models.gpu.instance import (
     MILLI,
@@ -103,6 +103,9 @@ class GpuModel:
         # Re-optimization with queue priorities: tier 1's sum with the queue's priority.
         self.queue_priority = instance.queue_priorities
         self.qtier = Objective()
+        # Instances with CPU-only jobs: priority x workers of the placed ones (check.CPU_TIER).
+        self.has_cpu_tier = has_cpu_tier(instance)
+        self.cpu_tier = Objective()
         self.comm = Objective()
         self.frag = Objective()
         self.frag_divisor = MILLI * (sum(c.weight for c in instance.mix) or 1)
@@ -148,6 +151,8 @@ class GpuModel:
                 self.tier1.constant += job.weighted_demand_milli
                 if self.queue_priority is not None:
                     self.qtier.constant += self.queue_priority[j] * job.demand_milli
+                if job.kind == "cpu":
+                    self.cpu_tier.constant += job.priority * len(workers)
                 spots = [(w.node, tuple(w.gpus)) for w in workers]
                 self.comm.constant += self.span_cost(job, span_level(inst, job.kind, spots))
 
@@ -210,6 +215,12 @@ class GpuModel:
             else:
                 self.tier1.add(x, job.weighted_demand_milli)
                 self._add_queue_value(j, x, job.demand_milli)
+            if job.kind == "cpu":
+                # check.CPU_TIER: priority x workers placed (the size of an elastic job).
+                if job.elastic:
+                    self.cpu_tier.add(self.s[j], job.priority)
+                else:
+                    self.cpu_tier.add(x, job.priority * job.workers)
 
         # Fully free GPUs of each NVLink domain: whole workers use exactly the z = 1 ones, or
         # at most all of them where no fractional job can use the domain (count domains).
@@ -297,6 +308,14 @@ class GpuModel:
             inst.topology_fit and not self.reopt and len(inst.levels) > 2 and plans
         )
         self.layers: set[str] = {"placed_gpu_weighted"}
+        if self.has_cpu_tier:
+            self.layers.add(CPU_TIER)  # built with the placement variables
+
+    def cpu_tier_met(self, values: Values) -> bool:
+        """Whether ``values`` places every CPU-only job of the model at its largest size: the
+        ``placed_cpu_jobs`` tier's most (its coefficients are positive), so it is optimal."""
+        most = sum(c * self.lm.ub[v] for v, c in self.cpu_tier.terms.items())
+        return self.cpu_tier.value(values) >= self.cpu_tier.constant + most
 
     def _add_queue_value(self, j: int, var: int, value_milli: int) -> None:
         """Add ``var`` x ``value_milli`` x the priority of job ``j``'s queue to ``qtier``."""
@@ -685,10 +704,13 @@ class GpuModel:
 
     # --- evaluation -------------------------------------------------------------------------
     def terms(self, values: Values) -> dict[str, float]:
-        """The three tiers at ``values``, in the checker's units (GPUs, cost units, GPUs)."""
+        """The tiers at ``values``, in the checker's units and order (GPUs, CPU-only workers,
+        cost units, GPUs)."""
         out = {"placed_gpu_weighted": self.tier1.value(values) / MILLI}
         if self.queue_priority is not None:
             out["queue_priority_gpu"] = self.qtier.value(values) / MILLI
+        if self.has_cpu_tier:
+            out[CPU_TIER] = self.cpu_tier.value(values)
         if self.reopt:
             out["disruption_cost"] = self.disrupt.value(values)
         out["comm_cost"] = self.comm.value(values)

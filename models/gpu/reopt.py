@@ -1,15 +1,15 @@
-"""The exact re-optimization of running work: four or five lexicographic tiers on one model.
+"""The exact re-optimization of running work: four to six lexicographic tiers on one model.
 
 An instance with running jobs (or queues) is a re-optimization (``GpuInstance.reopt``): its
 checker ranks solutions by ``placed_gpu_weighted`` (max), ``queue_priority_gpu`` (max; only
-when a queue has a priority), ``disruption_cost`` (min), ``comm_cost`` (min) and
-``fragmentation`` (min); :class:`~placement.models.gpu.model.GpuModel`
-carries the keep indicators, elastic sizes, policy, quota and budget rows
-(docs/formulations/gpu.md, "Running work"). :func:`solve_reopt` optimises the tiers one
-after the other over the same :class:`~placement.models.gpu.tiers.TierBackend` (CP-SAT or a
-MILP solver), each fixed at its best value before the next, hinted first with the
-portfolio's incumbent or else with the current placement (keeping everything as it is, which
-is always feasible).
+when a queue has a priority), ``placed_cpu_jobs`` (max; only when some job asks no GPU),
+``disruption_cost`` (min), ``comm_cost`` (min) and ``fragmentation`` (min);
+:class:`~placement.models.gpu.model.GpuModel` carries the keep indicators, elastic sizes,
+policy, quota and budget rows (docs/formulations/gpu.md, "Running work"). :func:`solve_reopt`
+optimises the tiers one after the other over the same
+:class:`~placement.models.gpu.tiers.TierBackend` (CP-SAT or a MILP solver), each fixed at its
+best value before the next, hinted first with the portfolio's incumbent or else with the
+current placement (keeping everything as it is, which is always feasible).
 
 Up to the size the time left allows (as for the three-tier driver,
 :data:`~placement.models.gpu.tiers.MAX_PLACEMENT_VARS` scaled by the backend's speed) the model
@@ -25,11 +25,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from placement.models.gpu.check import CPU_TIER
 from placement.models.gpu.eligibility import FreeCapacity, placement_var_count
 from placement.models.gpu.instance import MILLI, GpuInstance
 from placement.models.gpu.model import GpuModel
 from placement.models.gpu.tiers import (
     CPSAT_COMM_SCALE,
+    CPU_TIER_SHARE,
     MAX_PLACEMENT_VARS,
     MIN_EXACT_SECONDS,
     TierBackend,
@@ -44,12 +46,13 @@ from placement.solver.result import StopReason
 REOPT_TIERS = (
     "placed_gpu_weighted",
     "queue_priority_gpu",
+    CPU_TIER,
     "disruption_cost",
     "comm_cost",
     "fragmentation",
 )
 """The checker's tiers of a re-optimization, in lexicographic order (``queue_priority_gpu``
-only when a queue has a priority)."""
+only when a queue has a priority, ``placed_cpu_jobs`` only when some job asks no GPU)."""
 
 
 def solve_reopt(
@@ -115,13 +118,13 @@ def solve_reopt(
     objectives = {
         "placed_gpu_weighted": ("max", model.tier1),
         "queue_priority_gpu": ("max", model.qtier),
+        CPU_TIER: ("max", model.cpu_tier),
         "disruption_cost": ("min", model.disrupt),
         "comm_cost": ("min", model.comm),
         "fragmentation": ("min", model.frag),
     }
-    tiers = [
-        n for n in REOPT_TIERS if n != "queue_priority_gpu" or model.queue_priority is not None
-    ]
+    present = {"queue_priority_gpu": model.queue_priority is not None, CPU_TIER: model.has_cpu_tier}
+    tiers = [n for n in REOPT_TIERS if present.get(n, True)]
     active = [
         name
         for name in tiers
@@ -150,8 +153,15 @@ def solve_reopt(
             const = round(objective.constant * CPSAT_COMM_SCALE)
         else:
             coefs, const = dict(objective.terms), objective.constant
+        if name == CPU_TIER and model.cpu_tier_met(best):
+            # Every CPU-only job placed at its largest size: optimal without a search.
+            proven[name] = True
+            stats["tiers"][name] = {"status": "proved: every CPU-only job placed"}
+            if pos < len(active) - 1:
+                backend.add_row(coefs, sum(c * best[i] for i, c in coefs.items()), None)
+            continue
         left = ctx.time_left()
-        share = 1.0 if pos == len(active) - 1 else 0.5
+        share = 1.0 if pos == len(active) - 1 else (CPU_TIER_SHARE if name == CPU_TIER else 0.5)
         budget = share * (left - 0.05 - 0.03 * left)
         if budget < 0.05:
             stop = StopReason.TIME_LIMIT

@@ -142,6 +142,19 @@ class _Run:
         return [j for j in job_order(self.instance) if not self.instance.jobs[j].running]
 
 
+def _place_waiting_cpu_jobs(run: _Run) -> None:
+    """Place the CPU-only jobs still waiting where they now fit, in the heuristics' order.
+
+    An eviction or a migration for a later job can free CPU and memory that an earlier CPU-only
+    job lacked; the objective ranks placing it (``placed_cpu_jobs``) above every cost, so it is
+    placed. (Only CPU-only jobs: the GPU jobs' placements stay as the heuristics make them.)"""
+    for j in run.pending():
+        if j not in run.placements and run.instance.jobs[j].kind == "cpu":
+            workers = run.try_place(j)
+            if workers is not None:
+                run.add(j, workers)
+
+
 def _spot(w: WorkerPlacement) -> tuple[int, tuple[int, ...]]:
     return (w.node, tuple(w.gpus))
 
@@ -228,6 +241,7 @@ def evict_lowest(instance: GpuInstance) -> GpuSolution:
                 continue
         run.placer.state.rollback(mark)
         run.placements, run.use = saved, saved_use
+    _place_waiting_cpu_jobs(run)
     return GpuSolution(run.placements)
 
 
@@ -277,6 +291,7 @@ def clear_cheapest_node(instance: GpuInstance) -> GpuSolution:
             run.placer.state.rollback(mark)
             run.placements, run.use = saved, saved_use
         run.marks.clear()
+    _place_waiting_cpu_jobs(run)
     return GpuSolution(run.placements)
 
 
@@ -372,4 +387,5 @@ def defragment(instance: GpuInstance) -> GpuSolution:
                         break
             run.placer.state.rollback(mark)
             run.placements, run.use = saved, saved_use
+    _place_waiting_cpu_jobs(run)
     return GpuSolution(run.placements)

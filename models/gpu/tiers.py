@@ -23,9 +23,10 @@ import numpy as np
 
 from placement.models.gpu.bound import relaxation_bound
 from placement.models.gpu.candidates import placement_weights, select_candidates, window_count
-from placement.models.gpu.check import check
+from placement.models.gpu.check import CPU_TIER, check
 from placement.models.gpu.config_lp import configuration_search
 from placement.models.gpu.eligibility import FreeCapacity, placement_var_count
+from placement.models.gpu.greedy import complete
 from placement.models.gpu.instance import MILLI, GpuInstance, GpuSolution
 from placement.models.gpu.lns import neighbourhood
 from placement.models.gpu.model import GpuModel
@@ -40,6 +41,8 @@ log = logging.getLogger(__name__)
 
 TIERS = ("placed_gpu_weighted", "comm_cost", "fragmentation")
 """The checker's objective tiers, in lexicographic order."""
+# An instance with a CPU-only job has ``placed_cpu_jobs`` (check.CPU_TIER) right after
+# placed_gpu_weighted: the placed work before any cost.
 # An instance that opts in to ``topology_fit`` (docs/formulations/gpu.md, 7a) ranks it after
 # comm_cost and before fragmentation: racks and best fit per level before the node measure.
 
@@ -52,6 +55,11 @@ shrinks with the time left (``TierBackend.vars_per_second``)."""
 CPSAT_COMM_SCALE = 1_000_000
 """CP-SAT needs integer objective coefficients: communication costs are multiplied by this
 and rounded, so CP-SAT proves the communication tier at 1e-6 resolution per job."""
+
+CPU_TIER_SHARE = 0.25
+"""Share of the time left for the ``placed_cpu_jobs`` tier when it must search (not every
+CPU-only job placed by the best solution so far): a small tier, whose time comes out of the
+cost tiers after it."""
 
 MIN_EXACT_SECONDS = 0.05
 """Below this many seconds left, the exact model is not built (nor the LP bound solved)."""
@@ -334,6 +342,12 @@ def solve_tiers(
     elif stop is None or stop == StopReason.PROVEN:
         stop = StopReason.TIME_LIMIT
     solution = best_model.decode(final.best) if final.best is not None else None
+    if restricted and solution is not None and best_model.has_cpu_tier:
+        # A restricted model may give a waiting CPU-only job no variables (e.g. the
+        # configuration LP's candidates leave CPU-only jobs out): place those that fit.
+        filled = complete(instance, solution, cpu_only=True)
+        if len(filled.placements) > len(solution.placements):
+            ctx.report(filled, f"{backend.source} + CPU-only fill", None)
     stats["proven"] = dict(final.proven) if not restricted else proven
     stats["solution"] = solution
     stats["total_s"] = time.monotonic() - started
@@ -412,8 +426,12 @@ def _run_pass(
         # The opt-in tier, in the checker's order (check.FIT_SENSES); listed only here so that
         # the outputs of instances without it stay the same.
         tiers.insert(2, _Tier("topology_fit", "min", model.fit_active))
+    if model.has_cpu_tier:
+        # Only on instances with a CPU-only job (check.has_cpu_tier), right after tier 1.
+        tiers.insert(1, _Tier(CPU_TIER, "max", not model.cpu_tier.is_constant))
     objectives = {
         "placed_gpu_weighted": model.tier1,
+        CPU_TIER: model.cpu_tier,
         "comm_cost": model.comm,
         "fragmentation": model.frag,
         "topology_fit": model.fit,
@@ -463,6 +481,13 @@ def _run_pass(
                 if pos < len(active) - 1:
                     backend.add_row(coefs, sum(c * best[i] for i, c in coefs.items()), None)
                 continue
+        if tier.name == CPU_TIER and model.cpu_tier_met(best):
+            # Every CPU-only job placed at its largest size: the tier is optimal as it is.
+            result.proven[tier.name] = True
+            pass_stats["tiers"][tier.name] = {"status": "proved: every CPU-only job placed"}
+            if pos < len(active) - 1:
+                backend.add_row(coefs, sum(c * best[i] for i, c in coefs.items()), None)
+            continue
         left = time_left()
         # Keep time for the work after each remaining tier (decoding, normalising and
         # checking candidates): measured on the previous tier, estimated from size before.
@@ -472,8 +497,10 @@ def _run_pass(
         post = max(measured, 2e-6 * size_now * (1 + len(active) - pos))
         reserve = 0.05 + 0.03 * left + post * (len(active) - pos)
         # The primary tier first: 60% of the time left for tier 1, half of the rest for
-        # tier 2, everything after for the last tier.
+        # tier 2, everything after for the last tier (placed_cpu_jobs: a quarter).
         share = 1.0 if pos == len(active) - 1 else (0.6 if pos == 0 else 0.5)
+        if tier.name == CPU_TIER and pos < len(active) - 1:
+            share = CPU_TIER_SHARE
         budget = share * (left - reserve)
         if budget < 0.05:
             result.stop = StopReason.TIME_LIMIT
@@ -575,6 +602,8 @@ def _run_pass(
                 result.tier_bounds["comm_cost"] = max(0.0, run.bound - 1e-6)
             elif tier.name == "topology_fit":
                 result.tier_bounds["topology_fit"] = run.bound
+            elif tier.name == CPU_TIER:
+                result.tier_bounds[CPU_TIER] = float(_floor_bound(run.bound))
             else:
                 result.tier_bounds["fragmentation"] = run.bound / model.frag_divisor
         # Fix this tier for the next tiers at the best value found (exactly in integers; with

@@ -308,6 +308,7 @@ class HighsModel:
         user_solution: Callable[[], np.ndarray | None] | None = None,
         bounded: bool = False,
         on_bound: Callable[[float], None] | None = None,
+        _retried: bool = False,
     ) -> HighsRun:
         """Solve within ``time_limit_s`` (None: no limit) and map the outcome.
 
@@ -398,7 +399,49 @@ class HighsModel:
             if not self._unusable:
                 for hook, fn in subscribed:
                     hook.unsubscribe(fn)
-        return self._mapped(cancel, time.monotonic() - started)
+        run = self._mapped(cancel, time.monotonic() - started)
+        if self.is_mip and run.x is not None and not self._solution_matches(run):
+            # HiGHS 1.16 can return a MIP start's column values with the objective of the
+            # solution presolve found from it ("MIP start solution is feasible in the reduced
+            # space": presolve fixes columns the start does not set). Solve again without the
+            # start; never hand out values that are not the reported solution.
+            left = None if time_limit_s is None else time_limit_s - (time.monotonic() - started)
+            if not _retried and (left is None or left > 0):
+                h.clearSolver()
+                return self.run(
+                    left,
+                    cancel=cancel,
+                    stop=stop,
+                    on_improving=on_improving,
+                    user_solution=user_solution,
+                    bounded=bounded,
+                    on_bound=on_bound,
+                    _retried=True,
+                )
+            run = HighsRun(
+                RunStatus.FEASIBLE,
+                StopReason.ERROR,
+                self._objective_of(run.x),
+                run.bound,
+                x=run.x,
+                nodes=run.nodes,
+                wall_s=time.monotonic() - started,
+                message="HiGHS returned column values that are not its reported solution",
+            )
+        return run
+
+    def _objective_of(self, x: np.ndarray) -> float:
+        """The objective (with its offset) at the column values ``x``."""
+        h = self.highs
+        n = h.getNumCol()
+        cost = h.getCols(n, np.arange(n, dtype=np.int32))[2] if n else np.zeros(0)
+        return float(np.dot(np.asarray(cost, float)[:n], x) + h.getObjectiveOffset()[1])
+
+    def _solution_matches(self, run: HighsRun) -> bool:
+        """Whether ``run.x`` has the objective value the run reports."""
+        if run.objective is None or run.x is None:
+            return True
+        return math.isclose(self._objective_of(run.x), run.objective, rel_tol=1e-6, abs_tol=1e-6)
 
     def _mapped(self, cancel: CancellationToken | None, wall: float) -> HighsRun:
         """The finished run as a :class:`HighsRun` (the status map)."""
