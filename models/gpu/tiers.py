@@ -27,7 +27,7 @@ from placement.models.gpu.check import check
 from placement.models.gpu.config_lp import configuration_search
 from placement.models.gpu.eligibility import FreeCapacity, placement_var_count
 from placement.models.gpu.instance import MILLI, GpuInstance, GpuSolution
-from placement.models.gpu.lns import neighbourhood
+from placement.models.gpu.lns import graft, neighbourhood
 from placement.models.gpu.model import GpuModel
 from placement.solver.backends.base import BackendRun, RunStatus
 from placement.solver.cancel import CancellationToken, deadline_token
@@ -87,6 +87,10 @@ LNS_KICK_VARS = 2_500
 
 LNS_KICK_SECONDS = 0.8
 """Longest search on a kick's neighbourhood."""
+
+GRAFT_MIN_X = 0.5
+"""The search starts with the jobs the configuration LP places at least this much (its
+``x_j``) grafted into its start (:func:`_lns_start`)."""
 
 LNS_KICK_ROOM = 3.0
 """A kick needs this many times :data:`LNS_KICK_SECONDS` left of the search (time to recover
@@ -672,6 +676,14 @@ def _lns(
     current = ctx.incumbent()
     if current is None:
         return
+    grafted = _lns_start(instance, current, stats)
+    report = check(instance, grafted) if grafted is not None else None
+    if grafted is not None and report is not None and report.feasible:
+        # Searched from even when below the incumbent (as after a kick); ctx.report keeps
+        # it only when better.
+        ctx.report(grafted, "config-lp graft", valid)
+        current = grafted
+        lns_stats["graft"] = round(report.score()[0], 2)
     stalled = 0
     while not ctx.cancel.cancelled:
         kick = None
@@ -742,6 +754,30 @@ def _lns(
     lns_stats["seconds"] += time.monotonic() - started
 
 
+def _lns_start(
+    instance: GpuInstance, incumbent: GpuSolution, stats: dict[str, Any]
+) -> GpuSolution | None:
+    """Where the large-neighbourhood search starts: the integer master's placement (else
+    ``incumbent``) with the jobs that the configuration LP places at least
+    :data:`GRAFT_MIN_X` and that it leaves out grafted in as the LP rounding places them
+    (:func:`.lns.graft`). None when there is nothing to graft (the search then starts from
+    the incumbent).
+
+    The integer master's placement keeps the LP's packings, but drops gangs the LP places,
+    such as a rack gang of eight 4-GPU workers that no 400-variable neighbourhood can put
+    back; the rounding keeps them but climbs worse. Measured on the 1,024-GPU instances
+    (docs/benchmarks.md, issue 19): the graft first loses a little value (or much, on
+    seed 2), and the search then climbs above what it reached from the incumbent."""
+    placements = stats.get("lp_placements", {})
+    donor = placements.get("rounding")
+    if donor is None:
+        return None
+    start = placements.get("integer master", incumbent)
+    lp_x = stats.get("config_lp", {}).get("lp_x", {})
+    jobs = sorted(j for j, x in lp_x.items() if x >= GRAFT_MIN_X - 1e-6)
+    return graft(instance, start, donor, jobs)
+
+
 def _configuration_lp(
     instance: GpuInstance,
     cluster: FreeCapacity,
@@ -770,6 +806,8 @@ def _configuration_lp(
         ctx.update_bound(valid)
     for source, solution in search.solutions:
         ctx.report(solution, f"config-lp {source}", valid)
+    # Kept (checked or not) for the large-neighbourhood search's start (_lns_start).
+    stats["lp_placements"] = dict(search.solutions)
     stats["config_lp"] = {
         "bound": None if bound is None else bound / MILLI,
         "lp_value": None if found.lp_value is None else found.lp_value / MILLI,
@@ -778,6 +816,7 @@ def _configuration_lp(
         "classes": found.classes,
         "converged": found.converged,
         "wholly_placed": sorted(j for j, x in found.placed.items() if x >= 1 - 1e-6),
+        "lp_x": dict(found.placed),
         "message": found.message,
         "seconds": time.monotonic() - started,
     }
