@@ -92,6 +92,11 @@ GRAFT_MIN_X = 0.5
 """The search starts with the jobs the configuration LP places at least this much (its
 ``x_j``) grafted into its start (:func:`_lns_start`)."""
 
+GRAFT_PATIENCE = 0.5
+"""Share of the search's time after which a search from the graft that has not beaten the
+incumbent goes back to the incumbent (under load the integer master's placement, and so the
+graft, can be far below it)."""
+
 LNS_KICK_ROOM = 3.0
 """A kick needs this many times :data:`LNS_KICK_SECONDS` left of the search (time to recover
 from its loss): not at a 5-s limit, where the search gets about 1.8 s."""
@@ -657,6 +662,11 @@ def _lns(
     searches on small neighbourhoods (:data:`LNS_TARGET_VARS`) climbed fastest
     (docs/benchmarks.md, issue 19).
 
+    It starts from :func:`_lns_start` (the integer master's placement with the LP's gangs
+    grafted in), reported and searched from even when below the incumbent; when that search
+    has not beaten the incumbent after :data:`GRAFT_PATIENCE` of the time, it goes on from
+    the incumbent.
+
     After :data:`LNS_STALL` neighbourhoods without an improvement (and with time for it), a
     *kick*: one job the
     configuration LP places wholly but the best placement leaves out is forced in, in a
@@ -678,15 +688,22 @@ def _lns(
         return
     grafted = _lns_start(instance, current, stats)
     report = check(instance, grafted) if grafted is not None else None
+    # Until the search from the graft beats the incumbent; given up after
+    # GRAFT_PATIENCE of the search's time.
+    on_graft = False
     if grafted is not None and report is not None and report.feasible:
         # Searched from even when below the incumbent (as after a kick); ctx.report keeps
         # it only when better.
-        ctx.report(grafted, "config-lp graft", valid)
+        on_graft = not ctx.report(grafted, "config-lp graft", valid)
         current = grafted
         lns_stats["graft"] = round(report.score()[0], 2)
+    give_up = clock.now() + GRAFT_PATIENCE * seconds
     stalled = 0
     while not ctx.cancel.cancelled:
         kick = None
+        if on_graft and clock.now() >= give_up:
+            current, stalled, on_graft = ctx.incumbent(), 0, False
+            lns_stats["graft_abandoned"] = True
         if (
             stalled >= LNS_STALL
             and kick_jobs
@@ -747,6 +764,7 @@ def _lns(
         solution = model.decode(values)
         kept = ctx.report(solution, backend.source, valid)  # checked; a rejected one logged
         lns_stats["improved"] += int(kept)
+        on_graft = on_graft and not kept
         # Searched from even when not better than the incumbent (after a kick), once the
         # checker has accepted it (ctx.report keeps only improvements).
         if kept or check(instance, solution).feasible:
