@@ -105,6 +105,13 @@ GRAFT_PATIENCE = 0.5
 incumbent goes back to the incumbent (under load the integer master's placement, and so the
 graft, can be far below it)."""
 
+LNS_KEEP_MIN_WORKERS = 2
+"""A job with at least this many workers that the configuration LP places wholly stays
+placed in every neighbourhood once the search's placement places it (:func:`_lns`). Without
+that rule the search traded such gangs (seed 2 at 1,024 GPUs: the 5 x 4-GPU rack gang
+gang-0175) for small gains and could not put them back: 1995.3 at 5 s, with it 2003.3
+(docs/benchmarks.md, issue 19)."""
+
 LNS_KICK_ROOM = 3.0
 """A kick needs this many times :data:`LNS_KICK_SECONDS` left of the search (time to recover
 from its loss): not at a 5-s limit, where the search gets about 1.8 s."""
@@ -670,6 +677,9 @@ def _lns(
     searches on small neighbourhoods (:data:`LNS_TARGET_VARS`) climbed fastest
     (docs/benchmarks.md, issue 19).
 
+    A gang the configuration LP places wholly (:data:`LNS_KEEP_MIN_WORKERS`) stays placed
+    once placed: the neighbourhoods may move it but not drop it.
+
     It starts from :func:`_lns_start` (the integer master's placement with the LP's gangs
     grafted in) when that is at most :data:`GRAFT_MAX_LOSS` below the incumbent, reported
     and searched from even when below it; when that search has not beaten the incumbent
@@ -689,6 +699,7 @@ def _lns(
         "lns", {"neighbourhoods": 0, "improved": 0, "kicks": 0, "seconds": 0.0}
     )
     kick_jobs = list(stats.get("config_lp", {}).get("wholly_placed", []))
+    keep = [j for j in kick_jobs if instance.jobs[j].workers >= LNS_KEEP_MIN_WORKERS]
     started = time.monotonic()
     valid = None if lp_bound is None else lp_bound / MILLI
     current = ctx.incumbent()
@@ -750,6 +761,10 @@ def _lns(
         backend.load(model.lm)
         if kick is not None:
             backend.add_row({model.x[kick]: 1}, 1, None)
+        for j in keep:
+            # The LP's gangs stay placed once placed (they may move): x_j >= 1.
+            if j in model.x and current.placements.get(j):
+                backend.add_row({model.x[j]: 1}, 1, None)
         coefs = dict(model.tier1.terms)
         before = sum(c * hint[i] for i, c in coefs.items())
         clock.charge(budget)
