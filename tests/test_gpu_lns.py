@@ -20,7 +20,7 @@ from placement.models.gpu.generate import generate
 from placement.models.gpu.greedy import best_fit
 from placement.models.gpu.lns import graft, neighbourhood
 from placement.models.gpu.model import GpuModel
-from placement.models.gpu.tiers import GRAFT_MIN_X, _lns_start
+from placement.models.gpu.tiers import GRAFT_MIN_X, _Clock, _lns, _lns_start
 from placement.solver import CancellationToken, SolveOptions
 from placement.solver.testing import ExactContext
 
@@ -189,3 +189,46 @@ def test_the_search_starts_with_the_jobs_the_lp_places_grafted_in(seed: int) -> 
     assert all(start.placements.get(j) for j in wanted)
     # Without the LP's placements there is no start to graft from.
     assert _lns_start(instance, incumbent, {}) is None
+
+
+class _Recording(ExactContext):
+    """A test context that also keeps every reported solution."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.solutions: list[tuple[str, object]] = []
+
+    def report(self, solution, source, bound=None) -> bool:
+        self.solutions.append((source, solution))
+        return super().report(solution, source, bound)
+
+
+@pytest.mark.parametrize(("jobs", "occupancy", "seed"), [(48, 0.5, 5), (64, 0.4, 1)])
+def test_the_search_never_drops_a_gang_the_lp_places_wholly(
+    jobs: int, occupancy: float, seed: int
+) -> None:
+    # On these two the search without the rule drops gangs (6 and 4 times in 2 s).
+    instance = generate(128, jobs, seed, occupancy=occupancy)
+    incumbent = best_fit(instance)
+    gangs = [j for j, w in incumbent.placements.items() if w and instance.jobs[j].workers >= 2]
+    assert gangs
+    options = SolveOptions(backend="cpsat", time_limit_s=4.0, deterministic=True, seed=seed)
+    ctx = _Recording(instance, options, backend="cpsat")
+    ctx.report(incumbent, "greedy")
+    # As if the configuration LP placed every gang of the incumbent wholly.
+    stats = {"config_lp": {"wholly_placed": gangs}, "hint_fallbacks": 0}
+    _lns(
+        instance,
+        ctx,
+        _Clock(ctx),
+        lambda: _CpSatTiers(ctx),
+        FreeCapacity(instance),
+        None,
+        3.0,
+        stats,
+    )
+    found = [solution for source, solution in ctx.solutions if source == "cpsat"]
+    assert stats["lns"]["neighbourhoods"] > 0
+    assert not ctx.rejected
+    for solution in found:
+        assert all(solution.placements.get(j) for j in gangs)
