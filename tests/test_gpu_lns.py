@@ -13,12 +13,14 @@ import pytest
 
 from placement.models.gpu import check
 from placement.models.gpu.candidates import placement_weights
+from placement.models.gpu.config_lp import ConfigurationLP
 from placement.models.gpu.cpsat import CpSatEncoding, _CpSatTiers
 from placement.models.gpu.eligibility import FreeCapacity
 from placement.models.gpu.generate import generate
 from placement.models.gpu.greedy import best_fit
-from placement.models.gpu.lns import neighbourhood
+from placement.models.gpu.lns import graft, neighbourhood
 from placement.models.gpu.model import GpuModel
+from placement.models.gpu.tiers import GRAFT_MIN_X, _Clock, _lns, _lns_start
 from placement.solver import CancellationToken, SolveOptions
 from placement.solver.testing import ExactContext
 
@@ -125,3 +127,108 @@ def test_the_restricted_search_runs_neighbourhoods_and_reports_only_checked_solu
     assert ctx.best_report.score() >= check(instance, start).score()
     assert not outcome.proven_optimal
     assert outcome.bound is not None and outcome.bound >= ctx.best_report.objective - 1e-9
+
+
+def _lp_placements(instance):
+    """The configuration LP of ``instance`` solved to the end, its rounding and its x."""
+    clp = ConfigurationLP(instance, FreeCapacity(instance), best_fit(instance))
+    found = clp.bound(30.0)
+    assert found.converged
+    return clp.lp_rounding(), found.placed
+
+
+@pytest.mark.parametrize("seed", [2, 4, 8])
+def test_a_graft_places_the_donors_jobs_as_the_donor_does(seed: int) -> None:
+    instance = _crowded(seed)
+    incumbent = best_fit(instance)
+    donor, _ = _lp_placements(instance)
+    assert donor is not None and check(instance, donor).feasible
+    moved = [j for j, w in donor.placements.items() if w and not incumbent.placements.get(j)]
+    assert moved, "the rounding should place a job that best fit leaves out"
+    grafted = graft(instance, incumbent, donor, moved + [j for j in incumbent.placements])
+    assert grafted is not None
+    report = check(instance, grafted)
+    assert report.feasible, report.violations
+    nodes = {w.node for j in moved for w in donor.placements[j]}
+    for j in moved:
+        assert grafted.placements[j] == donor.placements[j]
+    # A job of the incumbent off those nodes stays where it is; one on them moved or left.
+    for j, placed in incumbent.placements.items():
+        if placed and not any(w.node in nodes for w in placed):
+            assert grafted.placements[j] == placed
+
+
+def test_no_graft_when_the_start_already_places_the_jobs() -> None:
+    instance = _crowded(1)
+    incumbent = best_fit(instance)
+    placed = [j for j, w in incumbent.placements.items() if w]
+    assert graft(instance, incumbent, incumbent, placed) is None
+    donor, _ = _lp_placements(instance)
+    assert graft(instance, incumbent, donor, []) is None
+
+
+@pytest.mark.parametrize("seed", [1, 2, 5])
+def test_the_search_starts_with_the_jobs_the_lp_places_grafted_in(seed: int) -> None:
+    instance = _crowded(seed)
+    incumbent = best_fit(instance)
+    rounding, lp_x = _lp_placements(instance)
+    stats = {"lp_placements": {"rounding": rounding}, "config_lp": {"lp_x": lp_x}}
+    start = _lns_start(instance, incumbent, stats)
+    wanted = [
+        j
+        for j, x in lp_x.items()
+        if x >= GRAFT_MIN_X - 1e-6
+        and rounding.placements.get(j)
+        and not incumbent.placements.get(j)
+    ]
+    # Seed 1: best fit places every such job already (nothing to graft); 2 and 5: not.
+    assert (start is None) == (not wanted) == (seed == 1)
+    if start is None:
+        return
+    assert check(instance, start).feasible
+    assert all(start.placements.get(j) for j in wanted)
+    # Without the LP's placements there is no start to graft from.
+    assert _lns_start(instance, incumbent, {}) is None
+
+
+class _Recording(ExactContext):
+    """A test context that also keeps every reported solution."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.solutions: list[tuple[str, object]] = []
+
+    def report(self, solution, source, bound=None) -> bool:
+        self.solutions.append((source, solution))
+        return super().report(solution, source, bound)
+
+
+@pytest.mark.parametrize(("jobs", "occupancy", "seed"), [(48, 0.5, 5), (64, 0.4, 1)])
+def test_the_search_never_drops_a_gang_the_lp_places_wholly(
+    jobs: int, occupancy: float, seed: int
+) -> None:
+    # On these two the search without the rule drops gangs (6 and 4 times in 2 s).
+    instance = generate(128, jobs, seed, occupancy=occupancy)
+    incumbent = best_fit(instance)
+    gangs = [j for j, w in incumbent.placements.items() if w and instance.jobs[j].workers >= 2]
+    assert gangs
+    options = SolveOptions(backend="cpsat", time_limit_s=4.0, deterministic=True, seed=seed)
+    ctx = _Recording(instance, options, backend="cpsat")
+    ctx.report(incumbent, "greedy")
+    # As if the configuration LP placed every gang of the incumbent wholly.
+    stats = {"config_lp": {"wholly_placed": gangs}, "hint_fallbacks": 0}
+    _lns(
+        instance,
+        ctx,
+        _Clock(ctx),
+        lambda: _CpSatTiers(ctx),
+        FreeCapacity(instance),
+        None,
+        3.0,
+        stats,
+    )
+    found = [solution for source, solution in ctx.solutions if source == "cpsat"]
+    assert stats["lns"]["neighbourhoods"] > 0
+    assert not ctx.rejected
+    for solution in found:
+        assert all(solution.placements.get(j) for j in gangs)

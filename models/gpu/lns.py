@@ -207,3 +207,26 @@ def _interleave(first: list[list[int]], second: list[list[int]]) -> list[tuple[l
     out.extend((n,) for n in first[k:])
     out.extend((n,) for n in second[k:])
     return out
+
+
+def graft(
+    instance: GpuInstance, incumbent: GpuSolution, donor: GpuSolution, jobs: list[int]
+) -> GpuSolution | None:
+    """``incumbent`` with the ``jobs`` it leaves out placed as ``donor`` places them: every
+    other job with a worker on their nodes is taken out, then best fit
+    (:func:`~.greedy.complete`) places what is unplaced. None when ``donor`` places none of
+    them. The caller checks the result."""
+    # On use: greedy.py is the heuristics' module.
+    from placement.models.gpu.greedy import complete
+
+    moved = [j for j in jobs if donor.placements.get(j) and not incumbent.placements.get(j)]
+    if not moved:
+        return None
+    nodes = {w.node for j in moved for w in donor.placements[j]}
+    kept = {
+        j: workers
+        for j, workers in incumbent.placements.items()
+        if workers and not any(w.node in nodes for w in workers)
+    }
+    kept.update({j: donor.placements[j] for j in moved})
+    return complete(instance, GpuSolution(kept))
