@@ -638,7 +638,18 @@ def test_queue_limits_bind_pending_work_without_running_jobs() -> None:
         result = solve(instance, SolveOptions(backend=backend, time_limit_s=10, threads=1))
         assert check(instance, result.solution).feasible
         assert result.objective == 2.0
+        # The third job would fit next to the others: its queue's limit is why it waits
+        # (it used to say "the solve stopped before placing it").
+        (reason,) = result.unplaced
+        assert reason["kind"] == "crowded_out"
+        assert "queue 'qa' would then use 3000 milli-GPU, above its limit 2000" in (
+            reason["message"]
+        ), reason["message"]
+        assert "stopped" not in reason["message"]
     assert solve(instance, SolveOptions(backend="cpsat", threads=1)).status == "optimal"
+    # Without the limit (a borrowing limit of 2 GPUs) all three run: nothing to explain.
+    document["queues"][0]["borrowing_limit_milli"] = 2000
+    assert not solve(_instance(document), SolveOptions(backend="cpsat", threads=1)).unplaced
 
 
 @pytest.mark.parametrize("backend", ["cpsat", "milp"])

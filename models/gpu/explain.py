@@ -9,7 +9,8 @@ Three kinds, decided by placing the job alone (no other new job) on three cluste
 * ``crowded_out`` -- it fits what the running work leaves free, but not next to the jobs the
   solution placed. ``blocking_jobs`` names placed jobs whose removal would let it fit, lower
   priority first. (A job that would still fit next to the placed jobs -- a solve stopped
-  before it was added -- is reported as ``crowded_out`` with no blocking jobs. A proven
+  before it was added -- is reported as ``crowded_out`` with no blocking jobs; when its queue's
+  quota forbids it, the message says so, with the queue's use and limit. A proven
   optimum never leaves such a job out: placing it raises ``placed_gpu_weighted``, or for a
   CPU-only job ``placed_cpu_jobs``, ranked before every cost. A re-optimization's waiting job
   blocked by running work the policy protects says so, and when the disruption budget also
@@ -28,7 +29,14 @@ import numpy as np
 
 from placement.models.gpu.check import running_decisions
 from placement.models.gpu.greedy import ClusterState, View, required_limit
-from placement.models.gpu.instance import MILLI, GpuInstance, GpuJob, GpuSolution, preemption_rule
+from placement.models.gpu.instance import (
+    MILLI,
+    GpuInstance,
+    GpuJob,
+    GpuSolution,
+    preemption_rule,
+    queue_usage_before,
+)
 
 KINDS = ("infeasible_alone", "no_room", "crowded_out")
 _SHOWN_BLOCKERS = 3
@@ -217,9 +225,12 @@ class _Explainer:
         else:
             kind = "crowded_out"
             if self.room(self.after, job) >= w:
+                over = self._over_quota(job)
                 message = (
-                    f"{job.name} would still fit next to the placed jobs: the solve stopped before "
-                    "placing it (the solution is not maximal)"
+                    f"{job.name} would still fit next to the placed jobs, but {over}"
+                    if over
+                    else f"{job.name} would still fit next to the placed jobs: the solve stopped "
+                    "before placing it (the solution is not maximal)"
                 )
             else:
                 blocking, where = self._blockers(job)
@@ -242,6 +253,30 @@ class _Explainer:
             "largest_free_node": largest_node,
             "blocking_jobs": blocking,
         }
+
+    def _over_quota(self, job: GpuJob) -> str:
+        """Why ``job``'s queue may not take it next to the solution ("" if it may): with its
+        smallest size the queue would use more than max(guarantee + borrowing limit, what its
+        running jobs hold now), the checker's quota rule (:func:`.check.running_decisions`)."""
+        queue = next((q for q in self.instance.queues if q.name == job.queue), None)
+        if queue is None or queue.limit_milli is None:
+            return ""
+        jobs = self.instance.jobs
+        used = sum(
+            jobs[i].milli_per_worker * len(ws)
+            for i, ws in self.solution.placements.items()
+            if 0 <= i < len(jobs) and jobs[i].queue == queue.name
+        )
+        smallest = job.min_workers if job.elastic and job.min_workers else job.workers
+        with_it = used + job.milli_per_worker * smallest
+        limit = max(queue.limit_milli, queue_usage_before(self.instance)[queue.name])
+        if with_it <= limit:
+            return ""
+        return (
+            f"queue {queue.name!r} would then use {with_it} milli-GPU, above its limit "
+            f"{limit} (guarantee {queue.guaranteed_milli} + borrowing limit "
+            f"{queue.borrowing_limit_milli})"
+        )
 
     def _scope_phrase(self, job: GpuJob) -> str:
         limit = required_limit(self.instance, job)
