@@ -48,6 +48,11 @@ CONFIG_BOUND_GAP_MILLI = 50.0
 (0.05 GPU: below the table's rounding)."""
 CONFIG_BOUND_STARTS = ("FGD+BF-tie", "FGD", "BestFit")
 """Policies whose replay of the arrived pods (in arrival order) give the first columns."""
+CONFIG_BOUND_MODES = {
+    "bound:config": ("config_bound", "configuration bound"),
+    "bound:never-refusing": ("forced_bound", "never-refusing bound"),
+}
+"""``--modes`` word -> (mode, policy) of the two configuration-LP bounds."""
 DEFRAG_BUDGETS = (0.0, 0.005, 0.01, 0.02, 0.05, None)
 """The budget curve: fractions of the arrived pods that may ever be migrated (None:
 unlimited)."""
@@ -291,9 +296,7 @@ def run_case(
             cycle_p99_ms=round(_pct(curve.cycle_seconds, 99) * 1e3, 1),
             # over the cycles CP-SAT answered (a cycle without a solution proves no gap)
             gap_max=(
-                round(float(np.nanmax(curve.gaps)), 4)
-                if np.isfinite(curve.gaps).any()
-                else ""
+                round(float(np.nanmax(curve.gaps)), 4) if np.isfinite(curve.gaps).any() else ""
             ),
             statuses=" ".join(f"{k}={v}" for k, v in sorted(curve.statuses.items())),
             invalid=curve.invalid,
@@ -669,9 +672,7 @@ def plot_modes(rows: list[dict], path: Path, command: str = "") -> None:
             for i, policy in enumerate(means):
                 mode = next(r["mode"] for r in mine if r["policy"] == policy)
                 style = {"online": "-", "batch": "-.", "bound": "--"}.get(mode, ":")
-                color = (
-                    "black" if mode in ("bound", "config_bound", "forced_bound") else f"C{i}"
-                )
+                color = "black" if mode in ("bound", "config_bound", "forced_bound") else f"C{i}"
                 width = 2.0 if policy == OURS or mode != "online" else 1.0
                 if mode in ("config_bound", "forced_bound"):  # one point: at 100 % arrived
                     marker = "*" if mode == "config_bound" else "v"
@@ -795,25 +796,15 @@ def _mode_cases(word: str, trace: str, pods_file: str | None, seeds) -> list[dic
             }
             for s in seeds
         ]
-    elif word == "bound:config":
+    elif word in CONFIG_BOUND_MODES:
+        mode, policy = CONFIG_BOUND_MODES[word]
         out += [
             {
                 **base,
-                "case": f"{trace} configuration bound seed {s}",
-                "policy": "configuration bound",
+                "case": f"{trace} {policy} seed {s}",
+                "policy": policy,
                 "seed": s,
-                "mode": "config_bound",
-            }
-            for s in seeds
-        ]
-    elif word == "bound:never-refusing":
-        out += [
-            {
-                **base,
-                "case": f"{trace} never-refusing bound seed {s}",
-                "policy": "never-refusing bound",
-                "seed": s,
-                "mode": "forced_bound",
+                "mode": mode,
             }
             for s in seeds
         ]
@@ -1209,9 +1200,7 @@ def _bound_table(rows: list[dict]) -> list[str]:
                 else f"not excluded ({200 - bound:.1f} GPUs of room)"
             )
         forced = (
-            "-"
-            if refusing
-            else f"{r.get('forced_pods', '')} ({r.get('forced_arrived_pct', '')} %)"
+            "-" if refusing else f"{r.get('forced_pods', '')} ({r.get('forced_arrived_pct', '')} %)"
         )
         lines.append(
             f"| {r['trace']} | {r['seed']} | {'configuration' if refusing else 'never refusing'}"
