@@ -9,7 +9,9 @@ from tests.optima import instance as case_instance
 
 
 def test_broken_solution_is_counted_invalid() -> None:
-    instance = case_instance("partition", "memory_forces_split")  # three 1 GB layers, devices of 2 GB each
+    instance = case_instance(
+        "partition", "memory_forces_split"
+    )  # three 1 GB layers, devices of 2 GB each
     broken = PartitionSolution(device_of=(1, 1, 1))  # 3 GB on one device
     report, invalid = recheck("partition", instance, broken)
     assert invalid == 1 and not report.feasible

@@ -27,9 +27,7 @@ from placement.models.entanglement.paths import (
 from placement.solver import SolveOptions, solve
 from tests import optima
 
-CASES = {
-    c.name: (c.instance(), tuple(c.optimum.values())) for c in optima.cases("entanglement")
-}
+CASES = {c.name: (c.instance(), tuple(c.optimum.values())) for c in optima.cases("entanglement")}
 """name -> (instance, optimum of each objective tier): the known-optimum data."""
 
 

@@ -24,6 +24,7 @@ from tests.optima import instance
 def chain():
     return instance("entanglement", "chain")
 
+
 SLOTS = 4000
 STANDARD_ERRORS = 4.0
 

@@ -642,8 +642,8 @@ def test_queue_limits_bind_pending_work_without_running_jobs() -> None:
         # (it used to say "the solve stopped before placing it").
         (reason,) = result.unplaced
         assert reason["kind"] == "crowded_out"
-        assert "queue 'qa' would then use 3000 milli-GPU, above its limit 2000" in (
-            reason["message"]
+        assert (
+            "queue 'qa' would then use 3000 milli-GPU, above its limit 2000" in (reason["message"])
         ), reason["message"]
         assert "stopped" not in reason["message"]
     assert solve(instance, SolveOptions(backend="cpsat", threads=1)).status == "optimal"

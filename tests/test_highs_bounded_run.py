@@ -33,10 +33,9 @@ def _pulp_problem() -> object:
     over = [pulp.LpVariable(f"o{i}", 0) for i in range(a.shape[0])]
     under = [pulp.LpVariable(f"u{i}", 0) for i in range(a.shape[0])]
     for i in range(a.shape[0]):
-        prob += (
-            pulp.lpSum(int(a[i, j]) * x[j] for j in range(a.shape[1])) + under[i] - over[i]
-            == int(d[i])
-        )
+        prob += pulp.lpSum(int(a[i, j]) * x[j] for j in range(a.shape[1])) + under[i] - over[
+            i
+        ] == int(d[i])
     prob += pulp.lpSum(over) + pulp.lpSum(under)
     return prob
 

@@ -79,4 +79,6 @@ def test_generated_proto_modules_are_current() -> None:
     from placement.solver.schema import protogen
 
     stale = protogen.stale(protogen.generate())
-    assert not stale, f"stale generated modules {stale}: run python -m placement.solver.schema.protogen"
+    assert not stale, (
+        f"stale generated modules {stale}: run python -m placement.solver.schema.protogen"
+    )

@@ -255,9 +255,7 @@ def test_slowest_link_model_never_reports_its_own_bound(seed: int) -> None:
     # Several link speeds: CP-SAT optimises over the slowest link, whose objective
     # over-estimates the real one; a bound CP-SAT proves on that model is no bound on the
     # instance. Small enough that CP-SAT proves its model, so a leaked bound would show.
-    inst = generate(
-        12, 4, seed=seed, dag=True, device_types=("A100", "T4"), devices_per_node=2
-    )
+    inst = generate(12, 4, seed=seed, dag=True, device_types=("A100", "T4"), devices_per_node=2)
     result = solve(inst, SolveOptions(time_limit_s=10, backend="cpsat", threads=2))
     assert "slowest link" in result.message
     assert result.bound is None or result.bound <= result.objective + 1e-9

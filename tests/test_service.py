@@ -498,7 +498,9 @@ def test_mutual_tls_and_token_auth(tmp_path: Path) -> None:
     try:
         assert "mutual TLS, token auth" in "\n".join(srv.lines)
         with Client(srv.target, token="s3cret-token", **tls) as c:
-            assert c.solve_response(TINY, time_limit_s=5).status == service_pb2.SOLUTION_STATUS_OPTIMAL
+            assert (
+                c.solve_response(TINY, time_limit_s=5).status == service_pb2.SOLUTION_STATUS_OPTIMAL
+            )
         for token in (None, "wrong-token"):
             with Client(srv.target, token=token, **tls) as c:
                 with pytest.raises(grpc.RpcError) as info:

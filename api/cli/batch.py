@@ -55,4 +55,3 @@ def cmd_batch(args: argparse.Namespace) -> int:
     if outcome.interrupted:
         return EXIT_INTERRUPTED
     return EXIT_FAILED if outcome.failed else EXIT_OK
-

@@ -40,4 +40,3 @@ class ExitWith(Exception):
 def err(line: str) -> None:
     """One line on stderr, prefixed like every message of the tool."""
     print(f"placement: {line}", file=sys.stderr, flush=True)
-

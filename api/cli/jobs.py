@@ -200,9 +200,7 @@ def job_dict(job: Any) -> dict[str, Any]:
             "message": r.message,
             "solution": _message_dict(r.solution) if r.HasField("solution") else None,
             "warm_start": (
-                messages.warm_start_of(r.warm_start).to_dict()
-                if r.HasField("warm_start")
-                else None
+                messages.warm_start_of(r.warm_start).to_dict() if r.HasField("warm_start") else None
             ),
         }
     return data

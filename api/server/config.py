@@ -177,7 +177,9 @@ class ServerConfig:
         if self.allowed_clients and not self.client_ca:
             problems.append(f"{name('allowed_clients')}: needs mutual TLS ({name('client_ca')})")
         if self.client_ca and not self.tls:
-            problems.append(f"{name('client_ca')}: mutual TLS needs {name('tls_cert')} and {name('tls_key')} too")
+            problems.append(
+                f"{name('client_ca')}: mutual TLS needs {name('tls_cert')} and {name('tls_key')} too"
+            )
         if self.job_lease_s < 1.0:
             problems.append(f"{name('job_lease_s')}: got {self.job_lease_s}, expected at least 1 s")
         if not 0 < self.default_time_limit_s <= self.max_time_limit_s:

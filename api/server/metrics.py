@@ -47,8 +47,13 @@ class Metrics:
         """Read the gauges from the pool and the job store at scrape time."""
         self.queue_depth.set_function(lambda: max(0, pool.in_flight - pool.running))
         self.in_flight.set_function(lambda: pool.in_flight)
-        for number, name in ((1, "queued"), (2, "running"), (3, "succeeded"), (4, "failed"),
-                             (5, "cancelled")):
+        for number, name in (
+            (1, "queued"),
+            (2, "running"),
+            (3, "succeeded"),
+            (4, "failed"),
+            (5, "cancelled"),
+        ):
             self.jobs.labels(name).set_function(lambda n=number: _count(store, n))
 
     def solved(self, family: str, status: str, seconds: float) -> None:

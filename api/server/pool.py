@@ -226,7 +226,9 @@ class SolvePool:
         is kept free before ``deadline`` when the worker sets the solver's time limit.
         """
         cap = self.workers + self.max_queue if limit is None else limit
-        ticket = Ticket(request_id, next(self._numbers), time_limit_s, deadline, on_event, _pool=self)
+        ticket = Ticket(
+            request_id, next(self._numbers), time_limit_s, deadline, on_event, _pool=self
+        )
         with self._lock:
             if self._closed.is_set() or len(self._tickets) >= cap:
                 return None
@@ -265,8 +267,9 @@ class SolvePool:
             response = future.result()
             if ticket.kill_reason is not None:
                 # Stopped cooperatively: the solver returned its best solution.
-                outcome = Outcome("cancelled", response=response, best=ticket.best,
-                                  error=ticket.kill_reason)
+                outcome = Outcome(
+                    "cancelled", response=response, best=ticket.best, error=ticket.kill_reason
+                )
             else:
                 outcome = Outcome("result", response=response)
         except CancelledError:
@@ -393,7 +396,6 @@ class SolvePool:
                         t.cancel("overrun", kill=True)
                 elif t.deadline is not None and wall > t.deadline + self.grace:
                     t.cancel("deadline", kill=True)
-
 
 
 def _stop_pool(pool: Any) -> None:

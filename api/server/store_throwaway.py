@@ -26,7 +26,9 @@ def find_binaries() -> Path | None:
     """The newest PostgreSQL ``bin`` folder with ``initdb`` and ``pg_ctl`` (None if absent)."""
     found = sorted(
         glob.glob("/usr/lib/postgresql/*/bin/initdb"),
-        key=lambda p: int(Path(p).parent.parent.name) if Path(p).parent.parent.name.isdigit() else 0,
+        key=lambda p: (
+            int(Path(p).parent.parent.name) if Path(p).parent.parent.name.isdigit() else 0
+        ),
     )
     for initdb in reversed(found):
         folder = Path(initdb).parent

@@ -129,4 +129,3 @@ def solve(
         if _events is not None:
             # Tells the server that every incumbent event of this solve has been sent.
             _events.put(("finished", request_id, None))
-

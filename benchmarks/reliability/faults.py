@@ -267,7 +267,9 @@ def scenario_diskfull(tmp: Path, limit: int = 1024 * 1024) -> dict[str, Any]:
                         break
             time.sleep(5)  # jobs run; their outcomes may not be writable
             during = Counter(STATE(c.get_job(i).state) for i in ids)
-            solve_during = service_pb2.SolutionStatus.Name(c.solve_response(TINY, time_limit_s=2).status)
+            solve_during = service_pb2.SolutionStatus.Name(
+                c.solve_response(TINY, time_limit_s=2).status
+            )
             healthy = c.health() == "SERVING"
     finally:
         srv.stop()
@@ -317,7 +319,9 @@ def scenario_corrupt(tmp: Path) -> dict[str, Any]:
                     codes["OK"] += 1
                 except grpc.RpcError as exc:
                     codes[f"{exc.code().name}: {exc.details()[:100]}"] += 1
-            solve_after = service_pb2.SolutionStatus.Name(c.solve_response(TINY, time_limit_s=2).status)
+            solve_after = service_pb2.SolutionStatus.Name(
+                c.solve_response(TINY, time_limit_s=2).status
+            )
             healthy = c.health() == "SERVING"
     finally:
         srv.kill()  # no clean shutdown: a checkpoint would write the WAL's good pages back

@@ -788,9 +788,7 @@ def _lone_moves(
     return moves
 
 
-def _gain(
-    state: TraceState, pods: PodSet, order, book: Book, moves, migrated
-) -> tuple[int, float]:
+def _gain(state: TraceState, pods: PodSet, order, book: Book, moves, migrated) -> tuple[int, float]:
     """The GPUs fully freed (net) and the consolidation objective's change if ``moves`` are
     applied to ``state``."""
     after = state.copy()
