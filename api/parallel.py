@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import signal
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, CancelledError, wait
 from dataclasses import dataclass
@@ -126,8 +127,8 @@ def _run_local(
     pool = ProcessPool(
         max_workers=max(1, min(jobs, len(arglist))),
         context=multiprocessing.get_context("spawn"),
-        initializer=initializer,
-        initargs=initargs,
+        initializer=_start_worker,
+        initargs=(initializer, initargs),
     )
     try:
         futures = {pool.schedule(fn, args=args): i for i, args in enumerate(arglist)}
@@ -148,6 +149,16 @@ def _run_local(
     finally:
         pool.stop()
         pool.join()
+
+
+def _start_worker(initializer: Callable[..., None] | None, initargs: tuple[Any, ...]) -> None:
+    """First thing in every local worker. pebble stops a worker with SIGTERM and installs a
+    Python handler for it, which cannot run while a solver is inside native code (pebble then
+    waits 3 s before SIGKILL, and a worker whose parent was killed kept solving): the default
+    action ends the process at once, as in the service's workers (api/server/worker.py)."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if initializer is not None:
+        initializer(*initargs)
 
 
 def _local_outcome(index: int, fut: Any) -> TaskOutcome:
