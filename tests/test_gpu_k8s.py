@@ -271,6 +271,12 @@ def test_every_pending_pod_is_bound_or_told_why(plan: dict[str, Any]) -> None:
             assert cond["message"].startswith("placement: ")
     assert "nvidia.com/mig-1g.10gb" in said["serving/mig-inference"]["status"]["conditions"][0][
         "message"]  # fmt: skip
+    # A CPU-only pod that fits is bound, not marked Unschedulable (the placed_cpu_jobs tier):
+    # the cluster has CPU to spare for its 2 cores.
+    assert "etl/nightly-report" in bound
+    (job,) = [j for j in plan["instance"]["gpu"]["jobs"] if j["name"] == "etl/nightly-report"]
+    assert not job.get("gpus") and not job.get("gpu_milli")  # imported as CPU-only
+    assert "placed_cpu_jobs" in plan["solve"]
 
 
 def test_ignored_fields_are_reported(plan: dict[str, Any]) -> None:
