@@ -53,6 +53,8 @@ from placement.models.gpu.instance import (
     GpuInstance,
     GpuSolution,
     preemption_rule,
+    queue_caps,
+    queue_usage,
     queue_usage_before,
 )
 from placement.solver.family import CheckReport
@@ -155,16 +157,14 @@ def running_decisions(
     # reclaim, no borrowing queue pushed below its guarantee.
     if instance.queues:
         before_q = queue_usage_before(instance)
-        after_q = {q.name: 0 for q in instance.queues}
-        for j, workers in placements.items():
-            if 0 <= j < len(jobs) and jobs[j].queue in after_q:
-                after_q[jobs[j].queue] += jobs[j].milli_per_worker * len(workers)
+        after_q = queue_usage(instance, placements)
+        caps = queue_caps(instance)
         for q in instance.queues:
-            limit = q.limit_milli
-            if limit is not None and after_q[q.name] > max(limit, before_q[q.name]):
+            cap = caps[q.name]
+            if cap is not None and after_q[q.name] > cap:
                 violations.append(
                     f"queue {q.name!r}: uses {after_q[q.name]} milli-GPU, above its limit "
-                    f"{max(limit, before_q[q.name])} (guarantee + borrowing limit)"
+                    f"{cap} (guarantee + borrowing limit)"
                 )
             reclaiming = instance.preemption_policy == "reclaim_within_quota"
             borrowing = before_q[q.name] > q.guaranteed_milli

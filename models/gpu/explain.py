@@ -35,7 +35,8 @@ from placement.models.gpu.instance import (
     GpuJob,
     GpuSolution,
     preemption_rule,
-    queue_usage_before,
+    queue_caps,
+    queue_usage,
 )
 
 KINDS = ("infeasible_alone", "no_room", "crowded_out")
@@ -259,17 +260,12 @@ class _Explainer:
         smallest size the queue would use more than max(guarantee + borrowing limit, what its
         running jobs hold now), the checker's quota rule (:func:`.check.running_decisions`)."""
         queue = next((q for q in self.instance.queues if q.name == job.queue), None)
-        if queue is None or queue.limit_milli is None:
+        limit = queue_caps(self.instance).get(job.queue)
+        if queue is None or limit is None:
             return ""
-        jobs = self.instance.jobs
-        used = sum(
-            jobs[i].milli_per_worker * len(ws)
-            for i, ws in self.solution.placements.items()
-            if 0 <= i < len(jobs) and jobs[i].queue == queue.name
-        )
+        used = queue_usage(self.instance, self.solution.placements)[queue.name]
         smallest = job.min_workers if job.elastic and job.min_workers else job.workers
         with_it = used + job.milli_per_worker * smallest
-        limit = max(queue.limit_milli, queue_usage_before(self.instance)[queue.name])
         if with_it <= limit:
             return ""
         return (

@@ -866,12 +866,29 @@ def _decision_line(name: str, action: str, room: list[str], rule: str) -> str:
 
 def queue_usage_before(instance: GpuInstance) -> dict[str, int]:
     """Milli-GPU each queue's running jobs hold now."""
+    return queue_usage(instance, {j: instance.jobs[j].current for j in instance.running_jobs})
+
+
+def queue_usage(
+    instance: GpuInstance, placements: dict[int, tuple[WorkerPlacement, ...]]
+) -> dict[str, int]:
+    """Milli-GPU each queue holds under ``placements`` (job index -> its workers)."""
     usage = {q.name: 0 for q in instance.queues}
-    for j in instance.running_jobs:
-        job = instance.jobs[j]
-        if job.queue:
-            usage[job.queue] += job.milli_per_worker * len(job.current)
+    for j, workers in placements.items():
+        if 0 <= j < len(instance.jobs) and instance.jobs[j].queue in usage:
+            usage[instance.jobs[j].queue] += instance.jobs[j].milli_per_worker * len(workers)
     return usage
+
+
+def queue_caps(instance: GpuInstance) -> dict[str, int | None]:
+    """The most milli-GPU each queue may hold after a decision: max(guarantee + borrowing
+    limit, what its running jobs hold now) -- a decision never has to shrink a queue that
+    already holds more; None: no limit."""
+    before = queue_usage_before(instance)
+    return {
+        q.name: None if q.limit_milli is None else max(q.limit_milli, before[q.name])
+        for q in instance.queues
+    }
 
 
 def preemption_rule(instance: GpuInstance, victim: int, preemptor: int) -> str:

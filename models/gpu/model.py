@@ -28,6 +28,7 @@ from placement.models.gpu.instance import (
     GpuSolution,
     WorkerPlacement,
     preemption_rule,
+    queue_caps,
     queue_usage_before,
 )
 from placement.solver.linear import LinearModel, Objective, Values
@@ -999,11 +1000,11 @@ class GpuModel:
                         use[job.queue].append((self.s[j], job.milli_per_worker))
                     else:
                         use[job.queue].append((x, job.demand_milli))
+            caps = queue_caps(inst)
             for q in inst.queues:
                 terms = [(v, c) for v, c in use[q.name] if c]
-                limit = q.limit_milli
-                if limit is not None and terms:
-                    lm.row(terms, None, max(limit, before[q.name]))
+                if caps[q.name] is not None and terms:
+                    lm.row(terms, None, caps[q.name])
                 reclaim = inst.preemption_policy == "reclaim_within_quota"
                 if reclaim and before[q.name] > q.guaranteed_milli:
                     lm.row(terms, q.guaranteed_milli, None)

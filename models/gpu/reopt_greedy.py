@@ -45,6 +45,7 @@ from placement.models.gpu.instance import (
     GpuSolution,
     WorkerPlacement,
     preemption_rule,
+    queue_caps,
     queue_usage_before,
 )
 from placement.solver.options import SolveOptions
@@ -65,10 +66,7 @@ class _Run:
         self.placer.state.apply(self.current)
         self.placements: dict[int, tuple[WorkerPlacement, ...]] = dict(self.current.placements)
         before = queue_usage_before(instance)
-        self.limit = {
-            q.name: None if q.limit_milli is None else max(q.limit_milli, before[q.name])
-            for q in instance.queues
-        }
+        self.limit = queue_caps(instance)
         self.use = dict(before)
         self.before = before
         self.marks: list[tuple[int, dict, dict]] = []
