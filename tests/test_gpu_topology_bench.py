@@ -11,11 +11,13 @@ import sys
 
 import pytest
 
-from placement.benchmarks.gpu.topology import common_cross_rack
+from placement.benchmarks.gpu.topology import common_cross_rack, cross_rack_at_mix
 from placement.models.gpu import check
 from placement.models.gpu.instance import GpuSolution, WorkerPlacement
 from placement.models.gpu.topology_sim import (
+    MIGRATION_RESTART_H,
     OURS,
+    OURS_MIGRATE,
     OURS_NO_AGING,
     POLICIES,
     aging_priority,
@@ -78,9 +80,52 @@ def test_a_gang_with_its_gpus_free_but_scattered_is_counted(policy: str) -> None
         hours=1.5,
     )
     stats = simulate(trace, policy, cycle_s=60.0, deadline_s=2.0)
+    assert stats.invalid == 0
+    if policy == OURS_MIGRATE:
+        # moving one 4-GPU pod beside the other empties a node: the pod starts at once
+        assert stats.placed_at[0] == 0.0 and stats.migrations == 1
+        assert stats.restart_gpu_h == pytest.approx(4 * MIGRATION_RESTART_H)
+        assert stats.fragmented_gangs == set()
+        return
     assert stats.placed_at[0] == pytest.approx(1.0)
     assert stats.fragmented_gangs == {0} and stats.fragmented >= 1
-    assert stats.invalid == 0
+    assert stats.migrations == 0
+
+
+def test_ours_migrate_moves_only_what_places_more_and_the_moved_pod_restarts() -> None:
+    # three nodes: a 7-GPU pod on node 0, a 2-GPU pod on node 1 (until 1 h), two 3-GPU pods
+    # on node 2; an 8-GPU pod arrives at 0. The one move that empties a node: node 1's pod to
+    # node 2's last 2 GPUs. Its run ends 5 min later; nothing else moves.
+    trace = TopologyTrace(
+        24,
+        topology_nodes(24),
+        ((0, 7, 3.0), (1, 2, 1.0), (2, 3, 3.0), (2, 3, 3.0)),
+        (TraceJob("pod", 0.0, 0.5, 1, 8, kind="infer"),),
+        2.0,
+    )
+    stats = simulate(trace, OURS_MIGRATE, cycle_s=60.0, deadline_s=2.0)
+    assert stats.placed_at[0] == 0.0 and stats.invalid == 0
+    assert stats.migrations == 1 and stats.migrate_applied == 1
+    at = {round(t, 4): a for t, a in zip(stats.times_h, stats.allocated, strict=True)}
+    # the 8-GPU pod runs until 0.5 h; the moved pod until 1 h + 5 min, not 1 h
+    assert at[0.0] == 23 and at[0.5] == 15 and at[1.0] == 15
+    assert at[round(1.0 + MIGRATION_RESTART_H, 4)] == 13
+    s = summarise(trace, stats)
+    assert s["waiting_gpu_h"] == 0.0
+    assert s["waiting_and_restart_gpu_h"] == pytest.approx(2 * MIGRATION_RESTART_H)
+    # without moves the pod waits for node 1's pod to end
+    assert simulate(trace, OURS, cycle_s=60.0, deadline_s=2.0).placed_at[0] == pytest.approx(1.0)
+
+
+def test_ours_migrate_does_not_move_when_nothing_more_fits() -> None:
+    # the 2 x 8 gang needs both nodes empty; no move empties both: nothing moves
+    trace = tiny(
+        initial=((0, 4, 1.0), (1, 4, 1.0)),
+        jobs=(TraceJob("g", 0.0, 0.5, 2, 8, "rack", True),),
+        hours=0.5,
+    )
+    stats = simulate(trace, OURS_MIGRATE, cycle_s=60.0, deadline_s=2.0)
+    assert stats.migrations == 0 and 0 not in stats.placed_at and stats.invalid == 0
 
 
 def test_the_checker_rejects_a_half_placed_gang_on_a_cycle_instance() -> None:
@@ -185,3 +230,26 @@ def test_ours_ages_the_queue_and_the_ablation_does_not() -> None:
     assert aged.placed_at == {0: pytest.approx(0.5)} and aged.invalid == 0
     plain = simulate(trace, OURS_NO_AGING, cycle_s=60.0, deadline_s=2.0)
     assert plain.placed_at == {1: pytest.approx(0.5)} and plain.invalid == 0
+
+
+def test_cross_rack_at_the_peer_mix_of_gang_sizes() -> None:
+    # two gangs of different sizes from a real trace; a places both (less traffic for each),
+    # ref places only the small one: a's mean per placed gang is higher, at ref's mix lower
+    trace = topology_trace(1024, 2.0, 0)
+    by_size: dict[int, int] = {}
+    for k, job in enumerate(trace.jobs):
+        if job.workers > 1:
+            by_size.setdefault(job.demand, k)
+    small, large = min(by_size), max(by_size)
+    assert small < large
+
+    def rows(gbs: dict[int, float]) -> list[dict]:
+        cross = {str(by_size[d]): gb for d, gb in gbs.items()}
+        return [{"gpus": 1024, "hours": 2.0, "seed": 0, "cross_rack": json.dumps(cross)}]
+
+    a, ref = rows({small: 10.0, large: 500.0}), rows({small: 20.0})
+    assert cross_rack_at_mix(a, ref) == (10.0, 20.0)
+    mine, theirs = cross_rack_at_mix(ref, a)  # ref placed no large gang: that size is left out
+    assert (mine, theirs) == (20.0, 10.0)
+    x, y = cross_rack_at_mix(a, [{"gpus": 1024, "hours": 2.0, "seed": 0}])
+    assert math.isnan(x) and math.isnan(y)

@@ -81,8 +81,10 @@ SUITES = (
                 "name_list",
                 (),
                 help="policies (default: all: kueue-mixed, kueue-best-fit, "
-                "kueue-least-free-capacity, kai, volcano, ours; on request also ours-no-aging, "
-                "ours without its aging priority); the user cases run only without this",
+                "kueue-least-free-capacity, kai, volcano, ours, ours-migrate (ours moving up to "
+                "4 running pods per cycle where that places more); on request also "
+                "ours-no-aging, ours without its aging priority); the user cases run only "
+                "without this",
             ),
         ),
     ),

@@ -16,7 +16,11 @@ moment (the nodes with what is running, the pending gangs as jobs):
   job weighted by its aging priority (1 + minutes waited, :func:`aging_priority`), then the
   least communication cost, then (the opt-in ``topology_fit`` tier, on for ours) the fewest
   racks per gang and best fit per rack and block, which keeps emptier racks whole for the
-  large gangs that come later, then the least fragmentation.
+  large gangs that come later, then the least fragmentation;
+* ``ours-migrate`` decides as ours, then, when work still waits, may move up to
+  :data:`MIGRATION_MAX_WORKERS` running single-node pods where that places more
+  (:func:`migrate`: one re-optimization solve, its moves checked); a moved pod restarts, its
+  run ending :data:`MIGRATION_RESTART_H` later. The peers never move running work.
 
 Every decision goes through the family's checker (:func:`~.check.check`) before it is
 applied; a rejected decision is counted and not applied. Gangs are all or nothing; a gang not
@@ -35,7 +39,16 @@ from typing import Any
 import numpy as np
 
 from placement.models.gpu.check import check, span_level
-from placement.models.gpu.instance import MAX_PRIORITY, MILLI, GpuInstance, GpuSolution
+from placement.models.gpu.instance import (
+    MAX_PRIORITY,
+    MILLI,
+    DisruptionBudget,
+    GpuInstance,
+    GpuJob,
+    GpuSolution,
+    WorkerPlacement,
+    solution_to_message,
+)
 from placement.models.gpu.kai_topology import kai_one_at_a_time
 from placement.models.gpu.kueue_tas import kueue_one_at_a_time
 from placement.models.gpu.topology_trace import TopologyTrace, TraceJob
@@ -44,9 +57,10 @@ from placement.solver.options import SolveOptions, deterministic_wall_limit
 from placement.solver.portfolio import solve
 
 OURS = "ours"
+OURS_MIGRATE = "ours-migrate"
 OURS_NO_AGING = "ours-no-aging"
 PEERS = ("kueue-mixed", "kueue-best-fit", "kueue-least-free-capacity", "kai", "volcano")
-POLICIES = (*PEERS, OURS)
+POLICIES = (*PEERS, OURS, OURS_MIGRATE)
 """The policies the benchmark runs by default."""
 ABLATIONS = (OURS_NO_AGING,)
 """Variants of ours run only on request (``--param policies=...``): ours without the aging
@@ -77,11 +91,20 @@ class CycleStats:
     proven: int = 0
     """Cycles where ours proved its decision optimal (the status ``optimal``)."""
     wall_clock: int = 0
-    """Cycles where the wall clock may have cut ours' deterministic solve
-    (:attr:`Decision.wall_clock`); 0 means the run is reproducible whatever the load."""
+    """Solves of ours where the wall clock may have cut the deterministic search
+    (:attr:`Decision.wall_clock`; the cycle's decision, and for ``ours-migrate`` also its
+    migration step's two solves); 0 means the run is reproducible whatever the load."""
     restricted: int = 0
     """Cycles where ours solved restricted models (:attr:`Decision.restricted`)."""
     decide_s: list[float] = field(default_factory=list)
+    migrations: int = 0
+    """Running pods moved (``ours-migrate``; each restarts: :data:`MIGRATION_RESTART_H`)."""
+    restart_gpu_h: float = 0.0
+    """GPU-hours the moved pods lost to their restarts."""
+    migrate_cycles: int = 0
+    """Cycles where ``ours-migrate`` solved the migration step (:func:`migrate`)."""
+    migrate_applied: int = 0
+    """Of those, cycles whose moves placed more waiting work (and were applied)."""
 
 
 def cross_rack_gb(trace_job: TraceJob, racks: list[str]) -> float:
@@ -110,7 +133,9 @@ class Decision:
     """Ours solved restricted models (candidate nodes) instead of the full one."""
 
 
-def decide(policy: str, instance: GpuInstance, deadline_s: float) -> Decision:
+def decide(
+    policy: str, instance: GpuInstance, deadline_s: float, start: GpuSolution | None = None
+) -> Decision:
     """One cycle's decision of ``policy`` on ``instance`` (for ours, the instance with the
     aging priorities: :func:`ours_instance`).
 
@@ -118,7 +143,8 @@ def decide(policy: str, instance: GpuInstance, deadline_s: float) -> Decision:
     search stopped by CP-SAT's deterministic time (``deadline_s`` deterministic seconds for
     the whole solve), so the same cycle gives the same decision whatever the machine's load.
     The wall clock only guards against a runaway search (:func:`deterministic_wall_limit`);
-    :attr:`Decision.wall_clock` says when it may have mattered.
+    :attr:`Decision.wall_clock` says when it may have mattered. ``start``: a solution of
+    ``instance`` to start ours' search from (a warm start: it does not limit the answer).
     """
     if policy.startswith("kueue-"):
         return Decision(kueue_one_at_a_time(instance, policy.removeprefix("kueue-")))
@@ -126,21 +152,30 @@ def decide(policy: str, instance: GpuInstance, deadline_s: float) -> Decision:
         return Decision(kai_one_at_a_time(instance))
     if policy == "volcano":
         return Decision(volcano_one_at_a_time(instance))
-    if policy in (OURS, OURS_NO_AGING):
+    if policy in (OURS, OURS_MIGRATE, OURS_NO_AGING):
         instance.topology_fit = True  # the opt-in fourth tier (docs/formulations/gpu.md)
-        options = SolveOptions(time_limit_s=deadline_s, deterministic=True, seed=0)
-        t0 = time.perf_counter()
-        result = solve(instance, options)
-        wall = time.perf_counter() - t0
-        sol = result.solution if result.solution is not None else GpuSolution({})
-        greedy_s = result.phase_times_s.get("greedy", 0.0)
-        return Decision(
-            sol,
-            result.status.value == "optimal",
-            wall_clock=greedy_s >= deadline_s or wall >= deterministic_wall_limit(0.0),
-            restricted="restricted to candidate nodes" in result.message,
-        )
+        return _solve_deterministic(instance, deadline_s, start)
     raise ValueError(f"policy {policy!r} not in {KNOWN_POLICIES}")
+
+
+def _solve_deterministic(
+    instance: GpuInstance, budget_s: float, start: GpuSolution | None = None
+) -> Decision:
+    """Ours' solve of ``instance`` within ``budget_s`` deterministic seconds (see
+    :func:`decide`), from ``start`` if given."""
+    options = SolveOptions(time_limit_s=budget_s, deterministic=True, seed=0)
+    t0 = time.perf_counter()
+    hint = None if start is None else solution_to_message(instance, start)
+    result = solve(instance, options, start=hint)
+    wall = time.perf_counter() - t0
+    sol = result.solution if result.solution is not None else GpuSolution({})
+    greedy_s = result.phase_times_s.get("greedy", 0.0)
+    return Decision(
+        sol,
+        result.status.value == "optimal",
+        wall_clock=greedy_s >= budget_s or wall >= deterministic_wall_limit(0.0),
+        restricted="restricted to candidate nodes" in result.message,
+    )
 
 
 AGING_UNIT_H = 1 / 60
@@ -163,6 +198,185 @@ def ours_instance(
     return trace.instance(jobs, [tuple(u) for u in used])
 
 
+Spots = list[tuple[int, tuple[int, ...]]]
+"""(node, GPU indices) per worker."""
+
+
+@dataclass
+class _Running:
+    spots: Spots
+    end_h: float
+    gpus: int
+    """GPUs per worker."""
+    movable: bool
+    """A single-node pod: ``ours-migrate`` may move it (:func:`migrate`)."""
+    version: int = 0
+
+
+class _Cluster:
+    """What runs where: the GPUs in use per node, the running pods and gangs, their ends."""
+
+    def __init__(self, trace: TopologyTrace) -> None:
+        per_node = trace.nodes[0].gpu_count
+        self.used = [[0] * per_node for _ in trace.nodes]
+        self.running: dict[str, _Running] = {}
+        self._ends: list[tuple[float, str, int]] = []
+        for seq, (n, g, end) in enumerate(trace.initial):
+            gpus = tuple(i for i in range(per_node) if not self.used[n][i])[:g]
+            self.start(f"initial-{seq}", [(n, gpus)], end, g, movable=True)
+
+    def start(self, key: str, spots: Spots, end_h: float, gpus: int, movable: bool) -> None:
+        self.running[key] = _Running(list(spots), end_h, gpus, movable)
+        self._hold(spots, MILLI)
+        heapq.heappush(self._ends, (end_h, key, 0))
+
+    def move(self, key: str, spots: Spots, delay_h: float) -> None:
+        """Restart ``key`` on ``spots``; its run ends ``delay_h`` later than planned."""
+        pod = self.running[key]
+        self._hold(pod.spots, 0)
+        self._hold(spots, MILLI)
+        pod.spots, pod.end_h, pod.version = list(spots), pod.end_h + delay_h, pod.version + 1
+        heapq.heappush(self._ends, (pod.end_h, key, pod.version))
+
+    def depart(self, t: float) -> bool:
+        """Free the GPUs of every run ended by ``t``; whether any ended."""
+        ended = False
+        while self._ends and self._ends[0][0] <= t:
+            _, key, version = heapq.heappop(self._ends)
+            pod = self.running.get(key)
+            if pod is None or pod.version != version:
+                continue  # moved since: its later end is queued
+            self._hold(pod.spots, 0)
+            del self.running[key]
+            ended = True
+        return ended
+
+    def _hold(self, spots: Spots, milli: int) -> None:
+        for n, gpus in spots:
+            for i in gpus:
+                self.used[n][i] = milli
+
+    def free_gpus(self, n: int) -> int:
+        return sum(1 for u in self.used[n] if not u)
+
+
+MIGRATION_MAX_WORKERS = 4
+"""``ours-migrate``: at most this many pods moved per cycle (the disruption budget)."""
+MIGRATION_CANDIDATES = 32
+"""The running pods the migration step may move: the single-node pods on the nodes with the
+most free GPUs (moving one of them is what can empty a node), at most this many."""
+MIGRATION_RESTART_H = 5 / 60
+"""A moved pod restarts: its run ends this much later (its GPUs count as lost for it:
+:attr:`CycleStats.restart_gpu_h`). Five minutes: an inference pod reloading its model, or a
+training pod resuming from a recent checkpoint."""
+MIGRATION_BUDGET_SHARE = 1.0
+"""The migration step's deterministic budget, as a share of the cycle's (at half of it, the
+re-optimization's greedy phase alone could take the budget's wall-clock time on a loaded
+machine at 8,192 GPUs, and the solve then depends on the load)."""
+
+
+def migrate(
+    trace: TopologyTrace,
+    cluster: _Cluster,
+    pending: list[int],
+    t: float,
+    deadline_s: float,
+    stats: CycleStats,
+) -> GpuSolution | None:
+    """``ours-migrate``'s second step, after the cycle's decision left ``pending`` waiting:
+    may moving up to :data:`MIGRATION_MAX_WORKERS` running single-node pods place more of
+    the waiting work?
+
+    One re-optimization solve (docs/formulations/gpu.md section 13): the candidates
+    (:data:`MIGRATION_CANDIDATES`) as running jobs, neither preemptible nor elastic, with
+    their current placements; the waiting jobs with their aging priorities; the policy
+    ``never`` and the budget of moved workers. Its first tier is the placed priority-weighted
+    demand, its second the disruption, so it moves a pod only where that places more. The
+    decision is checked on the same instance with every priority 1 (the checker validates the
+    moves and the budget). When it places more, the moves are applied to ``cluster`` and the
+    waiting jobs are solved again as the cycle's decision is (with ``topology_fit``), from the
+    re-optimization's placements as the start; the placements returned are that solve's,
+    checked on the cluster after the moves. None when nothing moves."""
+    free = [cluster.free_gpus(n) for n in range(len(cluster.used))]
+    if not pending or sum(free) < min(trace.jobs[k].demand for k in pending):
+        return None
+    candidates = sorted(
+        (key for key, pod in cluster.running.items() if pod.movable and free[pod.spots[0][0]]),
+        key=lambda key: (-free[cluster.running[key].spots[0][0]], cluster.running[key].gpus, key),
+    )[:MIGRATION_CANDIDATES]
+    if not candidates:
+        return None
+    stats.migrate_cycles += 1
+    view = [list(row) for row in cluster.used]
+    for key in candidates:
+        n, gpus = cluster.running[key].spots[0]
+        for i in gpus:
+            view[n][i] = 0
+    movable = [
+        GpuJob(
+            name=key,
+            gpus=cluster.running[key].gpus,
+            current=(WorkerPlacement(*cluster.running[key].spots[0]),),
+            preemptible=False,
+        )
+        for key in candidates
+    ]
+
+    def instance(aging: bool) -> GpuInstance:
+        jobs = [
+            trace.jobs[k].as_job(aging_priority(t - trace.jobs[k].arrival_h) if aging else 1)
+            for k in pending
+        ]
+        out = trace.instance(movable + jobs, [tuple(row) for row in view])
+        out.disruption_budget = DisruptionBudget(max_migrated_workers=MIGRATION_MAX_WORKERS)
+        return out
+
+    result = _solve_deterministic(instance(True), MIGRATION_BUDGET_SHARE * deadline_s)
+    stats.wall_clock += result.wall_clock
+    m = len(candidates)
+    if not result.solution.placements:
+        return None  # no solution (the portfolio's fallback keeps every pod: never expected)
+    stats.decisions_checked += 1
+    if not check(instance(False), result.solution).feasible:
+        stats.invalid += 1
+        return None
+    placed = {j - m: w for j, w in result.solution.placements.items() if j >= m}
+    if not placed:
+        return None
+    moves = []
+    for j, key in enumerate(candidates):
+        new = [(w.node, tuple(sorted(w.gpus))) for w in result.solution.placements[j]]
+        if new != [(n, tuple(sorted(g))) for n, g in cluster.running[key].spots]:
+            moves.append((key, new))
+    if not moves:
+        return None  # placed without moving: the cycle's decision missed it; next cycle
+    for key, new in moves:
+        cluster.move(key, new, MIGRATION_RESTART_H)
+        stats.migrations += 1
+        stats.restart_gpu_h += MIGRATION_RESTART_H * cluster.running[key].gpus
+    stats.migrate_applied += 1
+    after = trace.instance([trace.jobs[k].as_job() for k in pending], cluster_view(cluster))
+    start = GpuSolution(placed)
+    decision = decide(OURS, ours_instance(trace, pending, cluster.used, t), deadline_s, start)
+    stats.wall_clock += decision.wall_clock
+    stats.decisions_checked += 1
+    report = check(after, decision.solution)
+    if not report.feasible:
+        stats.invalid += 1
+    better = report.feasible and _demand(trace, pending, decision.solution) >= _demand(
+        trace, pending, start
+    )
+    return decision.solution if better else start
+
+
+def _demand(trace: TopologyTrace, pending: list[int], solution: GpuSolution) -> int:
+    return sum(trace.jobs[pending[j]].demand for j in solution.placements)
+
+
+def cluster_view(cluster: _Cluster) -> list[tuple[int, ...]]:
+    return [tuple(row) for row in cluster.used]
+
+
 def simulate(
     trace: TopologyTrace,
     policy: str,
@@ -172,44 +386,44 @@ def simulate(
     """Run ``policy`` over ``trace`` (``trace.hours`` of simulated time); see the module."""
     if policy not in KNOWN_POLICIES:
         raise ValueError(f"policy {policy!r} not in {KNOWN_POLICIES}")
-    n_nodes = len(trace.nodes)
-    per_node = trace.nodes[0].gpu_count
-    used = [[0] * per_node for _ in range(n_nodes)]
-    departures: list[tuple[float, int, list[tuple[int, tuple[int, ...]]]]] = []
-    for seq, (n, g, end) in enumerate(trace.initial):
-        gpus = tuple(i for i in range(per_node) if not used[n][i])[:g]
-        for i in gpus:
-            used[n][i] = MILLI
-        heapq.heappush(departures, (end, -1 - seq, [(n, gpus)]))
+    cluster = _Cluster(trace)
     stats = CycleStats(policy)
     pending: list[int] = []
     next_arrival = 0
     step = cycle_s / 3600.0
     cycles = int(np.ceil(trace.hours / step))
     rack_of = [node.groups[0] for node in trace.nodes]
+
+    def place(instance: GpuInstance, solution: GpuSolution, t: float) -> set[int]:
+        placed = set()
+        for j, workers in solution.placements.items():
+            k = pending[j]
+            job = trace.jobs[k]
+            spots = [(w.node, tuple(w.gpus)) for w in workers]
+            cluster.start(f"job-{k}", spots, t + job.duration_h, job.gpus, job.workers == 1)
+            stats.placed_at[k] = t
+            stats.spans[k] = span_level(instance, "whole", spots)
+            stats.cross_rack_gb[k] = cross_rack_gb(job, [rack_of[n] for n, _ in spots])
+            placed.add(k)
+        return placed
+
     for c in range(cycles + 1):
         t = c * step
-        changed = c == 0
-        while departures and departures[0][0] <= t:
-            _, _, spots = heapq.heappop(departures)
-            for n, gpus in spots:
-                for i in gpus:
-                    used[n][i] = 0
-            changed = True
+        changed = cluster.depart(t) or c == 0
         while next_arrival < len(trace.jobs) and trace.jobs[next_arrival].arrival_h <= t:
             pending.append(next_arrival)
             next_arrival += 1
             changed = True
         if changed and pending:
             instance = trace.instance(
-                [trace.jobs[k].as_job() for k in pending], [tuple(u) for u in used]
+                [trace.jobs[k].as_job() for k in pending], cluster_view(cluster)
             )
             t0 = time.perf_counter()
-            if policy == OURS:
-                decision = decide(policy, ours_instance(trace, pending, used, t), deadline_s)
+            if policy in (OURS, OURS_MIGRATE):
+                ours = ours_instance(trace, pending, cluster.used, t)
+                decision = decide(policy, ours, deadline_s)
             else:
                 decision = decide(policy, instance, deadline_s)
-            stats.decide_s.append(time.perf_counter() - t0)
             stats.cycles += 1
             stats.proven += decision.proven
             stats.wall_clock += decision.wall_clock
@@ -221,27 +435,24 @@ def simulate(
             if not report.feasible:
                 stats.invalid += 1
                 solution = GpuSolution({})
-            placed = set()
-            for j, workers in solution.placements.items():
-                k = pending[j]
-                job = trace.jobs[k]
-                spots = [(w.node, tuple(w.gpus)) for w in workers]
-                for n, gpus in spots:
-                    for i in gpus:
-                        used[n][i] = MILLI
-                heapq.heappush(departures, (t + job.duration_h, k, spots))
-                stats.placed_at[k] = t
-                stats.spans[k] = span_level(instance, "whole", spots)
-                stats.cross_rack_gb[k] = cross_rack_gb(job, [rack_of[n] for n, _ in spots])
-                placed.add(k)
+            placed = place(instance, solution, t)
             pending = [k for k in pending if k not in placed]
-            free = sum(per_node - sum(1 for u in row if u) for row in used)
+            if policy == OURS_MIGRATE:
+                more = migrate(trace, cluster, pending, t, deadline_s, stats)
+                if more is not None:
+                    after = trace.instance(
+                        [trace.jobs[k].as_job() for k in pending], cluster_view(cluster)
+                    )
+                    placed = place(after, more, t)
+                    pending = [k for k in pending if k not in placed]
+            stats.decide_s.append(time.perf_counter() - t0)
+            free = sum(cluster.free_gpus(n) for n in range(len(cluster.used)))
             for k in pending:
                 if trace.jobs[k].demand <= free:
                     stats.fragmented += 1
                     stats.fragmented_gangs.add(k)
         stats.times_h.append(t)
-        stats.allocated.append(sum(1 for row in used for u in row if u))
+        stats.allocated.append(sum(1 for row in cluster.used for u in row if u))
     return stats
 
 
@@ -286,6 +497,11 @@ def summarise(trace: TopologyTrace, stats: CycleStats) -> dict[str, Any]:
         "proven_cycles": stats.proven,
         "wall_clock_cycles": stats.wall_clock,
         "restricted_cycles": stats.restricted,
+        "migrations": stats.migrations,
+        "restart_gpu_h": round(stats.restart_gpu_h, 3),
+        "waiting_and_restart_gpu_h": gpu_hours + stats.restart_gpu_h,
+        "migrate_cycles": stats.migrate_cycles,
+        "migrate_applied": stats.migrate_applied,
         "decide_mean_s": float(np.mean(stats.decide_s)) if stats.decide_s else 0.0,
         "decide_max_s": float(np.max(stats.decide_s)) if stats.decide_s else 0.0,
     }
