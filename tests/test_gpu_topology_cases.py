@@ -16,8 +16,9 @@ goes through the family's checker.
    free GPUs (16), rack B 8 + 6 + 0 (14); a 1-GPU pod arrives, then a 16-GPU gang that requires
    a rack. Every Kueue profile, KAI's and Volcano's bin-packing put the small pod on the fullest node
    that fits it (rack A's 1-free node) and the gang waits; ours puts it in rack B and places
-   the gang in A. (Had the small pod been running already, it would have to move: that is
-   re-optimisation with migrations, not a placement of pending work.)
+   the gang in A. Had the small pod been running already, it would have to move: only
+   ``ours-migrate`` (ours plus a re-optimization that may move running pods) places the gang
+   then (:func:`test_the_pod_already_running_in_the_way_moves_only_under_ours_migrate`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,12 @@ from placement.models.gpu import check
 from placement.models.gpu.instance import GpuInstance
 from placement.models.gpu.kai_topology import kai_one_at_a_time
 from placement.models.gpu.kueue_tas import PROFILES, kueue_one_at_a_time
-from placement.models.gpu.topology_user_cases import small_pod_then_gang, twenty_then_nineteen
+from placement.models.gpu.topology_sim import OURS_MIGRATE, POLICIES, simulate
+from placement.models.gpu.topology_user_cases import (
+    running_pod_then_gang,
+    small_pod_then_gang,
+    twenty_then_nineteen,
+)
 from placement.models.gpu.volcano_topology import volcano_one_at_a_time
 from placement.solver.options import SolveOptions
 from placement.solver.portfolio import solve
@@ -104,3 +110,18 @@ def test_peers_keep_required_levels_and_gangs_whole(peer: str) -> None:
 def test_unknown_profile() -> None:
     with pytest.raises(ValueError, match="profile"):
         kueue_one_at_a_time(twenty_then_nineteen(), "most-free")
+
+
+def test_the_pod_already_running_in_the_way_moves_only_under_ours_migrate() -> None:
+    # rack A 8 + 7 + 0 free with the 1-GPU pod on its last GPU, rack B 8 + 6 + 0: the
+    # 16-GPU rack-required gang fits only if a 1-GPU pod leaves rack A
+    trace = running_pod_then_gang()
+    rack = [node.groups[0] for node in trace.nodes]
+    for policy in POLICIES:
+        stats = simulate(trace, policy, cycle_s=60.0, deadline_s=5.0)
+        assert stats.invalid == 0 and stats.decisions_checked >= stats.cycles > 0
+        if policy == OURS_MIGRATE:
+            assert stats.placed_at == {0: 0.0} and stats.migrations == 1
+            assert {rack[n] for n in stats.nodes_of[0]} == {"rack-A"}
+        else:
+            assert stats.placed_at == {} and stats.migrations == 0, policy

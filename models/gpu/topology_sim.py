@@ -82,6 +82,8 @@ class CycleStats:
     """Trace job index -> span level of its placement (:func:`~.check.span_level`)."""
     cross_rack_gb: dict[int, float] = field(default_factory=dict)
     """Trace job index -> its traffic crossing racks (GB)."""
+    nodes_of: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    """Trace job index -> the nodes its workers were placed on."""
     fragmented: int = 0
     """Pending gangs, summed over cycles, whose GPUs were free in total but not placed."""
     fragmented_gangs: set[int] = field(default_factory=set)
@@ -404,6 +406,7 @@ def simulate(
             stats.placed_at[k] = t
             stats.spans[k] = span_level(instance, "whole", spots)
             stats.cross_rack_gb[k] = cross_rack_gb(job, [rack_of[n] for n, _ in spots])
+            stats.nodes_of[k] = tuple(n for n, _ in spots)
             placed.add(k)
         return placed
 

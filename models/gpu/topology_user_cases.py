@@ -10,6 +10,9 @@ asserts it).
    (:func:`small_pod_then_gang`): rack A has 8 + 7 + 1 free GPUs (16), rack B 8 + 6 + 0 (14);
    a 1-GPU pod arrives, then a 16-GPU gang that requires a rack. Bin-packing the pod onto the
    fullest node (rack A's 1-free node) leaves the gang waiting; the pod in rack B places both.
+   :func:`running_pod_then_gang` is the same cluster *after* that choice, the pod running on
+   rack A's last free GPU: the gang fits only if the pod moves, so only a policy that moves
+   running work places it (``ours-migrate``); it is a short trace, simulated cycle by cycle.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from placement.models.gpu.instance import GpuInstance, instance_from_dict
+from placement.models.gpu.instance import GpuInstance, GpuNode, instance_from_dict
+from placement.models.gpu.topology_trace import TopologyTrace, TraceJob
 
 
 def rack_cluster(racks: dict[str, list[int]], jobs: list[dict[str, Any]]) -> GpuInstance:
@@ -77,6 +81,33 @@ def small_pod_then_gang() -> GpuInstance:
         ],
     )  # fmt: skip
 
+
+def running_pod_then_gang() -> TopologyTrace:
+    """Case 2 after bin-packing: rack A 8 + 7 + 1 free with the 1-GPU pod running on the last
+    one (A: 8 + 7 + 0), rack B 8 + 6 + 0; the 16-GPU gang (rack required) arrives at 0. The
+    pods at time 0 run for 4 h; the trace lasts 5 min (six cycles of 60 s)."""
+    nodes = tuple(
+        GpuNode(
+            name=f"{rack}{k}",
+            gpu_type="H100",
+            gpu_count=8,
+            gpu_memory_mib=81_920,
+            nvlink_domain_size=8,
+            cpu_milli=64_000,
+            memory_mib=512_000,
+            groups=(f"rack-{rack}", "block-0"),
+        )
+        for rack in "AB"
+        for k in range(3)
+    )
+    # (node, GPUs, end): A1 holds 1, A2 7 + the small pod's 1; B1 2, B2 8
+    initial = ((1, 1, 4.0), (2, 7, 4.0), (2, 1, 4.0), (4, 2, 4.0), (5, 8, 4.0))
+    gang = TraceJob("gang-16", 0.0, 1.0, 16, 1, "rack", True)
+    return TopologyTrace(48, nodes, initial, (gang,), 5 / 60)
+
+
+RUNNING_POD_CASE = "16-GPU gang requiring a rack, a 1-GPU pod running in its way"
+"""The title of :func:`running_pod_then_gang` in the report."""
 
 USER_CASES: dict[str, Callable[[], GpuInstance]] = {
     "20 GPUs from racks with 19, 10, 10 free, then 19 required": twenty_then_nineteen,
