@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import statistics
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -232,10 +233,16 @@ def cross_rack_by_size(rows: list[dict[str, Any]]) -> dict[int, list[float]]:
     for r in rows:
         if not r.get("cross_rack"):
             continue
-        trace = topology_trace(int(r["gpus"]), float(r["hours"]), int(r["seed"]))
+        demand = _demands(int(r["gpus"]), float(r["hours"]), int(r["seed"]))
         for k, gb in json.loads(r["cross_rack"]).items():
-            out.setdefault(trace.jobs[int(k)].demand, []).append(float(gb))
+            out.setdefault(demand[int(k)], []).append(float(gb))
     return out
+
+
+@cache
+def _demands(gpus: int, hours: float, seed: int) -> tuple[int, ...]:
+    """The GPUs of each arrival of a trace (generated once per report, not per policy)."""
+    return tuple(job.demand for job in topology_trace(gpus, hours, seed).jobs)
 
 
 def cross_rack_at_mix(

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from placement.models.gpu.check import check, span_level
+from placement.models.gpu.check import check, running_decisions, span_level
 from placement.models.gpu.instance import (
     MAX_PRIORITY,
     MILLI,
@@ -261,6 +261,10 @@ class _Cluster:
     def free_gpus(self, n: int) -> int:
         return sum(1 for u in self.used[n] if not u)
 
+    def view(self) -> list[tuple[int, ...]]:
+        """The GPUs in use per node, as :meth:`TopologyTrace.instance` takes them."""
+        return [tuple(row) for row in self.used]
+
 
 MIGRATION_MAX_WORKERS = 4
 """``ours-migrate``: at most this many pods moved per cycle (the disruption budget)."""
@@ -335,29 +339,28 @@ def migrate(
 
     result = _solve_deterministic(instance(True), MIGRATION_BUDGET_SHARE * deadline_s)
     stats.wall_clock += result.wall_clock
-    m = len(candidates)
-    if not result.solution.placements:
+    solution, real = result.solution, instance(False)
+    if not solution.placements:
         return None  # no solution (the portfolio's fallback keeps every pod: never expected)
     stats.decisions_checked += 1
-    if not check(instance(False), result.solution).feasible:
+    if not check(real, solution).feasible:
         stats.invalid += 1
         return None
-    placed = {j - m: w for j, w in result.solution.placements.items() if j >= m}
-    if not placed:
-        return None
-    moves = []
-    for j, key in enumerate(candidates):
-        new = [(w.node, tuple(sorted(w.gpus))) for w in result.solution.placements[j]]
-        if new != [(n, tuple(sorted(g))) for n, g in cluster.running[key].spots]:
-            moves.append((key, new))
-    if not moves:
-        return None  # placed without moving: the cycle's decision missed it; next cycle
-    for key, new in moves:
-        cluster.move(key, new, MIGRATION_RESTART_H)
+    m = len(candidates)
+    placed = {j - m: w for j, w in solution.placements.items() if j >= m}
+    # the checker's own reading of which running jobs moved (kept, migrated, ...)
+    moved = [d.job for d in running_decisions(real, solution)[0] if d.action == "migrate"]
+    if not placed or not moved:
+        return None  # nothing more placed, or placed without moving (the next cycle will)
+    for j in moved:
+        key = candidates[j]
+        cluster.move(
+            key, [(w.node, tuple(w.gpus)) for w in solution.placements[j]], MIGRATION_RESTART_H
+        )
         stats.migrations += 1
         stats.restart_gpu_h += MIGRATION_RESTART_H * cluster.running[key].gpus
     stats.migrate_applied += 1
-    after = trace.instance([trace.jobs[k].as_job() for k in pending], cluster_view(cluster))
+    after = trace.instance([trace.jobs[k].as_job() for k in pending], cluster.view())
     start = GpuSolution(placed)
     decision = decide(OURS, ours_instance(trace, pending, cluster.used, t), deadline_s, start)
     stats.wall_clock += decision.wall_clock
@@ -373,10 +376,6 @@ def migrate(
 
 def _demand(trace: TopologyTrace, pending: list[int], solution: GpuSolution) -> int:
     return sum(trace.jobs[pending[j]].demand for j in solution.placements)
-
-
-def cluster_view(cluster: _Cluster) -> list[tuple[int, ...]]:
-    return [tuple(row) for row in cluster.used]
 
 
 def simulate(
@@ -418,9 +417,7 @@ def simulate(
             next_arrival += 1
             changed = True
         if changed and pending:
-            instance = trace.instance(
-                [trace.jobs[k].as_job() for k in pending], cluster_view(cluster)
-            )
+            instance = trace.instance([trace.jobs[k].as_job() for k in pending], cluster.view())
             t0 = time.perf_counter()
             if policy in (OURS, OURS_MIGRATE):
                 ours = ours_instance(trace, pending, cluster.used, t)
@@ -442,11 +439,8 @@ def simulate(
             pending = [k for k in pending if k not in placed]
             if policy == OURS_MIGRATE:
                 more = migrate(trace, cluster, pending, t, deadline_s, stats)
-                if more is not None:
-                    after = trace.instance(
-                        [trace.jobs[k].as_job() for k in pending], cluster_view(cluster)
-                    )
-                    placed = place(after, more, t)
+                if more is not None:  # checked by migrate on the cluster after its moves
+                    placed = place(instance, more, t)  # span levels: the same nodes
                     pending = [k for k in pending if k not in placed]
             stats.decide_s.append(time.perf_counter() - t0)
             free = sum(cluster.free_gpus(n) for n in range(len(cluster.used)))
