@@ -445,6 +445,8 @@ def test_generate_rejects_bad_sizes(tmp_path: Path) -> None:
         ["gpu", "--gpus", "16", "--jobs", "4", "--seed", "2", "--occupancy", "0.5"],
         ["dag", "--shape", "random", "--tasks", "6", "--machines", "2", "--ccr", "0.5"],
         ["dag", "--shape", "grid", "--tasks", "6", "--machines", "3", "--consistency", "semi"],
+        ["dag", "--shape", "grid", "--tasks", "6", "--machines", "3", "--heterogeneity", "lohi"]
+        + ["--unit", "1000"],
         ["partition", "--layers", "4", "--devices", "2", "--dag", "--memory-fill", "0.7"],
         ["entanglement", "--nodes", "12", "--pairs", "2", "--link-fidelity", "0.9,0.95"],
     ],

@@ -9,10 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from placement.api.files import read_instance
 from placement.models.dag import FAMILY, DagInstance, DagMachine, DagTask
+from placement.models.dag.braun import BraunClass, braun_matrix
 from placement.models.dag.generate import etl_dag, grid_instance, random_dag
 from placement.solver import SolveOptions, solve
 from placement.solver.errors import InputError
@@ -110,6 +112,48 @@ def test_generators_are_seeded() -> None:
     etl = etl_dag(4, 3, 6, seed=0)
     assert {m.type for m in etl.machines} == {"fast", "std", "big"} and len(etl.zones) == 2
     assert any(t.data_zone for t in etl.tasks)
+
+
+def test_grid_generator_draws_every_braun_class_and_scales_large_matrices() -> None:
+    """The grid shape follows the one Braun protocol (braun.braun_matrix): each of the 12
+    classes by consistency and heterogeneity; a matrix beyond the family's total time is
+    refused naming ``unit`` and the least that fits, and fits in thousands of ETC units."""
+    rng_matrix = braun_matrix(np.random.default_rng(7), 48, 6, BraunClass("c", "lo", "lo"))
+    lolo = grid_instance(48, 6, seed=7, consistency="consistent", heterogeneity="lolo")
+    assert np.array_equal(lolo.duration, rng_matrix)
+    assert lolo.duration.max() <= 100 * 10 and np.all(np.diff(lolo.duration, axis=1) >= 0)
+    assert lolo.name == "grid-48x6-consistent-lolo-s7"
+    semi = grid_instance(48, 6, seed=7, consistency="semi", heterogeneity="hilo").duration
+    assert np.all(np.diff(semi[:, ::2], axis=1) >= 0) and semi.max() > 1000
+    with pytest.raises(InputError) as refused:
+        grid_instance(1024, 32, seed=0)
+    assert refused.value.errors[0].path == "unit"
+    least = float(refused.value.errors[0].expected.split()[2])
+    assert 1.0 < least < 1000.0
+    scaled = grid_instance(1024, 32, seed=0, unit=1000.0)
+    again = braun_matrix(np.random.default_rng(0), 1024, 32, BraunClass("i", "hi", "hi"))
+    assert np.allclose(scaled.duration, again / 1000.0)
+    with pytest.raises(InputError, match="heterogeneity"):
+        grid_instance(8, 2, heterogeneity="hihihi")
+
+
+def test_the_bundled_grid_instance_is_what_its_recorded_command_makes(tmp_path: Path) -> None:
+    """Old generated files stay reproducible: the command in instances/dag/grid-64x8.json's
+    description, run today, writes the same bytes."""
+    bundled = Path(__file__).resolve().parents[1] / "instances" / "dag" / "grid-64x8.json"
+    command = json.loads(bundled.read_text(encoding="utf-8"))["description"].split()
+    assert command[:2] == ["placement", "generate"]
+    (tmp_path / "instances" / "dag").mkdir(parents=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "placement.api.cli", *command[1:]],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    written = tmp_path / "instances" / "dag" / "grid-64x8.json"
+    assert written.read_bytes() == bundled.read_bytes()
 
 
 def test_etl_generation_does_not_depend_on_the_string_hash_seed(tmp_path: Path) -> None:

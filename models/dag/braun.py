@@ -70,16 +70,13 @@ CLASSES = tuple(
 """The 12 classes in the published order (c, s, i; hihi, hilo, lohi, lolo)."""
 
 
-def braun_etc(tasks: int, machines: int, klass: BraunClass, seed: int = 0) -> np.ndarray:
-    """The (tasks, machines) ETC matrix of one class, in ETC units (one decimal).
-
-    The generator is ``numpy.random.default_rng((seed, tasks, machines, class index))``: the
-    same arguments always give the same matrix, and every class and size its own draws.
-    """
+def braun_matrix(
+    rng: np.random.Generator, tasks: int, machines: int, klass: BraunClass
+) -> np.ndarray:
+    """A (tasks, machines) ETC matrix of ``klass`` drawn from ``rng``, in ETC units (one
+    decimal): the protocol of the module docstring, the one place it is written."""
     if tasks < 1 or machines < 1:
         raise InputError.single("tasks/machines", f"{tasks}/{machines}", "at least 1 each")
-    index = CLASSES.index(klass)
-    rng = np.random.default_rng((int(seed), int(tasks), int(machines), index))
     base = rng.uniform(1.0, HETEROGENEITY["task"][klass.task], size=tasks)
     etc = base[:, None] * rng.uniform(
         1.0, HETEROGENEITY["machine"][klass.machine], size=(tasks, machines)
@@ -89,6 +86,16 @@ def braun_etc(tasks: int, machines: int, klass: BraunClass, seed: int = 0) -> np
     elif klass.consistency == "s":
         etc[:, ::2] = np.sort(etc[:, ::2], axis=1)
     return np.round(etc, 1)
+
+
+def braun_etc(tasks: int, machines: int, klass: BraunClass, seed: int = 0) -> np.ndarray:
+    """The (tasks, machines) ETC matrix of one class, in ETC units (one decimal).
+
+    The generator is ``numpy.random.default_rng((seed, tasks, machines, class index))``: the
+    same arguments always give the same matrix, and every class and size its own draws.
+    """
+    rng = np.random.default_rng((int(seed), int(tasks), int(machines), CLASSES.index(klass)))
+    return braun_matrix(rng, tasks, machines, klass)
 
 
 def braun_instance(

@@ -4,8 +4,8 @@
   heterogeneity beta, out-degree) on ``processors`` processors, each its own type;
 - :func:`etl_dag`: extract -> transform fan-out -> join fan-in -> load, with datasets living
   in zones, on three machine types in two zones;
-- :func:`grid_instance`: independent tasks with a Braun-style ETC matrix (consistent,
-  semi-consistent or inconsistent);
+- :func:`grid_instance`: independent tasks with an ETC matrix by the protocol of Braun et
+  al. (2001) (any of its 12 classes; the protocol itself is :mod:`.braun`'s);
 - :func:`machine_set`: a heterogeneous machine set (three types, two zones) for workflows
   that bring only their tasks, such as WfCommons instances.
 """
@@ -16,7 +16,9 @@ import math
 
 import numpy as np
 
+from placement.models.dag.braun import BraunClass, braun_matrix
 from placement.models.dag.instance import (
+    MAX_TOTAL_SECONDS,
     DagEdge,
     DagInstance,
     DagLink,
@@ -246,39 +248,60 @@ def etl_dag(
     return finish(instance)
 
 
+GRID_HETEROGENEITY = ("hihi", "hilo", "lohi", "lolo")
+"""Task then machine heterogeneity of a grid instance, as in the published class names."""
+
+_CONSISTENCY_LETTER = {"consistent": "c", "semi": "s", "inconsistent": "i"}
+
+
 def grid_instance(
     tasks: int,
     machines: int,
     seed: int = 0,
     consistency: str = "inconsistent",
-    task_heterogeneity: float = 3000.0,
-    machine_heterogeneity: float = 1000.0,
+    heterogeneity: str = "hihi",
+    unit: float = 1.0,
     command: str = "",
 ) -> DagInstance:
-    """Independent tasks with an ETC matrix generated as in Braun et al. (2001): a task
-    baseline uniform in [1, task_heterogeneity] times a per-machine factor uniform in
-    [1, machine_heterogeneity]; ``consistent`` sorts each row, ``semi`` sorts the even
-    columns, ``inconsistent`` leaves it. Values rounded to one decimal."""
-    rng = np.random.default_rng(seed)
-    base = rng.uniform(1, task_heterogeneity, size=tasks)
-    etc = base[:, None] * rng.uniform(1, machine_heterogeneity, size=(tasks, machines))
-    if consistency == "consistent":
-        etc.sort(axis=1)
-    elif consistency == "semi":
-        even = etc[:, ::2].copy()
-        even.sort(axis=1)
-        etc[:, ::2] = even
-    etc = np.round(etc, 1)
+    """Independent tasks with an ETC matrix by the protocol of Braun et al. (2001)
+    (:func:`~placement.models.dag.braun.braun_matrix`, drawn from ``default_rng(seed)``):
+    ``consistency`` consistent, semi or inconsistent, ``heterogeneity`` the task then
+    machine ranges (``hihi``: 3,000 and 1,000; ``lo``: 100 and 10). Times are the ETC values
+    over ``unit`` (ETC units per second).
+
+    A hi-hi matrix adds up to about 1.5e6 units per task, so above about 660 tasks it needs
+    a ``unit`` of 1,000 (as the ``grid-large`` suite's
+    :func:`~placement.models.dag.braun.braun_instance`) to stay within the family's
+    :data:`~placement.models.dag.instance.MAX_TOTAL_SECONDS`; a smaller one is refused
+    naming ``unit`` and the least that fits."""
+    if consistency not in _CONSISTENCY_LETTER:
+        raise InputError.single("consistency", consistency, "consistent, semi or inconsistent")
+    if heterogeneity not in GRID_HETEROGENEITY:
+        raise InputError.single("heterogeneity", heterogeneity, " or ".join(GRID_HETEROGENEITY))
+    if not (math.isfinite(unit) and unit > 0):
+        raise InputError.single("unit", unit, "a positive number of ETC units per second")
+    klass = BraunClass(_CONSISTENCY_LETTER[consistency], heterogeneity[:2], heterogeneity[2:])
+    etc = braun_matrix(np.random.default_rng(seed), tasks, machines, klass) / unit
+    total = float(etc.max(axis=1).sum())
+    if total > MAX_TOTAL_SECONDS:
+        least = total * unit / MAX_TOTAL_SECONDS
+        raise InputError.single(
+            "unit",
+            f"{unit:g}",
+            f"at least {least:.4g} for {tasks} x {machines} {heterogeneity} tasks, whose "
+            f"longest times add up to {total * unit:.3g} ETC units (at most "
+            f"{MAX_TOTAL_SECONDS:.0e} s in all); for example 1000".replace("e+0", "e"),
+        )
     types = [f"m{m}" for m in range(machines)]
+    rows = etc.tolist()
+    variant = "" if heterogeneity == "hihi" else f"-{heterogeneity}"
     instance = DagInstance(
         machines=[DagMachine(name=t, type=t) for t in types],
         tasks=[
-            DagTask(
-                name=f"t{t}", time_by_type_s={types[m]: float(etc[t, m]) for m in range(machines)}
-            )
+            DagTask(name=f"t{t}", time_by_type_s=dict(zip(types, rows[t], strict=True)))
             for t in range(tasks)
         ],
-        name=f"grid-{tasks}x{machines}-{consistency}-s{seed}",
+        name=f"grid-{tasks}x{machines}-{consistency}{variant}-s{seed}",
         description=command
         or GENERATORS[0].command(
             {
@@ -287,6 +310,8 @@ def grid_instance(
                 "machines": machines,
                 "seed": seed,
                 "consistency": consistency,
+                "heterogeneity": heterogeneity,
+                "unit": unit,
             }
         ),
     )
@@ -296,7 +321,7 @@ def grid_instance(
 _SHAPE_PARAMETERS = {
     "random": ("tasks", "machines", "seed", "ccr", "alpha", "beta", "out_degree"),
     "etl": ("sources", "fan_out", "machines", "seed"),
-    "grid": ("tasks", "machines", "seed", "consistency"),
+    "grid": ("tasks", "machines", "seed", "consistency", "heterogeneity", "unit"),
 }
 """The parameters each shape reads (its command names these only)."""
 
@@ -319,6 +344,8 @@ def _build(params: dict) -> DagInstance:
             params["machines"],
             params["seed"],
             params["consistency"],
+            params["heterogeneity"],
+            params["unit"],
             command=command,
         )
     return random_dag(
@@ -367,6 +394,21 @@ GENERATORS = (
                 choices=("consistent", "semi", "inconsistent"),
                 shown=True,
                 help="ETC consistency (grid)",
+            ),
+            Parameter(
+                "heterogeneity",
+                "str",
+                "hihi",
+                choices=GRID_HETEROGENEITY,
+                help="task then machine heterogeneity (grid; Braun et al. 2001): hi/lo task "
+                "ranges 3,000/100, then hi/lo machine ranges 1,000/10 (default: hihi)",
+            ),
+            Parameter(
+                "unit",
+                "positive_float",
+                1.0,
+                help="ETC units per second of the times (grid; default: 1); large hi-hi "
+                "matrices need 1000, as the grid-large suite",
             ),
         ),
         build=_build,
