@@ -364,6 +364,7 @@ def test_search_at_scale_checked_and_never_worse_than_min_min(
     # weights, restarts, subset steps). Every report passes the checker (the context asserts
     # it).
     monkeypatch.setattr(search_module, "FULL_MILP_MAX_CELLS", 1000)
+    monkeypatch.setattr(search_module, "BESIDE_MILP_MAX_CELLS", 1000)
     monkeypatch.setattr(search_module, "FULL_DESCENT_MAX_CELLS", 1000)
     monkeypatch.setattr(search_module, "PARAMETRIC_STARTS_MIN_CELLS", 1000)
     monkeypatch.setattr(search_module, "WEIGHTED_STARTS_MIN_CELLS", 1000)
@@ -376,6 +377,25 @@ def test_search_at_scale_checked_and_never_worse_than_min_min(
     assert outcome.bound is not None and outcome.bound <= ours + 1e-9
     assert ctx.reported and ctx.reported[0][0] == "grid-search"
     assert all(source == "grid-search" for source, _ in ctx.reported)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_highs_runs_beside_the_search_between_the_caps_only_with_a_thread_of_its_own(
+    threads: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Between FULL_MILP_MAX_CELLS and BESIDE_MILP_MAX_CELLS (2,048 x 64 in production,
+    # lowered here) HiGHS works beside the search when it has a second thread, for its
+    # bound; with one thread the search runs alone, as above both caps.
+    monkeypatch.setattr(search_module, "FULL_MILP_MAX_CELLS", 1000)
+    monkeypatch.setattr(search_module, "BESIDE_MILP_MAX_CELLS", 10_000)
+    instance = braun_instance(200, 20, "u_i_hihi", seed=3)
+    options = SolveOptions(time_limit_s=4, backend="auto", threads=threads)
+    ctx = _Context(instance, options, incumbent=min_min(instance))
+    outcome = solve_assignment(instance, ctx)
+    ours = check(instance, ctx.best).objective
+    assert outcome.bound is not None and outcome.bound <= ours + 1e-9
+    alone = "grid search only: no proof" in outcome.message
+    assert alone == (threads == 1), outcome.message
 
 
 def test_capped_keeps_the_short_pairs_and_a_machine_for_every_task() -> None:

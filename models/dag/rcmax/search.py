@@ -119,10 +119,18 @@ task against every machine per step: tens of milliseconds a step at 4,096 x 128,
 critical-machine descent takes one)."""
 
 FULL_MILP_MAX_CELLS = 65_536
-"""Tasks x machines up to which HiGHS runs on the whole assignment model beside the search.
-Above it (2,048 x 64 and up) HiGHS spends the budget in presolve and the root and finds
-nothing the search does not (measured at 4,096 x 128: 9.5 % above the LP after 30 s), so the
-search has both the time and the core."""
+"""Tasks x machines up to which HiGHS runs on the whole assignment model: beside the search
+with two threads or more, after it with one."""
+
+BESIDE_MILP_MAX_CELLS = 131_072
+"""Above :data:`FULL_MILP_MAX_CELLS` and up to this (2,048 x 64), HiGHS runs beside the
+search only when it has a thread of its own (two threads or more, not ``deterministic``):
+the search uses one core, and from the search's incumbent HiGHS's root cuts raise the bound
+(u_i_hihi 2,048 x 64, 55 s from the search's 60-s schedule, root node only: 781.83 -> 784.40,
+and a schedule of 790.79 against 791.06; u_s_hihi, u_s_lohi, u_i_lohi: +0.13 %, +0.17 %,
++0.24 % on the bound). Its schedules rarely beat the search's. Above it (4,096 x 128) the
+root alone overran a 55-s limit by 35 s (u_s_hihi) and raised the bound by 0.04 %, so the
+search runs alone there."""
 
 
 WEIGHTED_STARTS_MIN_CELLS = 16_384
@@ -413,10 +421,11 @@ def solve_assignment(
         step_time_limit_s=1e6 if deterministic else limit,
         step_max_nodes=DETERMINISTIC_STEP_NODES if deterministic else None,
     )
-    full_milp = full_milp and cells <= FULL_MILP_MAX_CELLS
-    together = (
-        full_milp and not deterministic and options.effective_threads >= 2 and not meets_bound()
+    beside = not deterministic and options.effective_threads >= 2
+    full_milp = full_milp and (
+        cells <= FULL_MILP_MAX_CELLS or (beside and cells <= BESIDE_MILP_MAX_CELLS)
     )
+    together = full_milp and beside and not meets_bound()
     milp_result: dict[str, Any] = {}
     phases: dict[str, float] = {}
 
