@@ -379,14 +379,18 @@ def test_search_at_scale_checked_and_never_worse_than_min_min(
     assert all(source == "grid-search" for source, _ in ctx.reported)
 
 
+@pytest.mark.parametrize("whole", [True, False])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_highs_runs_beside_the_search_between_the_caps_only_with_a_thread_of_its_own(
-    threads: int, monkeypatch: pytest.MonkeyPatch
+    threads: int, whole: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Between FULL_MILP_MAX_CELLS and BESIDE_MILP_MAX_CELLS (2,048 x 64 in production,
-    # lowered here) HiGHS works beside the search when it has a second thread, for its
-    # bound; with one thread the search runs alone, as above both caps.
+    # Between FULL_MILP_MAX_CELLS and BESIDE_MILP_MAX_CELLS (2,048 x 64 and 4,096 x 128 in
+    # production, lowered here) HiGHS works beside the search when it has a second thread,
+    # for its bound: on the whole model, or (above BESIDE_WHOLE_MAX_CELLS) on the needed
+    # pairs; with one thread the search runs alone, as above both caps. Every report is
+    # checked and the bound stays below the schedule.
     monkeypatch.setattr(search_module, "FULL_MILP_MAX_CELLS", 1000)
+    monkeypatch.setattr(search_module, "BESIDE_WHOLE_MAX_CELLS", 10_000 if whole else 1000)
     monkeypatch.setattr(search_module, "BESIDE_MILP_MAX_CELLS", 10_000)
     instance = braun_instance(200, 20, "u_i_hihi", seed=3)
     options = SolveOptions(time_limit_s=4, backend="auto", threads=threads)

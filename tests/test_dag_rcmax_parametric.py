@@ -20,7 +20,7 @@ from placement.models.dag.greedy import back_to_back, min_min
 from placement.models.dag.rcmax import lower_bound_from_lp, solve_assignment
 from placement.models.dag.rcmax.construct import cheapest, regret_greedy, weighted_starts
 from placement.models.dag.rcmax.lp import lagrangian_bound, lp_rounding, priced_lp
-from placement.models.dag.rcmax.parametric import ascend, g_value, parametric_bound
+from placement.models.dag.rcmax.parametric import ascend, g_value, needed_pairs, parametric_bound
 from placement.solver import SolutionStatus, SolveOptions, solve
 from tests.test_dag_rcmax import _Context, _restricted
 
@@ -145,3 +145,28 @@ def test_search_bound_never_above_the_brute_force_optimum(seed: int) -> None:
     assert outcome.bound is not None
     assert outcome.bound <= optimum + 1e-9
     assert check(instance, ctx.best).objective >= optimum - 1e-9
+
+
+def test_needed_pairs_keep_every_pair_of_every_better_schedule() -> None:
+    """Lagrangian reduced-cost fixing (parametric.needed_pairs): on random instances and
+    weights, every schedule of makespan below the ceiling uses only kept pairs (checked over
+    every assignment), and pairs are dropped on some of them, so the check is not vacuous."""
+    rng = np.random.default_rng(11)
+    dropped = 0
+    for case in range(40):
+        n, k = 6, 3
+        d = np.round(rng.uniform(1, 20, size=(n, k)) * rng.uniform(1, 5, size=(n, 1)), 1)
+        weight = rng.dirichlet(np.ones(k)) if case % 2 else ascend(d, max_steps=60)[0]
+        schedules = []
+        for a in itertools.product(range(k), repeat=n):
+            a = np.array(a)
+            span = float(np.bincount(a, weights=d[np.arange(n), a], minlength=k).max())
+            schedules.append((span, a))
+        spans = sorted(s for s, _ in schedules)
+        ceiling = spans[min(len(spans) - 1, 3 + case)]  # a few schedules are better
+        keep = needed_pairs(d, weight, ceiling)
+        for span, a in schedules:
+            if span < ceiling:
+                assert keep[np.arange(n), a].all(), (case, span, ceiling)
+        dropped += int((~keep).sum())
+    assert dropped > 0

@@ -43,17 +43,22 @@ def run_full_milp(
     exchange: Exchange,
     out: dict[str, Any],
     on_bound: Callable[[float], None] | None = None,
+    pairs: np.ndarray | None = None,
 ) -> None:
     """HiGHS on the whole assignment model, warm-started with ``start``: improving
     assignments go to ``exchange.from_milp``; ``exchange.to_milp`` is offered to HiGHS as a
     user solution; ``exchange.stop`` or ``cancel`` interrupt it. Writes ``bound`` (the MIP
     dual bound) and ``proven`` into ``out`` (``abandoned`` when HiGHS overran its limit).
-    ``on_bound`` gets HiGHS's MIP dual bound with each improving assignment."""
+    ``on_bound`` gets HiGHS's MIP dual bound with each improving assignment. ``pairs`` (a
+    tasks x machines mask holding ``start``'s pairs) restricts the model to them: its bound
+    is the instance's only when every better schedule lies within them
+    (:func:`~.parametric.needed_pairs`)."""
     if time_limit_s <= 0:
         return
     model, ti, mi = assignment_model(
         d,
         integer=True,
+        columns=pairs,
         threads=int(threads),
         random_seed=int(options.seed) % 2_147_483_647,
         mip_rel_gap=float(options.relative_gap),

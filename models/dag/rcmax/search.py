@@ -19,7 +19,7 @@ from placement.models.dag.rcmax.exchange import Exchange, run_full_milp
 from placement.models.dag.rcmax.lns import MachineLns
 from placement.models.dag.rcmax.loads import REL_EPS, Loads
 from placement.models.dag.rcmax.lp import lower_bound_from_lp, lp_assignment, priced_lp
-from placement.models.dag.rcmax.parametric import ascend, parametric_bound
+from placement.models.dag.rcmax.parametric import ascend, needed_pairs, parametric_bound
 from placement.solver.family import ExactContext, ExactOutcome
 from placement.solver.options import deterministic_wall_limit
 from placement.solver.result import StopReason
@@ -122,15 +122,27 @@ FULL_MILP_MAX_CELLS = 65_536
 """Tasks x machines up to which HiGHS runs on the whole assignment model: beside the search
 with two threads or more, after it with one."""
 
-BESIDE_MILP_MAX_CELLS = 131_072
-"""Above :data:`FULL_MILP_MAX_CELLS` and up to this (2,048 x 64), HiGHS runs beside the
-search only when it has a thread of its own (two threads or more, not ``deterministic``):
-the search uses one core, and from the search's incumbent HiGHS's root cuts raise the bound
-(u_i_hihi 2,048 x 64, 55 s from the search's 60-s schedule, root node only: 781.83 -> 784.40,
-and a schedule of 790.79 against 791.06; u_s_hihi, u_s_lohi, u_i_lohi: +0.13 %, +0.17 %,
-+0.24 % on the bound). Its schedules rarely beat the search's. Above it (4,096 x 128) the
-root alone overran a 55-s limit by 35 s (u_s_hihi) and raised the bound by 0.04 %, so the
-search runs alone there."""
+BESIDE_WHOLE_MAX_CELLS = 131_072
+"""Above :data:`FULL_MILP_MAX_CELLS` and up to this (2,048 x 64), HiGHS runs on the whole
+model beside the search (after the restarts) when it has a thread of its own (two threads or
+more, not ``deterministic``): the search uses one core, and from the search's incumbent
+HiGHS's root cuts raise the bound (u_i_hihi 2,048 x 64, 55 s from the search's 60-s
+schedule, root node only: 781.83 -> 784.40; u_s_hihi, u_s_lohi, u_i_lohi +0.13 %, +0.17 %,
++0.24 %). Its schedules rarely beat the search's."""
+
+BESIDE_MILP_MAX_CELLS = 524_288
+"""Above :data:`BESIDE_WHOLE_MAX_CELLS` and up to this (4,096 x 128), likewise, but on the
+pairs a better schedule may use (:func:`~.parametric.needed_pairs`, with the parametric
+weights and the best start's makespan) and from before the restarts: the whole model's root
+overran a 55-s limit by 35 s there (u_s_hihi, 994.27 against the parametric 993.86), on the
+needed pairs (330,812 of 524,288) it ended within 50 s at 994.63. (At 2,048 x 64 the needed
+pairs, from before the restarts, gave no better gaps in a full run: 0.32 % mean, 0.86 % max,
+against 0.30 % and 0.74 %.)"""
+
+BESIDE_FINISH_S = 1.5
+"""Seconds before the search that HiGHS on the needed pairs is told to stop: its root cut
+rounds at 4,096 x 128 check the clock about once a second (wall times of 60.1-61.2 s for a
+60-s solve without this margin)."""
 
 
 WEIGHTED_STARTS_MIN_CELLS = 16_384
@@ -410,20 +422,11 @@ def solve_assignment(
             descend(cand, 100_000, over)
     state = min(candidates, key=lambda c: c.makespan)
     report(state.a, "grid-search")
-    if lp is not None and cells > FULL_DESCENT_MAX_CELLS:
-        state = restarts(state, pweight, times)
 
-    limit = STEP_TIME_LIMIT_S
-    lns = MachineLns(
-        state,
-        options.seed,
-        size=LNS_MACHINES,
-        step_time_limit_s=1e6 if deterministic else limit,
-        step_max_nodes=DETERMINISTIC_STEP_NODES if deterministic else None,
-    )
     beside = not deterministic and options.effective_threads >= 2
     full_milp = full_milp and (
-        cells <= FULL_MILP_MAX_CELLS or (beside and cells <= BESIDE_MILP_MAX_CELLS)
+        cells <= FULL_MILP_MAX_CELLS
+        or (beside and lp is not None and cells <= BESIDE_MILP_MAX_CELLS)
     )
     together = full_milp and beside and not meets_bound()
     milp_result: dict[str, Any] = {}
@@ -435,23 +438,50 @@ def solve_assignment(
 
     exchange = Exchange()
     thread = None
-    if together:
-        thread = threading.Thread(
+
+    def start_highs(pairs: np.ndarray | None, margin_s: float) -> threading.Thread:
+        highs = threading.Thread(
             target=run_full_milp,
             args=(
                 d,
                 state.a.copy(),
                 options,
                 max(1, options.effective_threads - 1),
-                left(),
+                max(0.0, left() - margin_s),
                 ctx.cancel,
                 exchange,
                 milp_result,
                 milp_bound_seen,
+                pairs,
             ),
             daemon=True,
         )
-        thread.start()
+        highs.start()
+        return highs
+
+    if together and cells > BESIDE_WHOLE_MAX_CELLS:
+        # On the pairs a better schedule may use (the others fixed by the parametric
+        # weights' reduced costs: a valid bound all the same), from the best start, before
+        # the restarts: the root takes most of the minute at 4,096 x 128.
+        pairs = needed_pairs(d, pweight, state.makespan)
+        pairs[np.arange(n), state.a] = True
+        thread = start_highs(pairs, BESIDE_FINISH_S)
+    if lp is not None and cells > FULL_DESCENT_MAX_CELLS:
+        state = restarts(state, pweight, times)
+        if thread is not None:
+            with exchange.lock:
+                exchange.to_milp = state.a.copy()
+    if together and thread is None:
+        thread = start_highs(None, 0.0)
+
+    limit = STEP_TIME_LIMIT_S
+    lns = MachineLns(
+        state,
+        options.seed,
+        size=LNS_MACHINES,
+        step_time_limit_s=1e6 if deterministic else limit,
+        step_max_nodes=DETERMINISTIC_STEP_NODES if deterministic else None,
+    )
     budget = int(DETERMINISTIC_STEPS_PER_S * float(options.time_limit_s)) if deterministic else None
     if full_milp and not together:
         # One after the other: half the time (or the step budget) for the search.
