@@ -168,5 +168,9 @@ def test_needed_pairs_keep_every_pair_of_every_better_schedule() -> None:
         for span, a in schedules:
             if span < ceiling:
                 assert keep[np.arange(n), a].all(), (case, span, ceiling)
+        at_ceiling = next(a for span, a in schedules if span == ceiling)
+        with_start = needed_pairs(d, weight, ceiling, start=at_ceiling)
+        assert with_start[np.arange(n), at_ceiling].all()
+        assert np.array_equal(with_start & ~keep, with_start ^ keep)  # only adds pairs
         dropped += int((~keep).sum())
     assert dropped > 0

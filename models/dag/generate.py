@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from placement.models.dag.braun import BraunClass, braun_matrix
+from placement.models.dag.braun import HETEROGENEITY, BraunClass, braun_matrix
 from placement.models.dag.instance import (
     MAX_TOTAL_SECONDS,
     DagEdge,
@@ -248,8 +248,11 @@ def etl_dag(
     return finish(instance)
 
 
-GRID_HETEROGENEITY = ("hihi", "hilo", "lohi", "lolo")
-"""Task then machine heterogeneity of a grid instance, as in the published class names."""
+GRID_HETEROGENEITY = tuple(
+    task + machine for task in HETEROGENEITY["task"] for machine in HETEROGENEITY["machine"]
+)
+"""Task then machine heterogeneity of a grid instance, as in the published class names
+(``hihi``, ``hilo``, ``lohi``, ``lolo``)."""
 
 _CONSISTENCY_LETTER = {"consistent": "c", "semi": "s", "inconsistent": "i"}
 

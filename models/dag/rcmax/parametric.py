@@ -49,28 +49,33 @@ def g_value(d: np.ndarray, weight: np.ndarray, cap: float = np.inf) -> float:
     return float(weighted_min(d, w / w.sum(), cap).sum())
 
 
-def needed_pairs(d: np.ndarray, weight: np.ndarray, ceiling: float) -> np.ndarray:
+def needed_pairs(
+    d: np.ndarray, weight: np.ndarray, ceiling: float, start: np.ndarray | None = None
+) -> np.ndarray:
     """The (task, machine) pairs a schedule of makespan below ``ceiling`` may use, by
-    Lagrangian reduced-cost fixing: a boolean mask of ``d``'s shape.
+    Lagrangian reduced-cost fixing, plus the pairs of ``start`` (a machine per task): a
+    boolean mask of ``d``'s shape.
 
     Such a schedule uses only pairs with ``d[t, m] < ceiling``, and its makespan is at least
     its weighted mean load ``g_T(w) + sum_t rc[t, a(t)]`` with ``T = ceiling`` and the
     reduced costs ``rc[t, m] = w[m] d[t, m] - min { w[m'] d[t, m'] : d[t, m'] <= T }``
     (each >= 0). So a pair with ``g_T(w) + rc[t, m] > ceiling`` is in no such schedule, with
     any weights. The optimum is then at least ``min(ceiling, B)`` for the bound ``B`` of a
-    model on the other pairs; a model that also holds a schedule of makespan ``ceiling``
-    (pass its pairs in ``keep``, as the MIP start) has ``B <= ceiling``, so ``B`` itself is a
-    lower bound on the whole instance."""
+    model on the other pairs; with a ``start`` of makespan ``ceiling`` in the model (as its
+    MIP start), ``B <= ceiling``, so ``B`` itself is a lower bound on the whole instance."""
     w = np.maximum(np.asarray(weight, dtype=float), 0.0)
     ok = np.isfinite(d) & (d <= ceiling)
-    if not np.isfinite(w).all() or w.sum() <= 0:
-        return ok
-    w = w / w.sum()
-    low = weighted_min(d, w, ceiling)
-    if not np.isfinite(low).all():
-        return ok  # some task has no pair within the ceiling: nothing to fix by
-    rc = np.where(ok, np.where(ok, d, 0.0) * w[None, :], np.inf) - low[:, None]
-    return ok & (float(low.sum()) + rc <= ceiling * (1 + 1e-9) + 1e-12)
+    keep = ok
+    if np.isfinite(w).all() and w.sum() > 0:
+        scaled = np.where(ok, np.where(ok, d, 0.0) * (w / w.sum())[None, :], np.inf)
+        low = scaled.min(axis=1)
+        if np.isfinite(low).all():  # else some task has no pair within the ceiling
+            rc = scaled - low[:, None]
+            keep = ok & (float(low.sum()) + rc <= ceiling * (1 + 1e-9) + 1e-12)
+    if start is not None:
+        keep = keep.copy()
+        keep[np.arange(len(start)), np.asarray(start, dtype=np.int64)] = True
+    return keep
 
 
 def parametric_bound(

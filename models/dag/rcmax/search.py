@@ -463,8 +463,7 @@ def solve_assignment(
         # On the pairs a better schedule may use (the others fixed by the parametric
         # weights' reduced costs: a valid bound all the same), from the best start, before
         # the restarts: the root takes most of the minute at 4,096 x 128.
-        pairs = needed_pairs(d, pweight, state.makespan)
-        pairs[np.arange(n), state.a] = True
+        pairs = needed_pairs(d, pweight, state.makespan, start=state.a)
         thread = start_highs(pairs, BESIDE_FINISH_S)
     if lp is not None and cells > FULL_DESCENT_MAX_CELLS:
         state = restarts(state, pweight, times)
