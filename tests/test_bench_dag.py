@@ -4,6 +4,7 @@ subprocess and writes its CSV and Markdown with no invalid solution; the checker
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ from placement.benchmarks.runner import BenchConfig, recheck, suites
 from placement.models.dag.greedy import heft
 from placement.models.dag.instance import DagSolution
 from tests.optima import instance as case_instance
+from tests.test_bench import placement
 
 DAG_SUITES = [
     "dag-topcuoglu",
@@ -65,3 +67,41 @@ def test_cases_filter_keeps_the_matching_cases(shared_benchmarks: Path) -> None:
         config(True)
     )
     assert cases_wfcommons(config(True, cases=("srasearch*@seed 1", "1000genome*"))) == []
+
+
+def test_grid_large_highs_after_runs_highs_alone_from_our_schedule(tmp_path: Path) -> None:
+    """``--param highs_after=S``: HiGHS alone from our schedule, in a real process. Its
+    schedule is checked, never worse than ours (our schedule is its start), its bound at most
+    its schedule; the report gets its table and the reproduce command the setting."""
+    proc = placement(
+        "bench",
+        "grid-large",
+        "--quick",
+        "--time-limit",
+        "2",
+        "--param",
+        "highs_after=1",
+        "--out",
+        str(tmp_path),
+        "-q",
+    )
+    assert proc.returncode == 0, proc.stderr
+    with (tmp_path / "grid-large.csv").open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 2
+    for r in rows:
+        assert r["invalid"] == "0"
+        ours, h_ours, h_bound = (
+            float(r[c]) for c in ("ours", "highs_alone_ours", "highs_alone_bound")
+        )
+        assert h_ours <= ours + 1e-9 and h_bound <= h_ours + 1e-6
+        assert int(r["highs_alone_nodes"]) >= 0
+    text = (tmp_path / "grid-large.md").read_text()
+    assert "Then HiGHS alone" in text and "--param highs_after=1" in text
+    # Without the setting the columns are not there.
+    proc = placement(
+        "bench", "grid-large", "--quick", "--time-limit", "2", "--out", str(tmp_path / "b"), "-q"
+    )
+    assert proc.returncode == 0, proc.stderr
+    with (tmp_path / "b" / "grid-large.csv").open(newline="") as fh:
+        assert "highs_alone_ours" not in next(csv.DictReader(fh))

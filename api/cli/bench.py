@@ -136,6 +136,11 @@ def _given_params(texts: list[str], chosen: list) -> dict[str, tuple[str, object
         try:
             converted = CONVERTERS[parameter.type](value)
         except (argparse.ArgumentTypeError, ValueError) as exc:
-            raise InputError.single(f"--param {name}", value, str(exc) or parameter.type) from None
+            # The converters say "got VALUE, expected WHAT"; the error adds the "got" itself.
+            reason = str(exc)
+            _, said, expected = reason.partition(", expected ")
+            raise InputError.single(
+                f"--param {name}", value, expected if said else (reason or parameter.type)
+            ) from None
         out[name] = (text, converted)
     return out

@@ -73,6 +73,12 @@ SUITES = (
                 help="Braun classes (default: all 12, u_c_hihi ... u_i_lolo)",
             ),
             Parameter("seed", "non_negative_int", 0, help="generator seed (default: 0)"),
+            Parameter(
+                "highs_after",
+                "positive_float",
+                None,
+                help="then HiGHS alone for this many seconds from our schedule (default: off)",
+            ),
         ),
     ),
     Suite(
