@@ -24,7 +24,12 @@ import numpy as np
 from placement.benchmarks.runner import load_1min, recheck
 from placement.models.dag.braun import CLASSES, BraunClass, braun_instance
 from placement.models.dag.greedy import back_to_back, min_min, sufferage
-from placement.models.dag.rcmax.lp import assignment_model, lower_bound_from_lp
+from placement.models.dag.rcmax.lp import (
+    assignment_model,
+    lower_bound_from_lp,
+    model_assignment,
+    model_start,
+)
 from placement.solver import SolveOptions, solve
 from placement.solver.errors import InputError
 
@@ -93,22 +98,15 @@ def highs_alone(instance: Any, machine: np.ndarray, seconds: float) -> dict[str,
     with ``machine``: its schedule (checked; ``machine``'s when it found none better), its MIP
     bound made safe (:func:`~placement.models.dag.rcmax.lp.lower_bound_from_lp`), its nodes."""
     d = instance.duration
-    n = d.shape[0]
+    machine = np.asarray(machine, dtype=np.int64)
     model, ti, mi = assignment_model(
         d, integer=True, threads=1, random_seed=0, mip_rel_gap=0.0, mip_abs_gap=1e-9
     )
-    start = np.zeros(len(ti) + 1)
-    start[np.flatnonzero(mi == machine[ti])] = 1.0
-    start[-1] = float(np.bincount(machine, weights=d[np.arange(n), machine]).max())
-    model.set_start(start)
+    model.set_start(model_start(d, ti, mi, machine))
     t0 = time.perf_counter()
     run = model.run(float(seconds))
     wall = time.perf_counter() - t0
-    best = np.asarray(machine, dtype=np.int64)
-    if run.x is not None:
-        share = np.zeros(d.shape)
-        share[ti, mi] = run.x[: len(ti)]
-        best = np.argmax(share, axis=1)
+    best = machine if run.x is None else model_assignment(d, ti, mi, run.x)
     value, invalid = _checked(instance, back_to_back(instance, best))
     return {
         "highs_alone_s": round(wall, 1),

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from placement.models.dag.rcmax.loads import REL_EPS
-from placement.models.dag.rcmax.lp import assignment_model
+from placement.models.dag.rcmax.lp import assignment_model, model_assignment, model_start
 from placement.solver.cancel import CancellationToken
 
 
@@ -65,27 +65,16 @@ def run_full_milp(
         mip_abs_gap=1e-9,
     )
 
-    def columns(machine: np.ndarray) -> np.ndarray:
-        x = np.zeros(len(ti) + 1)
-        x[np.flatnonzero(mi == machine[ti])] = 1.0
-        x[-1] = float(np.bincount(machine, weights=d[np.arange(len(machine)), machine]).max())
-        return x
-
-    model.set_start(columns(start))
-
-    def decode(x: np.ndarray) -> np.ndarray:
-        share = np.zeros(d.shape)
-        share[ti, mi] = np.asarray(x[: len(ti)])
-        return np.argmax(share, axis=1)
+    model.set_start(model_start(d, ti, mi, start))
 
     def improving(x: np.ndarray, objective: float) -> None:
         del objective
-        exchange.from_milp_append(decode(x))
+        exchange.from_milp_append(model_assignment(d, ti, mi, x))
 
     def user_solution() -> np.ndarray | None:
         with exchange.lock:
             machine, exchange.to_milp = exchange.to_milp, None
-        return None if machine is None else columns(machine)
+        return None if machine is None else model_start(d, ti, mi, machine)
 
     run = model.run(
         float(time_limit_s),

@@ -54,6 +54,23 @@ def assignment_model(
     return model, ti, mi
 
 
+def model_start(d: np.ndarray, ti: np.ndarray, mi: np.ndarray, machine: np.ndarray) -> np.ndarray:
+    """The column values of :func:`assignment_model` (columns ``ti``, ``mi``) for the
+    assignment ``machine`` (a machine per task): a MIP start or user solution."""
+    x = np.zeros(len(ti) + 1)
+    x[np.flatnonzero(mi == machine[ti])] = 1.0
+    x[-1] = float(np.bincount(machine, weights=d[np.arange(len(machine)), machine]).max())
+    return x
+
+
+def model_assignment(d: np.ndarray, ti: np.ndarray, mi: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """The assignment (a machine per task) of :func:`assignment_model`'s integer solution
+    ``x`` (columns ``ti``, ``mi``)."""
+    share = np.zeros(d.shape)
+    share[ti, mi] = np.asarray(x[: len(ti)])
+    return np.argmax(share, axis=1)
+
+
 def lp_rounding(d: np.ndarray, time_limit_s: float) -> tuple[np.ndarray, float] | None:
     """Solve the LP relaxation; each task to the machine carrying most of it; and the LP
     value (a lower bound on the makespan). None when the LP did not finish in time."""
