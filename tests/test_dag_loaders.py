@@ -11,8 +11,13 @@ from pathlib import Path
 import pytest
 
 from placement.models.dag.check import check
+from placement.models.dag.formats.loaders import (
+    load_braun,
+    load_stg,
+    load_topcuoglu,
+    load_wfcommons,
+)
 from placement.models.dag.greedy import min_min
-from placement.models.dag.loaders import load_braun, load_stg, load_topcuoglu, load_wfcommons
 from placement.solver.errors import InputError
 
 STG = """3

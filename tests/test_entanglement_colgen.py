@@ -158,7 +158,7 @@ def test_bound_is_at_least_the_known_optimum(case: str) -> None:
 def test_column_generation_runs_after_another_highs_solve_in_the_process() -> None:
     # HiGHS keeps one thread scheduler per process: the master must not ask for a thread
     # count other than the one an earlier solve (here REPS's LP through PuLP) started.
-    from placement.models.entanglement.reps import reps_rounding
+    from placement.models.entanglement.peers.reps import reps_rounding
 
     instance = _small(1)
     reps_rounding(instance, SolveOptions(time_limit_s=5, threads=2))

@@ -61,7 +61,7 @@ def test_nothing_to_route_is_proved_at_zero(backend: str, requests: int) -> None
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_no_method_violates_capacities_or_fidelity(seed: int) -> None:
     from placement.models.entanglement.check import path_fidelity
-    from placement.models.entanglement.reps import reps_rounding
+    from placement.models.entanglement.peers.reps import reps_rounding
 
     instance = generate(35, seed=seed, pairs=6, min_fidelity=0.9, link_fidelity=(0.95, 1.0))
     routings = [qcast_greedy(instance), reps_rounding(instance, SolveOptions(threads=1))]

@@ -17,7 +17,7 @@ from placement.models.entanglement import EntanglementSolution, RoutedPath
 from placement.models.entanglement.check import path_expected_throughput
 from placement.models.entanglement.generate import generate
 from placement.models.entanglement.greedy import qcast_greedy
-from placement.models.entanglement.simulate import simulate
+from placement.models.entanglement.sim.slots import simulate
 from tests.optima import instance
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from placement.models.entanglement import check
-from placement.models.entanglement.topology import haversine_km, load_topology
+from placement.models.entanglement.formats.topology_zoo import haversine_km, load_topology
 from placement.solver import SolutionStatus, SolveOptions, solve
 from placement.solver.errors import InputError
 

@@ -41,8 +41,8 @@ def test_topcuoglu_example(shared_benchmarks) -> None:
     """The HEFT paper's example: HEFT 80, CPOP 86 (as published); the exact backends find and
     prove 73."""
     from placement.models.dag import check
+    from placement.models.dag.formats.loaders import load_topcuoglu
     from placement.models.dag.greedy import greedy_solutions
-    from placement.models.dag.loaders import load_topcuoglu
 
     base = shared_benchmarks / "dag" / "topcuoglu-2002"
     instance = load_topcuoglu(base / "exec_time.csv", base / "edges_data.csv")
@@ -151,7 +151,7 @@ ENTANGLEMENT = optima.cases("entanglement")
 def test_reps_rounding_is_feasible_and_no_better(case: optima.Case) -> None:
     """The REPS-style heuristic (not among the family's greedies: see its ``greedy``)."""
     from placement.models.entanglement import check
-    from placement.models.entanglement.reps import reps_rounding
+    from placement.models.entanglement.peers.reps import reps_rounding
 
     instance = case.instance()
     report = check(instance, reps_rounding(instance))
@@ -184,7 +184,7 @@ def test_bundled_fidelity_instance_is_proved_optimal(repo) -> None:
     from placement.api.files import read_instance
     from placement.models.entanglement import check
     from placement.models.entanglement.greedy import qcast_greedy
-    from placement.models.entanglement.reps import reps_rounding
+    from placement.models.entanglement.peers.reps import reps_rounding
 
     loaded = read_instance(repo / "instances" / "entanglement" / "fidelity.json")
     instance = loaded.instance

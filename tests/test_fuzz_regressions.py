@@ -14,10 +14,10 @@ import pytest
 
 from benchmarks.reliability import targets as T
 from placement.api.files import read_instance
-from placement.models.dag.loaders import load_stg, load_topcuoglu, load_wfcommons
-from placement.models.gpu.openb.loader import load_openb
-from placement.models.partition.hf import device_spec, load_model_config
-from placement.models.partition.tarnawski import load_tarnawski
+from placement.models.dag.formats.loaders import load_stg, load_topcuoglu, load_wfcommons
+from placement.models.gpu.formats.openb import load_openb
+from placement.models.partition.formats.hf import device_spec, load_model_config
+from placement.models.partition.formats.tarnawski import load_tarnawski
 from placement.solver.errors import InputError
 from placement.solver.jsonform import finite
 from tests.conftest import REPO
@@ -165,7 +165,7 @@ def test_entanglement_negative_attenuation_is_reported_not_overflowed(tmp_path: 
 
 
 def test_gml_coordinate_beyond_a_double_is_no_coordinate(tmp_path: Path) -> None:
-    from placement.models.entanglement.topology import load_topology
+    from placement.models.entanglement.formats.topology_zoo import load_topology
 
     text = T._GML.decode().replace("Latitude 52.1", "Latitude " + "9" * 400)
     path = _write(tmp_path, "net.gml", text)

@@ -1,4 +1,4 @@
-"""The reference bound of the GPU family (models/gpu/full_model_bound.py): HiGHS on the full
+"""The reference bound of the GPU family (benchmarks/gpu/full_model_bound.py): HiGHS on the full
 exact model of tier 1 proves the CP-SAT optimum when it finishes, is never below it when it
 does not, returns checked placements, and the benchmark's ``reference`` parameter reaches it."""
 
@@ -8,9 +8,9 @@ from types import SimpleNamespace
 
 from hypothesis import HealthCheck, assume, given, settings
 
+from placement.benchmarks.gpu.full_model_bound import full_model_bound
 from placement.benchmarks.gpu.suites import _bounds, cases_synthetic, report_synthetic
 from placement.models.gpu import GpuInstance, check
-from placement.models.gpu.full_model_bound import full_model_bound
 from placement.models.gpu.generate import generate
 from placement.models.gpu.greedy import best_fit
 from placement.solver import InputError

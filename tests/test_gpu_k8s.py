@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from placement.api.cli.entry import main
-from placement.models.gpu.k8s import import_k8s, parse_quantity
+from placement.models.gpu.formats.k8s import import_k8s, parse_quantity
 from placement.solver.errors import InputError
 from tests.conftest import REPO
 

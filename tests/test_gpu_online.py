@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from placement.models.gpu.instance import GpuJob, GpuNode
-from placement.models.gpu.openb.batch import check_placement, replay_batch, solve_cycle
-from placement.models.gpu.openb.offline_bound import OfflineBound, dff
-from placement.models.gpu.openb.online import FGDBestFitTiePolicy, make_any
-from placement.models.gpu.openb.policies import make
-from placement.models.gpu.openb.replay import PodSet, TraceCluster, TraceState, replay
+from placement.models.gpu.peers.fgd import make
+from placement.models.gpu.sim.openb.batch import check_placement, replay_batch, solve_cycle
+from placement.models.gpu.sim.openb.offline_bound import OfflineBound, dff
+from placement.models.gpu.sim.openb.online import FGDBestFitTiePolicy, make_any
+from placement.models.gpu.sim.openb.replay import PodSet, TraceCluster, TraceState, replay
 
 
 def node(name: str, gpus: int, cpu: int = 32_000, mem: int = 65_536, t: str = "G2") -> GpuNode:

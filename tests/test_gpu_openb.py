@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from placement.models.gpu import check
-from placement.models.gpu.openb.loader import load_openb
+from placement.models.gpu.formats.openb import load_openb
 from placement.solver import InputError, SolveOptions, solve
 
 NODES = "sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,2,P100\nn1,96000,393216,8,V100M32\nc0,32000,65536,0,\n"

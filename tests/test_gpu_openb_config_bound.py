@@ -1,4 +1,4 @@
-"""The configuration-LP bound on the openb trace (models/gpu/openb/config_bound.py) is valid:
+"""The configuration-LP bound on the openb trace (models/gpu/sim/openb/config_bound.py) is valid:
 never above the exact optimum's allocation (checked against an independent CP-SAT model of
 every pod on every GPU), tight where the class LP is loose, and its witness packing passes
 the from-scratch check."""
@@ -10,11 +10,11 @@ import pytest
 from ortools.sat.python import cp_model
 
 from placement.models.gpu.instance import MILLI, GpuJob, GpuNode
-from placement.models.gpu.openb.batch import check_placement
-from placement.models.gpu.openb.config_bound import ConfigBound, forced_prefix
-from placement.models.gpu.openb.offline_bound import OfflineBound
-from placement.models.gpu.openb.online import make_any
-from placement.models.gpu.openb.replay import PodSet, TraceCluster, TraceState, replay
+from placement.models.gpu.sim.openb.batch import check_placement
+from placement.models.gpu.sim.openb.config_bound import ConfigBound, forced_prefix
+from placement.models.gpu.sim.openb.offline_bound import OfflineBound
+from placement.models.gpu.sim.openb.online import make_any
+from placement.models.gpu.sim.openb.replay import PodSet, TraceCluster, TraceState, replay
 
 
 def _trace(nodes: list[GpuNode], jobs: list[GpuJob]) -> tuple[TraceCluster, PodSet]:

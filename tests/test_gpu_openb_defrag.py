@@ -9,9 +9,9 @@ import time
 import numpy as np
 
 from placement.models.gpu.instance import GpuJob, GpuNode
-from placement.models.gpu.openb import defrag
-from placement.models.gpu.openb.batch import check_placement
-from placement.models.gpu.openb.defrag import (
+from placement.models.gpu.sim.openb import defrag
+from placement.models.gpu.sim.openb.batch import check_placement
+from placement.models.gpu.sim.openb.defrag import (
     Book,
     _fit_after,
     bins_lower_bound,
@@ -23,8 +23,8 @@ from placement.models.gpu.openb.defrag import (
     replay_defrag,
     solve_cycle,
 )
-from placement.models.gpu.openb.online import make_any
-from placement.models.gpu.openb.replay import PodSet, TraceCluster, TraceState
+from placement.models.gpu.sim.openb.online import make_any
+from placement.models.gpu.sim.openb.replay import PodSet, TraceCluster, TraceState
 
 
 def setup(nodes, jobs) -> tuple[TraceCluster, PodSet]:

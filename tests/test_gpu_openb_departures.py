@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from placement.models.gpu.instance import GpuJob, GpuNode
-from placement.models.gpu.openb.departures import PodTimes, read_pod_times, replay_departures
-from placement.models.gpu.openb.online import make_any
-from placement.models.gpu.openb.replay import PodSet, TraceCluster
+from placement.models.gpu.sim.openb.departures import PodTimes, read_pod_times, replay_departures
+from placement.models.gpu.sim.openb.online import make_any
+from placement.models.gpu.sim.openb.replay import PodSet, TraceCluster
 from placement.solver.errors import InputError
 
 

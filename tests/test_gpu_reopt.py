@@ -574,7 +574,7 @@ def test_generated_reoptimization_never_loses_to_keeping_everything(seed: int, b
 
 
 def test_lyra_peer_serves_the_servers_and_ours_keeps_at_least_as_much_training() -> None:
-    from placement.models.gpu.lyra import lyra_reclaim, reclaim_instance
+    from placement.models.gpu.peers.lyra import lyra_reclaim, reclaim_instance
 
     instance = reclaim_instance(3, servers=8, reclaim=2)
     FAMILY.validate(instance)
@@ -676,7 +676,7 @@ def test_restarts_dearer_than_preemptions_are_charged_as_restarts(backend: str) 
 
 
 def test_a_large_reoptimization_runs_on_a_window_and_claims_no_optimality() -> None:
-    from placement.models.gpu.lyra import reclaim_instance
+    from placement.models.gpu.peers.lyra import reclaim_instance
 
     instance = reclaim_instance(2, servers=64, reclaim=4)
     result = solve(instance, SolveOptions(backend="cpsat", time_limit_s=2, threads=1))

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from placement.models.gpu.instance import GpuJob, GpuNode
-from placement.models.gpu.openb.policies import POLICIES, FGDPolicy, make, typical_pods
-from placement.models.gpu.openb.replay import (
+from placement.models.gpu.peers.fgd import POLICIES, FGDPolicy, make, typical_pods
+from placement.models.gpu.sim.openb.replay import (
     Curve,
     PodSet,
     TraceCluster,
@@ -332,7 +332,7 @@ def test_the_workload_is_the_same_for_every_policy_and_seeded() -> None:
 
 
 def test_real_trace_reproduces_the_published_allocation(shared_benchmarks: Path) -> None:
-    from placement.models.gpu.openb.replay import load_trace
+    from placement.models.gpu.sim.openb.replay import load_trace
 
     folder = shared_benchmarks / "gpu" / "openb"
     cluster, pods = load_trace(

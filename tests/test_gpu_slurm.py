@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from placement.api.cli.entry import main
-from placement.models.gpu.slurm import expand_hostlist, import_slurm
+from placement.models.gpu.formats.slurm import expand_hostlist, import_slurm
 from placement.solver.errors import InputError
 from tests.conftest import REPO
 

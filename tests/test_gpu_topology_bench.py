@@ -14,7 +14,7 @@ import pytest
 from placement.benchmarks.gpu.topology import common_cross_rack, cross_rack_at_mix
 from placement.models.gpu import check
 from placement.models.gpu.instance import GpuSolution, WorkerPlacement
-from placement.models.gpu.topology_sim import (
+from placement.models.gpu.sim.topology import (
     MIGRATION_RESTART_H,
     OURS,
     OURS_MIGRATE,
@@ -26,7 +26,7 @@ from placement.models.gpu.topology_sim import (
     simulate,
     summarise,
 )
-from placement.models.gpu.topology_trace import (
+from placement.models.gpu.sim.topology_trace import (
     GANG_SIZES,
     TopologyTrace,
     TraceJob,

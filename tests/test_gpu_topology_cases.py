@@ -1,8 +1,8 @@
 """The two cases users file against topology-aware schedulers: Kueue, KAI, Volcano and ours.
 
-Kueue TAS (``models/gpu/kueue_tas.py``), KAI's topology plugin with bin-packing
-(``models/gpu/kai_topology.py``) and Volcano's network-topology-aware allocation with
-bin-packing (``models/gpu/volcano_topology.py``), written from their sources, admit the gangs
+Kueue TAS (``models/gpu/peers/kueue_tas.py``), KAI's topology plugin with bin-packing
+(``models/gpu/peers/kai.py``) and Volcano's network-topology-aware allocation with
+bin-packing (``models/gpu/peers/volcano.py``), written from their sources, admit the gangs
 one at a time in their order; ours decides for all pending gangs at once (CP-SAT, proved). Every solution
 goes through the family's checker.
 
@@ -29,15 +29,15 @@ import pytest
 
 from placement.models.gpu import check
 from placement.models.gpu.instance import GpuInstance
-from placement.models.gpu.kai_topology import kai_one_at_a_time
-from placement.models.gpu.kueue_tas import PROFILES, kueue_one_at_a_time
-from placement.models.gpu.topology_sim import OURS_MIGRATE, POLICIES, simulate
-from placement.models.gpu.topology_user_cases import (
+from placement.models.gpu.peers.kai import kai_one_at_a_time
+from placement.models.gpu.peers.kueue_tas import PROFILES, kueue_one_at_a_time
+from placement.models.gpu.peers.volcano import volcano_one_at_a_time
+from placement.models.gpu.sim.topology import OURS_MIGRATE, POLICIES, simulate
+from placement.models.gpu.sim.topology_user_cases import (
     running_pod_then_gang,
     small_pod_then_gang,
     twenty_then_nineteen,
 )
-from placement.models.gpu.volcano_topology import volcano_one_at_a_time
 from placement.solver.options import SolveOptions
 from placement.solver.portfolio import solve
 

@@ -1,5 +1,5 @@
 """The Helix layer-placement model: the artifact's reader, the max-flow evaluator, the exact
-MILP and the replica plans (models/partition/helix.py, serving_flow.py, serving_milp.py,
+MILP and the replica plans (models/partition/formats/helix.py, serving_flow.py, serving_milp.py,
 serving_plans.py)."""
 
 from __future__ import annotations
@@ -14,22 +14,16 @@ from pathlib import Path
 import pytest
 
 from placement.models.partition import FAMILY
+from placement.models.partition.formats.helix import build_cluster, load_helix, read_placement
 from placement.models.partition.greedy import greedy_solutions
-from placement.models.partition.helix import (
+from placement.models.partition.instance import (
     SINK,
     SOURCE,
-    HelixCluster,
-    HelixNode,
-    build_cluster,
-    cluster_of,
-    load_helix,
-    read_placement,
-)
-from placement.models.partition.instance import (
     PartitionInstance,
     PartitionMode,
     PartitionSolution,
 )
+from placement.models.partition.serving_cluster import HelixCluster, HelixNode, cluster_of
 from placement.models.partition.serving_flow import check_placement, score_placement
 from placement.models.partition.serving_milp import (
     links_never_bind,

@@ -11,13 +11,13 @@ import pytest
 
 from placement.models.partition import Mode, check
 from placement.models.partition.dp import solve_dp
-from placement.models.partition.hf import (
+from placement.models.partition.formats.hf import (
     build_llm,
     device_spec,
     load_model_config,
     model_shape,
 )
-from placement.models.partition.tarnawski import load_tarnawski
+from placement.models.partition.formats.tarnawski import load_tarnawski
 from placement.solver import SolutionStatus, SolveOptions, solve
 from placement.solver.errors import InputError
 from placement.solver.family import validate

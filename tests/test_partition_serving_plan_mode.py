@@ -321,7 +321,7 @@ def test_the_cover_bound_is_a_bound(seed: int) -> None:
 def test_the_cover_bound_on_llama1_30b(shared_benchmarks: Path) -> None:
     """LLaMA-1 30B on cluster24: the supply bound says 2,050.06; the cover bound refutes
     1,944 (our placement: 1,942.71, which it must admit)."""
-    from placement.models.partition.helix import load_helix
+    from placement.models.partition.formats.helix import load_helix
     from placement.models.partition.serving_cover_bound import covers
 
     c = load_helix(shared_benchmarks / "partition" / "helix", "llama1_30b")

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from placement.models.partition.hf import DeviceSpec, build_llm, model_shape
+from placement.models.partition.formats.hf import DeviceSpec, build_llm, model_shape
 from placement.models.partition.instance import Mode, PartitionInstance
 from placement.models.partition.serving_tp import (
     TpModel,

@@ -32,6 +32,7 @@ from placement.models.partition import (
 )
 from placement.models.partition.check import objective_ns
 from placement.models.partition.cpsat import CpSatEncoding
+from placement.models.partition.formats.tarnawski import load_tarnawski
 from placement.models.partition.ideals import enumerate_ideals, layer_graph, solve_ideals
 from placement.models.partition.ideals_threshold import solve_ideals_within
 from placement.models.partition.instance import (
@@ -41,7 +42,6 @@ from placement.models.partition.instance import (
     instance_to_message,
 )
 from placement.models.partition.layergraph_ip import solve_ip
-from placement.models.partition.tarnawski import load_tarnawski
 from placement.solver import SolutionStatus, SolveOptions, solve
 from placement.solver.cancel import CancellationToken
 from placement.solver.errors import InputError

@@ -38,6 +38,12 @@ import numpy as np
 
 from placement.benchmarks.dag.wfcommons_recipes import available, generate_workflow
 from placement.benchmarks.runner import load_1min, recheck
+from placement.models.dag.formats.loaders import (
+    load_braun,
+    load_stg,
+    load_topcuoglu,
+    load_wfcommons,
+)
 from placement.models.dag.generate import grid_instance, machine_set, random_dag
 from placement.models.dag.greedy import (
     DAG_HEURISTICS,
@@ -49,7 +55,6 @@ from placement.models.dag.greedy import (
     sufferage,
 )
 from placement.models.dag.instance import DagSolution
-from placement.models.dag.loaders import load_braun, load_stg, load_topcuoglu, load_wfcommons
 from placement.models.dag.plot import draw
 from placement.solver import SolveOptions, solve
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from placement.models.dag.formats.loaders import load_wfcommons
 from placement.models.dag.instance import DagInstance, DagLink, DagMachine
-from placement.models.dag.loaders import load_wfcommons
 
 RECIPES = {
     "blast": "BlastRecipe",

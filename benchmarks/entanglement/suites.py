@@ -30,12 +30,12 @@ from typing import Any
 from placement.benchmarks.runner import Rechecker, load_1min
 from placement.models.entanglement.check import request_throughputs
 from placement.models.entanglement.encoding import CandidateModel
+from placement.models.entanglement.formats.topology_zoo import load_topology
 from placement.models.entanglement.generate import generate
 from placement.models.entanglement.greedy import qcast_greedy
 from placement.models.entanglement.milp import solve_throughput
-from placement.models.entanglement.reps import reps_rounding
-from placement.models.entanglement.simulate import simulate
-from placement.models.entanglement.topology import load_topology
+from placement.models.entanglement.peers.reps import reps_rounding
+from placement.models.entanglement.sim.slots import simulate
 from placement.solver import SolveOptions, solve
 from placement.solver.backends.base import RunStatus
 from placement.solver.cancel import CancellationToken

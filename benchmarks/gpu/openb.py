@@ -1,7 +1,7 @@
 """``placement bench gpu-openb``: the FGD paper's protocol on the Alibaba openb trace.
 
 The six peers (reproduced), our online, batch and defragmenting modes, the offline LP bound;
-the trace with departures (:mod:`placement.models.gpu.openb.departures`); the latency of one
+the trace with departures (:mod:`placement.models.gpu.sim.openb.departures`); the latency of one
 defragmentation cycle on the whole cluster. ``--trace FILE`` (repeatable), ``--seeds A-B``
 and ``--modes LIST`` choose the traces, seeds and modes (:data:`MODE_HELP`).
 """
@@ -24,20 +24,20 @@ from placement.solver import InputError
 
 # --- gpu-openb ----------------------------------------------------------------------------------
 # The FGD paper's protocol on the Alibaba openb trace: the six peers, ours (online and batch) and
-# an offline upper bound. Every policy of :mod:`placement.models.gpu.openb.policies` and our online
-# policy (:mod:`placement.models.gpu.openb.online`) replay the seeds' workloads (the paper's 42-51)
-# with :func:`placement.models.gpu.openb.replay.replay`; our batch mode (:mod:`.batch`, B pending pods
+# an offline upper bound. Every policy of :mod:`placement.models.gpu.peers.fgd` and our online
+# policy (:mod:`placement.models.gpu.sim.openb.online`) replay the seeds' workloads (the paper's 42-51)
+# with :func:`placement.models.gpu.sim.openb.replay.replay`; our batch mode (:mod:`.batch`, B pending pods
 # per cycle, CP-SAT per cycle) with :func:`replay_batch`; the offline LP bound
 # (:mod:`.offline_bound`) on the same workloads; on the default trace and on the all-fractional
 # ``gpushare100`` variant, against the published means (``fgd_published_allocation.csv``
 # beside the trace). Every replay's placements, online and batch, are re-checked from scratch
-# against the cluster's capacities (:func:`placement.models.gpu.openb.batch.check_placement`).
+# against the cluster's capacities (:func:`placement.models.gpu.sim.openb.batch.check_placement`).
 
 TRACES = {"default": "openb_pod_list_default.csv", "gpushare100": "openb_pod_list_gpushare100.csv"}
 WITHIN_PP = 0.5
 """The reproduction target: our mean within this many percentage points of the published."""
 OURS = "FGD+BF-tie"
-"""Our online policy (:mod:`placement.models.gpu.openb.online`), also the hint of the batch mode."""
+"""Our online policy (:mod:`placement.models.gpu.sim.openb.online`), also the hint of the batch mode."""
 NODE_LIST = "openb_node_list_gpu_node.csv"
 MODES = ("online", "batch", "defrag", "bound", "config_bound", "forced_bound")
 CONFIG_BOUND_TIME_S = 900.0
@@ -100,7 +100,7 @@ def _pods_file(data: Path, trace: str, pods_file: str | None = None) -> Path:
 @cache
 def _trace(data: Path, trace: str, pods_file: str | None = None):
     # On use: a child process imports this module and its peak RSS is one solve's.
-    from placement.models.gpu.openb.replay import load_trace
+    from placement.models.gpu.sim.openb.replay import load_trace
 
     return load_trace(data / NODE_LIST, _pods_file(data, trace, pods_file))
 
@@ -108,7 +108,7 @@ def _trace(data: Path, trace: str, pods_file: str | None = None):
 @cache
 def _bound(data: Path, trace: str, pods_file: str | None = None):
     # On use: a child process imports this module and its peak RSS is one solve's.
-    from placement.models.gpu.openb.offline_bound import OfflineBound
+    from placement.models.gpu.sim.openb.offline_bound import OfflineBound
 
     return OfflineBound(*_trace(data, trace, pods_file))
 
@@ -121,16 +121,16 @@ def _config_bound_row(
     seed: int,
     never_refusing: bool = False,
 ) -> dict:
-    """The configuration bound (:mod:`placement.models.gpu.openb.config_bound`) at the last
+    """The configuration bound (:mod:`placement.models.gpu.sim.openb.config_bound`) at the last
     arrival of the 100 % window, beside the class LP bound at the same arrivals, and the
     witness packing (``placements``, re-checked by :func:`run_openb`). ``never_refusing``:
     the bound over the packings that hold the arrivals every never-refusing policy holds
-    (:func:`~placement.models.gpu.openb.config_bound.forced_prefix` of the start replays)."""
+    (:func:`~placement.models.gpu.sim.openb.config_bound.forced_prefix` of the start replays)."""
     # On use: a child process imports this module and its peak RSS is one solve's.
-    from placement.models.gpu.openb.config_bound import ConfigBound, forced_prefix
-    from placement.models.gpu.openb.offline_bound import window_end
-    from placement.models.gpu.openb.online import make_any
-    from placement.models.gpu.openb.replay import replay
+    from placement.models.gpu.sim.openb.config_bound import ConfigBound, forced_prefix
+    from placement.models.gpu.sim.openb.offline_bound import window_end
+    from placement.models.gpu.sim.openb.online import make_any
+    from placement.models.gpu.sim.openb.replay import replay
 
     cluster, pods = _trace(data, trace, pods_file)
     total = cluster.total_gpu_milli
@@ -207,14 +207,14 @@ def run_case(
     0..130 % arrived). ``mode``: ``online`` (``policy`` decides one pod at a time),
     ``batch`` (cycles of ``batch`` arrivals, ``policy`` as the hint, CP-SAT per cycle with
     ``time_limit`` s), ``defrag`` (``policy`` online, migration cycles within ``budget``,
-    :mod:`placement.models.gpu.openb.defrag`; the replay ends after the 100 % window) or
+    :mod:`placement.models.gpu.sim.openb.defrag`; the replay ends after the 100 % window) or
     ``bound`` (the offline LP bound on the seed's workload). ``pods_file``: the pod list
     (default: the trace's file under ``data``)."""
     # On use: a child process imports this module and its peak RSS is one solve's.
-    from placement.models.gpu.openb.batch import replay_batch
-    from placement.models.gpu.openb.defrag import replay_defrag
-    from placement.models.gpu.openb.online import make_any
-    from placement.models.gpu.openb.replay import replay, workload
+    from placement.models.gpu.sim.openb.batch import replay_batch
+    from placement.models.gpu.sim.openb.defrag import replay_defrag
+    from placement.models.gpu.sim.openb.online import make_any
+    from placement.models.gpu.sim.openb.replay import replay, workload
 
     cluster, pods = _trace(data, trace, pods_file)
     gpus = cluster.total_gpu_milli // 1000
@@ -518,7 +518,7 @@ def markdown(
             "",
             f"`{OURS}` is our online policy: FGD's fragmentation score, ties broken by the "
             "free milli-GPU left on the chosen GPU before the run's random node order "
-            "(`models/gpu/openb/online.py`). `batch B`: every B arrivals, the pending pods are "
+            "(`models/gpu/sim/openb/online.py`). `batch B`: every B arrivals, the pending pods are "
             f"placed jointly -- `{OURS}` in arrival order as the hint; when it leaves a pod "
             "that fits alone unplaced, CP-SAT over candidate nodes (max placed milli-GPU, then "
             "fewest fully free GPUs opened by shared pods; 1 worker, the per-cycle time limit "
@@ -529,7 +529,7 @@ def markdown(
             "the CSV: what the cluster holds at that arrival, before its cycle). `offline LP "
             "bound`: the most milli-GPU any placement of the arrived pods can allocate, with "
             "all of them known (an LP over pod and node classes with per-GPU packing rows, "
-            "`models/gpu/openb/offline_bound.py`), evaluated at the end of the 100 % window. "
+            "`models/gpu/sim/openb/offline_bound.py`), evaluated at the end of the 100 % window. "
             "Distance to bound = unallocated GPUs - the bound's. Latency: online, per "
             "decision (filter + scores + choice over 1,213 nodes), wall time and (CPU) the "
             "thread's CPU time, which leaves out preemption by the other processes of the "
@@ -742,8 +742,8 @@ def _budget(text: str, word: str) -> float | None:
 def _mode_cases(word: str, trace: str, pods_file: str | None, seeds) -> list[dict[str, Any]]:
     """The cases of one ``--modes`` word on one trace (InputError naming a bad word)."""
     # On use: the models load only when cases are made, not for placement bench --list.
-    from placement.models.gpu.openb.online import OURS as OUR_POLICIES
-    from placement.models.gpu.openb.policies import POLICIES
+    from placement.models.gpu.peers.fgd import POLICIES
+    from placement.models.gpu.sim.openb.online import OURS as OUR_POLICIES
 
     base = {"trace": trace, "pods_file": pods_file}
     name, _, arg = word.partition(":")
@@ -852,7 +852,7 @@ def cases_openb(config: Any) -> list[dict[str, Any]]:
     seed (``--seeds``), one case. Traces: ``--trace FILE`` (pod lists; the cluster is the
     trace's node list), else both traces of the data (quick: the default one)."""
     # On use: the models load only when cases are made, not for placement bench --list.
-    from placement.models.gpu.openb.loader import read_openb_pods
+    from placement.models.gpu.formats.openb import read_openb_pods
 
     params = config.params
     files = params.get("trace") or []
@@ -888,8 +888,8 @@ def run_openb(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     """One replay (or the bound, a replay with departures, a latency measurement) and the
     independent re-check of every placement it made."""
     # On use: a child process imports this module and its peak RSS is one solve's.
-    from placement.models.gpu.openb.batch import check_placement
-    from placement.models.gpu.openb.replay import TraceState
+    from placement.models.gpu.sim.openb.batch import check_placement
+    from placement.models.gpu.sim.openb.replay import TraceState
 
     data = config.data_dir(OPENB_DATA)
     kind = case.get("kind")
@@ -929,10 +929,10 @@ def run_openb(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
 
 
 def _run_departures(case: dict[str, Any], config: Any, data: Path) -> dict[str, Any]:
-    """One replay with departures (:mod:`placement.models.gpu.openb.departures`)."""
+    """One replay with departures (:mod:`placement.models.gpu.sim.openb.departures`)."""
     # On use: a child process imports this module and its peak RSS is one solve's.
-    from placement.models.gpu.openb.departures import WINDOW, read_pod_times, replay_departures
-    from placement.models.gpu.openb.online import make_any
+    from placement.models.gpu.sim.openb.departures import WINDOW, read_pod_times, replay_departures
+    from placement.models.gpu.sim.openb.online import make_any
 
     cluster, pods = _trace(data, case["trace"], case.get("pods_file"))
     times = read_pod_times(_pods_file(data, case["trace"], case.get("pods_file")), pods)
@@ -1006,25 +1006,25 @@ def _by_qos(run) -> dict[str, Any]:
 
 def _run_latency(case: dict[str, Any], config: Any, data: Path) -> list[dict[str, Any]]:
     """Consolidation cycles within a wall-time budget
-    (:func:`placement.models.gpu.openb.defrag.budgeted_consolidation`: a greedy over the
+    (:func:`placement.models.gpu.sim.openb.defrag.budgeted_consolidation`: a greedy over the
     whole cluster, then CP-SAT over a neighbourhood) on the whole cluster holding the seed's
     placement at 100 % arrived (our online policy): source nodes from the
     most fragmented ones (the ranking shifted by 8 nodes per cycle), as many as the budget
     affords, unlimited migration budget, at each budget of :data:`LATENCY_LIMITS`; every
     answer checked. The gain is compared with the bound for the whole cluster
-    (:func:`~placement.models.gpu.openb.defrag.cluster_bound`) and with CP-SAT's bound on
+    (:func:`~placement.models.gpu.sim.openb.defrag.cluster_bound`) and with CP-SAT's bound on
     the cycle's own neighbourhood."""
     # On use: a child process imports this module and its peak RSS is one solve's.
     from ortools.sat.python import cp_model  # noqa: F401  (loaded before the clock starts)
 
-    from placement.models.gpu.openb.defrag import (
+    from placement.models.gpu.sim.openb.defrag import (
         Book,
         _fragmented,
         budgeted_consolidation,
         cluster_bound,
     )
-    from placement.models.gpu.openb.online import make_any
-    from placement.models.gpu.openb.replay import TraceState, replay
+    from placement.models.gpu.sim.openb.online import make_any
+    from placement.models.gpu.sim.openb.replay import TraceState, replay
 
     cluster, pods = _trace(data, case["trace"], case.get("pods_file"))
     curve = replay(cluster, pods, make_any(OURS), case["seed"])
@@ -1175,7 +1175,7 @@ def _bound_table(rows: list[dict]) -> list[str]:
         "## Offline bounds on the unallocated GPUs at 100 % arrived",
         "",
         "No policy -- online, batch, with any migrations -- leaves fewer GPUs unallocated "
-        "than the configuration bound (`models/gpu/openb/config_bound.py`, formulation in "
+        "than the configuration bound (`models/gpu/sim/openb/config_bound.py`, formulation in "
         "docs/formulations/gpu.md). The never-refusing bound is the same LP over the "
         "packings that also hold the arrivals of the longest prefix a start replay holds "
         "wholly (`forced`: pods, and their share of the cluster's GPUs): no policy that "
@@ -1236,7 +1236,7 @@ def _defrag_tables(rows: list[dict]) -> list[str]:
             "",
             "Pods never removed; when an arriving pod fits nowhere, a CP-SAT cycle over a "
             "neighbourhood may migrate shared-GPU and CPU-only pods to make room "
-            "(`models/gpu/openb/defrag.py`); every cycle is checked before it is applied. "
+            "(`models/gpu/sim/openb/defrag.py`); every cycle is checked before it is applied. "
             "Budget: the fraction of arrived pods that may ever be migrated. Means over the "
             "seeds; `migrated` is the share of the pods arrived at 100 % that were moved.",
             "",
@@ -1289,7 +1289,7 @@ def _departure_tables(rows: list[dict]) -> list[str]:
             "The seed's workload arrives at a constant rate over "
             f"{mine[0]['window_s']:g} s; each pod runs its own lifetime from the trace and "
             "leaves; a pod that fits nowhere waits in a queue retried whenever capacity is "
-            "freed (`models/gpu/openb/departures.py`). Means over the seeds; allocation and "
+            "freed (`models/gpu/sim/openb/departures.py`). Means over the seeds; allocation and "
             "fragmentation rate (FGD's fragmentation / free milli-GPU) are time-averaged "
             "until the last pod has started.",
             "",

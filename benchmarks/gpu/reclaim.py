@@ -2,11 +2,11 @@
 
 Training jobs (about half elastic) run on inference servers lent to them; inference comes
 back and needs N whole servers. Which servers to reclaim, and what to preempt or shrink?
-:func:`placement.models.gpu.lyra.reclaim_instance` writes each case as a re-optimization
+:func:`placement.models.gpu.peers.lyra.reclaim_instance` writes each case as a re-optimization
 instance; three methods answer it and the family's checker judges every answer:
 
 * ``lyra`` -- Lyra's greedy on server preemption cost (Li et al., EuroSys 2023;
-  :func:`placement.models.gpu.lyra.lyra_reclaim`);
+  :func:`placement.models.gpu.peers.lyra.lyra_reclaim`);
 * ``evict_lowest`` -- the Kueue / KAI-Scheduler / Volcano preemption
   (:func:`placement.models.gpu.reopt_greedy.evict_lowest`);
 * ``ours`` -- the exact re-optimization through the portfolio (CP-SAT), whose tier-1 bound
@@ -25,8 +25,8 @@ from typing import Any
 
 from placement.benchmarks.runner import Rechecker, load_average
 from placement.models.gpu.check import running_decisions
-from placement.models.gpu.lyra import GPUS_PER_SERVER, INFERENCE_PRIORITY, lyra_reclaim
-from placement.models.gpu.lyra import reclaim_instance as make_instance
+from placement.models.gpu.peers.lyra import GPUS_PER_SERVER, INFERENCE_PRIORITY, lyra_reclaim
+from placement.models.gpu.peers.lyra import reclaim_instance as make_instance
 from placement.models.gpu.reopt_greedy import evict_lowest
 from placement.solver import SolveOptions, solve
 

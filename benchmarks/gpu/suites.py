@@ -27,7 +27,7 @@ def cases_synthetic(config: Any) -> list[dict[str, Any]]:
     """Every (size, seed, backend), or those the ``gpus``, ``seeds`` and ``backends``
     parameters name (e.g. ``--param gpus=1024`` for the 1,024-GPU size alone).
     ``--param reference=S`` adds, in the greedy row, the full exact model's bound by HiGHS
-    after ``S`` seconds (:func:`placement.models.gpu.full_model_bound.full_model_bound`)."""
+    after ``S`` seconds (:func:`placement.benchmarks.gpu.full_model_bound.full_model_bound`)."""
     params = dict(config.params or {})
     reference = float(params.get("reference", 0.0))
     sizes, seeds = (SYNTHETIC_QUICK, (1,)) if config.quick else (SYNTHETIC_SIZES, (1, 2, 3))
@@ -170,7 +170,7 @@ def _bounds(instance: Any, reference_s: float = 0.0, start: Any = None) -> dict[
     reference: dict[str, Any] = {}
     if reference_s > 0:
         # On use: a child process imports this module and its peak RSS is one solve's.
-        from placement.models.gpu.full_model_bound import full_model_bound
+        from placement.benchmarks.gpu.full_model_bound import full_model_bound
 
         full = full_model_bound(instance, reference_s, start)
         placed, invalid = None, 0

@@ -1,7 +1,7 @@
 """``gpu-topology``: ours against the topology-aware placement of Kueue, KAI and Volcano on a
-generated cluster and trace (:mod:`placement.models.gpu.topology_trace`), cycle by cycle
-(:mod:`placement.models.gpu.topology_sim`), plus the two cases users file against these
-schedulers (:mod:`placement.models.gpu.topology_user_cases`).
+generated cluster and trace (:mod:`placement.models.gpu.sim.topology_trace`), cycle by cycle
+(:mod:`placement.models.gpu.sim.topology`), plus the two cases users file against these
+schedulers (:mod:`placement.models.gpu.sim.topology_user_cases`).
 
 One case per (cluster size, seed, policy), and one per user case. The suite's time limit is
 ours' budget per scheduling cycle (CP-SAT deterministic seconds). Every decision of every
@@ -23,7 +23,7 @@ import numpy as np
 from placement.benchmarks.runner import load_1min
 from placement.models.gpu import topology_trace as tt
 from placement.models.gpu.check import check
-from placement.models.gpu.topology_sim import (
+from placement.models.gpu.sim.topology import (
     KNOWN_POLICIES,
     MIGRATION_MAX_WORKERS,
     MIGRATION_RESTART_H,
@@ -35,8 +35,8 @@ from placement.models.gpu.topology_sim import (
     simulate,
     summarise,
 )
-from placement.models.gpu.topology_trace import topology_trace
-from placement.models.gpu.topology_user_cases import (
+from placement.models.gpu.sim.topology_trace import topology_trace
+from placement.models.gpu.sim.topology_user_cases import (
     RUNNING_POD_CASE,
     USER_CASES,
     running_pod_then_gang,
@@ -327,7 +327,7 @@ def report_topology(rows: list[dict[str, Any]], config: Any) -> str:
         + f", sigma {tt.DURATION_SIGMA:g}). The mix's shape follows the Microsoft Philly trace as characterised by "
         "Jeon et al., USENIX ATC 2019 (sizes in powers of two, small jobs most frequent, "
         "heavy-tailed run times, larger jobs longer); the shares and log-normal parameters "
-        "are ours (models/gpu/topology_trace.py), not fitted to the trace files. Scheduling "
+        "are ours (models/gpu/sim/topology_trace.py), not fitted to the trace files. Scheduling "
         f"cycles every {CYCLE_S:.0f} simulated seconds (skipped when nothing arrived or left); "
         "the peers admit the queue one gang at a time in arrival order, skipping a gang that "
         "does not fit; ours solves the cycle's instance (all pending gangs at once) with the "

@@ -17,13 +17,8 @@ from typing import Any
 
 from placement.benchmarks.runner import load_1min
 from placement.models.partition import FAMILY
-from placement.models.partition.helix import (
-    MODELS,
-    HelixCluster,
-    HelixNode,
-    load_helix,
-    read_placement,
-)
+from placement.models.partition.formats.helix import MODELS, load_helix, read_placement
+from placement.models.partition.serving_cluster import HelixCluster, HelixNode
 from placement.models.partition.serving_flow import score_placement
 from placement.models.partition.serving_milp import links_never_bind, ranges_solution
 from placement.models.partition.serving_plans import best_plan, plan_throughput

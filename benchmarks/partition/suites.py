@@ -30,16 +30,16 @@ from placement.models.partition import check
 from placement.models.partition.cpsat import CpSatEncoding
 from placement.models.partition.dp import solve_dp
 from placement.models.partition.explain import explain_infeasible
+from placement.models.partition.formats.hf import build_llm, device_spec, load_model_config
+from placement.models.partition.formats.tarnawski import load_tarnawski
 from placement.models.partition.generate import generate
 from placement.models.partition.greedy import bisection, petals
-from placement.models.partition.hf import build_llm, device_spec, load_model_config
 from placement.models.partition.ideals import enumerate_ideals, layer_graph
 from placement.models.partition.instance import Mode, PartitionInstance, PartitionSolution
 from placement.models.partition.layergraph_exact import order_split
 from placement.models.partition.milp import MilpEncoding
-from placement.models.partition.pipedream_linear import pipedream_split
+from placement.models.partition.peers.pipedream import pipedream_split
 from placement.models.partition.tables import build_tables
-from placement.models.partition.tarnawski import load_tarnawski
 from placement.solver import InputError, SolveOptions
 from placement.solver.family import ExactOutcome
 from placement.solver.testing import ExactContext
@@ -223,7 +223,7 @@ problem").
   layer order (the DP over its prefixes), same cost model: an upper bound on the optimum.
 - *PipeDream as the paper runs it*: `dp.cpp -pipeDream` of the authors' code: biconnected
   components fused, the graph linearised, the chain split optimally under the paper's cost
-  model (`models/partition/pipedream_linear.py`).
+  model (`models/partition/peers/pipedream.py`).
 - *previous model's 'optimum'*: what `placement solve` proved before (colour classes in one
   order, no CPU, per-edge transfers on both ends; `--model classes-in-order`): the optimum of
   another problem, on another accounting, shown for the record.
@@ -764,7 +764,7 @@ NVIDIA's datasheets), each GPU on its own node, 10 Gb/s between nodes. Decode st
 micro-batches of {BATCH} sequences with {CONTEXT} tokens of context; {RESERVE:.0%} of each
 GPU's memory kept free; a pipeline over n GPUs keeps n micro-batches in flight (so every
 configuration serves {BATCH} x {gpus} = {BATCH * gpus} sequences at once), and every stage
-holds the KV cache of all of them. Layer times are the roofline of `models/partition/hf.py`
+holds the KV cache of all of them. Layer times are the roofline of `models/partition/formats/hf.py`
 (50 % of the FP16 peak, 80 % of the memory bandwidth; decode is bandwidth-bound). Tokens/s =
 {BATCH} / the slowest stage's time (its layers plus the transfers it sends and receives).
 CP-SAT and MILP run on their own (no DP), starting from the Petals-style split, time limit

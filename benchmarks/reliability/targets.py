@@ -179,7 +179,7 @@ def _openb_head(name: str, lines: int) -> list[bytes]:
 
 def _openb_nodes(path: str) -> Any:
     # lazy: a loader costs 0.2-0.6 s to import; each target pays only for the one it feeds
-    from placement.models.gpu.openb.loader import load_openb
+    from placement.models.gpu.formats.openb import load_openb
 
     pods = scratch().write("pods-fixed.csv", _OPENB_PODS)
     return load_openb(path, pods)
@@ -187,7 +187,7 @@ def _openb_nodes(path: str) -> Any:
 
 def _openb_pods(path: str) -> Any:
     # lazy: a loader costs 0.2-0.6 s to import; each target pays only for the one it feeds
-    from placement.models.gpu.openb.loader import load_openb
+    from placement.models.gpu.formats.openb import load_openb
 
     nodes = scratch().write("nodes-fixed.csv", _OPENB_NODES)
     return load_openb(nodes, path)
@@ -259,28 +259,28 @@ _TARNAWSKI = json.dumps(
 
 def _braun(path: str) -> Any:
     # lazy: a loader costs 0.2-0.6 s to import; each target pays only for the one it feeds
-    from placement.models.dag.loaders import load_braun
+    from placement.models.dag.formats.loaders import load_braun
 
     return load_braun(path)
 
 
 def _stg(path: str) -> Any:
     # lazy: a loader costs 0.2-0.6 s to import; each target pays only for the one it feeds
-    from placement.models.dag.loaders import load_stg
+    from placement.models.dag.formats.loaders import load_stg
 
     return load_stg(path, processors=2)
 
 
 def _wfcommons(path: str) -> Any:
     # lazy: a loader costs 0.2-0.6 s to import; each target pays only for the one it feeds
-    from placement.models.dag.loaders import load_wfcommons
+    from placement.models.dag.formats.loaders import load_wfcommons
 
     return load_wfcommons(path)
 
 
 def _topcuoglu_exec(path: str) -> Any:
     # lazy: a loader costs 0.2-0.6 s to import; each target pays only for the one it feeds
-    from placement.models.dag.loaders import load_topcuoglu
+    from placement.models.dag.formats.loaders import load_topcuoglu
 
     edges = scratch().write("edges-fixed.csv", _TOPCUOGLU_EDGES)
     return load_topcuoglu(path, edges)
@@ -288,7 +288,7 @@ def _topcuoglu_exec(path: str) -> Any:
 
 def _topcuoglu_edges(path: str) -> Any:
     # lazy: a loader costs 0.2-0.6 s to import; each target pays only for the one it feeds
-    from placement.models.dag.loaders import load_topcuoglu
+    from placement.models.dag.formats.loaders import load_topcuoglu
 
     exec_csv = scratch().write("exec-fixed.csv", _TOPCUOGLU_EXEC)
     return load_topcuoglu(exec_csv, path)
@@ -300,28 +300,28 @@ _TOPCUOGLU_EDGES = b"T,1,2,3\n1,0,18,12\n2,0,0,9\n3,0,0,0\n"
 
 def _topology(path: str) -> Any:
     # lazy: a loader costs 0.2-0.6 s to import; each target pays only for the one it feeds
-    from placement.models.entanglement.topology import load_topology
+    from placement.models.entanglement.formats.topology_zoo import load_topology
 
     return load_topology(path, pairs=3, default_length_km=50.0)
 
 
 def _tarnawski(path: str) -> Any:
     # lazy: a loader costs 0.2-0.6 s to import; each target pays only for the one it feeds
-    from placement.models.partition.tarnawski import load_tarnawski
+    from placement.models.partition.formats.tarnawski import load_tarnawski
 
     return load_tarnawski(path)
 
 
 def _model_config(path: str) -> Any:
     # lazy: a loader costs 0.2-0.6 s to import; each target pays only for the one it feeds
-    from placement.models.partition.hf import load_model_config
+    from placement.models.partition.formats.hf import load_model_config
 
     return load_model_config(path)
 
 
 def _device_spec(path: str) -> Any:
     # lazy: a loader costs 0.2-0.6 s to import; each target pays only for the one it feeds
-    from placement.models.partition.hf import device_spec
+    from placement.models.partition.formats.hf import device_spec
 
     return device_spec(path)
 
@@ -427,7 +427,7 @@ TARGETS: dict[str, Target] = {
         lambda: [_OPENB_NODES, *_openb_head("openb_node_list_gpu_node.csv", 30)],
         json_input=False,
         family="gpu",
-        module="placement.models.gpu.openb.loader",
+        module="placement.models.gpu.formats.openb",
     ),
     "openb-pods": Target(
         "openb-pods",
@@ -435,7 +435,7 @@ TARGETS: dict[str, Target] = {
         lambda: [_OPENB_PODS, *_openb_head("openb_pod_list_default.csv", 30)],
         json_input=False,
         family="gpu",
-        module="placement.models.gpu.openb.loader",
+        module="placement.models.gpu.formats.openb",
     ),
     "braun": Target(
         "braun",
@@ -443,7 +443,7 @@ TARGETS: dict[str, Target] = {
         lambda: [_BRAUN],
         json_input=False,
         family="dag",
-        module="placement.models.dag.loaders",
+        module="placement.models.dag.formats.loaders",
     ),
     "stg": Target(
         "stg",
@@ -451,7 +451,7 @@ TARGETS: dict[str, Target] = {
         lambda: [_STG, *_shared("dag", "stg", "50", "rand0000.stg")],
         json_input=False,
         family="dag",
-        module="placement.models.dag.loaders",
+        module="placement.models.dag.formats.loaders",
     ),
     "topcuoglu-exec": Target(
         "topcuoglu-exec",
@@ -459,7 +459,7 @@ TARGETS: dict[str, Target] = {
         lambda: [_TOPCUOGLU_EXEC],
         json_input=False,
         family="dag",
-        module="placement.models.dag.loaders",
+        module="placement.models.dag.formats.loaders",
     ),
     "topcuoglu-edges": Target(
         "topcuoglu-edges",
@@ -467,14 +467,14 @@ TARGETS: dict[str, Target] = {
         lambda: [_TOPCUOGLU_EDGES],
         json_input=False,
         family="dag",
-        module="placement.models.dag.loaders",
+        module="placement.models.dag.formats.loaders",
     ),
     "wfcommons": Target(
         "wfcommons",
         _file_target("workflow.json", _wfcommons),
         lambda: [_WFCOMMONS, *_shared("dag", "wfcommons", "srasearch-chameleon-10a-001.json")],
         family="dag",
-        module="placement.models.dag.loaders",
+        module="placement.models.dag.formats.loaders",
     ),
     "gml": Target(
         "gml",
@@ -482,7 +482,7 @@ TARGETS: dict[str, Target] = {
         lambda: [_GML, *_shared("quantum", "topologies", "Surfnet.gml")],
         json_input=False,
         family="entanglement",
-        module="placement.models.entanglement.topology",
+        module="placement.models.entanglement.formats.topology_zoo",
     ),
     "graphml": Target(
         "graphml",
@@ -490,7 +490,7 @@ TARGETS: dict[str, Target] = {
         lambda: [_GRAPHML, *_shared("quantum", "topologies", "Abilene.graphml")],
         json_input=False,
         family="entanglement",
-        module="placement.models.entanglement.topology",
+        module="placement.models.entanglement.formats.topology_zoo",
     ),
     "tarnawski": Target(
         "tarnawski",
@@ -500,7 +500,7 @@ TARGETS: dict[str, Target] = {
             *_shared("partition", "tarnawski-layergraphs", "bert24_inference.json"),
         ],
         family="partition",
-        module="placement.models.partition.tarnawski",
+        module="placement.models.partition.formats.tarnawski",
     ),
     "model-config": Target(
         "model-config",
@@ -512,14 +512,14 @@ TARGETS: dict[str, Target] = {
             b'"vocab_size": 100, "intermediate_size": 256}',
         ],
         family="partition",
-        module="placement.models.partition.hf",
+        module="placement.models.partition.formats.hf",
     ),
     "device-spec": Target(
         "device-spec",
         _file_target("device.json", _device_spec),
         lambda: [_read(p) for p in sorted((REPO / "instances/partition/devices").glob("*.json"))],
         family="partition",
-        module="placement.models.partition.hf",
+        module="placement.models.partition.formats.hf",
     ),
     "grpc-request": Target(
         "grpc-request", validate_request_bytes, _request_seeds, json_input=False

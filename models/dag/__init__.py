@@ -10,7 +10,7 @@ Min-Min, Max-Min, Sufferage), :mod:`.cpsat` and :mod:`.milp` (exact encodings),
 :mod:`.rcmax` (the R||Cmax search run beside HiGHS), :mod:`.bound` (cheap lower
 bounds; with :mod:`.energetic`, the counting bound, and :mod:`.assignment_lp`, the
 certified assignment LP), :mod:`.explain` (the deadline or limit no schedule meets), :mod:`.generate` (seeded
-random DAGs), :mod:`.loaders` (STG, Braun, WfCommons, the HEFT paper's example), :mod:`.plot`
+random DAGs), :mod:`.formats` (STG, Braun, WfCommons, the HEFT paper's example), :mod:`.plot`
 (Gantt chart).
 """
 
@@ -22,6 +22,7 @@ from placement.models.dag import instance as _instance
 from placement.models.dag.bound import lower_bound
 from placement.models.dag.check import check, solution_to_message
 from placement.models.dag.explain import explain_infeasible, explained
+from placement.models.dag.formats import IMPORTERS
 from placement.models.dag.generate import GENERATORS
 from placement.models.dag.greedy import greedy_solutions
 from placement.models.dag.instance import (
@@ -32,7 +33,6 @@ from placement.models.dag.instance import (
     DagSolution,
     DagTask,
 )
-from placement.models.dag.loaders import IMPORTERS
 from placement.models.dag.plot import draw
 from placement.models.dag.rcmax.encoding import auto_backend
 from placement.models.dag.summary import summarize

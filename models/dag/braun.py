@@ -103,7 +103,7 @@ def braun_instance(
 ) -> DagInstance:
     """A validated dag instance of independent tasks with a Braun-style ETC matrix.
 
-    Machine ``m`` is type ``m<m>`` (as :func:`~placement.models.dag.loaders.load_braun`
+    Machine ``m`` is type ``m<m>`` (as :func:`~placement.models.dag.formats.loaders.load_braun`
     reads the published files); times are the ETC values over ``UNIT``. The name is the
     published one with the size and seed, e.g. ``u_c_hihi-1024x32-s0``.
     """

@@ -6,11 +6,11 @@ as in Q-CAST), under qubit and channel capacities and Werner-model fidelity thre
 
 Parts: :mod:`.instance` (typed instance and solution, JSON form, validation), :mod:`.check`
 (independent checker, EXT by Q-CAST's recursion), :mod:`.paths` (path quantities shared by
-heuristics and encodings), :mod:`.greedy` (Q-CAST's greedy, the fallback), :mod:`.reps`
+heuristics and encodings), :mod:`.greedy` (Q-CAST's greedy, the fallback), :mod:`.peers.reps`
 (REPS-style LP relaxation and rounding), :mod:`.encoding`, :mod:`.milp` and :mod:`.cpsat`
 (candidate-path x width models), :mod:`.explain` (why a request is unserved),
-:mod:`.simulate` (Monte Carlo time slots, the ground truth), :mod:`.generate` (Q-CAST's
-synthetic setup), :mod:`.topology` (GML / GraphML loaders) and :mod:`.plot` (a drawing of
+:mod:`.sim.slots` (Monte Carlo time slots, the ground truth), :mod:`.generate` (Q-CAST's
+synthetic setup), :mod:`.formats.topology_zoo` (GML / GraphML loaders) and :mod:`.plot` (a drawing of
 a routing).
 """
 
@@ -19,6 +19,7 @@ from __future__ import annotations
 from placement.models.entanglement import instance as _instance
 from placement.models.entanglement.check import check, solution_to_message
 from placement.models.entanglement.explain import capacity_bound, explain_unplaced
+from placement.models.entanglement.formats import IMPORTERS
 from placement.models.entanglement.generate import GENERATORS
 from placement.models.entanglement.greedy import qcast_greedy
 from placement.models.entanglement.instance import (
@@ -32,7 +33,6 @@ from placement.models.entanglement.instance import (
 )
 from placement.models.entanglement.plot import draw
 from placement.models.entanglement.summary import summarize
-from placement.models.entanglement.topology import IMPORTERS
 from placement.models.entanglement.warm_start import adapt_start
 from placement.solver.family import Family
 from placement.solver.options import SolveOptions
@@ -60,7 +60,7 @@ class EntanglementFamily(Family):
     def greedy(
         self, instance: EntanglementInstance, options: SolveOptions
     ) -> list[tuple[str, EntanglementSolution]]:
-        """Q-CAST's greedy (the fallback). The REPS-style peer (:mod:`.reps`) is not run here:
+        """Q-CAST's greedy (the fallback). The REPS-style peer (:mod:`.peers.reps`) is not run here:
         it solves an LP that costs the exact phase seconds and, on every benchmark so far,
         scores below Q-CAST's greedy; benchmarks and tests call it directly."""
         del options

@@ -7,8 +7,8 @@ Parts: :mod:`.instance` (typed instance and solution, JSON form, validation), :m
 (independent checker and objective), :mod:`.greedy` (topology-aware best fit, the fallback,
 and an FGD-style policy), :mod:`.cpsat` and :mod:`.milp` (exact encodings), :mod:`.explain`
 (why a job is unplaced), :mod:`.generate` (seeded synthetic clusters and job mixes),
-:mod:`.plot` (the cluster's GPUs coloured by the jobs holding them), :mod:`.k8s` (Kubernetes
-objects in and Bindings out), :mod:`.slurm` (a Slurm cluster's nodes and topology in).
+:mod:`.plot` (the cluster's GPUs coloured by the jobs holding them), :mod:`.formats` (Kubernetes
+objects in and Bindings out, a Slurm cluster's nodes and topology in, the openb trace), :mod:`.peers` (Kueue TAS, KAI, Volcano, Lyra, the FGD paper's policies), :mod:`.sim` (the topology and openb replays).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from placement.models.gpu import instance as _instance
 from placement.models.gpu.bound import capacity_bound
 from placement.models.gpu.check import check
 from placement.models.gpu.explain import explain_unplaced
+from placement.models.gpu.formats import EXPORTERS, IMPORTERS
 from placement.models.gpu.generate import GENERATORS, generate
 from placement.models.gpu.instance import (
     GpuInstance,
@@ -27,12 +28,8 @@ from placement.models.gpu.instance import (
     WorkerPlacement,
     WorkloadClass,
 )
-from placement.models.gpu.k8s import EXPORTERS as K8S_EXPORTERS
-from placement.models.gpu.k8s import IMPORTERS as K8S_IMPORTERS
-from placement.models.gpu.openb.loader import IMPORTERS
 from placement.models.gpu.plot import draw
 from placement.models.gpu.reopt_greedy import family_greedies
-from placement.models.gpu.slurm import IMPORTERS as SLURM_IMPORTERS
 from placement.models.gpu.summary import summarize
 from placement.models.gpu.warm_start import adapt_start
 from placement.solver.family import Family
@@ -86,8 +83,8 @@ class GpuFamily(Family):
         return GpuSolution(placements)
 
     generators = GENERATORS
-    importers = IMPORTERS + K8S_IMPORTERS + SLURM_IMPORTERS
-    exporters = K8S_EXPORTERS
+    importers = IMPORTERS
+    exporters = EXPORTERS
     plot = staticmethod(draw)
 
 

@@ -1,5 +1,5 @@
-"""What each node has left while a one-gang-at-a-time peer (:mod:`.kueue_tas`,
-:mod:`.kai_topology`) places workers: free GPU shares and memory per GPU, CPU, memory."""
+"""What each node has left while a one-gang-at-a-time peer (:mod:`.peers.kueue_tas`,
+:mod:`.peers.kai`) places workers: free GPU shares and memory per GPU, CPU, memory."""
 
 from __future__ import annotations
 

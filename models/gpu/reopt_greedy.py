@@ -253,7 +253,7 @@ def clear_cheapest_node(instance: GpuInstance) -> GpuSolution:
     least priority-weighted GPU demand (then the least preemption cost) is chosen. The jobs
     it preempted whole are then placed again elsewhere where there is room (a migration
     instead of a preemption). This generalises Lyra's server reclaiming (the cheapest server
-    first, elastic jobs scaled in; :mod:`placement.models.gpu.lyra`) to any pending job and
+    first, elastic jobs scaled in; :mod:`placement.models.gpu.peers.lyra`) to any pending job and
     adds the re-placement that an exact re-optimization finds.
     """
     run = _Run(instance, "best_fit")

@@ -11,8 +11,9 @@ Parts: :mod:`.instance` (typed instance and solution, JSON form, validation, the
 fallback where it applies; bisection fill, Petals-style spans, PipeDream's planner),
 :mod:`.encoding` with :mod:`.cpsat` and :mod:`.milp` (exact stage-path encodings),
 :mod:`.explain` (why a model does not fit), :mod:`.generate` (seeded synthetic instances),
-:mod:`.tarnawski` and :mod:`.hf` (loaders and builders for public formats); :mod:`.helix`
-(the Helix artifact's layer-placement max-flow instance), scored by :mod:`.serving_flow` and
+:mod:`.formats` (the public formats: Tarnawski's layer graphs, HF configs, the Helix
+artifact), :mod:`.peers` (PipeDream's planner as Tarnawski ran it); :mod:`.serving_cluster`
+(a Helix-style layer-placement max-flow instance in index form), scored by :mod:`.serving_flow` and
 solved exactly by :mod:`.serving_milp`; serving plans (``workload.serving_plan``: replicas and
 tensor-parallel stages) checked by :func:`.check.check_plan` and solved by
 :mod:`.serving_plan_solve` over :mod:`.serving_tp`'s planner.
@@ -20,10 +21,10 @@ tensor-parallel stages) checked by :func:`.check.check_plan` and solved by
 
 from __future__ import annotations
 
-from placement.models.partition import helix, hf, tarnawski
 from placement.models.partition import instance as _instance
 from placement.models.partition.check import NS_PER_MS, check
 from placement.models.partition.explain import quick_bound_ns
+from placement.models.partition.formats import IMPORTERS
 from placement.models.partition.generate import GENERATORS
 from placement.models.partition.greedy import greedy_solutions
 from placement.models.partition.instance import (
@@ -92,7 +93,7 @@ class PartitionFamily(Family):
         (:func:`.serving_milp.relaxation_bound`, valid under either edge rule)."""
         if instance.workload.flow:
             # imported here: the flow modules load networkx and HiGHS only for flow mode
-            from placement.models.partition.helix import cluster_of
+            from placement.models.partition.serving_cluster import cluster_of
             from placement.models.partition.serving_milp import relaxation_bound
 
             return relaxation_bound(cluster_of(instance))
@@ -101,7 +102,7 @@ class PartitionFamily(Family):
         return quick_bound_ns(instance) / NS_PER_MS
 
     generators = GENERATORS
-    importers = tarnawski.IMPORTERS + hf.IMPORTERS + helix.IMPORTERS
+    importers = IMPORTERS
 
     def corrupt(
         self, instance: PartitionInstance, solution: PartitionSolution

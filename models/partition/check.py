@@ -272,7 +272,7 @@ def check_flow(instance: PartitionInstance, solution: PartitionSolution) -> Chec
     """LLM_SERVING_FLOW: check the ranges and score their max flow (tokens/s, maximised) with
     the one evaluator, :func:`.serving_flow.score_placement`."""
     # imported here: the flow evaluator loads networkx, which the other modes never need
-    from placement.models.partition.helix import cluster_of
+    from placement.models.partition.serving_cluster import cluster_of
     from placement.models.partition.serving_flow import score_placement
 
     violations: list[str] = []

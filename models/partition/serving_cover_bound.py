@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import time
 
-from placement.models.partition.helix import HelixCluster
+from placement.models.partition.serving_cluster import HelixCluster
 from placement.solver.backends.highs import new_highs
 
 MAX_STATES = 5000

@@ -3,7 +3,7 @@
 A placement gives each used node ``i`` one contiguous layer range ``[s_i, s_i + k_i)``
 (unused nodes carry nothing). It is checked (every range inside ``[0, L)``, ``1 <= k_i <=``
 the type's limit, node indices exist), then scored as the max flow, in tokens/s, of the
-network the Helix model defines (see :mod:`.helix`): node ``i`` is split into ``in_i -> out_i``
+network the Helix model defines (see :mod:`.serving_cluster`): node ``i`` is split into ``in_i -> out_i``
 of capacity ``T(type_i, k_i)``; ``source -> in_v`` when ``s_v = 0``, ``out_u -> sink`` when
 ``s_u + k_u = L``, ``out_u -> in_v`` when ``s_v = s_u + k_u``, each only where the cluster has
 that link, with the link's capacity. This is the placement's value in Helix's own MILP (its
@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from placement.models.partition.helix import SINK, SOURCE, HelixCluster
+from placement.models.partition.instance import SINK, SOURCE
+from placement.models.partition.serving_cluster import HelixCluster
 
 SCALE = 1_000_000
 """Capacities are integers of 1/SCALE tokens/s in the flow computation."""

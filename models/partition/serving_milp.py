@@ -34,8 +34,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from placement.models.partition.helix import SINK, SOURCE, HelixCluster, cluster_of
-from placement.models.partition.instance import PartitionInstance, PartitionSolution
+from placement.models.partition.instance import SINK, SOURCE, PartitionInstance, PartitionSolution
+from placement.models.partition.serving_cluster import HelixCluster, cluster_of
 from placement.models.partition.serving_flow import score_placement
 from placement.solver.backends.highs import BoundedRun, new_highs
 from placement.solver.cancel import CancellationToken

@@ -5,7 +5,7 @@ contiguous layer range, the ranges of a pipeline's stages tiling ``[0, L)`` in o
 serves two pipelines (replicas hold their own copies of the weights). Memory is Helix's model
 of the node: a node holding ``k`` layers keeps the weights of ``k`` layers (at most half its
 VRAM: the type's layer limit) and the KV cache of the vLLM blocks left beside them, which is
-what ``T(type, k)`` was computed from (see :mod:`.helix`); a stage over its type's limit
+what ``T(type, k)`` was computed from (see :mod:`.serving_cluster`); a stage over its type's limit
 overflows the memory and is rejected. A pipeline serves ``min`` over its stages of ``T`` and
 over its links (source -> first, stage -> next, last -> sink) of the link capacity; the
 plan serves the sum over its pipelines. Every plan is a flow of the max-flow model, so its
@@ -30,7 +30,8 @@ import itertools
 from dataclasses import dataclass
 from functools import cache
 
-from placement.models.partition.helix import SINK, SOURCE, HelixCluster
+from placement.models.partition.instance import SINK, SOURCE
+from placement.models.partition.serving_cluster import HelixCluster
 
 Stage = tuple[int, int, int]
 """(node, first layer, layer count)."""

@@ -11,7 +11,7 @@ volume). A pipeline of ``p`` stages keeps ``p`` micro-batches of ``B`` sequences
 (one per stage); a decode step of a micro-batch on a stage of type ``g`` and degree ``t`` over
 layers ``R`` takes
 
-* compute: ``sum_{l in R} time_g(l) / t`` (the roofline of :mod:`.hf`: FLOPs and bytes read,
+* compute: ``sum_{l in R} time_g(l) / t`` (the roofline of :mod:`.formats.hf`: FLOPs and bytes read,
   weights and KV cache, both split ``t`` ways);
 * tensor-parallel communication (``t > 1``): per all-reduce ``alpha + 2 (t - 1) / t x B x
   activation_bytes / bw_g`` (a ring all-reduce's volume; ``alpha`` a fixed latency, ``bw_g``

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from placement.models.gpu.openb.policies import POLICIES, FGDPolicy, best_fit_gpus
+from placement.models.gpu.peers.fgd import POLICIES, FGDPolicy, best_fit_gpus
 
 
 class FGDBestFitTiePolicy(FGDPolicy):
@@ -51,7 +51,7 @@ OURS: dict[str, type[FGDPolicy]] = {FGDBestFitTiePolicy.name: FGDBestFitTiePolic
 
 
 def make_any(name: str):
-    """A fresh policy, a peer of :mod:`.policies` or one of ours, by name."""
+    """A fresh policy, a peer of :mod:`placement.models.gpu.peers.fgd` or one of ours, by name."""
     if name in OURS:
         return OURS[name]()
     if name in POLICIES:

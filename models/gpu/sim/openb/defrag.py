@@ -50,8 +50,8 @@ from typing import Any
 import numpy as np
 
 from placement.models.gpu.instance import MILLI
-from placement.models.gpu.openb.batch import check_placement
-from placement.models.gpu.openb.replay import (
+from placement.models.gpu.sim.openb.batch import check_placement
+from placement.models.gpu.sim.openb.replay import (
     TUNE_RATIO,
     Curve,
     PodSet,

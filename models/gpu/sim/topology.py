@@ -49,10 +49,10 @@ from placement.models.gpu.instance import (
     WorkerPlacement,
     solution_to_message,
 )
-from placement.models.gpu.kai_topology import kai_one_at_a_time
-from placement.models.gpu.kueue_tas import kueue_one_at_a_time
-from placement.models.gpu.topology_trace import TopologyTrace, TraceJob
-from placement.models.gpu.volcano_topology import volcano_one_at_a_time
+from placement.models.gpu.peers.kai import kai_one_at_a_time
+from placement.models.gpu.peers.kueue_tas import kueue_one_at_a_time
+from placement.models.gpu.peers.volcano import volcano_one_at_a_time
+from placement.models.gpu.sim.topology_trace import TopologyTrace, TraceJob
 from placement.solver.options import SolveOptions, deterministic_wall_limit
 from placement.solver.portfolio import solve
 

@@ -33,7 +33,7 @@ from collections import Counter
 import numpy as np
 
 from placement.models.gpu.instance import MILLI
-from placement.models.gpu.openb.replay import PodSet, TraceState
+from placement.models.gpu.sim.openb.replay import PodSet, TraceState
 
 MAX_SCORE = 100
 MAX_SPEC_CPU = 128_000

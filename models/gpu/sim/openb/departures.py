@@ -45,7 +45,8 @@ from pathlib import Path
 
 import numpy as np
 
-from placement.models.gpu.openb.defrag import (
+from placement.models.gpu.peers.fgd import FGDPolicy
+from placement.models.gpu.sim.openb.defrag import (
     DESTINATIONS,
     Book,
     _destinations,
@@ -53,8 +54,7 @@ from placement.models.gpu.openb.defrag import (
     check_cycle,
     solve_cycle,
 )
-from placement.models.gpu.openb.policies import FGDPolicy
-from placement.models.gpu.openb.replay import (
+from placement.models.gpu.sim.openb.replay import (
     TUNE_RATIO,
     PodSet,
     Policy,

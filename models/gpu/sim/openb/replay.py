@@ -44,7 +44,7 @@ simulator), read for this purpose; no code of it is copied:
   seeds can agree.
 
 The cluster state is numpy arrays over nodes x GPU slots (:class:`TraceState`); policies
-(:mod:`.policies`) score all feasible nodes at once. Nothing here uses the MILP / CP-SAT code.
+(:mod:`placement.models.gpu.peers.fgd`) score all feasible nodes at once. Nothing here uses the MILP / CP-SAT code.
 """
 
 from __future__ import annotations
@@ -57,8 +57,8 @@ from typing import Protocol
 
 import numpy as np
 
+from placement.models.gpu.formats.openb import read_openb_nodes, read_openb_pods
 from placement.models.gpu.instance import MILLI, GpuJob, GpuNode
-from placement.models.gpu.openb.loader import read_openb_nodes, read_openb_pods
 
 TIE_BREAKS = ("rank", "uniform")
 TUNE_RATIO = 1.3
@@ -300,7 +300,7 @@ class TraceState:
 
 
 class Policy(Protocol):
-    """A placement policy of :mod:`.policies`."""
+    """A placement policy of :mod:`placement.models.gpu.peers.fgd`."""
 
     name: str
 

@@ -4,10 +4,10 @@ Pods arrive one at a time on a cluster that never frees anything; schedulers are
 by the GPU allocation ratio against the arrived demand. Nothing here uses the exact GPU
 model (the MILP / CP-SAT encodings of the family).
 
-Parts: :mod:`.loader` (the trace's CSV files as a :class:`~placement.models.gpu.instance.
-GpuInstance`), :mod:`.replay` (the static :class:`~.replay.TraceCluster`, the pods, the
-mutable :class:`~.replay.TraceState`, the workload and the online replay), :mod:`.policies`
-(the paper's six peer policies), :mod:`.online` (our online policy: FGD with a best-fit
+The trace's CSV files are read by :mod:`placement.models.gpu.formats.openb`, the paper's six
+peer policies are :mod:`placement.models.gpu.peers.fgd`. Parts: :mod:`.replay` (the static
+:class:`~.replay.TraceCluster`, the pods, the mutable :class:`~.replay.TraceState`, the
+workload and the online replay), :mod:`.online` (our online policy: FGD with a best-fit
 tie-break), :mod:`.batch` (batch mode: every B arrivals the pending pods placed jointly by
 CP-SAT), :mod:`.offline_bound` (an LP upper bound on what any policy can allocate),
 :mod:`.config_bound` (the stronger configuration-LP bound, with a checked witness packing).

@@ -83,8 +83,8 @@ from functools import reduce
 import numpy as np
 
 from placement.models.gpu.instance import MILLI
-from placement.models.gpu.openb.batch import check_placement
-from placement.models.gpu.openb.replay import PodSet, TraceCluster, TraceState
+from placement.models.gpu.sim.openb.batch import check_placement
+from placement.models.gpu.sim.openb.replay import PodSet, TraceCluster, TraceState
 from placement.solver.backends.base import RunStatus
 from placement.solver.backends.highs import HighsModel
 

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from placement.models.gpu.instance import GpuInstance, GpuNode, instance_from_dict
-from placement.models.gpu.topology_trace import TopologyTrace, TraceJob
+from placement.models.gpu.sim.topology_trace import TopologyTrace, TraceJob
 
 
 def rack_cluster(racks: dict[str, list[int]], jobs: list[dict[str, Any]]) -> GpuInstance:

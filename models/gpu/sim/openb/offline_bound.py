@@ -36,7 +36,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from placement.models.gpu.instance import MILLI
-from placement.models.gpu.openb.replay import PodSet, TraceCluster
+from placement.models.gpu.sim.openb.replay import PodSet, TraceCluster
 from placement.solver.backends.base import RunStatus
 from placement.solver.backends.highs import HighsModel
 

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from placement.models.gpu.instance import MILLI
-from placement.models.gpu.openb.replay import (
+from placement.models.gpu.sim.openb.replay import (
     TUNE_RATIO,
     Curve,
     PodSet,

@@ -2,7 +2,7 @@
 2021).
 
 REPS's provisioning step solves a multi-commodity flow LP whose edge capacities are the
-expected numbers of successful links, then rounds. Ours is :mod:`.flow_lp` without swaps
+expected numbers of successful links, then rounds. Ours is :mod:`.reps_lp` without swaps
 (as in REPS), with a small cost per channel used (:data:`CHANNEL_PENALTY`). Rounding: decompose each request's flow into widest paths; a path carrying
 phi expected pairs needs phi / success channels on each link, so its fractional width is
 phi / (its smallest success); each path gets the floor of it, then single channels are
@@ -17,13 +17,13 @@ from __future__ import annotations
 import heapq
 import math
 
-from placement.models.entanglement.flow_lp import solve_flow_lp
 from placement.models.entanglement.instance import (
     EntanglementInstance,
     EntanglementSolution,
     RoutedPath,
 )
 from placement.models.entanglement.paths import fidelity_of, max_width
+from placement.models.entanglement.peers.reps_lp import solve_flow_lp
 from placement.solver.options import SolveOptions
 
 FLOW_EPS = 1e-6
