@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 from placement.benchmarks.runner import load_1min
-from placement.models.gpu.sim import topology_trace as tt
 from placement.models.gpu.check import check
+from placement.models.gpu.sim import topology_trace as tt
 from placement.models.gpu.sim.topology import (
     KNOWN_POLICIES,
     MIGRATION_MAX_WORKERS,
