@@ -259,25 +259,41 @@ def optimistic_cost_table(instance: DagInstance) -> np.ndarray:
     return oct_
 
 
+def _ready_list(
+    instance: DagInstance,
+    priority: np.ndarray,
+    choose: Callable[[_Builder, int], tuple[int, float]],
+) -> DagSolution:
+    """The ready-list loop PEFT and CPOP share: of the tasks whose parents are placed, the one
+    of highest ``priority`` (ties: lower index) goes where ``choose(builder, task)`` says
+    (machine, start)."""
+    b = _Builder(instance)
+    missing = [len(p) for p in instance.parents]
+    heap = [(-priority[t], t) for t in range(len(instance.tasks)) if missing[t] == 0]
+    heapq.heapify(heap)
+    while heap:
+        _, t = heapq.heappop(heap)
+        m, start = choose(b, t)
+        b.place(t, m, start)
+        for c, _ in instance.children[t]:
+            missing[c] -= 1
+            if missing[c] == 0:
+                heapq.heappush(heap, (-priority[c], c))
+    return b.solution
+
+
 def peft(instance: DagInstance) -> DagSolution:
     """PEFT: ready task of largest mean OCT first, on the machine minimising EFT + OCT."""
     oct_ = optimistic_cost_table(instance)
     eligible = np.isfinite(instance.duration)
     rank = np.where(eligible, oct_, 0.0).sum(axis=1) / np.maximum(eligible.sum(axis=1), 1)
-    b = _Builder(instance)
-    missing = [len(p) for p in instance.parents]
-    heap = [(-rank[t], t) for t in range(len(instance.tasks)) if missing[t] == 0]
-    heapq.heapify(heap)
-    while heap:
-        _, t = heapq.heappop(heap)
+
+    def choose(b: _Builder, t: int) -> tuple[int, float]:
         start, finish = b.finish_times(t)
         m = int(np.argmin(finish + oct_[t]))
-        b.place(t, m, float(start[m]))
-        for c, _ in instance.children[t]:
-            missing[c] -= 1
-            if missing[c] == 0:
-                heapq.heappush(heap, (-rank[c], c))
-    return b.solution
+        return m, float(start[m])
+
+    return _ready_list(instance, rank, choose)
 
 
 def cpop(instance: DagInstance) -> DagSolution:
@@ -298,23 +314,16 @@ def cpop(instance: DagInstance) -> DagSolution:
         critical.add(t)
     cp_cost = instance.duration[sorted(critical)].sum(axis=0)
     cp_machine = int(np.argmin(cp_cost)) if np.isfinite(cp_cost).any() else -1
-    b = _Builder(instance)
-    missing = [len(p) for p in instance.parents]
-    heap = [(-priority[u], u) for u in range(n) if missing[u] == 0]
-    heapq.heapify(heap)
-    while heap:
-        _, u = heapq.heappop(heap)
+
+    def choose(b: _Builder, u: int) -> tuple[int, float]:
         if u in critical and cp_machine >= 0:
             start, finish = b.finish_times(u, [cp_machine])
         else:
             start, finish = b.finish_times(u)
         m = int(np.argmin(finish))
-        b.place(u, m, float(start[m]))
-        for c, _ in instance.children[u]:
-            missing[c] -= 1
-            if missing[c] == 0:
-                heapq.heappush(heap, (-priority[c], c))
-    return b.solution
+        return m, float(start[m])
+
+    return _ready_list(instance, priority, choose)
 
 
 # -------------------------------------------------------------------------------------------
