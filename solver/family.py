@@ -12,7 +12,7 @@ import enum
 import importlib
 import types
 import typing
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
@@ -129,6 +129,31 @@ def start_envelope(start: Any) -> Any:
     raise InputError.single(
         "start", Shown(_describe(start)), "a Result, a placement.v1.Solution or its JSON dict"
     )
+
+
+def known_pieces(
+    items: Iterable[Any],
+    name_of: Callable[[Any], str],
+    index: dict[str, int],
+    noun: str,
+    twice: str,
+    dropped: list[tuple[str, str]],
+) -> Iterator[tuple[Any, str, int]]:
+    """The pieces of a start whose piece of work still exists, each at most once, as
+    ``(item, name, position)`` (position in ``index``); every other piece is appended to
+    ``dropped`` with why: ``"<noun> 'x' no longer in the instance"`` or
+    ``"<noun> 'x' <twice> in the start"`` (e.g. ``twice="placed twice"``)."""
+    seen: set[int] = set()
+    for item in items:
+        name = name_of(item)
+        position = index.get(name)
+        if position is None:
+            dropped.append((name, f"{noun} {name!r} no longer in the instance"))
+        elif position in seen:
+            dropped.append((name, f"{noun} {name!r} {twice} in the start"))
+        else:
+            seen.add(position)
+            yield item, name, position
 
 
 def keep_while_feasible(

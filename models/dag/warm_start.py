@@ -17,7 +17,7 @@ import numpy as np
 from placement.models.dag.check import running_time
 from placement.models.dag.greedy import semi_active
 from placement.models.dag.instance import DagInstance
-from placement.solver.family import StartAdaptation
+from placement.solver.family import StartAdaptation, known_pieces
 
 
 def _fastest(instance: DagInstance, t: int) -> int:
@@ -34,15 +34,9 @@ def adapt_start(instance: DagInstance, msg: Any) -> StartAdaptation:
     machine = np.full(n, -1, dtype=np.int64)
     key = np.full(n, np.nan)
     dropped: list[tuple[str, str]] = []
-    for run in msg.runs:
-        name = run.task
-        t = instance.task_index.get(name)
-        if t is None:
-            dropped.append((name, f"task {name!r} no longer in the instance"))
-            continue
-        if machine[t] >= 0:
-            dropped.append((name, f"task {name!r} run twice in the start"))
-            continue
+    for run, name, t in known_pieces(
+        msg.runs, lambda run: run.task, instance.task_index, "task", "run twice", dropped
+    ):
         m = instance.machine_index.get(run.machine)
         if m is None:
             dropped.append((name, f"task {name!r}: machine {run.machine!r} gone"))

@@ -16,7 +16,7 @@ from typing import Any
 from placement.models.gpu.check import check
 from placement.models.gpu.greedy import complete
 from placement.models.gpu.instance import GpuInstance, GpuSolution, WorkerPlacement
-from placement.solver.family import StartAdaptation, keep_while_feasible
+from placement.solver.family import StartAdaptation, keep_while_feasible, known_pieces
 
 
 def _workers(
@@ -47,17 +47,9 @@ def adapt_start(instance: GpuInstance, msg: Any) -> StartAdaptation:
     """What of a ``placement.v1.GpuSolution`` the instance admits (see the module)."""
     dropped: list[tuple[str, str]] = []
     pieces: list[tuple[str, tuple[int, tuple[WorkerPlacement, ...]]]] = []
-    seen: set[int] = set()
-    for jp in msg.placements:
-        name = jp.job
-        j = instance.job_index.get(name)
-        if j is None:
-            dropped.append((name, f"job {name!r} no longer in the instance"))
-            continue
-        if j in seen:
-            dropped.append((name, f"job {name!r} placed twice in the start"))
-            continue
-        seen.add(j)
+    for jp, name, j in known_pieces(
+        msg.placements, lambda jp: jp.job, instance.job_index, "job", "placed twice", dropped
+    ):
         workers, why = _workers(instance, name, j, jp.workers)
         if workers is None:
             dropped.append((name, why))

@@ -14,7 +14,7 @@ from typing import Any
 
 from placement.models.mc.edfvd import CoreLoad
 from placement.models.mc.instance import McInstance, McSolution
-from placement.solver.family import StartAdaptation
+from placement.solver.family import StartAdaptation, known_pieces
 
 _UNPLACED = -2
 
@@ -25,40 +25,28 @@ def adapt_start(instance: McInstance, msg: Any) -> StartAdaptation:
     core_of = [_UNPLACED] * len(instance.tasks)
     dropped: list[tuple[str, str]] = []
     kept = 0
-
-    def known(name: str) -> int | None:
-        task = instance.task_index.get(name)
-        if task is None:
-            dropped.append((name, f"task {name!r} no longer in the instance"))
-        elif core_of[task] != _UNPLACED:
-            dropped.append((name, f"task {name!r} given twice in the start"))
-            return None
-        return task
-
-    for a in msg.assignments:
-        task = known(a.task)
-        if task is None:
+    pieces = [(a.task, a) for a in msg.assignments] + [(name, None) for name in msg.dropped]
+    for (_, a), name, task in known_pieces(
+        pieces, lambda piece: piece[0], instance.task_index, "task", "given twice", dropped
+    ):
+        if a is None:  # dropped in the start
+            if instance.tasks[task].droppable:
+                core_of[task] = -1
+                kept += 1
+            else:
+                dropped.append((name, f"task {name!r} dropped in the start, now it may not be"))
             continue
         core = instance.core_index.get(a.core)
         if core is None:
-            dropped.append((a.task, f"task {a.task!r}: core {a.core!r} gone"))
+            dropped.append((name, f"task {name!r}: core {a.core!r} gone"))
         elif not instance.allowed(task, core):
-            dropped.append((a.task, f"task {a.task!r} may no longer run on core {a.core!r}"))
+            dropped.append((name, f"task {name!r} may no longer run on core {a.core!r}"))
         elif not loads[core].fits(instance, task):
-            dropped.append((a.task, f"task {a.task!r} no longer fits on core {a.core!r}"))
+            dropped.append((name, f"task {name!r} no longer fits on core {a.core!r}"))
         else:
             loads[core].add(instance, task)
             core_of[task] = core
             kept += 1
-    for name in msg.dropped:
-        task = known(name)
-        if task is None:
-            continue
-        if instance.tasks[task].droppable:
-            core_of[task] = -1
-            kept += 1
-        else:
-            dropped.append((name, f"task {name!r} dropped in the start, now it may not be"))
     placed = 0
     for task in range(len(instance.tasks)):
         if core_of[task] != _UNPLACED:
@@ -75,6 +63,6 @@ def adapt_start(instance: McInstance, msg: Any) -> StartAdaptation:
             placed += 1
         elif instance.tasks[task].droppable:
             core_of[task] = -1
-    pieces = len(msg.assignments) + len(msg.dropped)
+    count = len(msg.assignments) + len(msg.dropped)
     note = f"{placed} task(s) placed anew" if placed else ""
-    return StartAdaptation(McSolution(tuple(core_of)), pieces, kept, dropped, note)
+    return StartAdaptation(McSolution(tuple(core_of)), count, kept, dropped, note)

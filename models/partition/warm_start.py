@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from placement.models.partition.instance import PartitionInstance, PartitionSolution
-from placement.solver.family import StartAdaptation
+from placement.solver.family import StartAdaptation, known_pieces
 
 
 def adapt_start(instance: PartitionInstance, msg: Any) -> StartAdaptation:
@@ -31,15 +31,9 @@ def adapt_start(instance: PartitionInstance, msg: Any) -> StartAdaptation:
         return _adapt_pipelines(instance, msg)
     device_of = [-1] * len(instance.layers)
     dropped: list[tuple[str, str]] = []
-    for a in msg.assignments:
-        name = a.layer
-        layer = instance.layer_index.get(name)
-        if layer is None:
-            dropped.append((name, f"layer {name!r} no longer in the instance"))
-            continue
-        if device_of[layer] >= 0:
-            dropped.append((name, f"layer {name!r} assigned twice in the start"))
-            continue
+    for a, name, layer in known_pieces(
+        msg.assignments, lambda a: a.layer, instance.layer_index, "layer", "assigned twice", dropped
+    ):
         device = instance.device_index.get(a.device)
         if device is None:
             dropped.append((name, f"layer {name!r}: device {a.device!r} gone"))
