@@ -58,7 +58,7 @@ def test_same_seed_same_result() -> None:
 
 
 def test_simulator_imports_only_the_typed_instance() -> None:
-    source = Path(__file__).resolve().parent.parent / "models" / "entanglement" / "simulate.py"
+    source = Path(__file__).resolve().parent.parent / "models" / "entanglement" / "sim" / "slots.py"
     imported = set()
     for node in ast.walk(ast.parse(source.read_text())):
         if isinstance(node, ast.ImportFrom) and node.module:
