@@ -7,6 +7,7 @@ prints it as one line and exits with code 2; the gRPC service maps it to INVALID
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,6 +99,14 @@ class ValidationCollector:
         if not ok:
             self.add(path, value, expected)
         return ok
+
+    def unique_name(self, path: str, name: str, seen: Container[str], noun: str) -> bool:
+        """Record a bad ``path`` unless ``name`` is non-empty (``a non-empty <noun> name``) and
+        not in ``seen``, the names so far (``a <noun> name used once``); return whether it
+        is both. The caller adds it to ``seen``."""
+        return self.require(bool(name), path, name, f"a non-empty {noun} name") and self.require(
+            name not in seen, path, name, f"a {noun} name used once"
+        )
 
     def raise_if_any(self) -> None:
         """Raise an :class:`InputError` listing every recorded field error."""

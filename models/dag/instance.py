@@ -326,8 +326,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Da
     v.require(len(msg.machines) > 0, f"{P}.machines", [], "at least one machine")
     for i, mc in enumerate(msg.machines):
         path = f"{P}.machines[{i}]"
-        v.require(bool(mc.name), f"{path}.name", mc.name, "a non-empty machine name")
-        v.require(mc.name not in machine_names, f"{path}.name", mc.name, "a name used once")
+        v.unique_name(f"{path}.name", mc.name, machine_names, "machine")
         machine_names.add(mc.name)
         speed = _positive_or_default(mc, "speed", 1.0)
         slots = _positive_or_default(mc, "slots", 1)
@@ -372,8 +371,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Da
     v.require(len(msg.tasks) > 0, f"{P}.tasks", [], "at least one task")
     for i, tk in enumerate(msg.tasks):
         path = f"{P}.tasks[{i}]"
-        v.require(bool(tk.name), f"{path}.name", tk.name, "a non-empty task name")
-        v.require(tk.name not in task_names, f"{path}.name", tk.name, "a name used once")
+        v.unique_name(f"{path}.name", tk.name, task_names, "task")
         task_names.add(tk.name)
         times: dict[str, float] = {}
         for j, entry in enumerate(tk.times):

@@ -180,8 +180,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> En
     v.require(len(msg.nodes) >= 2, f"{P}.nodes", len(msg.nodes), "at least 2 nodes")
     for i, nd in enumerate(msg.nodes):
         path = f"{P}.nodes[{i}]"
-        if v.require(bool(nd.name), f"{path}.name", nd.name, "a non-empty node name"):
-            v.require(nd.name not in index, f"{path}.name", nd.name, "a node name used once")
+        v.unique_name(f"{path}.name", nd.name, index, "node")
         index.setdefault(nd.name, i)
         q = nd.swap_success if nd.HasField("swap_success") else 1.0
         nodes.append(QuantumNode(nd.name, int(nd.qubits), float(q), float(nd.x), float(nd.y)))
@@ -237,8 +236,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> En
     names: set[str] = set()
     for i, rq in enumerate(msg.requests):
         path = f"{P}.requests[{i}]"
-        if v.require(bool(rq.name), f"{path}.name", rq.name, "a non-empty request name"):
-            v.require(rq.name not in names, f"{path}.name", rq.name, "a request name used once")
+        v.unique_name(f"{path}.name", rq.name, names, "request")
         names.add(rq.name)
         s, d = index.get(rq.source), index.get(rq.destination)
         v.require(s is not None, f"{path}.source", rq.source, "the name of a node of the instance")

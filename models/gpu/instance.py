@@ -433,8 +433,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Gp
         )
     for i, lv in enumerate(msg.cluster.levels):
         path = f"{P}.cluster.levels[{i}]"
-        v.require(bool(lv.name), f"{path}.name", lv.name, "a non-empty level name")
-        v.require(lv.name not in seen_levels, f"{path}.name", lv.name, "a level name used once")
+        v.unique_name(f"{path}.name", lv.name, seen_levels, "level")
         seen_levels.add(lv.name)
         if levels and finite(lv.bandwidth_gbps) and lv.bandwidth_gbps > levels[-1].bandwidth_gbps:
             v.add(
@@ -451,8 +450,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Gp
     v.require(len(msg.cluster.nodes) > 0, f"{P}.cluster.nodes", [], "at least one node")
     for i, nd in enumerate(msg.cluster.nodes):
         path = f"{P}.cluster.nodes[{i}]"
-        v.require(bool(nd.name), f"{path}.name", nd.name, "a non-empty node name")
-        v.require(nd.name not in node_names, f"{path}.name", nd.name, "a node name used once")
+        v.unique_name(f"{path}.name", nd.name, node_names, "node")
         node_names.add(nd.name)
         gpu_count = nd.gpu_count if RANGES["GpuNode.gpu_count"].contains(nd.gpu_count) else 0
         if gpu_count > 0:
@@ -542,8 +540,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Gp
     job_names: set[str] = set()
     for i, jb in enumerate(msg.jobs):
         path = f"{P}.jobs[{i}]"
-        v.require(bool(jb.name), f"{path}.name", jb.name, "a non-empty job name")
-        v.require(jb.name not in job_names, f"{path}.name", jb.name, "a job name used once")
+        v.unique_name(f"{path}.name", jb.name, job_names, "job")
         job_names.add(jb.name)
         workers = jb.workers if jb.HasField("workers") else 1
         v.require(

@@ -201,8 +201,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Mc
     v.require(len(msg.cores) > 0, f"{P}.cores", [], "at least one core")
     for k, c in enumerate(msg.cores):
         path = f"{P}.cores[{k}]"
-        if v.require(bool(c.name), f"{path}.name", c.name, "a non-empty name"):
-            v.require(c.name not in core_names, f"{path}.name", c.name, "a unique core name")
+        v.unique_name(f"{path}.name", c.name, core_names, "core")
         speed = c.speed if RANGES["McCore.speed"].contains(c.speed) and c.speed else 1.0
         core_names.setdefault(c.name, k)
         cores.append(McCore(c.name, float(speed)))
@@ -210,8 +209,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Mc
     task_names: set[str] = set()
     for i, t in enumerate(msg.tasks):
         path = f"{P}.tasks[{i}]"
-        if v.require(bool(t.name), f"{path}.name", t.name, "a non-empty name"):
-            v.require(t.name not in task_names, f"{path}.name", t.name, "a unique task name")
+        v.unique_name(f"{path}.name", t.name, task_names, "task")
         task_names.add(t.name)
         period = t.period if RANGES["McTask.period"].contains(t.period) else 1
         # The relations between fields are checked where each field is inside its range

@@ -558,8 +558,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
     )
     for i, d in enumerate(msg.devices):
         path = f"{P}.devices[{i}]"
-        v.require(bool(d.name), f"{path}.name", d.name, "a non-empty device name")
-        v.require(d.name not in device_names, f"{path}.name", d.name, "a device name used once")
+        v.unique_name(f"{path}.name", d.name, device_names, "device")
         device_names.add(d.name)
         v.require(bool(d.type), f"{path}.type", d.type, "a device type name")
         mem = _clamp_int(d.memory_bytes)
@@ -578,8 +577,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
     )
     for i, lay in enumerate(msg.layers):
         path = f"{P}.layers[{i}]"
-        v.require(bool(lay.name), f"{path}.name", lay.name, "a non-empty layer name")
-        v.require(lay.name not in layer_names, f"{path}.name", lay.name, "a layer name used once")
+        v.unique_name(f"{path}.name", lay.name, layer_names, "layer")
         layer_names.add(lay.name)
         times: list[PartitionLayerTime] = []
         seen_types: set[str] = set()
