@@ -62,6 +62,7 @@ from placement.models.gpu.sim.openb.replay import (
 )
 from placement.solver.backends.base import RunStatus
 from placement.solver.backends.cpsat import CpSat
+from placement.solver.backends.highs import HighsModel
 from placement.solver.cancel import CancellationToken
 from placement.solver.options import SolveOptions
 
@@ -1029,10 +1030,6 @@ def pattern_bound(
     more than :data:`MAX_PATTERNS` maximal patterns (many small sizes), the sizes in ``k``,
     ``Q`` and the size rows are rounded down to a grid (1, 2, 4, ... milli) until they do
     not: smaller pods only pack better, so the LP stays a relaxation."""
-    import highspy  # native library, loaded by new_highs
-
-    from placement.solver.backends.highs import new_highs
-
     migrated = set() if migrated is None else migrated
     placed = np.flatnonzero(book.node >= 0)
     milli = pods.milli[order[placed]]
@@ -1090,13 +1087,11 @@ def pattern_bound(
     w_k, w_q = np.nonzero(contains)
     empty = kept[()]
     nz, nw = len(z_cols), len(w_k)
-    h = new_highs()
-    inf = highspy.kHighsInf
+    lp = HighsModel()
     n_cols = nz + nw + 1  # the last: w[(), ()], a GPU left empty
-    h.addVars(n_cols, [0.0] * n_cols, [inf] * n_cols)
     costs = [-c for _, _, c in z_cols] + [0.0] * nw + [float(FREE_WEIGHT)]
-    h.changeColsCost(n_cols, list(range(n_cols)), costs)
-    h.changeObjectiveSense(highspy.ObjSense.kMaximize)
+    lp.add_columns(np.array(costs), np.zeros(n_cols), np.full(n_cols, math.inf))
+    lp.maximize()
     by_pattern: dict[tuple, list[int]] = {}
     by_kept: dict[int, list[int]] = {}
     for j, (pattern, sizes_k, _) in enumerate(z_cols):
@@ -1104,19 +1099,19 @@ def pattern_bound(
         by_kept.setdefault(kept[sizes_k], []).append(j)
     for pattern, idx in by_pattern.items():
         n = float(now[pattern])
-        h.addRow(n, n, len(idx), idx, [1.0] * len(idx))
+        lp.add_row(n, n, idx, [1.0] * len(idx))
     for i in range(len(kept)):
         zs = by_kept.get(i, [])
         ws = [nz + int(j) for j in np.flatnonzero(w_k == i)] + ([n_cols - 1] if i == empty else [])
-        h.addRow(0.0, 0.0, len(zs) + len(ws), zs + ws, [1.0] * len(zs) + [-1.0] * len(ws))
+        lp.add_row(0.0, 0.0, zs + ws, [1.0] * len(zs) + [-1.0] * len(ws))
     for s in range(len(sizes)):
         counts = q[w_q, s]
         idx = np.flatnonzero(counts)
-        h.addRow(
-            float(need[s]), inf, len(idx), (nz + idx).tolist(), counts[idx].astype(float).tolist()
+        lp.add_row(float(need[s]), math.inf, nz + idx, counts[idx].astype(float))
+    run = lp.run()
+    if run.status != RunStatus.OPTIMAL or run.objective is None:
+        raise RuntimeError(
+            f"pattern LP: HiGHS ended {run.status} ({run.message or run.stop_reason})"
         )
-    h.run()
-    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-        raise RuntimeError(f"pattern LP: HiGHS ended {h.getModelStatus()}")
-    value = float(h.getInfo().objective_function_value)
+    value = run.objective
     return float(math.floor(value + 1e-6) - FREE_WEIGHT * free_now)
