@@ -283,8 +283,10 @@ class ConfigBound:
         model.maximize(sum(scaled[c] * v for c, v in y.items()))
         run = CpSat.run_subproblem(model, time_limit_s, workers=1)
         if not run.has_solution:
-            if run.status == RunStatus.NO_SOLUTION and run.bound is not None:
-                return run.bound / PROFIT_SCALE, 0.0, None
+            if run.status == RunStatus.NO_SOLUTION:
+                # Stopped before its search began, CP-SAT proved no bound: none (inf) here.
+                bound = math.inf if run.bound is None else run.bound / PROFIT_SCALE
+                return bound, 0.0, None
             raise RuntimeError(f"pricing model of node class {q}: {run.message or run.status}")
         solver = run.solver  # type: ignore[attr-defined]
         bound = float(run.bound) / PROFIT_SCALE  # type: ignore[arg-type]  # set with a solution
