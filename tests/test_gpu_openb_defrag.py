@@ -9,18 +9,20 @@ import time
 import numpy as np
 
 from placement.models.gpu.instance import GpuJob, GpuNode
-from placement.models.gpu.sim.openb import defrag
+from placement.models.gpu.sim.openb import defrag_bound
 from placement.models.gpu.sim.openb.batch import check_placement
-from placement.models.gpu.sim.openb.defrag import (
+from placement.models.gpu.sim.openb.defrag import replay_defrag
+from placement.models.gpu.sim.openb.defrag_bound import (
+    bins_lower_bound,
+    cluster_bound,
+    pattern_bound,
+)
+from placement.models.gpu.sim.openb.defrag_cycle import (
     Book,
     _fit_after,
-    bins_lower_bound,
     budgeted_consolidation,
     check_cycle,
-    cluster_bound,
     cycle_variables,
-    pattern_bound,
-    replay_defrag,
     solve_cycle,
 )
 from placement.models.gpu.sim.openb.online import make_any
@@ -199,7 +201,7 @@ def test_the_cluster_bound_holds_against_the_exact_whole_cluster_optimum(monkeyp
         assert 0 <= gain <= min(b.counting_gain, b.lp_gain) + 1e-9
         lp_tighter += b.lp_gain < b.counting_gain
         with monkeypatch.context() as m:  # too many patterns: sizes rounded down, still valid
-            m.setattr(defrag, "MAX_PATTERNS", 2)
+            m.setattr(defrag_bound, "MAX_PATTERNS", 2)
             coarse = pattern_bound(state, pods, order, book)
         assert b.lp_gain <= coarse and gain <= coarse
         after = state.copy()

@@ -29,8 +29,11 @@ from __future__ import annotations
 import math
 import time
 
+import numpy as np
+
 from placement.models.partition.serving_cluster import HelixCluster
-from placement.solver.backends.highs import new_highs
+from placement.solver.backends.base import RunStatus
+from placement.solver.backends.highs import HighsModel
 
 MAX_STATES = 5000
 """Capacity units of the pricing DP (the unit is ``F / MAX_STATES``)."""
@@ -56,34 +59,33 @@ def covers(cluster: HelixCluster, value: float, deadline: float) -> bool | None:
     patterns = [{j: math.ceil(need / cap[j])} for j in range(len(kinds)) if cap[j] > 0]
     if not patterns:
         return False
-    import highspy  # native library, loaded by new_highs
-
-    inf = highspy.kHighsInf
+    inf = math.inf
     n_k = len(kinds)
     types = sorted(counts)
     for _ in range(MAX_ROUNDS):
         if time.monotonic() > deadline:
             return None
-        h = new_highs()
+        lp = HighsModel()
         n_q = len(patterns)
-        h.addVars(n_k + n_q, [0.0] * (n_k + n_q), [inf] * (n_k + n_q))
-        h.changeColsCost(n_k + n_q, list(range(n_k + n_q)), [0.0] * n_k + [1.0] * n_q)
-        h.changeObjectiveSense(highspy.ObjSense.kMaximize)
+        lp.add_columns(
+            np.array([0.0] * n_k + [1.0] * n_q), np.zeros(n_k + n_q), np.full(n_k + n_q, inf)
+        )
+        lp.maximize()
         for t in types:
             idx = [j for j, (u, _) in enumerate(kinds) if u == t]
-            h.addRow(-inf, float(counts[t]), len(idx), idx, [1.0] * len(idx))
+            lp.add_row(-inf, float(counts[t]), idx, [1.0] * len(idx))
         for j, (_, k) in enumerate(kinds):
             users = [q for q, pat in enumerate(patterns) if j in pat]
             idx = [j] + [n_k + q for q in users]
             val = [-float(k)] + [float(patterns[q][j]) for q in users]
-            h.addRow(-inf, 0.0, len(idx), idx, val)
-        h.run()
-        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            lp.add_row(-inf, 0.0, idx, val)
+        run = lp.run()
+        if run.status != RunStatus.OPTIMAL or run.objective is None or run.row_dual is None:
             return None
-        covered = h.getInfo().objective_function_value
+        covered = run.objective
         if covered >= cluster.num_layers - 1e-7:
             return True
-        duals = list(h.getSolution().row_dual)[len(types) :]
+        duals = list(run.row_dual)[len(types) :]
         price = [abs(d) for d in duals]
         # The cheapest pattern reaching `need` units: an unbounded covering knapsack, item by
         # item (each with any multiplicity), exact over multisets.

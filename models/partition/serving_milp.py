@@ -30,14 +30,18 @@ the problem the file describes; otherwise the gap between them is reported as it
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 from placement.models.partition.instance import SINK, SOURCE, PartitionInstance, PartitionSolution
 from placement.models.partition.serving_cluster import HelixCluster, cluster_of
 from placement.models.partition.serving_flow import score_placement
-from placement.solver.backends.highs import BoundedRun, new_highs
+from placement.solver.backends.base import RunStatus
+from placement.solver.backends.highs import HighsModel
 from placement.solver.cancel import CancellationToken
 from placement.solver.family import ExactContext, ExactOutcome
 from placement.solver.result import StopReason
@@ -95,9 +99,7 @@ def _round(
     for i, node in enumerate(cluster.nodes):
         classes.setdefault(node.type, []).append(i)
 
-    h = new_highs()
-    h.setOptionValue("time_limit", float(time_limit_s))
-    h.setOptionValue("mip_rel_gap", float(mip_rel_gap))
+    milp = HighsModel(mip_rel_gap=float(mip_rel_gap))
     # columns: (class, s, k) -> (y index, f index)
     cols: list[tuple[str, int, int]] = []
     costs: list[float] = []
@@ -120,18 +122,15 @@ def _round(
         costs.append(1.0 if s == 0 else 0.0)
         lower.append(0.0)
         upper.append(float(min(cluster.throughput[c][k - 1], cap) * len(classes[c])))
-    import highspy  # native library, loaded by new_highs above already
-
-    inf = highspy.kHighsInf
-    h.addVars(2 * m, lower, upper)
-    h.changeColsCost(2 * m, list(range(2 * m)), costs)
-    h.changeColsIntegrality(len(integer), integer, [highspy.HighsVarType.kInteger] * len(integer))
-    h.changeObjectiveSense(highspy.ObjSense.kMaximize)
+    inf = math.inf
+    milp.add_columns(np.array(costs), np.array(lower), np.array(upper))
+    milp.set_integer(np.array(integer))
+    milp.maximize()
     for j, (c, _s, k) in enumerate(cols):  # f - T y <= 0
-        h.addRow(-inf, 0.0, 2, [m + j, j], [1.0, -min(cluster.throughput[c][k - 1], cap)])
+        milp.add_row(-inf, 0.0, [m + j, j], [1.0, -min(cluster.throughput[c][k - 1], cap)])
     for c, members in classes.items():
         idx = [j for j, col in enumerate(cols) if col[0] == c]
-        h.addRow(-inf, float(len(members)), len(idx), idx, [1.0] * len(idx))
+        milp.add_row(-inf, float(len(members)), idx, [1.0] * len(idx))
     ends: dict[int, list[int]] = {}
     starts: dict[int, list[int]] = {}
     for j, (_c, s, k) in enumerate(cols):
@@ -141,7 +140,7 @@ def _round(
         idx = ends.get(b, []) + starts.get(b, [])
         val = [1.0] * len(ends.get(b, [])) + [-1.0] * len(starts.get(b, []))
         if idx:
-            h.addRow(0.0, 0.0, len(idx), idx, val)
+            milp.add_row(0.0, 0.0, idx, val)
 
     # Any positive flow needs every layer held by some node. Implied by the integer model
     # only through F > 0; stated, it cuts off the fractional covers the LP relaxation uses
@@ -149,25 +148,19 @@ def _round(
     if cover:
         for layer in range(L):
             idx = [j for j, (_c, s, k) in enumerate(cols) if s <= layer < s + k]
-            h.addRow(1.0, inf, len(idx), idx, [1.0] * len(idx))
+            milp.add_row(1.0, inf, idx, [1.0] * len(idx))
 
     if floor > 0:  # only placements better than the incumbent are of interest
         idx = [m + j for j, col in enumerate(cols) if col[1] == 0]
-        h.addRow(floor * (1 - 1e-9), inf, len(idx), idx, [1.0] * len(idx))
-    run = BoundedRun(h)
-    unhook = cancel.add_callback(h.cancelSolve) if cancel is not None else None
-    try:
-        if not run.wait(time_limit_s):
-            raise RuntimeError("HiGHS overran its time limit on the Helix placement MILP")
-    finally:
-        if unhook is not None:
-            unhook()
-    info = h.getInfo()
-    status = h.getModelStatus()
-    if status == highspy.HighsModelStatus.kInfeasible:
+        milp.add_row(floor * (1 - 1e-9), inf, idx, [1.0] * len(idx))
+    run = milp.run(time_limit_s, cancel=cancel, bounded=True)
+    if run.abandoned:
+        raise RuntimeError("HiGHS overran its time limit on the Helix placement MILP")
+    if run.status == RunStatus.INFEASIBLE:
         return {}, floor, True
-    bound = float(info.mip_dual_bound)
-    values = list(h.getSolution().col_value) if info.primal_solution_status else []
+    # No dual bound (stopped before HiGHS had one): nothing is proved below the cap.
+    bound = math.inf if run.bound is None else run.bound
+    values = [] if run.x is None else list(run.x)
     placement: dict[int, tuple[int, int]] = {}
     free = {c: list(members) for c, members in classes.items()}
     for j, (c, s, k) in enumerate(cols):
@@ -177,7 +170,7 @@ def _round(
         if count and values[m + j] > 1e-9:
             for _ in range(count):
                 placement[free[c].pop(0)] = (s, k)
-    return placement, bound, status == highspy.HighsModelStatus.kOptimal
+    return placement, bound, run.solved
 
 
 def relaxation_bound(cluster: HelixCluster) -> float:

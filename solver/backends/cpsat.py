@@ -107,6 +107,43 @@ class CpSat:
         return run
 
     @staticmethod
+    def run_subproblem(model: Any, time_limit_s: float, workers: int = 1) -> BackendRun:
+        """Solve a ``cp_model.CpModel`` that is one step of a larger computation (a pricing
+        problem inside column generation, say) rather than a solve of the portfolio.
+
+        CP-SAT runs with its own default parameters but for ``workers`` search workers and
+        the time limit: none of :meth:`run`'s :class:`SolveOptions` (seed, gap, interleaving,
+        deterministic budget, the quick proof attempt) applies. The status is mapped as in
+        :meth:`run`; read values through ``run.solver`` likewise. Unlike :meth:`run`, a run
+        that stopped without a solution still carries CP-SAT's proven objective bound in
+        ``bound`` (CP-SAT proves bounds without a solution, and a pricing problem stopped
+        early needs no more), except when it stopped before its search began (``bound``
+        None: nothing was proved).
+        """
+        # OR-Tools loads a large native library: imported on first use.
+        from ortools.sat.python import cp_model
+
+        started = time.monotonic()
+        solver = cp_model.CpSolver()
+        solver.parameters.num_workers = int(workers)
+        solver.parameters.max_time_in_seconds = float(time_limit_s)
+        # As in _solve_once: CP-SAT's own SIGINT handler aborts the process off the main thread.
+        solver.parameters.catch_sigint_signal = False
+        raw = solver.solve(model)
+        run = _map_status(raw, solver, StopReason.TIME_LIMIT, time.monotonic() - started)
+        response = solver.response_proto
+        if (
+            run.status == RunStatus.NO_SOLUTION
+            and model.has_objective()
+            and (response.num_booleans > 0 or response.num_integers > 0)
+        ):
+            # Only once the search has loaded the model: stopped before that (presolve took
+            # the time), CP-SAT reports a bound of 0 that bounds nothing (measured, 9.15).
+            run.bound = float(solver.best_objective_bound)
+        run.solver = solver  # type: ignore[attr-defined]
+        return run
+
+    @staticmethod
     def _solve_once(
         model: Any,
         options: SolveOptions,
@@ -163,17 +200,17 @@ class CpSat:
         finally:
             remove()
         wall = time.monotonic() - started
-        run = _map_status(raw, solver, options, cancel, wall)
+        interrupted = StopReason.CANCELLED if cancel.cancelled else StopReason.TIME_LIMIT
+        run = _map_status(raw, solver, interrupted, wall)
         run.solver = solver  # type: ignore[attr-defined]
         return run
 
 
-def _map_status(
-    raw: Any, solver: Any, options: SolveOptions, cancel: CancellationToken, wall: float
-) -> BackendRun:
-    from ortools.sat.python import cp_model  # loaded by CpSat.run already (first use)
+def _map_status(raw: Any, solver: Any, interrupted: StopReason, wall: float) -> BackendRun:
+    """CP-SAT's status ``raw`` as a :class:`BackendRun`; ``interrupted``: the stop reason of a
+    run that ended without a proof (time limit, or cancelled)."""
+    from ortools.sat.python import cp_model  # loaded by the caller already (first use)
 
-    interrupted = StopReason.CANCELLED if cancel.cancelled else StopReason.TIME_LIMIT
     if raw == cp_model.OPTIMAL:
         objective, bound = solver.objective_value, solver.best_objective_bound
         # CP-SAT says OPTIMAL for a solution within its gap limit: only equal values prove it.

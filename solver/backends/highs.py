@@ -273,6 +273,18 @@ class HighsModel:
             float(cost), float(lower), float(upper), len(idx), idx, np.asarray(value, float)
         )
 
+    def set_integer(self, columns: np.ndarray) -> None:
+        """Make the ``columns`` (indices) integer: the model becomes a MIP, so a run reports
+        HiGHS's MIP dual bound as its ``bound``."""
+        import highspy  # a native library: imported on first use, as in new_highs
+
+        idx = np.asarray(columns, dtype=np.int32)
+        if len(idx) == 0:
+            return
+        kinds = [highspy.HighsVarType.kInteger] * len(idx)
+        self.highs.changeColsIntegrality(len(idx), idx, kinds)
+        self.is_mip = True
+
     def set_coefficient(self, row: int, col: int, value: float) -> None:
         """Set one matrix entry."""
         self.highs.changeCoeff(int(row), int(col), float(value))

@@ -91,8 +91,8 @@ def reoptimise(
     # Rows: each task once; fixed[m] + sum_t d[t, m] x[t, m] - z <= 0 (or <= cap[m]).
     rows = np.concatenate([np.stack([ti, n_t + mi], axis=1).ravel(), n_t + np.arange(n_m)])
     vals = np.concatenate([np.stack([np.ones(len(ti)), d[ti, mi]], axis=1).ravel(), -np.ones(n_m)])
+    # HiGHS's thread count is the process's (new_highs, HIGHS_THREADS): not set per model.
     options: dict[str, Any] = {
-        "threads": 1,
         "random_seed": int(seed) % 2_147_483_647,
         "mip_rel_gap": 0.0,
         "mip_abs_gap": REL_EPS * max(1.0, old_max if cap is None else old_work),

@@ -10,5 +10,8 @@ peer policies are :mod:`placement.models.gpu.peers.fgd`. Parts: :mod:`.replay` (
 workload and the online replay), :mod:`.online` (our online policy: FGD with a best-fit
 tie-break), :mod:`.batch` (batch mode: every B arrivals the pending pods placed jointly by
 CP-SAT), :mod:`.offline_bound` (an LP upper bound on what any policy can allocate),
-:mod:`.config_bound` (the stronger configuration-LP bound, with a checked witness packing).
+:mod:`.config_bound` (the stronger configuration-LP bound, with a checked witness packing),
+:mod:`.defrag` (the replay with migration cycles), :mod:`.defrag_cycle` (one cycle: its
+CP-SAT model, its check, a cycle within a wall-time budget), :mod:`.defrag_bound` (bounds on
+what any consolidation could gain), :mod:`.departures` (replays where pods also leave).
 """

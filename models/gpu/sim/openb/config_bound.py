@@ -86,6 +86,7 @@ from placement.models.gpu.instance import MILLI
 from placement.models.gpu.sim.openb.batch import check_placement
 from placement.models.gpu.sim.openb.replay import PodSet, TraceCluster, TraceState
 from placement.solver.backends.base import RunStatus
+from placement.solver.backends.cpsat import CpSat
 from placement.solver.backends.highs import HighsModel
 
 SLACK = 1e-7
@@ -280,15 +281,15 @@ class ConfigBound:
         # the rounded problem is a rigorous upper bound on the real one (y >= 0).
         scaled = {c: int(math.ceil(float(profit[c]) * PROFIT_SCALE)) for c in y}
         model.maximize(sum(scaled[c] * v for c, v in y.items()))
-        solver = cp_model.CpSolver()
-        solver.parameters.num_workers = 1
-        solver.parameters.max_time_in_seconds = float(time_limit_s)
-        status = solver.solve(model)
-        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            if status == cp_model.UNKNOWN:
-                return float(solver.best_objective_bound) / PROFIT_SCALE, 0.0, None
-            raise RuntimeError(f"pricing model of node class {q}: {solver.status_name(status)}")
-        bound = float(solver.best_objective_bound) / PROFIT_SCALE
+        run = CpSat.run_subproblem(model, time_limit_s, workers=1)
+        if not run.has_solution:
+            if run.status == RunStatus.NO_SOLUTION:
+                # Stopped before its search began, CP-SAT proved no bound: none (inf) here.
+                bound = math.inf if run.bound is None else run.bound / PROFIT_SCALE
+                return bound, 0.0, None
+            raise RuntimeError(f"pricing model of node class {q}: {run.message or run.status}")
+        solver = run.solver  # type: ignore[attr-defined]
+        bound = float(run.bound) / PROFIT_SCALE  # type: ignore[arg-type]  # set with a solution
         ycount = {c: int(solver.value(v)) for c, v in y.items()}
         slots: list[tuple[int, tuple[int, ...]]] = []
         free_whole = [gi for gi in range(len(w)) if solver.value(w[gi])]

@@ -18,8 +18,8 @@ cluster while short pods already leave, then a queue drained by departures.
 **Modes** (same replay, same events, per policy):
 
 * ``none`` -- the policy places what fits; nothing moves (FGD, BestFit, ours).
-* ``migrate`` -- when a pending pod fits nowhere, a cycle of :mod:`.defrag` (CP-SAT over a
-  neighbourhood, the current placement as hint, checked by :func:`.defrag.check_cycle`)
+* ``migrate`` -- when a pending pod fits nowhere, a cycle of :mod:`.defrag_cycle` (CP-SAT over a
+  neighbourhood, the current placement as hint, checked by :func:`.defrag_cycle.check_cycle`)
   may migrate running shared-GPU and CPU-only pods to make room, within ``budget`` (fraction
   of the pods arrived so far that may ever be migrated).
 * ``preempt`` -- when a pending **LS** pod fits nowhere, BE pods may be evicted for it
@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from placement.models.gpu.peers.fgd import FGDPolicy
-from placement.models.gpu.sim.openb.defrag import (
+from placement.models.gpu.sim.openb.defrag_cycle import (
     DESTINATIONS,
     Book,
     _destinations,
