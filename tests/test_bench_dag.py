@@ -9,7 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from placement.benchmarks.dag.suites import cases_stg, cases_wfcommons
+from placement.benchmarks.dag.stg import cases_stg
+from placement.benchmarks.dag.wfcommons import cases_wfcommons
 from placement.benchmarks.runner import BenchConfig, recheck, suites
 from placement.models.dag.greedy import heft
 from placement.models.dag.instance import DagSolution

@@ -243,7 +243,7 @@ def test_driver_runs_every_mode_on_a_small_trace_and_writes_the_report(tmp_path)
     data.mkdir(parents=True)
     (data / "openb_node_list_gpu_node.csv").write_text("\n".join(nodes) + "\n")
     (data / "openb_pod_list_default.csv").write_text("\n".join(pods) + "\n")
-    from placement.benchmarks.gpu import openb as bench
+    from placement.benchmarks.gpu.openb import suite as bench
     from placement.benchmarks.runner import BenchConfig
 
     out = tmp_path / "out"

@@ -1,19 +1,41 @@
-"""The DAG family's benchmark suites (and the grid suite on independent tasks); the code is in
-:mod:`.suites`."""
+"""The DAG family's benchmark suites (and the grid suite on independent tasks), one module each.
+
+Each suite is three functions, ``cases_<suite>(config)``, ``run_<suite>(case, config)`` (one
+case, in a worker process or a Ray task) and ``report_<suite>(rows, config)`` (Markdown, and
+PNG plots in ``config.out``), declared below by module and name:
+
+- ``dag-topcuoglu`` (:mod:`.topcuoglu`): the HEFT paper's 10-task, 3-processor example: HEFT,
+  PEFT and CPOP against the paper's figures, our greedy phase, and each exact backend with
+  its proof.
+- ``dag-stg`` and ``dag-stg-verify`` (:mod:`.stg`): the Standard Task Graph Set (Kasahara),
+  P|prec|Cmax, against the published optima (closed cases) and bounds (open cases), one case
+  per (graph, processors); a second opinion on three new STG proofs from a different model
+  and solver (the disjunctive MILP on HiGHS).
+- ``grid-braun`` (:mod:`.braun`): the Braun et al. 512 x 16 ETC instances (R||Cmax) against
+  the best known makespans.
+- ``grid-large`` (:mod:`.grid_large`): generated Braun-style R||Cmax at scale.
+- ``dag-wfcommons`` (:mod:`.wfcommons`): the WfCommons workflows on a heterogeneous machine
+  set, against HEFT, PEFT and CPOP.
+- ``dag-scale`` (:mod:`.scale`): heuristic times (best of 3) and exact backends at 1,000
+  tasks x 32 machines (a random DAG) and on independent tasks at 512 x 16 and 4,096 x 128.
+
+What they share (checked makespans, timed solves, number formats, the bar plot) is in
+:mod:`.shared`. Every solution a case produces (each heuristic's and each solve's) goes
+through the family's independent checker (:func:`placement.benchmarks.runner.recheck`); the
+``invalid`` column counts the rejected ones.
+"""
 
 from __future__ import annotations
 
 from placement.benchmarks.runner import Suite, suite_functions
 from placement.solver.hooks import Parameter
 
-_CODE = "placement.benchmarks.dag.suites"
-
 SUITES = (
     Suite(
         name="dag-topcuoglu",
         family="dag",
         help="the HEFT paper's example: HEFT (80), our greedy, exact solves with their proofs",
-        **suite_functions(_CODE, "topcuoglu"),
+        **suite_functions("placement.benchmarks.dag.topcuoglu", "topcuoglu"),
         data="dag/topcuoglu-2002",
         time_limit_s=10.0,
         quick_time_limit_s=10.0,
@@ -22,7 +44,7 @@ SUITES = (
         name="dag-stg",
         family="dag",
         help="STG (Kasahara) P|prec|Cmax vs the published optima and bounds (1,440 cases)",
-        **suite_functions(_CODE, "stg"),
+        **suite_functions("placement.benchmarks.dag.stg", "stg"),
         data="dag/stg",
         time_limit_s=10.0,
         exclusive=True,
@@ -40,7 +62,7 @@ SUITES = (
         name="dag-stg-verify",
         family="dag",
         help="a second opinion on new STG proofs: the disjunctive MILP on HiGHS",
-        **suite_functions(_CODE, "stg_verify"),
+        **suite_functions("placement.benchmarks.dag.stg", "stg_verify"),
         data="dag/stg",
         time_limit_s=150.0,
     ),
@@ -48,7 +70,7 @@ SUITES = (
         name="grid-braun",
         family="dag",
         help="Braun et al. 512 x 16 ETC instances (R||Cmax) vs the best known makespans",
-        **suite_functions(_CODE, "braun"),
+        **suite_functions("placement.benchmarks.dag.braun", "braun"),
         data="grid/braun-512x16",
         time_limit_s=60.0,
     ),
@@ -86,7 +108,7 @@ SUITES = (
         family="dag",
         help="WfCommons workflows (8 public, 8 generated of 300-1,000 tasks) on 3 machine sets "
         "vs HEFT, PEFT, CPOP and our bound",
-        **suite_functions(_CODE, "wfcommons"),
+        **suite_functions("placement.benchmarks.dag.wfcommons", "wfcommons"),
         data="dag/wfcommons",
         time_limit_s=60.0,
         parameters=(
@@ -103,7 +125,7 @@ SUITES = (
         name="dag-scale",
         family="dag",
         help="heuristic times and exact backends: DAG 1,000 x 32, grid 512 x 16 and 4,096 x 128",
-        **suite_functions(_CODE, "scale"),
+        **suite_functions("placement.benchmarks.dag.scale", "scale"),
         time_limit_s=60.0,
         exclusive=True,
     ),

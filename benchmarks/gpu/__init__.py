@@ -46,7 +46,7 @@ SUITES = (
         help="the FGD paper's protocol on the Alibaba openb trace: six peers (reproduced), our "
         "online, batch and defragmenting modes, the offline LP bound, the trace with "
         "departures, the latency of a cycle",
-        **suite_functions("placement.benchmarks.gpu.openb", "openb"),
+        **suite_functions("placement.benchmarks.gpu.openb.suite", "openb"),
         data="gpu/openb",
         time_limit_s=1.0,
         quick_time_limit_s=1.0,

@@ -1,6 +1,6 @@
 """The GPU family's benchmark suites (``placement bench gpu-...``).
 
-``gpu-openb`` is in :mod:`.openb`.
+``gpu-openb`` is in :mod:`.openb` (a package: one module per experiment).
 
 ``gpu-synthetic``: greedy vs CP-SAT vs MILP-HiGHS vs MILP-CBC on generated instances
 (:mod:`placement.models.gpu.generate`). Each (size, seed, backend) solve runs in its own

@@ -1,0 +1,66 @@
+"""What every experiment of ``gpu-openb`` shares: the traces, their loading, the targets.
+
+The two traces of the data and their files, the cluster's node list, our online policy's
+name, the unallocated GPUs the issue asks for; the cluster and pods of a trace and the class
+LP bound on them (each loaded once per process); the small statistics of the tables.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+TRACES = {"default": "openb_pod_list_default.csv", "gpushare100": "openb_pod_list_gpushare100.csv"}
+OURS = "FGD+BF-tie"
+"""Our online policy (:mod:`placement.models.gpu.sim.openb.online`), also the hint of the batch mode."""
+NODE_LIST = "openb_node_list_gpu_node.csv"
+TARGETS = {("online", None): 296, ("batch", 64): 200, ("defrag", 0.05): 200}
+"""Unallocated GPUs at 100 % arrived demand on the default trace that the issue asks for."""
+TOTAL_GPUS = 6212
+"""The openb cluster's GPUs (rows carry their own cluster's count in ``total_gpus``)."""
+OPENB_DATA = "gpu/openb"
+"""The suite's folder under the benchmark data."""
+
+
+def pods_file_of(data: Path, trace: str, pods_file: str | None = None) -> Path:
+    """The pod list of a case: ``--trace FILE``, else the trace's file under the data."""
+    return Path(pods_file) if pods_file else data / TRACES[trace]
+
+
+@cache
+def trace_of(data: Path, trace: str, pods_file: str | None = None):
+    """The cluster and the pods of a trace (``load_trace``), once per process."""
+    # On use: a child process imports this module and its peak RSS is one solve's.
+    from placement.models.gpu.sim.openb.replay import load_trace
+
+    return load_trace(data / NODE_LIST, pods_file_of(data, trace, pods_file))
+
+
+@cache
+def lp_bound(data: Path, trace: str, pods_file: str | None = None):
+    """The class LP bound (``OfflineBound``) on a trace, once per process."""
+    # On use: a child process imports this module and its peak RSS is one solve's.
+    from placement.models.gpu.sim.openb.offline_bound import OfflineBound
+
+    return OfflineBound(*trace_of(data, trace, pods_file))
+
+
+def percentile(values, q: float) -> float:
+    """The ``q``-th percentile of ``values``; NaN when there are none."""
+    return float(np.percentile(values, q)) if len(values) else math.nan
+
+
+def mean_sd(values: list[float]) -> tuple[float, float]:
+    """Mean and sample standard deviation (0 for a single value)."""
+    mean = statistics.fmean(values)
+    return mean, statistics.stdev(values) if len(values) > 1 else 0.0
+
+
+def mean_of(rows: list[dict], key: str) -> float:
+    """The mean of column ``key`` over the rows that have a value; NaN when none has."""
+    values = [float(r[key]) for r in rows if r.get(key) not in ("", None)]
+    return statistics.fmean(values) if values else math.nan
