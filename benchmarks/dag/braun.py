@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from placement.benchmarks.dag.shared import bar_plot, checked_makespan, rounded, timed_solve
+from placement.benchmarks.tables import rule
 from placement.models.dag.formats.loaders import load_braun
 from placement.models.dag.greedy import min_min, sufferage
 
@@ -81,7 +82,7 @@ def report_braun(rows: list[dict[str, Any]], config: Any) -> str:
         "",
         "| instance | best known | Min-Min | Sufferage | ours | gap to best known | bound | "
         "gap to bound | within 0.1 % after | load |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        rule(10),
     ]
     for r in rows:
         within = r["time_to_0.1pct_s"]

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from placement.benchmarks.runner import load_1min, recheck
+from placement.benchmarks.tables import rule
 from placement.models.dag.braun import CLASSES, BraunClass, braun_instance
 from placement.models.dag.greedy import back_to_back, min_min, sufferage
 from placement.models.dag.rcmax.lp import (
@@ -195,7 +196,7 @@ def report_grid_large(rows: list[dict[str, Any]], config: Any) -> str:
         "",
         "| instance | Min-Min | Sufferage | ours | bound | gap | vs best heuristic | "
         "first better | by | greedy | load |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        rule(11),
     ]
     order = {s: i for i, s in enumerate(GRID_LARGE_SIZES)}
     rows = sorted(rows, key=lambda r: (order.get(r["size"], 99), r["class"]))
@@ -213,7 +214,7 @@ def report_grid_large(rows: list[dict[str, Any]], config: Any) -> str:
         "| size | instances | gap mean | gap max | within "
         f"{GAP_TARGET_PCT:g} % | first better: median / max | within {FIRST_TARGET_S:g} s | "
         "Min-Min / Sufferage time (max) | load |",
-        "|---|---|---|---|---|---|---|---|---|",
+        rule(9),
     ]
     for size in sorted({r["size"] for r in rows}, key=lambda s: order.get(s, 99)):
         group = [r for r in rows if r["size"] == size]
@@ -242,7 +243,7 @@ def report_grid_large(rows: list[dict[str, Any]], config: Any) -> str:
             "",
             "| instance | ours / bound / gap after the solve | HiGHS alone: time, schedule / "
             "bound (nodes) | gap then |",
-            "|---|---|---|---|",
+            rule(4),
         ]
         for r in rows:
             ours, bound = float(r["ours"]), _f(r["bound"])

@@ -11,6 +11,7 @@ from typing import Any
 
 from placement.benchmarks.dag.shared import bar_plot, checked_makespan, rounded, timed_solve
 from placement.benchmarks.runner import load_1min
+from placement.benchmarks.tables import rule
 from placement.models.dag.generate import grid_instance, random_dag
 from placement.models.dag.greedy import DAG_HEURISTICS, GRID_HEURISTICS
 
@@ -115,7 +116,7 @@ def report_scale(rows: list[dict[str, Any]], config: Any) -> str:
         "measurement); `load` is the 1-minute load average at the time.",
         "",
         "| instance | method | makespan | vs HEFT | bound | status | time | load |",
-        "|---|---|---|---|---|---|---|---|",
+        rule(8),
     ]
     for r in rows:
         vs = "" if r["vs_heft_pct"] in ("", None) else f"{float(r['vs_heft_pct']):+.2f} %"

@@ -22,6 +22,7 @@ from placement.benchmarks.dag.shared import (
     timed_solve,
     truthy,
 )
+from placement.benchmarks.tables import rule
 from placement.models.dag.formats.loaders import load_stg
 
 STG_SIZES = (50, 100)
@@ -134,7 +135,7 @@ def report_stg(rows: list[dict[str, Any]], config: Any) -> str:
         "",
         "| tasks | cases | closed | optimum reached | optimum proven | median time (closed) "
         "| open | open: UB lowered | open: LB raised | open: new proofs |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        rule(10),
     ]
     sizes = sorted({r["size"] for r in rows})
     groups = [(str(s), [r for r in rows if r["size"] == s]) for s in sizes]
@@ -158,7 +159,7 @@ def report_stg(rows: list[dict[str, Any]], config: Any) -> str:
     misses = [r for r in closed if not r["proven"]]
     lines += ["## Closed cases not proven optimal within the limit", ""]
     if misses:
-        lines += ["| graph | m | optimum | ours | our bound |", "|---|---|---|---|---|"]
+        lines += ["| graph | m | optimum | ours | our bound |", rule(5)]
         lines += [
             f"| {r['graph']} | {r['m']} | {r['opt']:g} | {r['ours']:g} | {number_text(r['bound'])} |"
             for r in misses
@@ -169,7 +170,7 @@ def report_stg(rows: list[dict[str, Any]], config: Any) -> str:
     if open_:
         lines += [
             "| graph | m | published LB | published UB | ours | our bound | note |",
-            "|---|---|---|---|---|---|---|",
+            rule(7),
         ]
         for r in open_:
             notes = []
@@ -271,7 +272,7 @@ def report_stg_verify(rows: list[dict[str, Any]], config: Any) -> str:
         f"{config.time_limit_s:g} s each.",
         "",
         "| graph | m | published [LB, UB] | HiGHS makespan | HiGHS bound | status | time | load |",
-        "|---|---|---|---|---|---|---|---|",
+        rule(8),
     ]
     for r in rows:
         lines.append(

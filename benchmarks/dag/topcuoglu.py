@@ -20,6 +20,7 @@ from placement.benchmarks.dag.shared import (
     truthy,
 )
 from placement.benchmarks.runner import load_1min
+from placement.benchmarks.tables import rule
 from placement.models.dag.formats.loaders import load_topcuoglu
 from placement.models.dag.greedy import DAG_HEURISTICS
 from placement.models.dag.instance import DagSolution
@@ -128,7 +129,7 @@ def report_topcuoglu(rows: list[dict[str, Any]], config: Any) -> str:
         "use one thread.",
         "",
         "| method | makespan | published | bound | status | proof | source | time | load |",
-        "|---|---|---|---|---|---|---|---|---|",
+        rule(9),
     ]
     for r in rows:
         published = "" if r["published"] in ("", None) else f"{float(r['published']):g}"

@@ -19,6 +19,7 @@ from placement.benchmarks.dag.shared import (
     timed_solve,
 )
 from placement.benchmarks.dag.wfcommons_recipes import available, generate_workflow
+from placement.benchmarks.tables import rule
 from placement.models.dag.formats.loaders import load_wfcommons
 from placement.models.dag.generate import machine_set
 from placement.models.dag.greedy import cpop, heft, peft
@@ -175,7 +176,7 @@ def report_wfcommons(rows: list[dict[str, Any]], config: Any) -> str:
         "",
         "| workflow | machines | tasks | edges | HEFT | HEFT time | PEFT | CPOP | ours | "
         "vs HEFT | bound | gap | status | source | wall | load |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        rule(16),
     ]
     for r in rows:
         gap = "" if r.get("gap_pct") in ("", None) else f"{float(r['gap_pct']):.3f} %"

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from placement.benchmarks.runner import Rechecker, load_1min
+from placement.benchmarks.tables import rule
 from placement.models.entanglement.check import request_throughputs
 from placement.models.entanglement.encoding import CandidateModel
 from placement.models.entanglement.formats.topology_zoo import load_topology
@@ -205,7 +206,7 @@ def _qcast_tables(rows: list[dict[str, Any]]) -> list[str]:
         "| n | p | seed | k | Q-CAST EXT | REPS EXT | ours EXT | gain vs Q-CAST | Q-CAST sim "
         "| REPS sim | ours sim | k-path model EXT (proof s) | ours: model proof s "
         "| ours s | bound | invalid |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        rule(16),
     ]
     for r in rows:
         lines.append(
@@ -223,7 +224,7 @@ def _qcast_tables(rows: list[dict[str, Any]]) -> list[str]:
         "| ours: model proved (max s) | max ours s | bound vs Q-CAST (mean) "
         "| ours vs bound (mean) |"
     )
-    lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    lines.append(rule(16))
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for r in rows:
         groups.setdefault((r["nodes"], r["success"], r["candidate_paths"]), []).append(r)
@@ -452,7 +453,7 @@ def report_topologies(rows: list[dict[str, Any]], config: Any) -> str:
         "",
         "| topology | min fidelity | Q-CAST served / EXT / sim | REPS served / EXT / sim "
         "| ours served / EXT / sim | ours status | bound | time s | invalid |",
-        "|---|---|---|---|---|---|---|---|---|",
+        rule(9),
     ]
     for r in rows:
         cells = [
@@ -471,7 +472,7 @@ def report_topologies(rows: list[dict[str, Any]], config: Any) -> str:
         "the weighted throughput), with the same MILP and time limit:",
         "",
         "| topology | min fidelity | served | min throughput | weighted throughput | status |",
-        "|---|---|---|---|---|---|",
+        rule(6),
     ]
     for r in rows:
         lines.append(
@@ -483,7 +484,7 @@ def report_topologies(rows: list[dict[str, Any]], config: Any) -> str:
         "Unserved requests of our solution, with the best fidelity any path reaches:",
         "",
         "| topology | min fidelity | request | reason | best fidelity | message |",
-        "|---|---|---|---|---|---|",
+        rule(6),
     ]
     for r in rows:
         for u in json.loads(r["unserved"]):

@@ -24,6 +24,7 @@ import time
 from typing import Any
 
 from placement.benchmarks.runner import Rechecker, load_average
+from placement.benchmarks.tables import rule
 from placement.models.gpu.check import running_decisions
 from placement.models.gpu.peers.lyra import GPUS_PER_SERVER, INFERENCE_PRIORITY, lyra_reclaim
 from placement.models.gpu.peers.lyra import reclaim_instance as make_instance
@@ -149,7 +150,7 @@ def report_reclaim(rows: list[dict[str, Any]], config: Any) -> str:
         "",
         "| servers | N | seed | method | served | preempted | LB | preempted jobs | shrunk jobs "
         "| restarted | lost GPU-h | wall s | status | invalid |",
-        "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|",
+        rule("rrrlrrrrrrrrlr"),
     ]
     for r in rows:
         lines.append(
@@ -164,7 +165,7 @@ def report_reclaim(rows: list[dict[str, Any]], config: Any) -> str:
         "Means over seeds:",
         "",
         "| N | method | preempted workers | lost GPU-h | preempted jobs | restarted |",
-        "|---:|---|---:|---:|---:|---:|",
+        rule("rlrrrr"),
     ]
     for n in sorted({int(r["reclaim"]) for r in rows}):
         for method in METHODS:

@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from placement.benchmarks.runner import recheck
+from placement.benchmarks.tables import rule
 from placement.solver.errors import InputError
 
 SYNTHETIC_SIZES = ((1024, 200, 1), (10240, 2000, 6))
@@ -244,7 +245,7 @@ def report_synthetic(rows: list[dict], config: Any) -> str:
         "instances get 6x the time limit of the 1,024-GPU ones.",
         "",
         "| GPUs | jobs | seed | backend | limit s | status | stop | placed | cpu jobs | comm | frag | bound | gap | greedy placed | best-fit ms | greedy phase ms | wall s | peak RSS MiB | source |",
-        "|---:|---:|---:|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        rule("rrrlrllrrrrrrrrrrrl"),
     ]
     for r in rows:
         lines.append(
@@ -289,7 +290,7 @@ def report_synthetic(rows: list[dict], config: Any) -> str:
             "",
             "| GPUs | jobs | seed | capacity | LP | LP s | config LP | converged | iterations "
             "| config s | full model | full placed | full s | best placed | gap to the tighter |",
-            "|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+            rule("rrrrrrrlrrrrrrr"),
         ]
         for r in bound_rows:
             same = [

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from placement.benchmarks.runner import load_1min
+from placement.benchmarks.tables import rule
 from placement.models.gpu.check import check
 from placement.models.gpu.sim import topology_trace as tt
 from placement.models.gpu.sim.topology import (
@@ -371,7 +372,7 @@ def report_topology(rows: list[dict[str, Any]], config: Any) -> str:
             "",
             "| policy | alloc | wait mean h | wait p99 h | wait GPU-h | pref in | x-rack GB "
             "| frag | moved pods | restart GPU-h | checked | invalid | proven | decide max s |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+            rule(14),
         ]
         for policy in dict.fromkeys(r["policy"] for r in size_rows):
             rs = [r for r in size_rows if r["policy"] == policy]
@@ -421,7 +422,7 @@ def report_topology(rows: list[dict[str, Any]], config: Any) -> str:
             policies = list(dict.fromkeys(r["policy"] for r in size_rows))
             lines += [
                 "| seed | " + " | ".join(policies) + " |",
-                "|---|" + "---|" * len(policies),
+                rule(1 + len(policies)),
             ]
             for seed in seeds:
                 cells = []
@@ -444,7 +445,7 @@ def report_topology(rows: list[dict[str, Any]], config: Any) -> str:
                 "Cross-rack GB per placed gang by gang size, all seeds (gangs placed, mean GB):",
                 "",
                 "| gang GPUs | " + " | ".join(policies) + " |",
-                "|---|" + "---|" * len(policies),
+                rule(1 + len(policies)),
             ]
             for d in sizes:
                 cells = [
@@ -468,7 +469,7 @@ def report_topology(rows: list[dict[str, Any]], config: Any) -> str:
             "(every policy decides at each cycle; a move restarts the pod).",
             "",
             "| case | policy | placed | waiting | moved pods | proven | invalid |",
-            "|---|---|---|---|---|---|---|",
+            rule(7),
         ]
         lines += [
             f"| {r['case_title']} | {r['policy']} | {r['placed']} | {r['waiting']} "

@@ -26,6 +26,7 @@ from dataclasses import replace
 from typing import Any
 
 from placement.benchmarks.runner import INSTANCES, Rechecker, load_1min
+from placement.benchmarks.tables import markdown_table
 from placement.models.partition import check
 from placement.models.partition.cpsat import CpSatEncoding
 from placement.models.partition.dp import solve_dp
@@ -73,12 +74,6 @@ def run_exact(
     if outcome.bound is not None:
         run.update_bound(outcome.bound)
     return outcome, time.perf_counter() - started, run
-
-
-def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return lines
 
 
 def _f(value: Any, digits: int = 3) -> str:
@@ -232,7 +227,7 @@ Every split of a row (the optimum, the order-contiguous and PipeDream splits, th
 model's) goes through the family's checker again; `invalid` counts those it rejects (must be
 0). `load avg` is the 1-minute load when the row finished (the machine is shared).
 """
-    return notes + "\n" + "\n".join(_table(header, table)) + "\n"
+    return notes + "\n" + "\n".join(markdown_table(header, table)) + "\n"
 
 
 # --- partition-chain --------------------------------------------------------------------------
@@ -367,7 +362,7 @@ memory pruning only (one run; "over the table limit" where the band exceeds the 
 (no DP; the bisection split as incumbent; 1 thread; time limit {config.time_limit_s:g} s) and
 says whether it proved the DP's optimum. Wall-clock; `load avg` is the 1-minute load.
 """
-    return notes + "\n" + "\n".join(_table(header, table)) + "\n"
+    return notes + "\n" + "\n".join(markdown_table(header, table)) + "\n"
 
 
 # --- partition-llm ----------------------------------------------------------------------------
@@ -807,7 +802,7 @@ types. Wall-clock; `load avg` is the 1-minute load when the method finished.
                     r["invalid"],
                 ]
             )
-        out += _table(header, table) + [""]
+        out += markdown_table(header, table) + [""]
     if edge:
         first = edge[0]
         out += [
@@ -849,7 +844,7 @@ Wall-clock.
             ]
             for r in edge
         ]
-        out += _table(header, table) + [""]
+        out += markdown_table(header, table) + [""]
     return "\n".join(out)
 
 

@@ -38,6 +38,7 @@ from placement.api.server import jobs
 from placement.api.server.probe import Server, start_server
 from placement.api.server.store import open_store
 from placement.api.server.store_throwaway import ThrowawayPostgres
+from placement.benchmarks.tables import rule
 
 REPO = Path(__file__).resolve().parents[2]
 INSTANCES = REPO / "instances" / "gpu"
@@ -196,7 +197,7 @@ def main() -> int:
         "## The store's own latency (ms per operation, from one client process)",
         "",
         "| store | add p50 | add p99 | claim p50 | claim p99 | result write p50 | result write p99 |",
-        "|---|---|---|---|---|---|---|",
+        rule(7),
     ]
     for name, v in latency.items():
         lines.append(
@@ -210,7 +211,7 @@ def main() -> int:
         "## Throughput (jobs per second; replicas of one worker each, on one database)",
         "",
         f"| store | replicas | tiny jobs/s ({args.tiny} jobs) | medium jobs/s ({args.medium} jobs, 1 s limit) | load avg (1 min) |",
-        "|---|---|---|---|---|",
+        rule(5),
     ]
     for label, r, t, m, load in rows:
         lines.append(f"| {label} | {r} | {t:.1f} | {m:.2f} | {load:.2f} |")

@@ -41,6 +41,7 @@ from placement.api.server.probe import (
     worker_pids,
 )
 from placement.benchmarks.runner import INSTANCES, recheck
+from placement.benchmarks.tables import rule
 from placement.solver.schema.v1 import service_pb2
 
 GPU_INSTANCES = INSTANCES / "gpu"
@@ -326,7 +327,7 @@ def report(rows: list[dict[str, Any]], config: Any) -> str:
         "latency and deadline runs' (every returned solution).",
         "",
         "| measure | target | result | solutions re-checked (invalid) | detail |",
-        "|---|---|---|---|---|",
+        rule(5),
     ]
     for r in rows:
         detail = json.loads(r["detail"])
@@ -351,7 +352,7 @@ def report(rows: list[dict[str, Any]], config: Any) -> str:
             "`service` (serialising, loopback, gRPC's threads on both sides).",
             "",
             "| part | median ms |",
-            "|---|---|",
+            rule(2),
             *(f"| {name} | {where[name]:g} |" for name in _in_request_order(where)),
             "",
             "What was cut (issue 17): the exact phase of tiny.json is CP-SAT on the two "

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from placement.benchmarks.gpu.openb.shared import lp_bound, mean_of, trace_of
+from placement.benchmarks.tables import rule
 
 CONFIG_BOUND_TIME_S = 900.0
 """Time limit of the configuration bound's column generation per seed (the bound is valid
@@ -123,7 +124,7 @@ def bound_table(rows: list[dict]) -> list[str]:
         "| trace | seed | bound | forced | class LP bound | bound (unallocated GPUs) | "
         "witness packing | target <= 200 | CG iterations (bound to master LP) | columns | "
         "seconds |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        rule(11),
     ]
     for r in mine:
         bound = float(r["unallocated_gpus_at_100"])

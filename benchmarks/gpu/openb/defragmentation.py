@@ -7,6 +7,7 @@ The replays are :func:`~placement.benchmarks.gpu.openb.replays.run_case` in ``de
 from __future__ import annotations
 
 from placement.benchmarks.gpu.openb.shared import OURS, TARGETS, mean_of
+from placement.benchmarks.tables import rule
 
 DEFRAG_BUDGETS = (0.0, 0.005, 0.01, 0.02, 0.05, None)
 """The budget curve: fractions of the arrived pods that may ever be migrated (None:
@@ -30,7 +31,7 @@ def defrag_tables(rows: list[dict]) -> list[str]:
             "",
             "| policy / mode | seeds | unallocated GPUs at 100 % | target | migrated pods "
             "(% of arrived) | cycles (applied) | cycle p50 / p99 | invalid |",
-            "|---|---|---|---|---|---|---|---|",
+            rule(8),
         ]
         for policy in dict.fromkeys(r["policy"] for r in mine):
             group = [r for r in mine if r["policy"] == policy]

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from placement.benchmarks.gpu.openb.shared import mean_of, percentile, pods_file_of, trace_of
+from placement.benchmarks.tables import rule
 
 DEPARTURE_MODES = (
     ("FGD", "none", None),
@@ -119,7 +120,7 @@ def departure_tables(rows: list[dict]) -> list[str]:
             "| policy (mode) | seeds | allocation | fragmentation rate | mean wait | p99 wait "
             "| pods that waited | LS: mean / p99 wait, waited | BE: mean / p99 wait, waited "
             "| never started | preemptions | migrated pods | cycles | invalid |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+            rule(14),
         ]
         for policy in dict.fromkeys(r["policy"] for r in mine):
             g = [r for r in mine if r["policy"] == policy]

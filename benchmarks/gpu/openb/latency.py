@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from placement.benchmarks.gpu.openb.shared import OURS, mean_of, percentile, trace_of
+from placement.benchmarks.tables import rule
 
 LATENCY_LIMITS = (0.2, 1.0, 5.0)
 """Wall-time budgets of the latency cases (s): a whole cycle, build and check included."""
@@ -157,7 +158,7 @@ def latency_table(rows: list[dict]) -> list[str]:
         "| source nodes / variables p50 | moves p50 / max (greedy p50) | GPUs freed p50 / max "
         "| gain p50 / max | gap to cluster bound p50 | neighbourhood bound p50 / gap p50 "
         "| no solution | invalid |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        rule(13),
     ]
     for trace, limit in dict.fromkeys((r["trace"], r["time_limit_s"]) for r in rows):
         g = [r for r in rows if r["trace"] == trace and r["time_limit_s"] == limit]

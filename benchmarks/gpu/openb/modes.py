@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from placement.benchmarks.gpu.openb.shared import OURS, TARGETS, TOTAL_GPUS, TRACES, mean_sd
+from placement.benchmarks.tables import rule
 
 
 def modes_section(rows: list[dict] | None, fgd_published: dict[str, float] | None) -> list[str]:
@@ -69,7 +70,7 @@ def _modes_table(rows: list[dict], trace: str, fgd_published: float) -> list[str
         "| policy / mode | seeds | allocation at 100 % | unallocated GPUs | target "
         "| distance to bound (GPUs) | decision or cycle p50 / p99 | CP-SAT solve p50 / p99 "
         "(cycles solved) | invalid |",
-        "|---|---|---|---|---|---|---|---|---|",
+        rule(9),
     ]
     if not math.isnan(fgd_published):
         lines.append(
@@ -153,7 +154,7 @@ def _paired(rows: list[dict], trace: str) -> list[str]:
         "GPUs saved at 100 % against our FGD on the same seed (positive: fewer unallocated):",
         "",
         "| policy / mode | mean | standard error | seeds better |",
-        "|---|---|---|---|",
+        rule(4),
         *lines,
     ]
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from placement.benchmarks.gpu.openb.shared import TRACES, mean_sd
+from placement.benchmarks.tables import rule
 
 WITHIN_PP = 0.5
 """The reproduction target: our mean within this many percentage points of the published."""
@@ -86,7 +87,7 @@ def peers_section(tables: dict[str, list[dict]]) -> list[str]:
             "",
             "| policy | seeds | ours at 100 % | published | diff (pp) | within +-0.5 pp "
             "| unallocated GPUs ours / published | p50 / p99 latency (us) | s per run |",
-            "|---|---|---|---|---|---|---|---|---|",
+            rule(9),
         ]
         for s in table:
             if math.isnan(s["published"]):
@@ -115,7 +116,7 @@ def ablation_section(tables: dict[str, list[dict]], ablation: list[dict]) -> lis
             "draws, `resample` draws every pod with replacement.",
             "",
             "| policy | tie-break | protocol | seeds | allocation at 100 % |",
-            "|---|---|---|---|---|",
+            rule(5),
         ]
         for s in tables.get("default", []):
             if any(r["policy"] == s["policy"] for r in ablation):
