@@ -2,7 +2,7 @@
 
 Each file is solved in its own task by a ``spawn``-started worker process (no state is
 inherited from the parent, and a solver that misbehaves cannot corrupt it), or by a Ray task
-(:mod:`placement.api.parallel`). A file that cannot be read, or whose solve fails, becomes a
+(:mod:`placement.solver.parallel`). A file that cannot be read, or whose solve fails, becomes a
 row with the error; it never stops the others. Ctrl-C in the parent stops the running solves
 (locally each keeps its best solution; a Ray task is interrupted and its row says so) and
 skips the files not started yet.
@@ -27,8 +27,8 @@ from typing import Any
 
 from placement.api.files import placed_count, read_instance, solution_document, write_json
 from placement.api.interrupt import run_cancellable
-from placement.api.parallel import connect_ray, run_tasks
 from placement.solver import CancellationToken, InputError, SolutionStatus, SolveOptions, solve
+from placement.solver.parallel import connect_ray, run_tasks
 
 __all__ = ["COLUMNS", "SOLVED", "BatchOutcome", "run_batch", "solution_paths", "solve_file"]
 

@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import Any
 
 import placement.benchmarks as root
-from placement.api.parallel import run_tasks
 from placement.solver import InputError
 from placement.solver.family import get_family
+from placement.solver.parallel import run_tasks
 
 __all__ = [
     "DEFAULT_DATA",

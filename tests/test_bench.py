@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from placement.api.parallel import ray_available
 from placement.benchmarks.runner import run_suite, suites
+from placement.solver.parallel import ray_available
 from tests import bench_suite
 from tests.conftest import REPO, SHARED_BENCHMARKS
 

@@ -1,11 +1,11 @@
-"""The local worker pool of `placement batch` and `placement bench` (api/parallel.py), with
+"""The local worker pool of `placement batch` and `placement bench` (solver/parallel.py), with
 real spawned processes."""
 
 from __future__ import annotations
 
 import signal
 
-from placement.api.parallel import run_tasks
+from placement.solver.parallel import run_tasks
 
 
 def test_local_workers_end_at_once_on_sigterm() -> None:

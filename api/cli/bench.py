@@ -7,8 +7,8 @@ from pathlib import Path
 
 from placement.api.argtypes import CONVERTERS
 from placement.api.cli.exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, err
-from placement.api.parallel import connect_ray
 from placement.solver import InputError
+from placement.solver.parallel import connect_ray
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

@@ -28,7 +28,7 @@ from concurrent.futures import FIRST_COMPLETED, CancelledError, wait
 from dataclasses import dataclass
 from typing import Any
 
-from placement.solver import InputError
+from placement.solver.errors import InputError
 
 __all__ = ["RAY_INSTALL", "RayUnavailable", "TaskOutcome", "ray_available", "run_tasks"]
 
