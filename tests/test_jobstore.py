@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from placement.api.server import jobs
-from placement.api.server.store import JobStore, JobStoreError, open_store, redact_url
+from placement.api.server.store import JobStore, JobStoreError, redact_url
 from placement.api.server.store_sqlite import SqliteJobStore
+from placement.api.server.stores import open_store
 from tests.postgres_harness import fresh_database, needs_postgres
 
 

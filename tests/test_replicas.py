@@ -152,7 +152,8 @@ def test_a_job_whose_replicas_keep_dying_fails_after_the_retry_limit(trio: Trio)
     """Five replicas claimed the job and died, the last one ``dead-4`` (its lease long
     expired); the next claim fails it with the reason instead of running it a sixth time."""
     from placement.api.client import instance_message
-    from placement.api.server.store import MAX_ATTEMPTS, open_store
+    from placement.api.server.store import MAX_ATTEMPTS
+    from placement.api.server.stores import open_store
 
     store = open_store(trio.url)
     request = service_pb2.SolveRequest(instance=instance_message(TINY))

@@ -24,7 +24,8 @@ from placement.api.server.jobs import JobStoreError
 from placement.api.server.metrics import Metrics
 from placement.api.server.pool import SolvePool
 from placement.api.server.service import PlacementService
-from placement.api.server.store import JobStore, new_replica_id, open_store
+from placement.api.server.store import JobStore, new_replica_id
+from placement.api.server.stores import open_store
 from placement.solver.schema.v1 import service_pb2, service_pb2_grpc
 
 log = logging.getLogger("placement.server")

@@ -102,20 +102,6 @@ def is_postgres_url(db: str) -> bool:
     return db.startswith(("postgresql://", "postgres://"))
 
 
-def open_store(db: str) -> JobStore:
-    """The store ``--db`` names: ``postgresql://USER[:PASSWORD]@HOST:PORT/DB`` or an SQLite
-    path (``:memory:`` keeps nothing). Raises :class:`JobStoreError` (with the URL's password
-    hidden) when it cannot be opened."""
-    if is_postgres_url(db):
-        # psycopg only where PostgreSQL is used (start-up time of SQLite replicas).
-        from placement.api.server.store_postgres import PostgresJobStore
-
-        return PostgresJobStore(db)
-    from placement.api.server.store_sqlite import SqliteJobStore  # as above, symmetric
-
-    return SqliteJobStore(db)
-
-
 def new_replica_id(host: str, pid: int) -> str:
     """A name for one replica's leases, unique across restarts (host, pid, random)."""
     return f"{host}:{pid}:{uuid.uuid4().hex[:8]}"

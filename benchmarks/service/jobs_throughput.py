@@ -36,8 +36,8 @@ from typing import Any
 from placement.api.client import Client
 from placement.api.server import jobs
 from placement.api.server.probe import Server, start_server
-from placement.api.server.store import open_store
 from placement.api.server.store_throwaway import ThrowawayPostgres
+from placement.api.server.stores import open_store
 from placement.benchmarks.tables import rule
 
 REPO = Path(__file__).resolve().parents[2]
