@@ -116,6 +116,7 @@ def to_result(response: Any, family: Family, instance: Any) -> Result:
             messages.warm_start_of(response.warm_start) if response.HasField("warm_start") else None
         ),
         instance=instance,
+        family_object=family,
     )
 
 

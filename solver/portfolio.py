@@ -433,4 +433,5 @@ def _finish(
         rejected_candidates=len(run.rejected),
         objective_senses=tuple(report.senses) if report else (),
         instance=run.instance,
+        family_object=family,
     )

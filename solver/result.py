@@ -161,8 +161,12 @@ class Result:
     """What was kept of the start solution, when the solve was given one."""
     instance: Any | None = field(default=None, compare=False, repr=False)
     """The typed instance solved (every solve sets it; results read back from messages may
-    lack it): it lets :meth:`to_dict` include the solution's JSON form and :attr:`named` read the solution
-    by name."""
+    lack it): with :attr:`family_object`, it lets :meth:`to_dict` include the solution's JSON
+    form and :attr:`named` read the solution by name."""
+    family_object: Any | None = field(default=None, compare=False, repr=False)
+    """The family object (:class:`placement.solver.family.Family`) of :attr:`family`, passed
+    in by whoever builds the result (the portfolio, the client): what reads the solution by
+    name and writes its JSON form. A result is plain data and looks up no registry."""
 
     def __repr__(self) -> str:
         def num(x: float | None) -> str:
@@ -181,13 +185,11 @@ class Result:
     def named(self) -> Any | None:
         """The solution keyed by names rather than indices (gpu: ``placements[job].workers[k]
         .node``; dag: ``runs[task]``; partition: ``device_of[layer]``; entanglement:
-        ``routes[request]``), or None without a solution or without :attr:`instance`."""
-        if self.solution is None or self.instance is None:
+        ``routes[request]``), or None without a solution, :attr:`instance` or
+        :attr:`family_object`."""
+        if self.solution is None or self.instance is None or self.family_object is None:
             return None
-        # Local: the family registry sits above this module (family.py imports result.py).
-        from placement.solver.family import get_family
-
-        return get_family(self.family).named_solution(self.instance, self.solution)
+        return self.family_object.named_solution(self.instance, self.solution)
 
     @property
     def has_solution(self) -> bool:
@@ -196,18 +198,17 @@ class Result:
 
     def to_dict(self, solution_dict: dict[str, Any] | None = None) -> dict[str, Any]:
         """A JSON-ready dict with the solution's JSON form: ``solution_dict`` when given, else
-        computed when the result carries its :attr:`instance` (None otherwise)."""
+        computed when the result carries its :attr:`instance` and :attr:`family_object` (None
+        otherwise)."""
         # Field by field: asdict would deep-copy the (possibly large) typed solution only to
         # replace it with its JSON form.
-        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "instance"}
+        hidden = ("instance", "family_object")
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in hidden}
         data["status"] = self.status.value
         data["stop_reason"] = self.stop_reason.value
-        if solution_dict is None and self.solution is not None and self.instance is not None:
-            # Local: the family registry sits above this module (family.py imports result.py).
-            from placement.solver.family import get_family
-
-            family = get_family(self.family)
-            solution_dict = family.solution_to_dict(self.instance, self.solution, self.unplaced)
+        family, instance = self.family_object, self.instance
+        if solution_dict is None and self.solution is not None and None not in (family, instance):
+            solution_dict = family.solution_to_dict(instance, self.solution, self.unplaced)
         data["solution"] = solution_dict
         data["history"] = [h.summary() for h in self.history]
         data["objective_terms"] = dict(self.objective_terms)
