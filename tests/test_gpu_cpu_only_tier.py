@@ -20,8 +20,9 @@ from placement.models.gpu import FAMILY
 from placement.models.gpu.check import CPU_TIER, check
 from placement.models.gpu.explain import explain_unplaced
 from placement.models.gpu.generate import generate
-from placement.models.gpu.instance import GpuSolution, WorkerPlacement, instance_from_dict
+from placement.models.gpu.instance import GpuSolution, WorkerPlacement
 from placement.models.gpu.model import GpuModel
+from placement.models.gpu.reading import instance_from_dict
 from placement.solver import SolutionStatus, SolveOptions, StopReason, solve
 from placement.solver.testing import ExactContext, backend_id, exact_backends
 

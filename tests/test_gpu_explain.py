@@ -16,10 +16,11 @@ from placement.models.gpu import (
     GpuSolution,
     WorkerPlacement,
 )
+from placement.models.gpu.check import solution_to_message
 from placement.models.gpu.explain import KINDS, explain_unplaced
 from placement.models.gpu.generate import generate
 from placement.models.gpu.greedy import best_fit, fgd
-from placement.models.gpu.instance import MILLI, solution_to_message
+from placement.models.gpu.instance import MILLI
 from placement.solver.schema.v1 import gpu_pb2 as pb
 from tests.gpu_cases import LEVELS, gpu_node
 

@@ -17,11 +17,8 @@ from hypothesis import strategies as st
 
 from placement.models.gpu import FAMILY, GpuSolution, WorkerPlacement, check
 from placement.models.gpu.generate import generate
-from placement.models.gpu.instance import (
-    MILLI,
-    GpuInstance,
-    instance_from_dict,
-)
+from placement.models.gpu.instance import MILLI, GpuInstance
+from placement.models.gpu.reading import instance_from_dict
 from placement.solver.errors import InputError
 
 REPO = Path(__file__).resolve().parent.parent

@@ -26,7 +26,8 @@ from placement.models.gpu import (
 from placement.models.gpu.check import span_level
 from placement.models.gpu.generate import generate
 from placement.models.gpu.greedy import best_fit, fgd, greedy_solutions
-from placement.models.gpu.instance import MILLI, instance_from_dict
+from placement.models.gpu.instance import MILLI
+from placement.models.gpu.reading import instance_from_dict
 from placement.solver.options import SolveOptions
 from tests.gpu_cases import LEVELS, gpu_node
 

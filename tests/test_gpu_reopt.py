@@ -16,8 +16,9 @@ import pytest
 
 from placement.models.gpu import FAMILY
 from placement.models.gpu.check import check, running_decisions
-from placement.models.gpu.instance import GpuSolution, WorkerPlacement, instance_from_dict
+from placement.models.gpu.instance import GpuSolution, WorkerPlacement
 from placement.models.gpu.model import GpuModel
+from placement.models.gpu.reading import instance_from_dict
 from placement.models.gpu.reopt_greedy import defragment, evict_lowest, keep_and_place
 from placement.solver import SolutionStatus, SolveOptions, StopReason, solve
 from placement.solver.errors import InputError

@@ -16,8 +16,9 @@ import pytest
 
 from placement.models.gpu import FAMILY
 from placement.models.gpu.check import check, topology_fit_of
-from placement.models.gpu.instance import GpuSolution, WorkerPlacement, instance_from_dict
+from placement.models.gpu.instance import GpuSolution, WorkerPlacement
 from placement.models.gpu.model import GpuModel
+from placement.models.gpu.reading import instance_from_dict
 from placement.models.gpu.sim.topology_trace import topology_trace
 from placement.solver import SolutionStatus, SolveOptions, StopReason, solve
 from placement.solver.errors import InputError

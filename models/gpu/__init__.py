@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from placement.models.gpu import instance as _instance
 from placement.models.gpu.bound import capacity_bound
-from placement.models.gpu.check import check
+from placement.models.gpu.check import check, solution_to_message
 from placement.models.gpu.explain import explain_unplaced
 from placement.models.gpu.formats import EXPORTERS, IMPORTERS
 from placement.models.gpu.generate import GENERATORS, generate
@@ -29,6 +29,7 @@ from placement.models.gpu.instance import (
     WorkloadClass,
 )
 from placement.models.gpu.plot import draw
+from placement.models.gpu.reading import instance_from_message
 from placement.models.gpu.reopt_greedy import family_greedies
 from placement.models.gpu.summary import summarize
 from placement.models.gpu.warm_start import adapt_start
@@ -49,12 +50,12 @@ class GpuFamily(Family):
         "milp": "placement.models.gpu.milp:MilpEncoding",
     }
 
-    instance_from_message = staticmethod(_instance.instance_from_message)
+    instance_from_message = staticmethod(instance_from_message)
     instance_to_message = staticmethod(_instance.instance_to_message)
     solution_from_message = staticmethod(_instance.solution_from_message)
     named_solution = staticmethod(_instance.named_solution)
     adapt_start = staticmethod(adapt_start)
-    solution_to_message = staticmethod(_instance.solution_to_message)
+    solution_to_message = staticmethod(solution_to_message)
     validate_fields = staticmethod(_instance.validate_fields)
 
     greedy = staticmethod(family_greedies)

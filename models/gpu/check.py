@@ -40,6 +40,9 @@ priority x workers placed (an integer). It ranks directly after the GPU placemen
 (``disruption_cost``, ``comm_cost``, ...): CPU-only jobs add nothing to the first tier, and
 without it an optimal solution could leave one pending though it fits. Instances without
 CPU-only jobs keep exactly the tiers above.
+
+The solution's message (:func:`solution_to_message`) is written here too, since it carries
+the checker's decisions on the running jobs.
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ from placement.models.gpu.instance import (
     queue_usage_before,
 )
 from placement.solver.family import CheckReport
+from placement.solver.schema.v1 import gpu_pb2 as pb
 
 SENSES = ("max", "min", "min")
 FIT_SENSES = ("max", "min", "min", "min")
@@ -442,3 +446,43 @@ def topology_fit_of(instance: GpuInstance, solution: GpuSolution) -> int:
 
 def _terms(placed_gpus: float, comm: float, frag: float) -> dict[str, Any]:
     return {"placed_gpu_weighted": placed_gpus, "comm_cost": comm, "fragmentation": frag}
+
+
+def solution_to_message(
+    instance: GpuInstance, solution: GpuSolution, unplaced: list[dict[str, Any]] | None = None
+) -> Any:
+    """The ``placement.v1.GpuSolution`` message of a solution."""
+    msg = pb.GpuSolution()
+    for j in solution.placed_jobs():
+        jp = msg.placements.add(job=instance.jobs[j].name)
+        for w in solution.placements[j]:
+            jp.workers.add(node=instance.nodes[w.node].name, gpus=list(w.gpus))
+    for reason in unplaced or []:
+        msg.unplaced.add(**reason)
+    if instance.reopt:
+        # The checker's reading of what happens to each running job.
+        jobs = instance.jobs
+        for d in running_decisions(instance, solution)[0]:
+            room = [jobs[i].name for i in d.made_room_for]
+            msg.decisions.add(
+                job=jobs[d.job].name,
+                action=d.action,
+                workers_before=d.workers_before,
+                workers_after=d.workers_after,
+                migrated_workers=d.migrated_workers,
+                preempted_workers=d.preempted_workers,
+                cost=d.cost,
+                made_room_for=room if d.action != "keep" else [],
+                rule=d.rule,
+                message=_decision_line(jobs[d.job].name, d.action, room, d.rule),
+            )
+    return msg
+
+
+def _decision_line(name: str, action: str, room: list[str], rule: str) -> str:
+    """One line for people on what happened to a running job."""
+    if action == "keep":
+        return f"{name} keeps its placement"
+    why = f" to make room for {', '.join(room)}" if room else ""
+    how = f" (allowed by {rule})" if rule else ""
+    return f"{name}: {action}{why}{how}"

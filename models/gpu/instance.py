@@ -18,7 +18,6 @@ from placement.solver.jsonform import (
     FieldRange,
     check_ranges,
     finite,
-    instance_message,
     register_ranges,
 )
 from placement.solver.schema.v1 import gpu_pb2 as pb
@@ -415,8 +414,11 @@ class GpuSolution:
 # From and to the placement/v1 JSON form
 
 
-def instance_from_message(msg: Any, name: str = "", description: str = "") -> GpuInstance:
-    """Build and validate a :class:`GpuInstance` from a ``placement.v1.GpuInstance`` message.
+def read_message(msg: Any, name: str = "", description: str = "") -> GpuInstance:
+    """Build and validate a :class:`GpuInstance` from a ``placement.v1.GpuInstance`` message,
+    every rule but one: whether the running jobs' placements fit the cluster together, which
+    only the checker can judge (:func:`placement.models.gpu.reading.instance_from_message`
+    adds it; read instances through that).
 
     Raises :class:`InputError` listing every bad field with its path.
     """
@@ -692,28 +694,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Gp
         description=description,
         validated=True,
     )
-    _check_current(instance)
     return instance
-
-
-def _check_current(instance: GpuInstance) -> None:
-    """The running jobs' current placements must fit the cluster together (InputError)."""
-    if not instance.reopt:
-        return
-    from placement.models.gpu.check import check  # deferred: check imports this module
-
-    report = check(instance, instance.current_solution())
-    if report.feasible:
-        return
-    v = ValidationCollector()
-    first = report.violations[0]
-    path = "gpu.jobs"
-    for j in instance.running_jobs:
-        if f"job {instance.jobs[j].name!r}" in first:
-            path = f"gpu.jobs[{j}].current"
-            break
-    v.add(path, first, "running jobs' placements that fit the cluster together")
-    v.raise_if_any()
 
 
 def instance_to_message(instance: GpuInstance) -> Any:
@@ -818,49 +799,6 @@ def solution_from_message(instance: GpuInstance, msg: Any) -> GpuSolution:
     return GpuSolution(placements)
 
 
-def solution_to_message(
-    instance: GpuInstance, solution: GpuSolution, unplaced: list[dict[str, Any]] | None = None
-) -> Any:
-    """The ``placement.v1.GpuSolution`` message of a solution."""
-    msg = pb.GpuSolution()
-    for j in solution.placed_jobs():
-        jp = msg.placements.add(job=instance.jobs[j].name)
-        for w in solution.placements[j]:
-            jp.workers.add(node=instance.nodes[w.node].name, gpus=list(w.gpus))
-    for reason in unplaced or []:
-        msg.unplaced.add(**reason)
-    if instance.reopt:
-        # The checker's reading of what happens to each running job. (Imported here: check
-        # imports this module.)
-        from placement.models.gpu.check import running_decisions
-
-        jobs = instance.jobs
-        for d in running_decisions(instance, solution)[0]:
-            room = [jobs[i].name for i in d.made_room_for]
-            msg.decisions.add(
-                job=jobs[d.job].name,
-                action=d.action,
-                workers_before=d.workers_before,
-                workers_after=d.workers_after,
-                migrated_workers=d.migrated_workers,
-                preempted_workers=d.preempted_workers,
-                cost=d.cost,
-                made_room_for=room if d.action != "keep" else [],
-                rule=d.rule,
-                message=_decision_line(jobs[d.job].name, d.action, room, d.rule),
-            )
-    return msg
-
-
-def _decision_line(name: str, action: str, room: list[str], rule: str) -> str:
-    """One line for people on what happened to a running job."""
-    if action == "keep":
-        return f"{name} keeps its placement"
-    why = f" to make room for {', '.join(room)}" if room else ""
-    how = f" (allowed by {rule})" if rule else ""
-    return f"{name}: {action}{why}{how}"
-
-
 def queue_usage_before(instance: GpuInstance) -> dict[str, int]:
     """Milli-GPU each queue's running jobs hold now."""
     return queue_usage(instance, {j: instance.jobs[j].current for j in instance.running_jobs})
@@ -905,11 +843,6 @@ def preemption_rule(instance: GpuInstance, victim: int, preemptor: int) -> str:
         if before[v.queue] > qv.guaranteed_milli and before[p.queue] < qp.guaranteed_milli:
             return "reclaim"
     return ""
-
-
-def instance_from_dict(data: dict[str, Any]) -> GpuInstance:
-    """An instance from the JSON form of its ``gpu`` section (validated)."""
-    return instance_from_message(instance_message({"gpu": data}).gpu)
 
 
 def validate_fields(instance: GpuInstance) -> None:

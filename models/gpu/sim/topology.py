@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from placement.models.gpu.check import check, running_decisions, span_level
+from placement.models.gpu.check import check, running_decisions, solution_to_message, span_level
 from placement.models.gpu.instance import (
     MAX_PRIORITY,
     MILLI,
@@ -47,7 +47,6 @@ from placement.models.gpu.instance import (
     GpuJob,
     GpuSolution,
     WorkerPlacement,
-    solution_to_message,
 )
 from placement.models.gpu.peers.kai import kai_one_at_a_time
 from placement.models.gpu.peers.kueue_tas import kueue_one_at_a_time

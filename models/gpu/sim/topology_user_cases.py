@@ -20,7 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from placement.models.gpu.instance import GpuInstance, GpuNode, instance_from_dict
+from placement.models.gpu.instance import GpuInstance, GpuNode
+from placement.models.gpu.reading import instance_from_dict
 from placement.models.gpu.sim.topology_trace import TopologyTrace, TraceJob
 
 
