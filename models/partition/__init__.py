@@ -22,7 +22,8 @@ tensor-parallel stages) checked by :func:`.check.check_plan` and solved by
 from __future__ import annotations
 
 from placement.models.partition import instance as _instance
-from placement.models.partition.check import NS_PER_MS, check
+from placement.models.partition.check import check, solution_to_message
+from placement.models.partition.cost_model import NS_PER_MS
 from placement.models.partition.explain import quick_bound_ns
 from placement.models.partition.formats import IMPORTERS
 from placement.models.partition.generate import GENERATORS
@@ -72,7 +73,7 @@ class PartitionFamily(Family):
     solution_from_message = staticmethod(_instance.solution_from_message)
     named_solution = staticmethod(_instance.named_solution)
     adapt_start = staticmethod(adapt_start)
-    solution_to_message = staticmethod(_instance.solution_to_message)
+    solution_to_message = staticmethod(solution_to_message)
 
     greedy = staticmethod(greedy_solutions)
     check = staticmethod(check)

@@ -1,9 +1,10 @@
 """Independent checker of model partitions: feasibility and the objective, from first principles.
 
 It imports no encoding, no DP and no heuristic: it walks the solution layer by layer with
-plain integers, using only the cost model's definitions in :mod:`.instance`
-(:func:`~.instance.layer_time_ns`, :func:`~.instance.edge_time_ns`,
-:meth:`~.instance.PartitionInstance.layer_memory_bytes`).
+plain integers, using only the cost model's definitions in :mod:`.cost_model`
+(:func:`~.cost_model.layer_time_ns`, :func:`~.cost_model.edge_time_ns`) and
+:meth:`~.instance.PartitionInstance.layer_memory_bytes`. The solution's message
+(:func:`solution_to_message`) is written here too, as in every family.
 
 Rules (docs/formulations/partition.md, "The checker"):
 
@@ -39,17 +40,18 @@ Objective (milliseconds, minimised; the nanosecond sums are exact):
 
 from __future__ import annotations
 
+from typing import Any
+
+from placement.models.partition.cost_model import NS_PER_MS, edge_time_ns, layer_time_ns
 from placement.models.partition.instance import (
-    NS_PER_MS,
     Mode,
     PartitionContiguity,
     PartitionInstance,
     PartitionSolution,
     PartitionTransferAccounting,
-    edge_time_ns,
-    layer_time_ns,
 )
 from placement.solver.family import CheckReport
+from placement.solver.schema.v1 import partition_pb2 as pb
 
 
 def objective_name(instance: PartitionInstance) -> str:
@@ -463,3 +465,31 @@ def check_plan(instance: PartitionInstance, solution: PartitionSolution) -> Chec
             total += instance.workload.batch_size / slowest
     feasible = not violations
     return CheckReport(feasible, violations, {"tokens_per_s": total if feasible else 0.0}, ("max",))
+
+
+def solution_to_message(
+    instance: PartitionInstance,
+    solution: PartitionSolution,
+) -> Any:
+    """The ``placement.v1.PartitionSolution`` message of a solution."""
+    msg = pb.PartitionSolution()
+    n_dev = len(instance.devices)
+    for stages in solution.pipelines:
+        pipe = msg.pipelines.add()
+        for devs, first, count in stages:
+            pipe.stages.add(
+                devices=[instance.devices[d].name for d in devs if 0 <= d < n_dev],
+                first_layer=first,
+                layer_count=count,
+            )
+    for device, first, count in solution.ranges:
+        if 0 <= device < len(instance.devices):
+            msg.ranges.add(
+                device=instance.devices[device].name, first_layer=first, layer_count=count
+            )
+    for layer, device in enumerate(solution.device_of):
+        if 0 <= device < len(instance.devices):
+            msg.assignments.add(
+                layer=instance.layers[layer].name, device=instance.devices[device].name
+            )
+    return msg

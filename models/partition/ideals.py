@@ -35,13 +35,12 @@ from functools import cached_property
 import networkx as nx
 import numpy as np
 
+from placement.models.partition.cost_model import edge_time_ns, layer_time_ns
 from placement.models.partition.instance import (
     PartitionContiguity,
     PartitionInstance,
     PartitionSolution,
     PartitionTransferAccounting,
-    edge_time_ns,
-    layer_time_ns,
 )
 from placement.models.partition.tables import comm_is_uniform, device_classes
 

@@ -1,13 +1,7 @@
-"""The typed partition instance and solution, their JSON form, validation, and the cost model.
+"""The typed partition instance and solution, their JSON form, and validation.
 
-The cost model (what a layer costs on a device, what crossing an edge costs, how much memory
-a layer needs) is defined here, once, by the scalar functions :func:`layer_time_ns`,
-:func:`edge_time_ns` and :meth:`PartitionInstance.layer_memory_bytes`. The checker evaluates
-solutions with them; the solvers build their numpy tables from them (:mod:`.tables`).
-
-Times are integers in nanoseconds: each layer time and each transfer time is rounded to the
-nearest nanosecond once, and every sum after that is exact, so the DP, CP-SAT, the MILP and
-the checker agree to the last unit.
+What a layer and a transfer cost (the cost model, in integer nanoseconds) is
+:mod:`.cost_model`; the solution's message, which the checker writes, is in :mod:`.check`.
 """
 
 from __future__ import annotations
@@ -18,19 +12,20 @@ from enum import StrEnum
 from functools import cached_property
 from typing import Any
 
+from placement.models.partition.cost_model import (
+    MAX_TOTAL_BYTES,
+    PartitionMode,
+    check_magnitudes,
+    check_tensor_times,
+    seconds_to_ns,
+)
+
+# NS_PER_MS re-exported for the encodings that import it from here (cpsat.py, encoding.py).
+from placement.models.partition.cost_model import NS_PER_MS as NS_PER_MS
 from placement.solver.errors import ValidationCollector
 from placement.solver.jsonform import FieldRange, check_ranges, finite, register_ranges
 from placement.solver.schema.v1 import partition_pb2 as pb
 
-NS_PER_S = 1_000_000_000
-"""Nanoseconds per second: the time resolution of the family."""
-NS_PER_MS = 1_000_000
-"""Nanoseconds per millisecond: objectives and bounds are reported in milliseconds."""
-MAX_TOTAL_SECONDS = 1e9
-"""Most seconds all layers and transfers of an instance may take together (~31 years): the
-solvers count nanoseconds in int64."""
-MAX_TOTAL_BYTES = 2**62
-"""Most bytes all layers of an instance may need together (int64 in the solvers)."""
 MAX_LAYERS = 100_000
 """Most layers an instance may have."""
 MAX_DEVICES = 10_000
@@ -106,25 +101,6 @@ class PartitionTransferAccounting(StrEnum):
     """Tarnawski et al.: layer u's output (one transfer time per layer) is paid once by u's
     device if some consumer is elsewhere and once by each distinct other device holding a
     consumer; host devices pay nothing."""
-
-
-class PartitionMode(StrEnum):
-    """The workload: what the split is for."""
-
-    TRAINING = "TRAINING_PIPELINE"
-    """Minimise the bottleneck stage time per micro-batch (forward + backward + transfers)."""
-    INFERENCE = "INFERENCE_LATENCY"
-    """Minimise the end-to-end time of one sample."""
-    SERVING = "LLM_SERVING"
-    """Maximise decode tokens per second: minimise the bottleneck time of one decode step."""
-    SERVING_FLOW = "LLM_SERVING_FLOW"
-    """Maximise tokens per second as the max flow through devices holding layer ranges
-    (Helix); the data is in :attr:`PartitionInstance.serving_flow`."""
-
-    @property
-    def bottleneck(self) -> bool:
-        """True when the objective is the slowest stage (pipelining), False for a sum."""
-        return self is not PartitionMode.INFERENCE
 
 
 @dataclass(frozen=True)
@@ -375,43 +351,6 @@ class PartitionInstance:
         if da.node and da.node == db.node and links.intra_node_bandwidth_bytes_per_s > 0:
             return links.intra_node_bandwidth_bytes_per_s
         return links.inter_node_bandwidth_bytes_per_s
-
-
-def seconds_to_ns(seconds: float) -> int:
-    """Seconds -> the nearest nanosecond (the family's one rounding step)."""
-    return int(round(seconds * NS_PER_S))
-
-
-def layer_time_ns(instance: PartitionInstance, layer: int, device: int) -> int:
-    """Nanoseconds layer ``layer`` takes on device ``device`` in the instance's workload.
-
-    A measured time for the device's type wins; otherwise FLOPs / ``flops_per_s`` (serving:
-    forward FLOPs per token x ``batch_size``). Training counts forward and backward.
-    """
-    lay, dev, w = instance.layers[layer], instance.devices[device], instance.workload
-    measured = lay.measured(dev.type)
-    training = w.mode is PartitionMode.TRAINING
-    if measured is not None:
-        seconds = measured.forward_s + (measured.backward_s if training else 0.0)
-        return seconds_to_ns(seconds)
-    flops = lay.forward_flops + (lay.backward_flops if training else 0.0)
-    if w.mode is PartitionMode.SERVING:
-        flops *= w.batch_size
-    if flops == 0:
-        return 0
-    return seconds_to_ns(flops / dev.flops_per_s)
-
-
-def edge_time_ns(instance: PartitionInstance, edge: PartitionEdge, a: int, b: int) -> int:
-    """Nanoseconds to move ``edge``'s data from device ``a`` to device ``b`` (0 if a == b)."""
-    if a == b:
-        return 0
-    if edge.transfer_s > 0:
-        return seconds_to_ns(edge.transfer_s)
-    if edge.bytes == 0:
-        return 0
-    nbytes = edge.bytes * instance.workload.comm_factor
-    return seconds_to_ns(nbytes / instance.bandwidth(a, b))
 
 
 # -------------------------------------------------------------------------------------------
@@ -687,9 +626,9 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
         description=description,
         validated=True,
     )
-    _check_magnitudes(instance, v)
+    check_magnitudes(instance, v)
     if accounting is PartitionTransferAccounting.PER_TENSOR_VIA_HOST:
-        _check_tensor_times(instance, v)
+        check_tensor_times(instance, v)
     v.raise_if_any()
     return instance
 
@@ -719,41 +658,6 @@ def _serving_plan_from_message(
         )
     latency = _clamp_float(sp.allreduce_latency_s)
     return PartitionServingPlan(bool(sp.replicas), sizes, latency)
-
-
-def _check_tensor_times(instance: PartitionInstance, v: ValidationCollector) -> None:
-    """Per-tensor accounting charges one fixed time per layer output: every edge out of a
-    layer carries the same ``transfer_s`` and none is sized in bytes only (Tarnawski et al.'s
-    loaders refuse a node with two different outgoing costs)."""
-    first: dict[int, float] = {}
-    for k, e in enumerate(instance.graph_edges):
-        where = (
-            f"partition.edges[{k}]"
-            if instance.edges
-            else f"partition.layers[{e.src}].activation_bytes"
-        )
-        if e.bytes > 0 and e.transfer_s == 0:
-            v.add(
-                where,
-                e.bytes,
-                "a fixed transfer_s (TRANSFER_PER_TENSOR_VIA_HOST charges fixed times)",
-            )
-            return
-        seen = first.setdefault(e.src, e.transfer_s)
-        if seen != e.transfer_s:
-            v.add(
-                f"{where}.transfer_s",
-                e.transfer_s,
-                f"{seen} like the other edges out of layer {instance.layers[e.src].name!r} "
-                "(one transfer time per layer output under TRANSFER_PER_TENSOR_VIA_HOST)",
-            )
-            return
-
-
-def tensor_time_ns(instance: PartitionInstance, layer: int) -> int:
-    """Per-tensor accounting: nanoseconds to move layer ``layer``'s output through the host
-    (the ``transfer_s`` of its out-edges, equal by validation; 0 without out-edges)."""
-    return instance.tensor_times_ns[layer]
 
 
 def _serving_flow_from_message(
@@ -831,66 +735,6 @@ def _serving_flow_from_message(
         if ok:
             links.append(PartitionFlowLink(link.src, link.dst, _clamp_float(link.tokens_per_s)))
     return PartitionServingFlow(tuple(types), tuple(links), bool(sf.partial_inference))
-
-
-def _check_magnitudes(instance: PartitionInstance, v: ValidationCollector) -> None:
-    """Times and memory the solvers compute in int64 nanoseconds and bytes must fit: the sum
-    of every layer's time on the slowest device and every transfer on the slowest link at
-    most :data:`MAX_TOTAL_SECONDS`, the memory of all layers at most :data:`MAX_TOTAL_BYTES`.
-    Each value alone can be valid and still overflow (1e300 FLOPs, 1e-300 FLOP/s)."""
-    P = "partition"  # noqa: N806 - the JSON root, as in instance_from_message
-    speeds = [d.flops_per_s for d in instance.devices if d.flops_per_s > 0]
-    slowest = min(speeds) if speeds else 0.0
-    w = instance.workload
-    total_s = 0.0
-    total_bytes = 0
-    for i, lay in enumerate(instance.layers):
-        path = f"{P}.layers[{i}]"
-        training = w.mode is PartitionMode.TRAINING
-        worst = max(
-            (t.forward_s + (t.backward_s if training else 0.0) for t in lay.times), default=0.0
-        )
-        flops = lay.forward_flops + (lay.backward_flops if training else 0.0)
-        if w.mode is PartitionMode.SERVING:
-            flops *= w.batch_size
-        if flops > 0 and slowest > 0:
-            worst = max(worst, flops / slowest)
-        total_s += worst
-        if not finite(total_s) or total_s > MAX_TOTAL_SECONDS:
-            v.add(
-                path,
-                f"{worst:.3g} s on the slowest device",
-                f"layer and transfer times that add up to at most {MAX_TOTAL_SECONDS:g} s",
-            )
-            return
-        try:
-            mem = instance.layer_memory_bytes(i)
-        except OverflowError:
-            mem = MAX_TOTAL_BYTES + 1
-        total_bytes += mem
-        if total_bytes > MAX_TOTAL_BYTES:
-            v.add(path, f"{mem:.3g} bytes", "memory needs adding up to at most 2**62 bytes")
-            return
-    links = instance.links
-    bandwidths = [
-        b
-        for b in (links.inter_node_bandwidth_bytes_per_s, links.intra_node_bandwidth_bytes_per_s)
-        if b > 0
-    ]
-    slowest_link = min(bandwidths) if bandwidths else 0.0
-    for k, e in enumerate(instance.graph_edges):
-        t = e.transfer_s
-        if not t and e.bytes and slowest_link > 0:
-            t = e.bytes * w.comm_factor / slowest_link
-        total_s += t
-        if not finite(total_s) or total_s > MAX_TOTAL_SECONDS:
-            where = f"{P}.edges[{k}]" if instance.edges else f"{P}.layers[{e.src}].activation_bytes"
-            v.add(
-                where,
-                f"{t:.3g} s on the slowest link",
-                f"layer and transfer times that add up to at most {MAX_TOTAL_SECONDS:g} s",
-            )
-            return
 
 
 _MODE_VALUES = {
@@ -1032,34 +876,6 @@ def solution_from_message(instance: PartitionInstance, msg: Any) -> PartitionSol
             device_of[layer] = device
     v.raise_if_any()
     return PartitionSolution(tuple(device_of))
-
-
-def solution_to_message(
-    instance: PartitionInstance,
-    solution: PartitionSolution,
-) -> Any:
-    """The ``placement.v1.PartitionSolution`` message of a solution."""
-    msg = pb.PartitionSolution()
-    n_dev = len(instance.devices)
-    for stages in solution.pipelines:
-        pipe = msg.pipelines.add()
-        for devs, first, count in stages:
-            pipe.stages.add(
-                devices=[instance.devices[d].name for d in devs if 0 <= d < n_dev],
-                first_layer=first,
-                layer_count=count,
-            )
-    for device, first, count in solution.ranges:
-        if 0 <= device < len(instance.devices):
-            msg.ranges.add(
-                device=instance.devices[device].name, first_layer=first, layer_count=count
-            )
-    for layer, device in enumerate(solution.device_of):
-        if 0 <= device < len(instance.devices):
-            msg.assignments.add(
-                layer=instance.layers[layer].name, device=instance.devices[device].name
-            )
-    return msg
 
 
 # -------------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ Every split goes to the portfolio's checker through ``ctx.report``.
 from __future__ import annotations
 
 from placement.models.partition.check import objective_ns
+from placement.models.partition.cost_model import NS_PER_MS
 from placement.models.partition.explain import explain_infeasible
 from placement.models.partition.ideals import (
     MAX_IDEALS,
@@ -38,7 +39,6 @@ from placement.models.partition.ideals_threshold import (
     solve_ideals_within,
 )
 from placement.models.partition.instance import (
-    NS_PER_MS,
     PartitionContiguity,
     PartitionInstance,
     PartitionSolution,

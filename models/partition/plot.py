@@ -5,13 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from placement.models.partition.check import check, plan_stage_seconds
-from placement.models.partition.instance import (
-    NS_PER_MS,
-    PartitionInstance,
-    PartitionSolution,
-    edge_time_ns,
-    layer_time_ns,
-)
+from placement.models.partition.cost_model import NS_PER_MS, edge_time_ns, layer_time_ns
+from placement.models.partition.instance import PartitionInstance, PartitionSolution
 
 if TYPE_CHECKING:  # matplotlib is optional; only the annotation needs it
     from matplotlib.figure import Figure

@@ -20,12 +20,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from placement.models.partition.check import plan_stage_bytes, plan_stage_seconds
-from placement.models.partition.instance import (
-    PartitionInstance,
-    PartitionSolution,
-    PlanStage,
-    layer_time_ns,
-)
+from placement.models.partition.cost_model import layer_time_ns
+from placement.models.partition.instance import PartitionInstance, PartitionSolution, PlanStage
 from placement.models.partition.serving_tp import (
     TpModel,
     TpPlan,

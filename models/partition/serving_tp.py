@@ -44,11 +44,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from placement.models.partition.instance import (
-    Mode,
-    PartitionInstance,
-    layer_time_ns,
-)
+from placement.models.partition.cost_model import layer_time_ns
+from placement.models.partition.instance import Mode, PartitionInstance
 from placement.models.partition.serving_plans import pack_pipelines
 
 NS = 1e-9

@@ -22,11 +22,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from placement.models.partition.instance import (
-    PartitionInstance,
-    layer_time_ns,
-    seconds_to_ns,
-)
+from placement.models.partition.cost_model import layer_time_ns, seconds_to_ns
+from placement.models.partition.instance import PartitionInstance
 
 INF = np.int64(1) << np.int64(62)
 """Larger than any cost; marks a range that cannot be a stage."""
