@@ -20,6 +20,7 @@ portfolio's checker dropped (both must be 0).
 
 from __future__ import annotations
 
+import itertools
 import statistics
 import time
 from dataclasses import replace
@@ -40,6 +41,8 @@ from placement.models.partition.instance import Mode, PartitionInstance, Partiti
 from placement.models.partition.layergraph_exact import order_split
 from placement.models.partition.milp import MilpEncoding
 from placement.models.partition.peers.pipedream import pipedream_split
+from placement.models.partition.serving_plans import pack_pipelines
+from placement.models.partition.serving_tp import TpModel, best_tp_plan, tp_plan_throughput
 from placement.models.partition.tables import build_tables
 from placement.solver import InputError, SolveOptions
 from placement.solver.family import ExactOutcome
@@ -562,10 +565,6 @@ def _run_helix(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
         # rows (its own GPUs keep as many micro-batches in flight as it has GPUs). The best
         # pipeline on every count vector of GPUs per type is the exact DP's; the best set of
         # them, a DP over the GPUs left (models/partition/serving_plans.pack_pipelines).
-        import itertools  # only this method enumerates count vectors
-
-        from placement.models.partition.serving_plans import pack_pipelines
-
         t0 = time.perf_counter()
         patterns: list[tuple[tuple[int, ...], float]] = []
         for counts in itertools.product(*(range(c + 1) for _, c in cluster)):
@@ -619,13 +618,6 @@ def _tensor_parallel_rows(
     each without and with tensor-parallel stages. Each plan is scored by the plan
     evaluator (`tp_plan_throughput`); its single-GPU stages are also re-checked as a
     partition solution where the plan is one pipeline."""
-    # serving_tp is imported by this method only
-    from placement.models.partition.serving_tp import (
-        TpModel,
-        best_tp_plan,
-        tp_plan_throughput,
-    )
-
     flat = _serving(shape, cluster)
     # Nodes of up to GPUS_PER_NODE GPUs of one type (the k-th GPU of a type on its node k // 4).
     seen: dict[str, int] = {}

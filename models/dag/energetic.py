@@ -38,6 +38,8 @@ import re
 import numpy as np
 
 from placement.models.dag.instance import DagInstance
+from placement.solver.backends.base import RunStatus
+from placement.solver.backends.highs import HighsModel
 
 _CLASS_SUFFIX = re.compile(r"[_\-.]?[0-9]+$")
 BISECTION_STEPS = 60
@@ -117,10 +119,6 @@ def packing_lp_refutes(
 ) -> bool:
     """Whether the packing LP of the module docstring is infeasible at ``T`` (so that, up to
     HiGHS's tolerance, no schedule ends by ``T``)."""
-    # HiGHS through the solver layer's wrapper; imported here: only this test needs it.
-    from placement.solver.backends.base import RunStatus
-    from placement.solver.backends.highs import HighsModel
-
     tol = 1e-9 * max(1.0, abs(T))
     dg, hg, qg, cg = d[members], head[members], tail[members], cores[members]
     fit = hg + dg + qg[:, None] <= T + tol

@@ -130,7 +130,7 @@ def relaxation_bound(
     for j, job in enumerate(instance.jobs):
         node_cap = caps[j]
         if per_node and job.locality_level and job.locality_required:
-            node_cap = _holding_nodes(instance, cluster, job, node_cap)
+            node_cap = holding_nodes(instance, cluster, job, node_cap)
         cap_p = np.bincount(place, node_cap, n_places)
         if cap_p.sum() < job.workers or job.weighted_demand_milli == 0:
             continue
@@ -193,7 +193,7 @@ def relaxation_bound(
     return int(math.floor(value_lp + 1.0 + 1e-7 * abs(value_lp)))
 
 
-def _holding_nodes(
+def holding_nodes(
     instance: GpuInstance, cluster: FreeCapacity, job: GpuJob, caps: np.ndarray
 ) -> np.ndarray:
     """For a job with a required locality: its caps on nodes of groups that can hold all of

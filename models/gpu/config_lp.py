@@ -68,7 +68,9 @@ from typing import Any
 
 import numpy as np
 
+from placement.models.gpu.bound import holding_nodes
 from placement.models.gpu.eligibility import FreeCapacity
+from placement.models.gpu.greedy import complete, required_limit, span_of
 from placement.models.gpu.instance import (
     MILLI,
     GpuInstance,
@@ -193,12 +195,10 @@ class _Class:
 
 
 def _job_caps(instance: GpuInstance, cluster: FreeCapacity, job: GpuJob) -> np.ndarray:
-    # The LP bound's own restriction for required localities (one place for that rule).
-    from placement.models.gpu.bound import _holding_nodes  # bound.py imports this module
-
     caps = cluster.node_caps(job)
     if job.locality_level and job.locality_required:
-        caps = _holding_nodes(instance, cluster, job, caps)
+        # The LP bound's own restriction for required localities (one place for that rule).
+        caps = holding_nodes(instance, cluster, job, caps)
     return caps
 
 
@@ -781,9 +781,6 @@ def _realise(
     ``finish``). Entries ``(node, 0)`` of an alternative come after its others, nodes not
     in ``reserved`` first, each group in best-fit order (the least room left first), as
     many workers as fit."""
-    # On use: greedy.py is the heuristics' module; the bound alone does not need it.
-    from placement.models.gpu.greedy import complete, required_limit, span_of
-
     rem = Remaining(instance)
     placements: dict[int, tuple[WorkerPlacement, ...]] = {}
     for j, placed in (base.placements if base is not None else {}).items():
@@ -935,9 +932,6 @@ def lp_dive(
     fractional job is placed (or dropped when it does not fit); until the LP places
     nothing, then best fit for the rest. ``first``: the LP of the whole instance, solved
     already. None when no LP was solved in time."""
-    # On use: greedy.py is the heuristics' module; the bound alone does not need it.
-    from placement.models.gpu.greedy import complete
-
     started = time.monotonic()
     fixed = GpuSolution()
     dropped: set[int] = set()

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from placement.models.gpu.eligibility import FreeCapacity
+from placement.models.gpu.greedy import complete
 from placement.models.gpu.instance import GpuInstance, GpuJob, GpuSolution
 
 
@@ -216,9 +217,6 @@ def graft(
     other job with a worker on their nodes is taken out, then best fit
     (:func:`~.greedy.complete`) places what is unplaced. None when ``donor`` places none of
     them. The caller checks the result."""
-    # On use: greedy.py is the heuristics' module.
-    from placement.models.gpu.greedy import complete
-
     moved = [j for j in jobs if donor.placements.get(j) and not incumbent.placements.get(j)]
     if not moved:
         return None

@@ -43,6 +43,7 @@ from placement.models.partition.instance import (
     PartitionInstance,
     PartitionSolution,
 )
+from placement.models.partition.layergraph_ip import solve_ip
 from placement.solver.family import ExactContext, ExactOutcome
 from placement.solver.result import StopReason
 
@@ -134,8 +135,6 @@ def solve_layer_graph(
                 "convex and free splits (the cpsat encoding runs it)"
             ),
         )
-    # ortools loads in 0.85 s: only when the IP runs
-    from placement.models.partition.layergraph_ip import solve_ip
 
     def found(solution: PartitionSolution, bound_ns: int | None) -> None:
         ctx.report(solution, f"{source}-ip", None if bound_ns is None else bound_ns / NS_PER_MS)

@@ -39,6 +39,7 @@ import numpy as np
 
 from placement.models.partition.instance import SINK, SOURCE, PartitionInstance, PartitionSolution
 from placement.models.partition.serving_cluster import HelixCluster, cluster_of
+from placement.models.partition.serving_cover_bound import cover_bound
 from placement.models.partition.serving_flow import score_placement
 from placement.solver.backends.base import RunStatus
 from placement.solver.backends.highs import HighsModel
@@ -324,9 +325,7 @@ def solve_flow(instance: PartitionInstance, ctx: ExactContext, source: str) -> E
     rule = "partial-inference rule: no MILP bound" if partial else f"bound {result.bound:.6g}"
     cover = None
     if not gap_closed and not partial and not ctx.cancel.cancelled and ctx.time_left() > 0.5:
-        # imported here: only unproven flow solves need the cover bound (Helix's edge rule)
-        from placement.models.partition.serving_cover_bound import cover_bound
-
+        # only unproven flow solves need the cover bound (Helix's edge rule)
         upper = min(result.bound, relaxation_bound(cluster))
         cover = cover_bound(cluster, result.tokens_per_s, upper, ctx.time_left() - 0.25)
         if cover is not None:

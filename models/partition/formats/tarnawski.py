@@ -68,6 +68,8 @@ from placement.models.partition.instance import (
     PartitionInstance,
     PartitionTransferAccounting,
     Workload,
+    instance_from_message,
+    instance_to_message,
 )
 from placement.solver.errors import InputError
 from placement.solver.hooks import Importer, Parameter
@@ -280,11 +282,6 @@ def load_tarnawski(
         validated=False,
     )
     # Through the message, so that the instance is validated like any other input.
-    from placement.models.partition.instance import (  # noqa: PLC0415 - avoids a cycle
-        instance_from_message,
-        instance_to_message,
-    )
-
     try:
         return instance_from_message(
             instance_to_message(instance), instance.name, instance.description
