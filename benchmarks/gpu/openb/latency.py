@@ -38,11 +38,11 @@ def run_latency(case: dict[str, Any], config: Any, data: Path) -> list[dict[str,
     # On use: a child process imports this module and its peak RSS is one solve's.
     from ortools.sat.python import cp_model  # noqa: F401  (loaded before the clock starts)
 
-    from placement.models.gpu.sim.openb.defrag import (
+    from placement.models.gpu.sim.openb.defrag_bound import cluster_bound
+    from placement.models.gpu.sim.openb.defrag_cycle import (
         Book,
         _fragmented,
         budgeted_consolidation,
-        cluster_bound,
     )
     from placement.models.gpu.sim.openb.online import make_any
     from placement.models.gpu.sim.openb.replay import TraceState, replay

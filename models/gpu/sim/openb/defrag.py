@@ -52,8 +52,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-# benchmarks/gpu/openb.py reads these two from here; their homes are the modules named.
-from placement.models.gpu.sim.openb.defrag_bound import cluster_bound  # noqa: F401
 from placement.models.gpu.sim.openb.defrag_cycle import (
     CONSOLIDATE_SOURCES,
     DESTINATIONS,
@@ -61,7 +59,6 @@ from placement.models.gpu.sim.openb.defrag_cycle import (
     _destinations,
     _fit_after,
     _fragmented,
-    budgeted_consolidation,  # noqa: F401
     check_cycle,
     solve_cycle,
 )
