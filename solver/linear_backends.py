@@ -7,8 +7,10 @@ the model (a tier fixed at its best value), and ``run`` an objective with a hint
 limit and a cancellation token. Variable ``i`` of the model is variable ``i`` of the
 backend, so a hint and the values returned are lists indexed like the model.
 
-Where CP-SAT needs a constraint of its own (an enforced row, an interval), the encoding adds
-it to :attr:`CpSatLinear.model` over :attr:`CpSatLinear.vars` between ``load`` and ``run``.
+Where one backend needs rows of its own (CP-SAT: an enforced row, an interval; a MILP: a
+continuous variable), the encoding adds them to :attr:`CpSatLinear.model` or
+:attr:`MilpLinear.problem` over ``vars`` between ``load`` and ``run``, and names a variable
+it made there with ``native`` when an objective needs it.
 The MIP-start policy for HiGHS lives in :class:`MilpLinear` (``warm_start_on_highs``).
 """
 
@@ -62,6 +64,12 @@ class LinearBackend(Protocol):
         ...
 
 
+def _check_no_native(variables: list[Any], n_model_vars: int, model: LinearModel) -> None:
+    """Model variables are loaded before native ones: their indices must stay the model's."""
+    if len(variables) > n_model_vars and model.num_vars > n_model_vars:
+        raise ValueError("load every model variable before naming native ones")
+
+
 class CpSatLinear:
     """The :class:`LinearBackend` over CP-SAT (integer coefficients)."""
 
@@ -73,8 +81,9 @@ class CpSatLinear:
         self.model: Any = None
         """The ``cp_model.CpModel`` (after the first ``load``)."""
         self.vars: list[Any] = []
-        """CP-SAT's variable for each model variable."""
+        """CP-SAT's variable for each model variable, then the native ones (:meth:`native`)."""
         self.n_rows = 0
+        self.n_model_vars = 0
 
     def load(self, model: LinearModel) -> None:
         from ortools.sat.python import cp_model  # deferred: 0.85 s to import, paid by solves only
@@ -82,8 +91,10 @@ class CpSatLinear:
         if self.model is None:
             self.model = cp_model.CpModel()
         cpm = self.model
-        for i in range(len(self.vars), model.num_vars):
+        _check_no_native(self.vars, self.n_model_vars, model)
+        for i in range(self.n_model_vars, model.num_vars):
             self.vars.append(cpm.new_int_var(model.lb[i], model.ub[i], ""))
+        self.n_model_vars = model.num_vars
         v = self.vars
         weighted = cp_model.LinearExpr.weighted_sum
         for idx, coef, lo, hi in model.rows[self.n_rows :]:
@@ -93,6 +104,12 @@ class CpSatLinear:
                 cp_model.INT_MAX if hi is None else hi,
             )
         self.n_rows = len(model.rows)
+
+    def native(self, var: Any) -> int:
+        """Name a variable made directly in :attr:`model` (by a CP-SAT-only row) by an index
+        that an objective can use; the model's variables must all be loaded first."""
+        self.vars.append(var)
+        return len(self.vars) - 1
 
     def add_row(self, terms: dict[int, float], lo: float | None, hi: float | None) -> None:
         from ortools.sat.python import cp_model  # deferred: 0.85 s to import, paid by solves only
@@ -176,17 +193,20 @@ class MilpLinear:
         """Whether ``run`` passes its hint to the solver (see ``warm_start_on_highs``)."""
         self.problem: Any = None
         self.vars: list[Any] = []
-        """PuLP's variable for each model variable."""
+        """PuLP's variable for each model variable, then the native ones (:meth:`native`)."""
         self.n_rows = 0
         self.n_model_rows = 0
+        self.n_model_vars = 0
 
     def load(self, model: LinearModel) -> None:
         import pulp  # deferred: 0.26 s to import, paid by solves only
 
         if self.problem is None:
             self.problem = pulp.LpProblem(self.name, pulp.LpMaximize)
-        for i in range(len(self.vars), model.num_vars):
+        _check_no_native(self.vars, self.n_model_vars, model)
+        for i in range(self.n_model_vars, model.num_vars):
             self.vars.append(pulp.LpVariable(f"v{i}", model.lb[i], model.ub[i], pulp.LpInteger))
+        self.n_model_vars = model.num_vars
         for idx, coef, lo, hi in model.rows[self.n_model_rows :]:
             self._add(zip(idx, coef, strict=True), lo, hi)
         self.n_model_rows = len(model.rows)
@@ -206,6 +226,13 @@ class MilpLinear:
         for row in rows:
             self.n_rows += 1
             self.problem.addConstraint(row, name=f"r{self.n_rows}")
+
+    def native(self, var: Any) -> int:
+        """Name a variable made directly in :attr:`problem` (by a MILP-only row, such as a
+        continuous one) by an index that an objective can use; the model's variables must
+        all be loaded first."""
+        self.vars.append(var)
+        return len(self.vars) - 1
 
     def add_row(self, terms: dict[int, float], lo: float | None, hi: float | None) -> None:
         self._add(terms.items(), lo, hi)
