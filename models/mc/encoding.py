@@ -205,14 +205,13 @@ class McLinear:
     """None for a feasibility run (and for ``min_slack``, which the backend supplies)."""
 
     def hint(self, core_of: tuple[int, ...]) -> list[int]:
-        """The values of every model variable for an assignment (-1: dropped)."""
-        values = [0] * self.model.num_vars
+        """The values of ``x`` and ``drop`` (the first variables) for an assignment (-1:
+        dropped); the other variables are left to the solver, as they always were."""
+        values = [0] * (len(self.x) + len(self.drop))
         for (i, k), var in self.x.items():
             values[var] = int(core_of[i] == k)
         for i, var in self.drop.items():
             values[var] = int(core_of[i] == -1)
-        for k, var in self.used.items():
-            values[var] = int(k in core_of)
         return values
 
 

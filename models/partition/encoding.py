@@ -248,6 +248,9 @@ class StageEncoding:
     layer_graph_ip = True
     """Layer-graph instances: run the CP-SAT IP where the ideals are too many for the DP."""
 
+    hint_bottleneck = True
+    """The hint gives ``T`` too (the hinted stages' largest cost), not only the stages."""
+
     def __init__(self, use_dp: bool = True) -> None:
         self.use_dp = use_dp
         self.last_stats: dict[str, Any] = {}
@@ -287,8 +290,10 @@ class StageEncoding:
             values = [0] * linear.model.num_vars
             for k in np.flatnonzero(hint):
                 values[int(k)] = 1
-            if linear.top is not None:
+            if linear.top is not None and self.hint_bottleneck:
                 values[linear.top] = int(model.cost[hint].max(initial=0))
+            else:
+                values = values[: model.size]  # the stages only
 
         def chosen_of(solution: list[float]) -> np.ndarray:
             return np.asarray(solution[: model.size], dtype=np.float64) > 0.5
