@@ -30,10 +30,11 @@ from placement.models.gpu.greedy import complete
 from placement.models.gpu.instance import MILLI, GpuInstance, GpuSolution
 from placement.models.gpu.lns import graft, neighbourhood
 from placement.models.gpu.model import GpuModel
-from placement.solver.backends.base import BackendRun, RunStatus
-from placement.solver.cancel import CancellationToken, deadline_token
+from placement.solver.backends.base import RunStatus
+from placement.solver.cancel import deadline_token
 from placement.solver.family import ExactContext, ExactOutcome
-from placement.solver.linear import LinearModel, Values
+from placement.solver.linear import Values
+from placement.solver.linear_backends import LinearBackend
 from placement.solver.options import deterministic_wall_limit
 from placement.solver.result import StopReason
 
@@ -130,39 +131,14 @@ on the 10,240-GPU instances (5.6 million) its column generation does not converg
 (docs/benchmarks/gpu-synthetic.md) and the windows make better use of the time."""
 
 
-class TierBackend(Protocol):
-    """What :func:`solve_tiers` needs from a solver (CP-SAT or a MILP solver)."""
+class TierBackend(LinearBackend, Protocol):
+    """What :func:`solve_tiers` needs from a solver: the family-neutral
+    :class:`~placement.solver.linear_backends.LinearBackend` (CP-SAT or a MILP solver), and
+    how large a model it handles in the time left."""
 
-    source: str
-    integer_objective: bool
-    """True when objective and row coefficients must be integers (CP-SAT)."""
     vars_per_second: float
     """Model size (placement variables) per second of time left that the solver handles
     well; above it the model is restricted to candidate nodes."""
-
-    def load(self, model: LinearModel) -> None:
-        """Create the variables and rows of ``model`` not created yet (called again after a
-        layer was added)."""
-        ...
-
-    def add_row(self, terms: dict[int, float], lo: float | None, hi: float | None) -> None:
-        """Add a row that fixes a tier: ``lo <= sum(coef * var) <= hi``."""
-        ...
-
-    def run(
-        self,
-        sense: str,
-        objective: dict[int, float],
-        constant: float,
-        hint: list[int] | None,
-        time_limit_s: float,
-        cancel: CancellationToken,
-        on_values: Callable[[list[float], float | None], None],
-    ) -> tuple[BackendRun, list[float] | None]:
-        """Optimise until ``time_limit_s`` or ``cancel``; call ``on_values(values, bound)`` on
-        improving solutions when the solver can; return the mapped run and the final values
-        (None without a solution)."""
-        ...
 
 
 @dataclass

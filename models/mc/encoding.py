@@ -34,7 +34,10 @@ monotone) and the model is solved again. So the answer is exact either way.
 task of rank ``r`` in decreasing utilisation may only use cores ``0..r`` (relabel cores by
 their first task): a valid restriction for feasibility and for both objectives.
 
-:class:`McEncoding` runs the protocol; :mod:`.cpsat` and :mod:`.milp` supply ``_run``.
+The assignment, no-good and drop-limit rows and the ``dropped_cost`` and ``cores_used``
+objectives are written once (:func:`mc_linear`, a :class:`LinearModel`); the per-core rows
+above are each backend's own (exact integers on CP-SAT, utilisation units on a MILP: see
+:mod:`.cpsat` and :mod:`.milp`). :class:`McEncoding` runs the protocol, solves and decodes.
 """
 
 from __future__ import annotations
@@ -64,7 +67,11 @@ from placement.models.mc.instance import (
     McSolution,
 )
 from placement.models.mc.rows import scaled_utilisations
+from placement.solver.backends.base import RunStatus
+from placement.solver.cancel import deadline_token
 from placement.solver.family import ExactContext, ExactOutcome
+from placement.solver.linear import LinearModel
+from placement.solver.linear_backends import LinearBackend
 from placement.solver.options import deterministic_wall_limit
 from placement.solver.result import StopReason
 
@@ -180,6 +187,70 @@ def nogood(instance: McInstance, core_of: tuple[int, ...], k: int) -> frozenset[
     return frozenset(tasks)
 
 
+@dataclass
+class McLinear:
+    """The rows of the model that both backends share, as a :class:`LinearModel`:
+    assignment, no-good cuts, the drop limit, and the ``dropped_cost`` and ``cores_used``
+    objectives. The per-core rows are each backend's own (:meth:`McEncoding._core_rows`)."""
+
+    model: LinearModel
+    x: dict[tuple[int, int], int]
+    """The variable of each allowed (task, core) pair."""
+    drop: dict[int, int]
+    """The variable of each droppable task."""
+    used: dict[int, int]
+    """``cores_used``: the variable of each core (1 when a task uses it)."""
+    sense: str
+    objective: dict[int, float] | None
+    """None for a feasibility run (and for ``min_slack``, which the backend supplies)."""
+
+    def hint(self, core_of: tuple[int, ...]) -> list[int]:
+        """The values of ``x`` and ``drop`` (the first variables) for an assignment (-1:
+        dropped); the other variables are left to the solver, as they always were."""
+        values = [0] * (len(self.x) + len(self.drop))
+        for (i, k), var in self.x.items():
+            values[var] = int(core_of[i] == k)
+        for i, var in self.drop.items():
+            values[var] = int(core_of[i] == -1)
+        return values
+
+
+def mc_linear(tables: Tables, tier: str | None, drop_limit: int | None) -> McLinear:
+    """The shared rows of the module docstring and the tier's objective."""
+    inst = tables.instance
+    n, m = len(inst.tasks), len(inst.cores)
+    lm = LinearModel()
+    x = {p: lm.var(0, 1, "x") for p in tables.pairs}
+    drop = {i: lm.var(0, 1, "drop") for i, t in enumerate(inst.tasks) if t.droppable}
+    by_task: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+    for (i, _), var in x.items():
+        by_task[i].append((var, 1))
+    for i in range(n):
+        terms = by_task[i] + ([(drop[i], 1)] if i in drop else [])
+        if not terms:
+            # No core and no drop for the task: a row no assignment satisfies, which the
+            # solver refutes.
+            terms = [(lm.var(0, 0, "empty"), 1)]
+        lm.row(terms, 1, 1)
+    for row in tables.nogood_rows():
+        lm.row([(x[p], 1) for p in row], None, len(row) - 1)
+    cost = {var: inst.tasks[i].drop_cost for i, var in drop.items()}
+    if drop_limit is not None and drop:
+        lm.row(list(cost.items()), None, drop_limit)
+    used: dict[int, int] = {}
+    objective: dict[int, float] | None = None
+    sense = "max" if tier == "min_slack" else "min"
+    if tier == "dropped_cost":
+        objective = {var: float(c) for var, c in cost.items()}
+    elif tier == "cores_used":
+        for k in range(m):
+            used[k] = lm.var(0, 1, "used")
+            for i in tables.tasks_on(k):
+                lm.row([(x[(i, k)], 1), (used[k], -1)], None, 0)
+        objective = dict.fromkeys(used.values(), 1.0)
+    return McLinear(lm, x, drop, used, sense, objective)
+
+
 def stop_reason(run_stop: StopReason, ctx: ExactContext) -> StopReason:
     """A cancellation by the run's own deadline token is a time limit, not the caller's."""
     if run_stop is StopReason.CANCELLED and not ctx.cancel.cancelled:
@@ -237,8 +308,68 @@ class McEncoding:
         drop_limit: int | None,
         hint: tuple[int, ...] | None,
     ) -> RunResult:
-        """Solve one tier: ``dropped_cost`` (minimise), ``min_slack`` / ``cores_used``, or
-        None (feasibility), with the dropped cost at most ``drop_limit``."""
+        """Solve one tier: ``dropped_cost`` (minimise), ``min_slack`` (maximise),
+        ``cores_used`` (minimise), or None (feasibility), with the dropped cost at most
+        ``drop_limit``: the shared rows of :func:`mc_linear` through the backend's
+        translator, plus the backend's own per-core rows (:meth:`_core_rows`)."""
+        linear = mc_linear(tables, tier, drop_limit)
+        backend = self._backend(ctx)
+        self.source = backend.source
+        backend.load(linear.model)
+        objective = linear.objective
+        slack = self._core_rows(tables, linear, backend, tier == "min_slack")
+        if tier == "min_slack":
+            assert slack is not None
+            objective = {slack: 1.0}
+        values = None if hint is None else linear.hint(hint)
+        with deadline_token(ctx.cancel, ctx.time_left()) as token:
+            run, final = backend.run(
+                linear.sense, objective, 0.0, values, ctx.time_left(), token, None
+            )
+        if not run.has_solution or final is None:
+            return RunResult(
+                None,
+                False,
+                run.status == RunStatus.INFEASIBLE,
+                stop_reason(run.stop_reason, ctx),
+                message=run.message,
+            )
+        core_of = [-1] * len(tables.instance.tasks)
+        for (i, k), var in linear.x.items():
+            if final[var] > 0.5:
+                core_of[i] = k
+        proven = tier is None or (
+            run.status == RunStatus.OPTIMAL and run.stop_reason == StopReason.PROVEN
+        )
+        objective_value = run.objective
+        if tier == "dropped_cost":
+            # Trust a proof only when the values returned score the proved objective (a MILP
+            # wrapper can return the solved objective with other values).
+            objective_value = float(
+                sum(tables.instance.tasks[i].drop_cost for i, k in enumerate(core_of) if k == -1)
+            )
+            if run.objective is not None and abs(objective_value - run.objective) > 0.5:
+                proven = False
+        return RunResult(
+            tuple(core_of),
+            proven,
+            False,
+            StopReason.PROVEN if proven else stop_reason(run.stop_reason, ctx),
+            objective=objective_value,
+            bound=run.bound,
+            message=run.message,
+        )
+
+    def _backend(self, ctx: ExactContext) -> LinearBackend:
+        """The translator that solves the linear model (:mod:`.cpsat`, :mod:`.milp`)."""
+        raise NotImplementedError
+
+    def _core_rows(
+        self, tables: Tables, linear: McLinear, backend: LinearBackend, min_slack: bool
+    ) -> int | None:
+        """Add each core's utilisation and EDF-VD rows to the loaded ``backend`` (they
+        differ per backend: see :mod:`.cpsat` and :mod:`.milp`); with ``min_slack``, also
+        the smallest slack over the cores, whose index (:meth:`native`) is returned."""
         raise NotImplementedError
 
     def solve(self, instance: McInstance, ctx: ExactContext) -> ExactOutcome:

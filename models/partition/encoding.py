@@ -24,7 +24,9 @@ instance's problem exactly when every pair of devices has the same bandwidth; ot
 solved over the slowest link (every split it returns is feasible and the checker scores it
 with the real links) and the bound comes from the DP over the fastest link.
 
-:class:`StageEncoding` runs the protocol; :mod:`.cpsat` and :mod:`.milp` supply ``_run``.
+:func:`stage_linear` writes the shared rows once as a :class:`LinearModel`;
+:class:`StageEncoding` runs the protocol, solves and decodes; :mod:`.cpsat` and :mod:`.milp`
+supply the translator and their own bottleneck rows.
 """
 
 from __future__ import annotations
@@ -49,7 +51,11 @@ from placement.models.partition.tables import (
     build_tables,
     comm_is_uniform,
 )
+from placement.solver.backends.base import RunStatus
+from placement.solver.cancel import deadline_token
 from placement.solver.family import ExactContext, ExactOutcome
+from placement.solver.linear import LinearModel
+from placement.solver.linear_backends import LinearBackend
 from placement.solver.result import StopReason
 
 MAX_STAGE_VARS = 400_000
@@ -147,6 +153,63 @@ def stage_model(tables: Tables, upper_bound_ns: int | None) -> StageModel | None
     return StageModel(tables, cls, start, end, cost, counts)
 
 
+@dataclass
+class StageLinear:
+    """The stage-path model of a :class:`StageModel` as a :class:`LinearModel`, which each
+    backend translates; variable ``k < model.size`` is ``z_k``."""
+
+    model: LinearModel
+    objective: dict[int, float]
+    """Minimised: the stage count, the latency (``sum cost_k z_k``) or ``T``."""
+    cost: list[int]
+    """cost[k]: the cost of stage k in ns."""
+    starts_at: list[list[int]]
+    """The stages starting at each position."""
+    top: int | None = None
+    """The bottleneck ``T`` (bottleneck modes), bounded below by the backend's own rows."""
+
+
+def stage_linear(model: StageModel, count_only: bool = False) -> StageLinear:
+    """The rows of the module docstring that both backends share (path, classes, stage
+    limit) and the objective; ``count_only`` minimises the number of stages."""
+    t = model.tables
+    lm = LinearModel()
+    z = [lm.var(0, 1, "z") for _ in range(model.size)]
+    starts_at, ends_at = model.stages_by_position()
+    if not starts_at[0]:
+        # No stage left at position 0 (pruned by the incumbent): a row no path satisfies,
+        # which the solver refutes.
+        lm.row([(lm.var(0, 0, "empty"), 1)], 1, 1)
+    else:
+        lm.row([(z[k], 1) for k in starts_at[0]], 1, 1)
+    for p in range(1, t.n):
+        lm.row([(z[k], 1) for k in ends_at[p]] + [(z[k], -1) for k in starts_at[p]], 0, 0)
+    for c, count in enumerate(model.counts):
+        members = np.flatnonzero(model.cls == c)
+        if len(members) > count:
+            lm.row([(z[int(k)], 1) for k in members], None, count)
+    limit = t.instance.workload.max_stages
+    if limit is not None and model.size > limit:
+        lm.row([(v, 1) for v in z], None, limit)
+    cost = [int(v) for v in model.cost]
+    if count_only:
+        return StageLinear(lm, dict.fromkeys(z, 1.0), cost, starts_at)
+    if t.bottleneck:
+        top = lm.var(0, max(cost), "bottleneck")
+        return StageLinear(lm, {top: 1.0}, cost, starts_at, top)
+    return StageLinear(lm, {v: float(c) for v, c in zip(z, cost, strict=True)}, cost, starts_at)
+
+
+def _value(model: StageModel, chosen: np.ndarray, count_only: bool) -> float:
+    """The model objective of the chosen stages (ns, or the stage count)."""
+    if count_only:
+        return float(chosen.sum())
+    costs = model.cost[chosen]
+    if model.tables.bottleneck:
+        return float(costs.max(initial=0))
+    return float(costs.sum())
+
+
 def stop_reason(run_stop: StopReason, ctx: ExactContext) -> StopReason:
     """A cancellation by the run's deadline token (:func:`~placement.solver.cancel.deadline_token`)
     is a time limit, not the caller's cancel."""
@@ -185,9 +248,26 @@ class StageEncoding:
     layer_graph_ip = True
     """Layer-graph instances: run the CP-SAT IP where the ideals are too many for the DP."""
 
+    hint_bottleneck = True
+    """The hint gives ``T`` too (the hinted stages' largest cost), not only the stages."""
+
     def __init__(self, use_dp: bool = True) -> None:
         self.use_dp = use_dp
         self.last_stats: dict[str, Any] = {}
+
+    def _backend(self, ctx: ExactContext) -> LinearBackend:
+        """The translator that solves the linear model (:mod:`.cpsat`, :mod:`.milp`)."""
+        raise NotImplementedError
+
+    def _bottleneck_rows(self, linear: StageLinear, backend: LinearBackend) -> None:
+        """Add the rows ``T >= cost of the chosen stages`` to the loaded ``backend`` (they
+        differ per backend: see :mod:`.cpsat` and :mod:`.milp`)."""
+        raise NotImplementedError
+
+    def _time_limit(self, ctx: ExactContext, model: StageModel) -> float:
+        """The solver's time limit, taken after building: building counts against it."""
+        del model
+        return ctx.time_left()
 
     def _run(
         self,
@@ -197,8 +277,63 @@ class StageEncoding:
         count_only: bool,
     ) -> RunOutcome:
         """Solve ``model``: minimise the number of stages (``count_only``, a path-feasibility
-        question) or the mode's objective."""
-        raise NotImplementedError
+        question) or the mode's objective. Every solution is reported as an incumbent, with
+        the solver's bound when it gives one and the costs are the instance's."""
+        linear = stage_linear(model, count_only)
+        backend = self._backend(ctx)
+        self.source = backend.source
+        backend.load(linear.model)
+        if linear.top is not None:
+            self._bottleneck_rows(linear, backend)
+        values = None
+        if hint is not None:
+            values = [0] * linear.model.num_vars
+            for k in np.flatnonzero(hint):
+                values[int(k)] = 1
+            if linear.top is not None and self.hint_bottleneck:
+                values[linear.top] = int(model.cost[hint].max(initial=0))
+            else:
+                values = values[: model.size]  # the stages only
+
+        def chosen_of(solution: list[float]) -> np.ndarray:
+            return np.asarray(solution[: model.size], dtype=np.float64) > 0.5
+
+        def on_values(solution: list[float], solver_bound: float | None) -> None:
+            """Report each solution as an incumbent, with the search's bound if any."""
+            bound = None
+            if solver_bound is not None and model.costs_exact:
+                bound = np.ceil(solver_bound - 1e-6) / NS_PER_MS
+            ctx.report(model.decode(chosen_of(solution)), backend.source, bound)
+
+        with deadline_token(ctx.cancel, ctx.time_left()) as token:
+            run, final = backend.run(
+                "min",
+                linear.objective,
+                0.0,
+                values,
+                self._time_limit(ctx, model),
+                token,
+                on_values,
+            )
+        chosen = None
+        proven = run.status == RunStatus.OPTIMAL and run.stop_reason == StopReason.PROVEN
+        if run.has_solution and final is not None:
+            chosen = chosen_of(final)
+            # Trust a proof only when the values returned score the proved objective (a MILP
+            # wrapper can return the solved objective with other values).
+            if (
+                run.objective is None
+                or abs(_value(model, chosen, count_only) - run.objective) > 0.5
+            ):
+                proven = False
+        return RunOutcome(
+            chosen=chosen,
+            proven=proven,
+            infeasible=run.status == RunStatus.INFEASIBLE,
+            bound_ns=run.bound,
+            stop=stop_reason(run.stop_reason, ctx),
+            message=run.message,
+        )
 
     def solve(self, instance: PartitionInstance, ctx: ExactContext) -> ExactOutcome:
         """Prove the optimum (DP fast path or backend), report incumbents, or say why not.
