@@ -5,7 +5,7 @@ Usage::
     python -m placement.benchmarks.compare BEFORE AFTER [--noise AGAIN]
 
 For every suite CSV present in both folders, the rows are compared column by column after
-dropping the columns that measure time or memory (names ending in ``_s`` or ``_ms``, or
+dropping the columns that measure time or memory (names ending in ``_s`` or ``ms``, or
 containing ``wall``, ``time``, ``latency``, ``rss``, ``mib``, ``throughput``, ``per_s``,
 ``rate``, ``load``, ``_us``, ``seconds``). ``--noise AGAIN`` names a second run of the BEFORE code: a column that differs
 between BEFORE and AGAIN depends on the clock (a solve stopped by its time limit), so a
@@ -42,7 +42,7 @@ TIMING_MARKS = (
 def is_timing(column: str) -> bool:
     """A column that measures time or memory, whose value no two runs share."""
     name = column.lower()
-    return name.endswith("_s") or any(mark in name for mark in TIMING_MARKS)
+    return name.endswith(("_s", "ms")) or any(mark in name for mark in TIMING_MARKS)
 
 
 def read_rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:

@@ -15,6 +15,7 @@ def _write(folder: Path, rows: list[str]) -> Path:
 
 def test_timing_columns_are_recognised() -> None:
     assert is_timing("wall_s") and is_timing("load_1min") and is_timing("cpu_p50_us")
+    assert is_timing("over_5ms")
     assert not is_timing("objective") and not is_timing("bound")
 
 
