@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -234,16 +235,29 @@ def placed_count(solution_section: dict[str, Any] | None) -> int | None:
     return len(solution_section["placements"])
 
 
-def check_writable(path: str | os.PathLike[str]) -> None:
-    """Fail early, before a long solve, when ``path`` cannot be written.
+def check_writable(
+    path: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str] | None] = ()
+) -> None:
+    """Fail early, before a long solve, when ``path`` cannot be written, or is one of the
+    command's ``inputs`` (writing it would destroy what the command read).
 
     Raises
     ------
     InputError
-        When the parent folder is missing or ``path`` is a folder.
+        When the parent folder is missing, ``path`` is a folder, or ``path`` is an input.
     """
     file = os.fspath(path)
     p = Path(file)
+    for source in inputs:
+        if (
+            source is not None
+            and p.exists()
+            and Path(source).exists()
+            and os.path.samefile(p, source)
+        ):
+            raise InputError.single(
+                "--out", file, f"a file other than the input {os.fspath(source)}"
+            )
     if p.is_dir():
         raise InputError.single("", file, "a file path, not a directory", file=file)
     if p.exists() and not p.is_file():

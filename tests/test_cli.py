@@ -330,6 +330,22 @@ def test_unwritable_output_is_refused_before_solving(tmp_path: Path, instance: P
     assert_user_error(proc, "output folder")
 
 
+def test_out_naming_an_input_is_refused_and_the_input_kept(tmp_path: Path, instance: Path) -> None:
+    """``solve X --out X`` and ``batch X --out X`` overwrote the instance they read."""
+    original = instance.read_bytes()
+    for command in (("solve", instance, *FAST), ("batch", instance)):
+        same = tmp_path / "." / instance.name  # another spelling of the same file
+        proc = run(*command, "--out", same, cwd=tmp_path)
+        assert_user_error(proc, "--out", "a file other than the input")
+        assert instance.read_bytes() == original
+    solution = tmp_path / "solution.json"
+    assert run("solve", instance, *FAST, "--out", solution, cwd=tmp_path).returncode == 0
+    kept = solution.read_bytes()
+    proc = run("solve", instance, *FAST, "--start", solution, "--out", solution, cwd=tmp_path)
+    assert_user_error(proc, "a file other than the input")
+    assert solution.read_bytes() == kept
+
+
 # --- batch ------------------------------------------------------------------------------------
 
 

@@ -18,7 +18,7 @@ from placement.solver import InputError
 def cmd_batch(args: argparse.Namespace) -> int:
     """``placement batch``."""
     if args.out:
-        check_writable(args.out)
+        check_writable(args.out, inputs=args.instances)
     if args.solutions and not os.path.isdir(args.solutions):
         raise InputError.single("", args.solutions, "an existing folder", file=args.solutions)
     cores = os.cpu_count() or 1

@@ -101,7 +101,7 @@ def cmd_export(args: argparse.Namespace) -> int:
             file=args.solution,
         )
     if args.out != "-":
-        check_writable(args.out)
+        check_writable(args.out, inputs=(args.instance, args.solution))
     values = {p.name: getattr(args, p.name) for p in exporter.parameters}
     try:
         document = exporter.build(loaded.instance, solution, values)
@@ -139,7 +139,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
             file=args.instance,
         )
     solution, _ = read_solution(args.solution, loaded)
-    check_writable(args.out)
+    check_writable(args.out, inputs=(args.instance, args.solution))
     draw(loaded.instance, solution, args.out)
     err(f"wrote {args.out}")
     return EXIT_OK

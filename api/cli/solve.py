@@ -55,7 +55,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     loaded = read_instance(args.instance)
     start = read_start(args.start, loaded) if args.start else None
     if args.out:
-        check_writable(args.out)
+        check_writable(args.out, inputs=(args.instance, args.start))
     if args.server:
         return _finish_solve(args, loaded, *_solve_remote(args, loaded, start))
     show_progress = not (args.quiet or args.json)
