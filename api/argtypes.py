@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from placement.solver.hooks import Parameter
+from placement.solver.options import MAX_THREADS, MAX_TIME_LIMIT_S, SEED_RANGE
 
 
 def int_at_least(text: str, low: int) -> int:
@@ -45,6 +46,38 @@ def _number(text: str, expected: str, ok: object) -> float:
 def positive_seconds(text: str) -> float:
     """A finite number of seconds > 0."""
     return _number(text, "a finite number of seconds > 0", lambda v: v > 0)
+
+
+def time_limit(text: str) -> float:
+    """A solve's time limit: seconds > 0, at most :data:`~placement.solver.options.MAX_TIME_LIMIT_S`."""
+    return _number(
+        text,
+        f"a finite number of seconds > 0 and <= {MAX_TIME_LIMIT_S:g}",
+        lambda v: 0 < v <= MAX_TIME_LIMIT_S,
+    )
+
+
+def thread_count(text: str) -> int:
+    """Worker threads: 0 (all cores) to :data:`~placement.solver.options.MAX_THREADS`."""
+    value = int_at_least(text, 0)
+    if value > MAX_THREADS:
+        raise argparse.ArgumentTypeError(
+            f"got {value}, expected an integer from 0 (all cores) to {MAX_THREADS}"
+        )
+    return value
+
+
+def seed(text: str) -> int:
+    """A random seed every backend takes (:data:`~placement.solver.options.SEED_RANGE`)."""
+    low, high = SEED_RANGE
+    expected = f"an integer from {low} to {high}"
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"got {text!r}, expected {expected}") from None
+    if not low <= value <= high:
+        raise argparse.ArgumentTypeError(f"got {value}, expected {expected}")
+    return value
 
 
 def fraction(text: str) -> float:

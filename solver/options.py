@@ -53,6 +53,18 @@ def deterministic_wall_limit(budget_s: float) -> float:
     return factor * float(budget_s) + extra
 
 
+MAX_TIME_LIMIT_S = 1e7
+"""The longest time limit a solve takes (about 115 days): the timers behind deadlines overflow
+near 9.2e9 s, and the deterministic guard is four times the budget."""
+
+MAX_THREADS = 1024
+"""The most worker threads a solve asks for (the gRPC field and the solvers take 32-bit
+counts; a machine with more cores is given 0, all cores)."""
+
+SEED_RANGE = (-(2**31), 2**31 - 1)
+"""The seeds every backend takes: CP-SAT's ``random_seed`` is a 32-bit integer."""
+
+
 @dataclass(frozen=True)
 class SolveOptions:
     """How to solve. Every field has a default; construct with keywords.
@@ -110,14 +122,24 @@ class SolveOptions:
             raise InputError.single(
                 "milp_solver", self.milp_solver, "one of " + ", ".join(m.value for m in MilpSolver)
             ) from None
-        if not (isinstance(self.time_limit_s, int | float) and self.time_limit_s > 0):
-            raise InputError.single("time_limit_s", self.time_limit_s, "a number of seconds > 0")
-        if not (isinstance(self.threads, int) and self.threads >= 0):
-            raise InputError.single("threads", self.threads, "an integer >= 0 (0 = all cores)")
+        if not (
+            isinstance(self.time_limit_s, int | float) and 0 < self.time_limit_s <= MAX_TIME_LIMIT_S
+        ):
+            raise InputError.single(
+                "time_limit_s",
+                self.time_limit_s,
+                f"a number of seconds > 0 and <= {MAX_TIME_LIMIT_S:g}",
+            )
+        if not (isinstance(self.threads, int) and 0 <= self.threads <= MAX_THREADS):
+            raise InputError.single(
+                "threads", self.threads, f"an integer from 0 (all cores) to {MAX_THREADS}"
+            )
         if not (isinstance(self.relative_gap, int | float) and 0 <= self.relative_gap < 1):
             raise InputError.single("relative_gap", self.relative_gap, "a number in [0, 1)")
-        if not isinstance(self.seed, int):
-            raise InputError.single("seed", self.seed, "an integer")
+        if not (isinstance(self.seed, int) and SEED_RANGE[0] <= self.seed <= SEED_RANGE[1]):
+            raise InputError.single(
+                "seed", self.seed, f"an integer from {SEED_RANGE[0]} to {SEED_RANGE[1]}"
+            )
 
     @property
     def effective_threads(self) -> int:

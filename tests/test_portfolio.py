@@ -209,6 +209,10 @@ def test_deterministic_mode_reproduces_the_search() -> None:
         ("milp_solver", "cplex"),
         ("threads", -2),
         ("relative_gap", 1.5),
+        ("time_limit_s", 1e12),
+        ("threads", 100_000),
+        ("seed", 2**31),
+        ("seed", -(2**31) - 1),
     ],
 )
 def test_bad_options_name_the_field(field: str, value: Any) -> None:

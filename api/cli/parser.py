@@ -17,7 +17,10 @@ from placement.api.argtypes import (
     positive_int,
     positive_seconds,
     relative_gap,
+    seed,
     seed_range,
+    thread_count,
+    time_limit,
 )
 from placement.api.cli.batch import cmd_batch
 from placement.api.cli.bench import cmd_bench
@@ -69,20 +72,20 @@ def _solve_options_parser() -> argparse.ArgumentParser:
     )
     group.add_argument(
         "--time-limit",
-        type=positive_seconds,
+        type=time_limit,
         default=10.0,
         metavar="S",
         help="wall-clock budget in seconds for the whole solve (default: 10)",
     )
     group.add_argument(
         "--threads",
-        type=non_negative_int,
+        type=thread_count,
         default=0,
         metavar="N",
         help="worker threads of the exact backend; 0 = all cores (default: 0; batch: the "
         "cores shared among the worker processes)",
     )
-    group.add_argument("--seed", type=int, default=0, metavar="N", help="random seed (default: 0)")
+    group.add_argument("--seed", type=seed, default=0, metavar="N", help="random seed (default: 0)")
     group.add_argument(
         "--gap",
         type=relative_gap,
@@ -312,14 +315,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--metrics-port", type=port, metavar="P", help="serve Prometheus /metrics")
     p.add_argument(
         "--default-time-limit",
-        type=positive_seconds,
+        type=time_limit,
         default=10.0,
         metavar="S",
         help="solver time limit when a request gives none and has no deadline (default: 10)",
     )
     p.add_argument(
         "--max-time-limit",
-        type=positive_seconds,
+        type=time_limit,
         default=3600.0,
         metavar="S",
         help="the most a request may ask for (default: 3600)",
@@ -453,7 +456,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--list", action="store_true", help="list the suites and exit")
     p.add_argument(
         "--time-limit",
-        type=positive_seconds,
+        type=time_limit,
         metavar="S",
         help="time limit per solve in seconds (default: the suite's)",
     )
