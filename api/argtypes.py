@@ -106,6 +106,21 @@ def port(text: str) -> int:
     return value
 
 
+def server_address(text: str) -> str:
+    """A server's ``HOST:PORT`` (``[::1]:PORT`` for IPv6; a ``unix:PATH`` target as is), port
+    1..65535: gRPC would otherwise take a missing port for 443 and wrap a large one."""
+    expected = "HOST:PORT with a port in 1..65535, e.g. 127.0.0.1:50051"
+    if text.startswith("unix:"):
+        return text
+    host, sep, number = text.rpartition(":")
+    bracketed = host.startswith("[") and host.endswith("]")
+    if not sep or not host or (":" in host and not bracketed) or not number.isdigit():
+        raise argparse.ArgumentTypeError(f"got {text!r}, expected {expected}")
+    if not 1 <= int(number) <= 65535:
+        raise argparse.ArgumentTypeError(f"got {text!r}, expected {expected}")
+    return text
+
+
 def limit_setting(text: str) -> tuple[str, int]:
     """``NAME=N``: a per-instance size limit."""
     name, sep, number = text.partition("=")

@@ -315,6 +315,8 @@ def test_unknown_names_in_a_solution_file(tmp_path: Path, instance: Path) -> Non
         (["--threads", "100000"], "from 0 (all cores) to 1024"),
         (["--seed", "2147483648"], "an integer from -2147483648 to 2147483647"),
         (["--time-limit", "1e12"], "<= 1e+07"),
+        (["--server", "127.0.0.1:99999"], "a port in 1..65535"),
+        (["--server", "127.0.0.1"], "expected HOST:PORT"),
         (["--gap", "1.5"], "--gap"),
         (["--backend", "quantum"], "--backend"),
         (["--frobnicate"], "--frobnicate"),

@@ -19,6 +19,7 @@ from placement.api.argtypes import (
     relative_gap,
     seed,
     seed_range,
+    server_address,
     thread_count,
     time_limit,
 )
@@ -571,6 +572,7 @@ def _server_options(p: argparse.ArgumentParser, required: bool = False) -> None:
     remote = p.add_argument_group(title)
     remote.add_argument(
         "--server",
+        type=server_address,
         metavar="HOST:PORT",
         required=required,
         help="the placement server"
