@@ -129,6 +129,16 @@ def limit_setting(text: str) -> tuple[str, int]:
     return name.strip(), int_at_least(number, 1)
 
 
+def finite_float(text: str) -> float:
+    """A finite number (not nan, not inf)."""
+    return _number(text, "a finite number", lambda v: True)
+
+
+def non_negative_float(text: str) -> float:
+    """A finite number >= 0."""
+    return _number(text, "a finite number >= 0", lambda v: v >= 0)
+
+
 def positive_float(text: str) -> float:
     """A finite number > 0."""
     return _number(text, "a finite number > 0", lambda v: v > 0)
@@ -184,7 +194,8 @@ CONVERTERS: dict[str, Callable[[str], Any]] = {
     "int": int,
     "positive_int": positive_int,
     "non_negative_int": non_negative_int,
-    "float": float,
+    "float": finite_float,
+    "non_negative_float": non_negative_float,
     "positive_float": positive_float,
     "fraction": fraction,
     "probability": probability,

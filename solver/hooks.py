@@ -20,6 +20,7 @@ PARAMETER_TYPES = (
     "positive_int",
     "non_negative_int",
     "float",
+    "non_negative_float",
     "positive_float",
     "fraction",
     "probability",
@@ -29,7 +30,7 @@ PARAMETER_TYPES = (
     "flag",
 )
 """The value types a :class:`Parameter` may have: ``positive_int`` >= 1, ``non_negative_int``
->= 0, ``positive_float`` finite > 0, ``fraction`` in [0, 1], ``probability`` in (0, 1],
+>= 0, ``float`` finite, ``non_negative_float`` finite >= 0, ``positive_float`` finite > 0, ``fraction`` in [0, 1], ``probability`` in (0, 1],
 ``fraction_pair`` ``F`` or ``LOW,HIGH`` in [0, 1] (a tuple), ``name_list`` ``A,B,...`` (a tuple),
 ``path_count`` ``FILE:N`` with N >= 1 (a tuple), ``flag`` a switch (a bool). The command line
 maps each name to its converter (:mod:`placement.api.argtypes`)."""

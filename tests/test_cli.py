@@ -351,6 +351,22 @@ def test_out_naming_an_input_is_refused_and_the_input_kept(tmp_path: Path, insta
     assert solution.read_bytes() == kept
 
 
+@pytest.mark.parametrize("ccr", ["nan", "inf", "-1"])
+def test_generate_refuses_a_non_finite_or_negative_ccr(tmp_path: Path, ccr: str) -> None:
+    """These were exit 3 'internal error' (numpy's OverflowError / ValueError)."""
+    proc = run("generate", "dag", "--ccr", ccr, "--out", tmp_path / "g.json", cwd=tmp_path)
+    assert_user_error(proc, "--ccr", "a finite number >= 0")
+    assert not (tmp_path / "g.json").exists()
+
+
+def test_plot_refuses_a_suffix_it_cannot_draw(tmp_path: Path, instance: Path) -> None:
+    """``plot --out x.txt`` was exit 3 (matplotlib's 'Format txt is not supported')."""
+    solution = tmp_path / "solution.json"
+    assert run("solve", instance, *FAST, "--out", solution, cwd=tmp_path).returncode == 0
+    proc = run("plot", instance, solution, "--out", tmp_path / "x.txt", cwd=tmp_path)
+    assert_user_error(proc, "--out", "an image file ending in .png, .svg, .pdf")
+
+
 # --- batch ------------------------------------------------------------------------------------
 
 

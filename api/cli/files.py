@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from placement.api.cli.exits import EXIT_OK, err
@@ -127,6 +128,10 @@ def _write_instance(instance: Any, out: str) -> int:
     return EXIT_OK
 
 
+PLOT_SUFFIXES = (".png", ".svg", ".pdf")
+"""The image formats ``placement plot`` writes (matplotlib picks the format from the suffix)."""
+
+
 def cmd_plot(args: argparse.Namespace) -> int:
     """``placement plot INSTANCE SOLUTION --out FILE``."""
     loaded = read_instance(args.instance)
@@ -139,6 +144,10 @@ def cmd_plot(args: argparse.Namespace) -> int:
             file=args.instance,
         )
     solution, _ = read_solution(args.solution, loaded)
+    if Path(args.out).suffix.lower() not in PLOT_SUFFIXES:
+        raise InputError.single(
+            "--out", args.out, f"an image file ending in {', '.join(PLOT_SUFFIXES)}"
+        )
     check_writable(args.out, inputs=(args.instance, args.solution))
     draw(loaded.instance, solution, args.out)
     err(f"wrote {args.out}")

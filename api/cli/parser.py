@@ -27,6 +27,7 @@ from placement.api.cli.batch import cmd_batch
 from placement.api.cli.bench import cmd_bench
 from placement.api.cli.exits import EXIT_CODES, EXIT_USAGE
 from placement.api.cli.files import (
+    PLOT_SUFFIXES,
     cmd_export,
     cmd_generate,
     cmd_import,
@@ -553,7 +554,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         help="draw a solution (e.g. a Gantt chart of a schedule)",
         description=(
             "Draw a solution file of its instance as an image; the format follows the\n"
-            f"suffix of --out (.png, .svg, .pdf). Families that draw: "
+            f"suffix of --out ({', '.join(PLOT_SUFFIXES)}). Families that draw: "
             f"{', '.join(plotters() if hooks('plot') else ()) or 'none yet'}."
         ),
         epilog=EXIT_CODES,

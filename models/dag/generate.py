@@ -384,8 +384,10 @@ GENERATORS = (
             Parameter("tasks", "positive_int", 50, shown=True, help="tasks (random, grid)"),
             Parameter("machines", "positive_int", 4, shown=True, help="machines (default: 4)"),
             SEED,
-            Parameter("ccr", "float", 1.0, shown=True, help="communication/computation ratio"),
-            Parameter("alpha", "float", 1.0, shown=True, help="shape: >1 wide, <1 deep"),
+            Parameter(
+                "ccr", "non_negative_float", 1.0, shown=True, help="communication/computation ratio"
+            ),
+            Parameter("alpha", "positive_float", 1.0, shown=True, help="shape: >1 wide, <1 deep"),
             Parameter("beta", "fraction", 0.5, shown=True, help="machine heterogeneity"),
             Parameter("out_degree", "positive_int", 3, shown=True, help="max children"),
             Parameter("sources", "positive_int", 4, shown=True, help="extract tasks (etl)"),
