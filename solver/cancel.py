@@ -11,6 +11,8 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
+from placement.solver.result import StopReason
+
 
 class CancellationToken:
     """A flag that, once set, asks every running phase of a solve to stop.
@@ -140,3 +142,11 @@ class _Alarms:
 
 
 _ALARMS = _Alarms()
+
+
+def deadline_stop(stop: StopReason, parent: CancellationToken) -> StopReason:
+    """Why a run under :func:`deadline_token` stopped, as the caller sees it: a cancellation
+    that did not come from ``parent`` was the run's own deadline, so a time limit."""
+    if stop is StopReason.CANCELLED and not parent.cancelled:
+        return StopReason.TIME_LIMIT
+    return stop

@@ -39,7 +39,7 @@ from placement.models.gpu.tiers import (
     _lex_key,
 )
 from placement.solver.backends.base import RunStatus
-from placement.solver.cancel import deadline_token
+from placement.solver.cancel import deadline_stop, deadline_token
 from placement.solver.family import ExactContext, ExactOutcome
 from placement.solver.result import StopReason
 
@@ -186,8 +186,7 @@ def solve_reopt(
         t0 = time.monotonic()
         with deadline_token(cancel, budget * 1.05 + 0.1) as tier_cancel:
             run, final = backend.run(sense, coefs, 0.0, best, budget, tier_cancel, on_values)
-        if run.stop_reason == StopReason.CANCELLED and not cancel.cancelled:
-            run.stop_reason = StopReason.TIME_LIMIT
+        run.stop_reason = deadline_stop(run.stop_reason, cancel)
         stats["tiers"][name] = {
             "status": run.status.value,
             "stop": run.stop_reason.value,

@@ -31,7 +31,7 @@ from placement.models.gpu.instance import MILLI, GpuInstance, GpuSolution
 from placement.models.gpu.lns import graft, neighbourhood
 from placement.models.gpu.model import GpuModel
 from placement.solver.backends.base import RunStatus
-from placement.solver.cancel import deadline_token
+from placement.solver.cancel import deadline_stop, deadline_token
 from placement.solver.family import ExactContext, ExactOutcome
 from placement.solver.linear import Values
 from placement.solver.linear_backends import LinearBackend
@@ -548,8 +548,7 @@ def _run_pass(
             # Objectives go to the solver without their constant (CBC's logged bound omits
             # it); run.objective and run.bound are shifted back below.
             run, final = backend.run(tier.sense, coefs, 0.0, best, budget, tier_cancel, on_values)
-        if run.stop_reason == StopReason.CANCELLED and not cancel.cancelled:
-            run.stop_reason = StopReason.TIME_LIMIT  # our tier deadline, not the caller
+        run.stop_reason = deadline_stop(run.stop_reason, cancel)  # our tier deadline
         if run.objective is not None:
             run.objective += const
         if run.bound is not None:

@@ -68,7 +68,7 @@ from placement.models.mc.instance import (
 )
 from placement.models.mc.rows import scaled_utilisations
 from placement.solver.backends.base import RunStatus
-from placement.solver.cancel import deadline_token
+from placement.solver.cancel import deadline_stop, deadline_token
 from placement.solver.family import ExactContext, ExactOutcome
 from placement.solver.linear import LinearModel
 from placement.solver.linear_backends import LinearBackend
@@ -252,10 +252,8 @@ def mc_linear(tables: Tables, tier: str | None, drop_limit: int | None) -> McLin
 
 
 def stop_reason(run_stop: StopReason, ctx: ExactContext) -> StopReason:
-    """A cancellation by the run's own deadline token is a time limit, not the caller's."""
-    if run_stop is StopReason.CANCELLED and not ctx.cancel.cancelled:
-        return StopReason.TIME_LIMIT
-    return run_stop
+    """Why a run under the context's deadline stopped, as the caller sees it."""
+    return deadline_stop(run_stop, ctx.cancel)
 
 
 def canonical(

@@ -52,7 +52,7 @@ from placement.models.partition.tables import (
     comm_is_uniform,
 )
 from placement.solver.backends.base import RunStatus
-from placement.solver.cancel import deadline_token
+from placement.solver.cancel import deadline_stop, deadline_token
 from placement.solver.family import ExactContext, ExactOutcome
 from placement.solver.linear import LinearModel
 from placement.solver.linear_backends import LinearBackend
@@ -211,11 +211,8 @@ def _value(model: StageModel, chosen: np.ndarray, count_only: bool) -> float:
 
 
 def stop_reason(run_stop: StopReason, ctx: ExactContext) -> StopReason:
-    """A cancellation by the run's deadline token (:func:`~placement.solver.cancel.deadline_token`)
-    is a time limit, not the caller's cancel."""
-    if run_stop is StopReason.CANCELLED and not ctx.cancel.cancelled:
-        return StopReason.TIME_LIMIT
-    return run_stop
+    """Why a run under the context's deadline stopped, as the caller sees it."""
+    return deadline_stop(run_stop, ctx.cancel)
 
 
 @dataclass

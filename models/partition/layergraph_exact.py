@@ -44,6 +44,7 @@ from placement.models.partition.instance import (
     PartitionSolution,
 )
 from placement.models.partition.layergraph_ip import solve_ip
+from placement.solver.cancel import deadline_stop
 from placement.solver.family import ExactContext, ExactOutcome
 from placement.solver.result import StopReason
 
@@ -153,11 +154,9 @@ def solve_layer_graph(
                 message="optimum proved by the layer-graph IP (CP-SAT): no split is better",
             )
         if out.solution is None or out.objective_ns is None:
-            stop = out.stop
-            if stop is StopReason.CANCELLED and not ctx.cancel.cancelled:
-                stop = StopReason.TIME_LIMIT
             return ExactOutcome(
-                stop, message=out.message or "the layer-graph IP stopped before a proof"
+                deadline_stop(out.stop, ctx.cancel),
+                message=out.message or "the layer-graph IP stopped before a proof",
             )
         ctx.report(out.solution, f"{source}-ip", None)
         if out.objective_ns < upper:
@@ -183,11 +182,8 @@ def solve_layer_graph(
     bound = None
     if out.bound_ns is not None:
         bound = out.bound_ns if upper is None else min(out.bound_ns, upper)
-    stop = out.stop
-    if stop is StopReason.CANCELLED and not ctx.cancel.cancelled:
-        stop = StopReason.TIME_LIMIT
     return ExactOutcome(
-        stop,
+        deadline_stop(out.stop, ctx.cancel),
         bound=None if bound is None else bound / NS_PER_MS,
         message=out.message or "the layer-graph IP stopped before a proof",
     )
