@@ -28,6 +28,7 @@ from typing import Any
 from placement.api.files import placed_count, read_instance, solution_document, write_json
 from placement.api.interrupt import run_cancellable
 from placement.solver import CancellationToken, InputError, SolutionStatus, SolveOptions, solve
+from placement.solver.jsonform import read_input_text
 from placement.solver.parallel import connect_ray, run_tasks
 
 __all__ = ["COLUMNS", "SOLVED", "BatchOutcome", "run_batch", "solution_paths", "solve_file"]
@@ -300,8 +301,8 @@ def run_batch(
 def _read_text(path: str) -> str | None:
     """A file's text for a Ray task, or None to let the task report why it cannot be read."""
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        return read_input_text(path)
+    except InputError:
         return None
 
 

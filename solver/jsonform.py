@@ -173,37 +173,68 @@ _AT = re.compile(r' at "([^"]*)"')
 _NO_FIELD = re.compile(r'has no field named "([^"]+)"')
 
 
-def load_json(path: str | Path) -> dict[str, Any]:
-    """Read a JSON object from ``path``; every failure is an :class:`InputError`."""
+def read_input_text(path: str | Path, what: str = "UTF-8 text") -> str:
+    """The text of an input file, read at most :data:`MAX_FILE_BYTES` (plus one) bytes into
+    memory whatever the file is (``/dev/zero``, a pipe, a growing file); every failure is an
+    :class:`InputError` naming the file. ``what`` is what the file is expected to hold."""
     p = Path(path)
     file = str(path)
     if not p.exists():
         raise InputError.single("", file, "an existing file", file=file)
     if p.is_dir():
         raise InputError.single("", file, "a file, not a directory", file=file)
-    size = p.stat().st_size
-    if size > MAX_FILE_BYTES:
-        raise InputError.single("", f"{size} bytes", f"at most {MAX_FILE_BYTES} bytes", file=file)
     try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError.single("", f"byte {exc.start}", "UTF-8 text", file=file) from None
+        with open(p, "rb") as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise InputError.single("", file, f"a readable file ({exc.strerror})", file=file) from None
-    return parse_json_text(text, file=file)
+    if len(data) > MAX_FILE_BYTES:
+        raise InputError.single(
+            "", f"more than {MAX_FILE_BYTES} bytes", f"at most {MAX_FILE_BYTES} bytes", file=file
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError.single("", f"byte {exc.start}", what, file=file) from None
+
+
+def load_json(path: str | Path) -> dict[str, Any]:
+    """Read a JSON object from ``path``; every failure is an :class:`InputError`."""
+    return parse_json_text(read_input_text(path), file=str(path))
 
 
 def _reject_constant(name: str) -> float:
     raise ValueError(f"{name} is not a number")
 
 
-def parse_json_text(text: str, file: str | None = None) -> dict[str, Any]:
-    """Parse JSON text into a dict; NaN and Infinity are refused."""
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def parse_json_value(text: str, file: str | None = None) -> Any:
+    """Parse any JSON value; NaN and Infinity, a key given twice in one object (JSON leaves
+    it undefined; Python would keep the last silently) and nesting deeper than Python's
+    stack are refused with an :class:`InputError`."""
     try:
-        data = json.loads(text, parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise InputError.single(
             f"line {exc.lineno} column {exc.colno}", exc.msg, "valid JSON", file=file
+        ) from None
+    except _DuplicateKey as exc:
+        raise InputError.single(
+            exc.key, "a key given twice in one object", "each key once per object", file=file
         ) from None
     except ValueError as exc:
         raise InputError.single("", str(exc), "finite JSON numbers", file=file) from None
@@ -211,6 +242,11 @@ def parse_json_text(text: str, file: str | None = None) -> dict[str, Any]:
         raise InputError.single(
             "", "deeply nested JSON", "at most a few hundred levels", file=file
         ) from None
+
+
+def parse_json_text(text: str, file: str | None = None) -> dict[str, Any]:
+    """Parse JSON text into a dict (see :func:`parse_json_value`)."""
+    data = parse_json_value(text, file=file)
     if not isinstance(data, dict):
         raise InputError.single("", json_type_name(data), "a JSON object", file=file)
     return data

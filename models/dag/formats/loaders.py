@@ -11,11 +11,10 @@ Every malformed input raises :class:`InputError` naming the file and the line or
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 from typing import Any
 
-from placement.models.dag.generate import machine_set
+from placement.models.dag.generate import MAX_MACHINES, machine_set
 from placement.models.dag.instance import (
     DagEdge,
     DagInstance,
@@ -26,19 +25,11 @@ from placement.models.dag.instance import (
 )
 from placement.solver.errors import InputError
 from placement.solver.hooks import Importer, Parameter, command_words
-from placement.solver.jsonform import finite
+from placement.solver.jsonform import finite, parse_json_value, read_input_text
 
 
 def _read_text(path: str | Path) -> str:
-    p = Path(path)
-    if not p.is_file():
-        raise InputError.single("", str(path), "an existing file", file=str(path))
-    try:
-        return p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError.single(
-            "", str(exc), "a readable UTF-8 text file", file=str(path)
-        ) from None
+    return read_input_text(path, "a readable UTF-8 text file")
 
 
 def _number(text: str, file: str, where: str, expected: str = "a number >= 0") -> float:
@@ -305,12 +296,7 @@ def load_wfcommons(
     both name (1.5+).
     """
     file = str(path)
-    try:
-        data = json.loads(_read_text(path))
-    except json.JSONDecodeError as exc:
-        raise InputError.single(
-            f"line {exc.lineno} column {exc.colno}", exc.msg, "valid JSON", file=file
-        ) from None
+    data = parse_json_value(_read_text(path), file=file)
     workflow = _wf_field(data, "workflow", file, "", dict)
     tasks: list[DagTask] = []
     edges: list[DagEdge] = []
@@ -422,15 +408,16 @@ _WFCOMMONS = (
     ),
     Parameter(
         "machine_seed",
-        "int",
+        "seed",
         None,
         help="place it on a generated machine set with this seed (models.dag.generate."
         "machine_set) instead of the default one",
     ),
     Parameter(
         "machines",
-        "int",
+        "positive_int",
         8,
+        maximum=MAX_MACHINES,
         help="machines in the generated set (with --machine-seed; default 8, at least 3)",
     ),
 )

@@ -16,6 +16,7 @@ allowed GPU types.
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 
 from placement.models.gpu.instance import (
@@ -28,6 +29,7 @@ from placement.models.gpu.instance import (
 from placement.solver.errors import InputError
 from placement.solver.family import validate
 from placement.solver.hooks import Importer, Parameter
+from placement.solver.jsonform import read_input_text
 
 NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
 POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")
@@ -40,7 +42,7 @@ LEVELS = [TopologyLevel("nvlink", 300.0), TopologyLevel("node", 32.0)]
 def _rows(path: str | Path, columns: tuple[str, ...]) -> list[tuple[int, dict[str, str]]]:
     file = str(path)
     try:
-        with open(path, newline="", encoding="utf-8") as fh:
+        with io.StringIO(read_input_text(path, "UTF-8 CSV text"), newline="") as fh:
             reader = csv.DictReader(fh)
             missing = [c for c in columns if c not in (reader.fieldnames or [])]
             if missing:
@@ -48,10 +50,6 @@ def _rows(path: str | Path, columns: tuple[str, ...]) -> list[tuple[int, dict[st
                     "header", reader.fieldnames, "columns " + ", ".join(columns), file=file
                 )
             return [(i + 2, row) for i, row in enumerate(reader)]
-    except FileNotFoundError:
-        raise InputError.single("", file, "an existing file", file=file) from None
-    except UnicodeDecodeError:
-        raise InputError.single("", file, "UTF-8 CSV text", file=file) from None
     except csv.Error as exc:
         raise InputError.single("", str(exc), "well-formed CSV", file=file) from None
 

@@ -43,6 +43,7 @@ from placement.models.gpu.instance import (
 from placement.solver.errors import InputError
 from placement.solver.family import validate
 from placement.solver.hooks import Importer, Parameter
+from placement.solver.jsonform import read_input_text
 
 READ_NODE_KEYS = {
     "nodename",
@@ -133,12 +134,7 @@ def _pairs(line: str) -> list[tuple[str, str]]:
 def _lines(path: str, scontrol: bool = False) -> list[tuple[int, str]]:
     """Non-blank lines without comments; ``scontrol``: only whole-line comments go (its
     values may hold a ``#``)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError.single("", path, "an existing file", file=path) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError.single("", str(exc), "a readable UTF-8 file", file=path) from None
+    text = read_input_text(path, "a readable UTF-8 file")
     out = []
     for k, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip() if scontrol and " OS=" in raw else raw.split("#", 1)[0].strip()
@@ -272,12 +268,15 @@ def _read_topology_yaml(path: str) -> tuple[list[str], dict[str, list[str]]]:
     # pyyaml only for topology.yaml; topology.conf needs nothing.
     import yaml
 
+    text = read_input_text(path, "a readable UTF-8 file")
     try:
-        doc = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError.single("", path, "an existing file", file=path) from None
+        doc = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise InputError.single("", str(exc).splitlines()[0], "valid YAML", file=path) from None
+    except RecursionError:
+        raise InputError.single(
+            "", "deeply nested YAML", "at most a few hundred levels", file=path
+        ) from None
     if not isinstance(doc, list) or not doc or not all(isinstance(t, dict) for t in doc):
         raise InputError.single("", type(doc).__name__, "a list of topologies", file=path)
     k = next((i for i, t in enumerate(doc) if t.get("cluster_default") is True), 0)

@@ -52,6 +52,7 @@ from placement.models.partition.instance import SINK, SOURCE
 from placement.models.partition.serving_cluster import HelixCluster, HelixNode
 from placement.solver.errors import InputError
 from placement.solver.hooks import Importer, Parameter
+from placement.solver.jsonform import read_input_text
 
 MODELS: dict[str, dict[str, Any]] = {
     "llama2_70b": {
@@ -163,7 +164,7 @@ def read_lp(path: Path) -> tuple[dict[int, list[float]], dict[str, float]]:
     """
     if not path.is_file():
         raise InputError.single("file", str(path), "the artifact's ilp_model.lp")
-    text = path.read_text()
+    text = read_input_text(path, "the artifact's ilp_model.lp as UTF-8 text")
     body = text.split("\nBounds", 1)[0]
     starts = [(m.start(), m.group(1)) for m in _CONSTRAINT.finditer(body)]
     tables: dict[int, list[float]] = {}

@@ -7,7 +7,6 @@ the file, the object and the JSON path of the bad field.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from placement.solver.errors import InputError
+from placement.solver.jsonform import parse_json_value, read_input_text
 
 GPU = "nvidia.com/gpu"
 IGNORED_RESOURCES = ("ephemeral-storage", "pods")
@@ -134,12 +134,7 @@ def string_map(src: Source, obj: dict[str, Any], dotted: str) -> dict[str, str]:
 def load_document(path: str | Path) -> Any:
     """The JSON or YAML document of ``path`` (YAML by suffix)."""
     file = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError.single("", file, "an existing file", file=file) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError.single("", str(exc), "a readable UTF-8 file", file=file) from None
+    text = read_input_text(path, "a readable UTF-8 file")
     if file.endswith((".yaml", ".yml")):
         # pyyaml is needed only for YAML inputs; JSON (kubectl -o json) needs nothing.
         import yaml
@@ -148,15 +143,14 @@ def load_document(path: str | Path) -> Any:
             docs = [d for d in yaml.safe_load_all(text) if d is not None]
         except yaml.YAMLError as exc:
             raise InputError.single("", str(exc).splitlines()[0], "valid YAML", file=file) from None
+        except RecursionError:
+            raise InputError.single(
+                "", "deeply nested YAML", "at most a few hundred levels", file=file
+            ) from None
         if len(docs) == 1:
             return docs[0]
         return {"apiVersion": "v1", "kind": "List", "items": docs}
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError.single(
-            f"line {exc.lineno} column {exc.colno}", exc.msg, "valid JSON", file=file
-        ) from None
+    return parse_json_value(text, file=file)
 
 
 def read_items(path: str | Path, kinds: tuple[str, ...]) -> list[tuple[Source, dict[str, Any]]]:

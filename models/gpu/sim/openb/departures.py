@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import csv
 import heapq
+import io
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,6 +64,7 @@ from placement.models.gpu.sim.openb.replay import (
     start_replay,
 )
 from placement.solver.errors import InputError
+from placement.solver.jsonform import read_input_text
 
 MODES = ("none", "migrate", "preempt")
 WINDOW = 300.0
@@ -86,7 +88,7 @@ def read_pod_times(path: str | Path, pods: PodSet) -> PodTimes:
     file = str(path)
     by_name: dict[str, tuple[int, int, str]] = {}
     try:
-        with open(path, newline="", encoding="utf-8") as fh:
+        with io.StringIO(read_input_text(path, "UTF-8 CSV text"), newline="") as fh:
             reader = csv.DictReader(fh)
             for col in ("name", "creation_time", "deletion_time"):
                 if col not in (reader.fieldnames or []):
@@ -113,8 +115,8 @@ def read_pod_times(path: str | Path, pods: PodSet) -> PodTimes:
                     )
                 qos = (row.get("qos") or "LS").strip() or "LS"
                 by_name[(row.get("name") or "").strip() or f"pod-{line}"] = (c, d - c, qos)
-    except FileNotFoundError:
-        raise InputError.single("", file, "an existing file", file=file) from None
+    except csv.Error as exc:
+        raise InputError.single("", str(exc), "well-formed CSV", file=file) from None
     rows = [by_name[n] for n in pods.names]
     return PodTimes(
         creation=np.array([r[0] for r in rows], dtype=np.int64),
