@@ -11,15 +11,22 @@ from typing import Any
 from placement.solver.hooks import Parameter
 from placement.solver.options import MAX_THREADS, MAX_TIME_LIMIT_S, SEED_RANGE
 
+MAX_COUNT = 2**31 - 1
+"""The largest integer any option takes (an option with a tighter range says so): no count,
+size or seed of this program means anything beyond a 32-bit integer, and every solver and
+library below takes one."""
+
 
 def int_at_least(text: str, low: int) -> int:
-    """An integer >= ``low``."""
+    """An integer from ``low`` to :data:`MAX_COUNT`."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"got {text!r}, expected an integer >= {low}") from None
-    if value < low:
-        raise argparse.ArgumentTypeError(f"got {value}, expected an integer >= {low}")
+    if not low <= value <= MAX_COUNT:
+        raise argparse.ArgumentTypeError(
+            f"got {value}, expected an integer from {low} to {MAX_COUNT}"
+        )
     return value
 
 
@@ -65,6 +72,12 @@ def thread_count(text: str) -> int:
             f"got {value}, expected an integer from 0 (all cores) to {MAX_THREADS}"
         )
     return value
+
+
+def generator_seed(text: str) -> int:
+    """The seed of a generator or an importer's random choices: 0 to :data:`MAX_COUNT` (numpy's
+    generators take no negative seed)."""
+    return int_at_least(text, 0)
 
 
 def seed(text: str) -> int:
@@ -191,7 +204,8 @@ def seed_range(text: str) -> tuple[int, ...]:
 CONVERTERS: dict[str, Callable[[str], Any]] = {
     "str": str,
     "path": str,
-    "int": int,
+    "int": lambda text: int_at_least(text, -MAX_COUNT),
+    "seed": generator_seed,
     "positive_int": positive_int,
     "non_negative_int": non_negative_int,
     "float": finite_float,
@@ -207,6 +221,22 @@ CONVERTERS: dict[str, Callable[[str], Any]] = {
 switch, no converter)."""
 
 
+def _at_most(convert: Callable[[str], Any], kind: str, maximum: int) -> Callable[[str], Any]:
+    """``convert``, then refuse a value above ``maximum``."""
+    low = {"positive_int": 1, "non_negative_int": 0}.get(kind)
+
+    def checked(text: str) -> Any:
+        value = convert(text)
+        if value > maximum:
+            expected = (
+                f"an integer from {low} to {maximum}" if low is not None else f"at most {maximum}"
+            )
+            raise argparse.ArgumentTypeError(f"got {value}, expected {expected}")
+        return value
+
+    return checked
+
+
 def add_parameter(parser: argparse.ArgumentParser, parameter: Parameter) -> None:
     """Add a family's declared :class:`~placement.solver.hooks.Parameter` to ``parser``."""
     options: dict[str, Any] = {"help": parameter.help}
@@ -214,6 +244,9 @@ def add_parameter(parser: argparse.ArgumentParser, parameter: Parameter) -> None
         parser.add_argument(parameter.flag, action="store_true", **options)
         return
     options["type"] = CONVERTERS[parameter.type]
+    if parameter.maximum is not None:
+        options["type"] = _at_most(options["type"], parameter.type, parameter.maximum)
+        options["help"] = f"{parameter.help}; at most {parameter.maximum}"
     if parameter.metavar is not None:
         options["metavar"] = parameter.metavar
     if parameter.choices is not None:

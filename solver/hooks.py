@@ -17,6 +17,7 @@ PARAMETER_TYPES = (
     "str",
     "path",
     "int",
+    "seed",
     "positive_int",
     "non_negative_int",
     "float",
@@ -29,8 +30,8 @@ PARAMETER_TYPES = (
     "path_count",
     "flag",
 )
-"""The value types a :class:`Parameter` may have: ``positive_int`` >= 1, ``non_negative_int``
->= 0, ``float`` finite, ``non_negative_float`` finite >= 0, ``positive_float`` finite > 0, ``fraction`` in [0, 1], ``probability`` in (0, 1],
+"""The value types a :class:`Parameter` may have (every integer within 32 bits): ``int``,
+``seed`` >= 0 (a generator's), ``positive_int`` >= 1, ``non_negative_int`` >= 0, ``float`` finite, ``non_negative_float`` finite >= 0, ``positive_float`` finite > 0, ``fraction`` in [0, 1], ``probability`` in (0, 1],
 ``fraction_pair`` ``F`` or ``LOW,HIGH`` in [0, 1] (a tuple), ``name_list`` ``A,B,...`` (a tuple),
 ``path_count`` ``FILE:N`` with N >= 1 (a tuple), ``flag`` a switch (a bool). The command line
 maps each name to its converter (:mod:`placement.api.argtypes`)."""
@@ -60,6 +61,10 @@ class Parameter:
     shown:
         Always written in the command that makes the instance again (sizes, seed, the
         shape); other options only when they differ from their default.
+    maximum:
+        The largest value of an integer parameter (a count): what the family's own limits
+        (:mod:`placement.solver.limits`, its validation, its memory) can take; larger values
+        are refused before anything is built.
     """
 
     name: str
@@ -72,6 +77,7 @@ class Parameter:
     positional: bool = False
     repeated: bool = False
     shown: bool = False
+    maximum: int | None = None
 
     def __post_init__(self) -> None:
         if self.type not in PARAMETER_TYPES:
@@ -151,7 +157,7 @@ def reproduce_command(
 
 SEED = Parameter(
     "seed",
-    "int",
+    "seed",
     0,
     metavar="S",
     shown=True,

@@ -8,18 +8,12 @@ from pathlib import Path
 
 from placement.api.server import tls
 from placement.solver import InputError
+from placement.solver.limits import SIZE_LIMITS
 from placement.solver.schema.v1 import placement_pb2
 
-DEFAULT_LIMITS: dict[str, int] = {
-    "jobs": 100_000,
-    "nodes": 100_000,
-    "gpus": 1_000_000,
-    "tasks": 100_000,
-    "items": 1_000_000,
-}
-"""Per-instance size limits: a list named like a key (``jobs``, ``nodes``, ``tasks``, ...)
-may hold at most that many entries; ``gpus`` limits a family's GPU count; ``items`` applies
-to every other list."""
+DEFAULT_LIMITS: dict[str, int] = dict(SIZE_LIMITS)
+"""The per-instance size limits a server starts with (``--limit NAME=N`` changes them): the
+library's :data:`~placement.solver.limits.SIZE_LIMITS`, which the generators honour too."""
 
 
 def known_limits() -> tuple[str, ...]:

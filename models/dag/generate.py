@@ -28,6 +28,24 @@ from placement.models.dag.instance import (
 )
 from placement.solver.errors import InputError
 from placement.solver.hooks import SEED, Generator, Parameter
+from placement.solver.limits import check_count, size_limit
+
+MAX_MACHINES = 10_000
+"""Machines a generated instance may have."""
+MAX_CELLS = 4_000_000
+"""Tasks x machines a generated instance may have: each task has a time per machine, and an
+instance of more times than this does not fit the service's 64 MiB message at 8 bytes each
+with the rest of the instance beside it."""
+
+
+def _check_sizes(tasks: int, machines: int) -> None:
+    """Refuse sizes beyond what the family's limits hold, before anything is built."""
+    check_count("tasks", tasks, 1, size_limit("tasks"))
+    check_count("machines", machines, 1, MAX_MACHINES)
+    if tasks * machines > MAX_CELLS:
+        raise InputError.single(
+            "tasks x machines", tasks * machines, f"at most {MAX_CELLS} (one time per pair)"
+        )
 
 
 def random_dag(
@@ -49,6 +67,7 @@ def random_dag(
     uniform in ``w * [1 - beta / 2, 1 + beta / 2]``; an edge's communication cost is uniform
     with mean ``ccr * mean_cost`` (unit bandwidth in one zone, so bytes = seconds).
     """
+    _check_sizes(tasks, processors)
     rng = np.random.default_rng(seed)
     width = max(1.0, math.sqrt(tasks) * alpha)
     levels: list[list[int]] = []
@@ -191,6 +210,12 @@ def etl_dag(
     ``pinned_share`` of them must run there. Work is in whole seconds; data in whole MB, so
     that times stay decimal (the CP-SAT model then proves what it finds).
     """
+    check_count("sources", sources, 1, size_limit("tasks"))
+    check_count("fan_out", fan_out, 1, size_limit("tasks"))
+    check_count("machines", machines, 1, MAX_MACHINES)
+    check_count(
+        "sources x (1 + 2 fan_out) tasks", sources * (1 + 2 * fan_out), 1, size_limit("tasks")
+    )
     rng = np.random.default_rng(seed)
     mach, links = etl_machines(max(2, machines))
     tasks: list[DagTask] = []
@@ -277,6 +302,7 @@ def grid_instance(
     :func:`~placement.models.dag.braun.braun_instance`) to stay within the family's
     :data:`~placement.models.dag.instance.MAX_TOTAL_SECONDS`; a smaller one is refused
     naming ``unit`` and the least that fits."""
+    _check_sizes(tasks, machines)
     if consistency not in _CONSISTENCY_LETTER:
         raise InputError.single("consistency", consistency, "consistent, semi or inconsistent")
     if heterogeneity not in GRID_HETEROGENEITY:
@@ -381,17 +407,52 @@ GENERATORS = (
                 help="random: Topcuoglu-style DAG; etl: extract/transform/join/load with data "
                 "locality; grid: independent tasks with an ETC matrix (default: random)",
             ),
-            Parameter("tasks", "positive_int", 50, shown=True, help="tasks (random, grid)"),
-            Parameter("machines", "positive_int", 4, shown=True, help="machines (default: 4)"),
+            Parameter(
+                "tasks",
+                "positive_int",
+                50,
+                shown=True,
+                maximum=size_limit("tasks"),
+                help="tasks (random, grid)",
+            ),
+            Parameter(
+                "machines",
+                "positive_int",
+                4,
+                shown=True,
+                maximum=MAX_MACHINES,
+                help="machines (default: 4)",
+            ),
             SEED,
             Parameter(
                 "ccr", "non_negative_float", 1.0, shown=True, help="communication/computation ratio"
             ),
             Parameter("alpha", "positive_float", 1.0, shown=True, help="shape: >1 wide, <1 deep"),
             Parameter("beta", "fraction", 0.5, shown=True, help="machine heterogeneity"),
-            Parameter("out_degree", "positive_int", 3, shown=True, help="max children"),
-            Parameter("sources", "positive_int", 4, shown=True, help="extract tasks (etl)"),
-            Parameter("fan_out", "positive_int", 3, shown=True, help="transforms per extract"),
+            Parameter(
+                "out_degree",
+                "positive_int",
+                3,
+                shown=True,
+                maximum=size_limit("tasks"),
+                help="max children",
+            ),
+            Parameter(
+                "sources",
+                "positive_int",
+                4,
+                shown=True,
+                maximum=size_limit("tasks"),
+                help="extract tasks (etl)",
+            ),
+            Parameter(
+                "fan_out",
+                "positive_int",
+                3,
+                shown=True,
+                maximum=size_limit("tasks"),
+                help="transforms per extract",
+            ),
             Parameter(
                 "consistency",
                 "str",

@@ -17,6 +17,7 @@ import networkx as nx
 import numpy as np
 
 from placement.models.entanglement.instance import (
+    MAX_CANDIDATE_PATHS,
     EntanglementInstance,
     QuantumLink,
     QuantumNode,
@@ -25,10 +26,20 @@ from placement.models.entanglement.instance import (
 from placement.solver.errors import InputError
 from placement.solver.family import validate
 from placement.solver.hooks import SEED, Generator, Parameter
+from placement.solver.limits import size_limit
 
 AREA = 100.0
 WAXMAN_ALPHA = 0.4
 """Waxman's distance scale, as a share of the largest distance."""
+MAX_NODES = 5_000
+"""Nodes a generated network may have: the Waxman model holds the distance of every pair of
+nodes (24 bytes a pair: 600 MB at 5,000 nodes)."""
+MAX_PAIRS = size_limit("requests")
+"""Requests a generated instance may have (the instance limit on a list)."""
+
+
+def _count(value: object, low: int, high: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
 
 
 def _tune(f: callable, target: float, lo: float, hi: float) -> float:  # type: ignore[valid-type]
@@ -89,11 +100,11 @@ def generate(
         On a parameter out of range.
     """
     checks = [
-        ("nodes", nodes, isinstance(nodes, int) and nodes >= 2, "an integer >= 2"),
-        ("degree", degree, 0 < degree < max(nodes - 1, 1), f"a degree in (0, {nodes - 1})"),
+        ("nodes", nodes, _count(nodes, 2, MAX_NODES), f"an integer from 2 to {MAX_NODES}"),
+        ("degree", degree, 0 < degree <= nodes - 1, f"a degree in (0, {nodes - 1}]"),
         ("success", success, 0 < success < 1, "a probability in (0, 1)"),
         ("swap", swap, 0 < swap <= 1, "a probability in (0, 1]"),
-        ("pairs", pairs, isinstance(pairs, int) and pairs >= 0, "an integer >= 0"),
+        ("pairs", pairs, _count(pairs, 0, MAX_PAIRS), f"an integer from 0 to {MAX_PAIRS}"),
         ("min_fidelity", min_fidelity, 0 <= min_fidelity <= 1, "a fidelity in [0, 1]"),
         (
             "link_fidelity",
@@ -205,7 +216,13 @@ GENERATORS = (
         ),
         parameters=(
             Parameter(
-                "nodes", "positive_int", 100, metavar="N", shown=True, help="nodes (default: 100)"
+                "nodes",
+                "positive_int",
+                100,
+                metavar="N",
+                shown=True,
+                maximum=MAX_NODES,
+                help="nodes (default: 100)",
             ),
             Parameter(
                 "degree",
@@ -237,6 +254,7 @@ GENERATORS = (
                 10,
                 metavar="K",
                 shown=True,
+                maximum=MAX_PAIRS,
                 help="S-D requests (default: 10)",
             ),
             SEED,
@@ -258,6 +276,7 @@ GENERATORS = (
                 "candidate_paths",
                 "positive_int",
                 None,
+                maximum=MAX_CANDIDATE_PATHS,
                 metavar="K",
                 help="candidate paths per request of the exact models (default: 8)",
             ),

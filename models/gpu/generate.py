@@ -24,8 +24,12 @@ from placement.models.gpu.instance import (
 )
 from placement.solver.errors import InputError
 from placement.solver.hooks import SEED, Generator, Parameter
+from placement.solver.limits import check_count, size_limit
 
 GPUS_PER_NODE = 8
+MAX_GPUS = min(size_limit("gpus"), size_limit("nodes") * GPUS_PER_NODE)
+"""GPUs a generated cluster may have: as many as the instance limits hold (nodes of
+:data:`GPUS_PER_NODE`)."""
 LEVELS = (
     TopologyLevel("nvlink", 600.0),  # NVLink / NVSwitch inside a domain
     TopologyLevel("node", 64.0),  # PCIe / host between domains of one node
@@ -109,12 +113,16 @@ def generate(
 
     # Racks of 4-16 nodes, one GPU type per rack; spines of 2-8 racks.
     rack_sizes: list[int] = []
-    while sum(rack_sizes) < n_nodes:
-        rack_sizes.append(min(int(rng.integers(4, 17)), n_nodes - sum(rack_sizes)))
+    racked = 0
+    while racked < n_nodes:
+        rack_sizes.append(min(int(rng.integers(4, 17)), n_nodes - racked))
+        racked += rack_sizes[-1]
     rack_types = [types[int(rng.integers(len(types)))] for _ in rack_sizes]
     rack_spine: list[int] = []
+    spines = 0
     while len(rack_spine) < len(rack_sizes):
-        rack_spine.extend([len(set(rack_spine))] * int(rng.integers(2, 9)))
+        rack_spine.extend([spines] * int(rng.integers(2, 9)))
+        spines += 1
     rack_spine = rack_spine[: len(rack_sizes)]
 
     specs: list[tuple[str, NodeSpec, str, str]] = []
@@ -215,10 +223,8 @@ def _validate(
     cpu_share: float,
     gpu_types: tuple[str, ...],
 ) -> None:
-    if not (isinstance(gpus, int) and gpus >= 1):
-        raise InputError.single("gpus", gpus, "an integer >= 1")
-    if not (isinstance(jobs, int) and jobs >= 0):
-        raise InputError.single("jobs", jobs, "an integer >= 0")
+    check_count("gpus", gpus, 1, MAX_GPUS)
+    check_count("jobs", jobs, 0, size_limit("jobs"))
     if not 0 <= occupancy <= 1:
         raise InputError.single("occupancy", occupancy, "a fraction in [0, 1]")
     for label, share in (
@@ -394,9 +400,21 @@ GENERATORS = (
         ),
         parameters=(
             Parameter(
-                "gpus", "positive_int", required=True, metavar="N", help="GPUs in the cluster"
+                "gpus",
+                "positive_int",
+                required=True,
+                metavar="N",
+                maximum=MAX_GPUS,
+                help="GPUs in the cluster",
             ),
-            Parameter("jobs", "non_negative_int", required=True, metavar="M", help="jobs to place"),
+            Parameter(
+                "jobs",
+                "non_negative_int",
+                required=True,
+                metavar="M",
+                maximum=size_limit("jobs"),
+                help="jobs to place",
+            ),
             SEED,
             Parameter(
                 "occupancy",

@@ -37,6 +37,7 @@ from placement.models.mc.instance import (
 )
 from placement.solver.errors import InputError
 from placement.solver.hooks import SEED, Generator, Parameter
+from placement.solver.limits import check_count, size_limit
 
 MAX_DISCARDS = 10_000
 """UUniFast draws tried before giving up (a total near n cannot be split below 1 each)."""
@@ -81,10 +82,8 @@ def generate(
     InputError
         On a size or parameter out of range.
     """
-    if tasks < 1:
-        raise InputError.single("tasks", tasks, "an integer >= 1")
-    if cores < 1:
-        raise InputError.single("cores", cores, "an integer >= 1")
+    check_count("tasks", tasks, 1, size_limit("tasks"))
+    check_count("cores", cores, 1, size_limit("tasks"))
     if not 0 < utilisation <= 1:
         raise InputError.single("utilisation", utilisation, "a number in (0, 1]")
     if utilisation * cores > tasks:
@@ -189,8 +188,22 @@ GENERATORS = (
             "and C(LO) = C(HI) / --criticality-factor, log-uniform periods in microseconds."
         ),
         parameters=(
-            Parameter("tasks", "positive_int", required=True, metavar="N", help="tasks"),
-            Parameter("cores", "positive_int", required=True, metavar="M", help="cores"),
+            Parameter(
+                "tasks",
+                "positive_int",
+                required=True,
+                metavar="N",
+                maximum=size_limit("tasks"),
+                help="tasks",
+            ),
+            Parameter(
+                "cores",
+                "positive_int",
+                required=True,
+                metavar="M",
+                maximum=size_limit("tasks"),
+                help="cores",
+            ),
             Parameter(
                 "utilisation",
                 "fraction",

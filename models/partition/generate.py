@@ -15,6 +15,8 @@ import math
 import numpy as np
 
 from placement.models.partition.instance import (
+    MAX_DEVICES,
+    MAX_LAYERS,
     Device,
     Edge,
     Layer,
@@ -25,6 +27,7 @@ from placement.models.partition.instance import (
 )
 from placement.solver.errors import InputError
 from placement.solver.hooks import SEED, Generator, Parameter
+from placement.solver.limits import check_count
 
 MIB = 2**20
 DEVICE_TYPES: dict[str, tuple[float, float]] = {
@@ -83,10 +86,8 @@ def generate(
     InputError
         On a size, type or fraction out of range.
     """
-    if n_layers < 1:
-        raise InputError.single("layers", n_layers, "an integer >= 1")
-    if n_devices < 1:
-        raise InputError.single("devices", n_devices, "an integer >= 1")
+    check_count("layers", n_layers, 1, MAX_LAYERS)
+    check_count("devices", n_devices, 1, MAX_DEVICES)
     for t in device_types:
         if t not in DEVICE_TYPES:
             raise InputError.single("device_types", t, "one of " + ", ".join(DEVICE_TYPES))
@@ -194,9 +195,21 @@ GENERATORS = (
         ),
         parameters=(
             Parameter(
-                "layers", "positive_int", required=True, metavar="N", help="layers of the model"
+                "layers",
+                "positive_int",
+                required=True,
+                metavar="N",
+                maximum=MAX_LAYERS,
+                help="layers of the model",
             ),
-            Parameter("devices", "positive_int", required=True, metavar="D", help="devices"),
+            Parameter(
+                "devices",
+                "positive_int",
+                required=True,
+                metavar="D",
+                maximum=MAX_DEVICES,
+                help="devices",
+            ),
             SEED,
             Parameter(
                 "dag", "flag", False, shown=True, help="add skip edges (a DAG); default: a chain"
@@ -221,6 +234,7 @@ GENERATORS = (
                 "devices_per_node",
                 "positive_int",
                 1,
+                maximum=MAX_DEVICES,
                 metavar="K",
                 shown=True,
                 help="devices per node sharing the intra-node link (default: 1)",

@@ -225,7 +225,7 @@ IMPORTERS = (
             Parameter("link_fidelity", "float", 0.97, metavar="F", help="(default: 0.97)"),
             Parameter("swap", "probability", 0.9, metavar="Q", help="(default: 0.9)"),
             Parameter("pairs", "non_negative_int", 10, help="S-D requests (default: 10)"),
-            Parameter("seed", "int", 0, help="seed of the requests (default: 0)"),
+            Parameter("seed", "seed", 0, help="seed of the requests (default: 0)"),
             Parameter("min_fidelity", "fraction", 0.0, metavar="F", help="(default: 0)"),
             Parameter(
                 "default_length_km",
