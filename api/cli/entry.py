@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import sys
@@ -19,6 +20,10 @@ from placement.api.cli.exits import (
 )
 from placement.api.cli.parser import build_parser
 from placement.solver import InputError
+
+_WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO})
+"""Errors of writing an output that are the machine's, not the program's: the output is full,
+read-only or failing (exit 2, one line naming it)."""
 
 
 class _LineFormatter(logging.Formatter):
@@ -61,7 +66,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser(_command(argv)).parse_args(argv)
         _configure_logging(getattr(args, "quiet", False) or getattr(args, "json", False))
-        return int(args.handler(args))
+        code = int(args.handler(args))
+        sys.stdout.flush()  # a full or failing standard output is reported here, not at exit
+        return code
     except InputError as exc:
         err(f"error: {exc}")
         return EXIT_USAGE
@@ -75,10 +82,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_FAILED
+    except OSError as exc:
+        if exc.errno not in _WRITE_ERRNOS:
+            return _internal(exc)
+        where = exc.filename or "standard output"
+        err(f"error: {where}: could not write ({os.strerror(exc.errno)})")
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_USAGE
     except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, exit 3
-        err(f"internal error: {type(exc).__name__}: {exc}")
-        if os.environ.get(DEBUG_ENV):
-            traceback.print_exc()
-        else:
-            err(f"(set {DEBUG_ENV}=1 to see the traceback; please report it)")
-        return EXIT_INTERNAL
+        return _internal(exc)
+
+
+def _internal(exc: BaseException) -> int:
+    """Report an unexpected error in one line (the traceback with PLACEMENT_DEBUG)."""
+    err(f"internal error: {type(exc).__name__}: {exc}")
+    if os.environ.get(DEBUG_ENV):
+        traceback.print_exception(exc)
+    else:
+        err(f"(set {DEBUG_ENV}=1 to see the traceback; please report it)")
+    return EXIT_INTERNAL

@@ -19,7 +19,8 @@ exit codes:
   0    success: solve found a checked solution or proved infeasibility; check found the
        solution feasible; batch solved every file; generate wrote the file
   1    solve found no solution; check found violations; batch had a failing file
-  2    user error: missing file, malformed JSON, bad value, bad option (one line on stderr:
+  2    user error: missing file, malformed JSON, bad value, bad option, an output that
+       cannot be written (full, read-only) (one line on stderr:
        "placement: error: FILE: json.path: got VALUE, expected WHAT")
   3    internal error (set PLACEMENT_DEBUG=1 to see the traceback)
   130  interrupted by Ctrl-C (solve still prints and writes the best solution it found)
