@@ -1,6 +1,7 @@
 """placement: exact and heuristic placement solvers as a Python library.
 
-Four problem families (``gpu``, ``dag``, ``partition``, ``entanglement``) behind one engine:
+Five problem families (``gpu``, ``dag``, ``partition``, ``entanglement``, ``mc``) behind one
+engine:
 a greedy fallback, an independent checker, an exact backend (CP-SAT or a MILP) and the best
 checked solution with its bound. The three functions here are the short way in::
 
@@ -19,6 +20,8 @@ are in :mod:`placement.api`; docs/library.md walks through each family.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from dataclasses import fields as dataclass_fields
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -77,6 +80,10 @@ def _document(source: Any, what: str) -> tuple[dict[str, Any], str | None]:
     """The JSON document of ``source`` (a path, JSON text or a dict), and its file name."""
     if isinstance(source, dict):
         return source, None
+    if isinstance(source, str) and not source.strip():
+        raise InputError.single(
+            "", Shown("an empty string"), f"{what}: a file path, JSON text or a dict"
+        )
     if isinstance(source, os.PathLike) or (
         isinstance(source, str) and not source.lstrip().startswith(("{", "["))
     ):
@@ -134,13 +141,29 @@ def solve(
     admits of it, by name, is the first incumbent; ``result.warm_start`` says what was kept.
     """
     instance = load(source)
-    try:
-        opts = replace(options or SolveOptions(), **option_fields)
-    except TypeError as exc:
-        raise InputError.single("options", str(exc), "fields of SolveOptions") from None
+    opts = _options(options, option_fields)
     if start is None:
         return _solve(instance, opts)
     return _solve(instance, opts, start=_start_message(start))
+
+
+def _options(options: Any, fields: dict[str, Any]) -> SolveOptions:
+    """``options`` (a :class:`SolveOptions`, a dict of its fields or None) with ``fields``."""
+    known = {f.name for f in dataclass_fields(SolveOptions)}
+    if options is None:
+        options = SolveOptions()
+    elif isinstance(options, Mapping):
+        fields = {**options, **fields}
+        options = SolveOptions()
+    elif not isinstance(options, SolveOptions):
+        shown = Shown(f"an object of class {type(options).__name__}")
+        raise InputError.single("options", shown, "a SolveOptions or a dict of its fields")
+    unknown = sorted(str(k) for k in fields if k not in known)
+    if unknown:
+        raise InputError.single(
+            unknown[0], Shown("an unknown option"), "one of " + ", ".join(sorted(known))
+        )
+    return replace(options, **fields)
 
 
 def _start_message(start: Any) -> Any:

@@ -65,6 +65,16 @@ SEED_RANGE = (-(2**31), 2**31 - 1)
 """The seeds every backend takes: CP-SAT's ``random_seed`` is a 32-bit integer."""
 
 
+def _integer(value: object) -> bool:
+    """An int, not a bool (``True`` is an int to Python, never a count or a seed to us)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _number(value: object) -> bool:
+    """An int or a float, not a bool."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 @dataclass(frozen=True)
 class SolveOptions:
     """How to solve. Every field has a default; construct with keywords.
@@ -122,21 +132,19 @@ class SolveOptions:
             raise InputError.single(
                 "milp_solver", self.milp_solver, "one of " + ", ".join(m.value for m in MilpSolver)
             ) from None
-        if not (
-            isinstance(self.time_limit_s, int | float) and 0 < self.time_limit_s <= MAX_TIME_LIMIT_S
-        ):
+        if not (_number(self.time_limit_s) and 0 < self.time_limit_s <= MAX_TIME_LIMIT_S):
             raise InputError.single(
                 "time_limit_s",
                 self.time_limit_s,
                 f"a number of seconds > 0 and <= {MAX_TIME_LIMIT_S:g}",
             )
-        if not (isinstance(self.threads, int) and 0 <= self.threads <= MAX_THREADS):
+        if not (_integer(self.threads) and 0 <= self.threads <= MAX_THREADS):
             raise InputError.single(
                 "threads", self.threads, f"an integer from 0 (all cores) to {MAX_THREADS}"
             )
-        if not (isinstance(self.relative_gap, int | float) and 0 <= self.relative_gap < 1):
+        if not (_number(self.relative_gap) and 0 <= self.relative_gap < 1):
             raise InputError.single("relative_gap", self.relative_gap, "a number in [0, 1)")
-        if not (isinstance(self.seed, int) and SEED_RANGE[0] <= self.seed <= SEED_RANGE[1]):
+        if not (_integer(self.seed) and SEED_RANGE[0] <= self.seed <= SEED_RANGE[1]):
             raise InputError.single(
                 "seed", self.seed, f"an integer from {SEED_RANGE[0]} to {SEED_RANGE[1]}"
             )
