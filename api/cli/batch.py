@@ -10,13 +10,14 @@ import sys
 
 from placement.api.batch import COLUMNS, run_batch
 from placement.api.cli.exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, err
-from placement.api.cli.solve import solve_settings
+from placement.api.cli.solve import solve_settings, warn_ignored
 from placement.api.files import check_writable, write_text
 from placement.solver import InputError
 
 
 def cmd_batch(args: argparse.Namespace) -> int:
     """``placement batch``."""
+    warn_ignored(args)
     if args.out:
         check_writable(args.out, inputs=args.instances)
     if args.solutions and not os.path.isdir(args.solutions):

@@ -26,8 +26,10 @@ from placement.api.files import (
 )
 from placement.api.interrupt import run_cancellable
 from placement.solver import (
+    Backend,
     CancellationToken,
     InputError,
+    MilpSolver,
     Result,
     SolutionStatus,
     SolveOptions,
@@ -50,8 +52,34 @@ def solve_settings(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def ignored_options(args: argparse.Namespace) -> list[str]:
+    """What the user asked for that this run will not use, one line each (an option that only
+    means something beside another one)."""
+    out = []
+    backend = getattr(args, "backend", Backend.AUTO.value)
+    if getattr(args, "milp_solver", MilpSolver.HIGHS.value) != MilpSolver.HIGHS.value and (
+        backend != Backend.MILP.value
+    ):
+        out.append(f"--milp-solver {args.milp_solver} is used only with --backend milp")
+    if getattr(args, "gap", 0.0) and backend == Backend.GREEDY.value:
+        out.append("--gap is ignored with --backend greedy (nothing is proved to stop on)")
+    if not getattr(args, "server", None):
+        given = [f for f in ("token_file", "ca", "cert", "key") if getattr(args, f, None)]
+        for name in given:
+            out.append(f"--{name.replace('_', '-')} is used only with --server")
+    return out
+
+
+def warn_ignored(args: argparse.Namespace) -> None:
+    """Say, unless quiet, which options this run ignores (see :func:`ignored_options`)."""
+    if not getattr(args, "quiet", False):
+        for line in ignored_options(args):
+            err(f"warning: {line}")
+
+
 def cmd_solve(args: argparse.Namespace) -> int:
     """``placement solve``."""
+    warn_ignored(args)
     loaded = read_instance(args.instance)
     start = read_start(args.start, loaded) if args.start else None
     if args.out:
