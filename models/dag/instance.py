@@ -594,6 +594,17 @@ def solution_from_message(instance: DagInstance, msg: Any) -> DagSolution:
         if ok and t is not None and m is not None:
             solution.machine[t] = m
             solution.start_s[t] = float(run.start_s)
+            end = float(run.start_s) + float(instance.duration[t, m])
+            # end_s is written for readers; one that is given (not 0) must say what start_s
+            # and the running time say, else the file contradicts itself.
+            v.require(
+                run.end_s == 0
+                or not finite(end)
+                or abs(run.end_s - end) <= 1e-6 * max(1, abs(end)),
+                f"{path}.end_s",
+                run.end_s,
+                f"start_s + the running time on {run.machine} = {end:.9g} (or no end_s)",
+            )
     v.raise_if_any()
     return solution
 
