@@ -338,11 +338,15 @@ class Family:
         del instance
         return None
 
-    def explain_unplaced(self, instance: Any, solution: Any) -> list[dict[str, Any]]:
+    def explain_unplaced(
+        self, instance: Any, solution: Any, stop: CancellationToken | None = None
+    ) -> list[dict[str, Any]]:
         """A structured reason (``name``, ``kind``, ``message`` and the family's details) for
-        every piece of work the solution does not serve. Default: none (every checked
-        solution of the family serves all its work)."""
-        del instance, solution
+        every piece of work the solution does not serve. ``stop`` fires once the solve's
+        time is spent: a family whose reasons are costly then gives the remaining ones
+        without their costly details (every piece of work still gets its reason). Default:
+        none (every checked solution of the family serves all its work)."""
+        del instance, solution, stop
         return []
 
     def size(self, instance: Any) -> dict[str, int]:

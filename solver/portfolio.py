@@ -14,7 +14,7 @@ import time
 import traceback
 from typing import Any
 
-from placement.solver.cancel import CancellationToken
+from placement.solver.cancel import CancellationToken, deadline_token
 from placement.solver.errors import InputError
 from placement.solver.family import CheckReport, ExactOutcome, Family, family_of
 from placement.solver.jsonform import family_key
@@ -215,16 +215,20 @@ def solve(
     # 1-2. Greedy fallback, each candidate checked.
     t0 = time.monotonic()
     if not run.cancel.cancelled:
-        try:
-            for name, solution in family.greedy(instance, options):
-                run.report(solution, f"greedy:{name}")
-                # The first heuristic is the fallback and always runs; the others only
-                # while there is time.
-                if run.cancel.cancelled or run.time_left() <= 0:
-                    break
-        except Exception as exc:  # noqa: BLE001 - a failing heuristic must not lose the request
-            errors["greedy"] = f"{type(exc).__name__}: {exc}"
-            log.debug("greedy failed\n%s", traceback.format_exc())
+        # The heuristics see a token that also fires at the deadline: one that honours it
+        # (``options.cancel``) stops early with what it has, still a feasible solution.
+        with deadline_token(run.cancel, run.time_left()) as token:
+            try:
+                greedy_options = dataclasses.replace(options, cancel=token)
+                for name, solution in family.greedy(instance, greedy_options):
+                    run.report(solution, f"greedy:{name}")
+                    # The first heuristic is the fallback and always runs; the others only
+                    # while there is time.
+                    if run.cancel.cancelled or run.time_left() <= 0:
+                        break
+            except Exception as exc:  # noqa: BLE001 - a failing heuristic must not lose the request
+                errors["greedy"] = f"{type(exc).__name__}: {exc}"
+                log.debug("greedy failed\n%s", traceback.format_exc())
     phases["greedy"] = time.monotonic() - t0
 
     # 3. Exact backend, hinted with the incumbent, bounded by the deadline; skipped when
@@ -315,6 +319,11 @@ def _proved_by_bound(run: _Run) -> ExactOutcome | None:
     )
 
 
+EXPLAIN_GRACE = 0.1
+"""The share of the time limit the reasons for unplaced work may take past the deadline
+before they are given without their costly details."""
+
+
 def phase_name(backend: str, options: SolveOptions) -> str:
     """The name the exact phase is timed under: what ran (``cpsat``, ``highs``, ``cbc``, or
     the family's own search such as ``rcmax``), not the option that chose it (``milp``)."""
@@ -343,7 +352,11 @@ def _finish(
     t0 = time.monotonic()
     unplaced: list[dict[str, Any]] = []
     if run.best is not None:
-        unplaced = family.explain_unplaced(run.instance, run.best)
+        # Past the deadline (plus a tenth of the budget), the reasons lose their costly
+        # details rather than the answer coming late.
+        grace = run.deadline - time.monotonic() + EXPLAIN_GRACE * float(options.time_limit_s)
+        with deadline_token(run.caller_cancel, grace) as stop:
+            unplaced = family.explain_unplaced(run.instance, run.best, stop)
     phases["explain"] = time.monotonic() - t0
     phases["total"] = time.monotonic() - run.start
 

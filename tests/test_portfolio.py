@@ -105,7 +105,7 @@ class KnapsackFamily(Family):
     def exact(self, backend: str) -> Any:
         return CpSatKnapsack()
 
-    def explain_unplaced(self, inst: Knapsack, sol: Any) -> list[dict[str, Any]]:
+    def explain_unplaced(self, inst: Knapsack, sol: Any, stop: Any = None) -> list[dict[str, Any]]:
         return [{"item": i} for i in range(len(inst.values)) if i not in sol]
 
     def quick_bound(self, inst: Knapsack) -> float:

@@ -15,9 +15,11 @@ SERVED = 1e-12
 
 
 def explain_unplaced(
-    instance: EntanglementInstance, solution: EntanglementSolution
+    instance: EntanglementInstance, solution: EntanglementSolution, stop: object = None
 ) -> list[dict[str, Any]]:
-    """One reason (the fields of ``placement.v1.UnplacedRequest``) per unserved request."""
+    """One reason (the fields of ``placement.v1.UnplacedRequest``) per unserved request
+    (each is cheap: ``stop`` is not needed)."""
+    del stop
     graph = network_graph(instance)
     served = request_throughputs(instance, solution)
     out: list[dict[str, Any]] = []

@@ -38,12 +38,15 @@ from placement.models.gpu.instance import (
     queue_caps,
     queue_usage,
 )
+from placement.solver.cancel import CancellationToken
 
 KINDS = ("infeasible_alone", "no_room", "crowded_out")
 _SHOWN_BLOCKERS = 3
 
 
-def explain_unplaced(instance: GpuInstance, solution: GpuSolution) -> list[dict[str, Any]]:
+def explain_unplaced(
+    instance: GpuInstance, solution: GpuSolution, stop: CancellationToken | None = None
+) -> list[dict[str, Any]]:
     """A structured reason for every job ``solution`` leaves unplaced.
 
     Parameters
@@ -52,6 +55,11 @@ def explain_unplaced(instance: GpuInstance, solution: GpuSolution) -> list[dict[
         The instance.
     solution:
         A feasible solution of it.
+    stop:
+        When it fires (the solve's deadline has passed), the jobs still to explain get their
+        kind and a message that says what was not worked out: a ``crowded_out`` job then has
+        no ``blocking_jobs`` (finding them, and whether the placed jobs block it at all, is
+        the costly part).
 
     Returns
     -------
@@ -67,7 +75,7 @@ def explain_unplaced(instance: GpuInstance, solution: GpuSolution) -> list[dict[
     unplaced = [j for j in range(len(instance.jobs)) if j not in solution.placements]
     if not unplaced:
         return []
-    reasons = _Explainer(instance, solution).explain_all(unplaced)
+    reasons = _Explainer(instance, solution, stop).explain_all(unplaced)
     if instance.reopt:
         _add_running_work(instance, solution, unplaced, reasons)
     return reasons
@@ -137,9 +145,12 @@ def _why_protected(instance: GpuInstance, victim: int, preemptor: int) -> str:
 
 
 class _Explainer:
-    def __init__(self, instance: GpuInstance, solution: GpuSolution) -> None:
+    def __init__(
+        self, instance: GpuInstance, solution: GpuSolution, stop: CancellationToken | None = None
+    ) -> None:
         self.instance = instance
         self.solution = solution
+        self.stop = stop
         self.empty = ClusterState(instance, empty=True)
         self.initial = ClusterState(instance)
         self.after = ClusterState(instance)
@@ -225,7 +236,13 @@ class _Explainer:
             )
         else:
             kind = "crowded_out"
-            if self.room(self.after, job) >= w:
+            if self.stop is not None and self.stop.cancelled:
+                message = (
+                    f"{job.name} fits what the running work leaves free; whether the placed "
+                    "jobs block it, or the solve stopped before trying it, was not worked out: "
+                    "the time limit was reached"
+                )
+            elif self.room(self.after, job) >= w:
                 over = self._over_quota(job)
                 message = (
                     f"{job.name} would still fit next to the placed jobs, but {over}"

@@ -37,6 +37,7 @@ from placement.models.gpu.instance import (
     GpuSolution,
     WorkerPlacement,
 )
+from placement.solver.cancel import CancellationToken
 from placement.solver.options import SolveOptions
 
 BIG = 1 << 40
@@ -497,9 +498,13 @@ class _Placer:
         self.frag = FragTables(instance) if policy == "fgd" else None
         self.last = len(instance.levels) - 1
 
-    def run(self) -> GpuSolution:
+    def run(self, stop: CancellationToken | None = None) -> GpuSolution:
+        """Every job in :func:`job_order`, placed or left out; when ``stop`` fires, the jobs
+        not yet tried stay unplaced (the placement so far is feasible as it is)."""
         placements: dict[int, tuple[WorkerPlacement, ...]] = {}
         for j in job_order(self.instance):
+            if stop is not None and stop.cancelled:
+                break
             workers = self.place(self.instance.jobs[j])
             if workers is not None:
                 placements[j] = tuple(workers)
@@ -810,7 +815,7 @@ class _OneWorker:
 # Public API
 
 
-def best_fit(instance: GpuInstance) -> GpuSolution:
+def best_fit(instance: GpuInstance, stop: CancellationToken | None = None) -> GpuSolution:
     """Topology-aware best fit: tightest group for each gang, fullest domain / GPU that fits.
 
     Parameters
@@ -820,26 +825,33 @@ def best_fit(instance: GpuInstance) -> GpuSolution:
 
     Returns
     -------
+    stop:
+        When it fires, the jobs not yet tried stay unplaced (a deadline).
+
+    Returns
+    -------
     GpuSolution
         A feasible solution (per :func:`placement.models.gpu.check.check`); deterministic.
     """
-    return _Placer(instance, "best_fit").run()
+    return _Placer(instance, "best_fit").run(stop)
 
 
-def fgd(instance: GpuInstance) -> GpuSolution:
+def fgd(instance: GpuInstance, stop: CancellationToken | None = None) -> GpuSolution:
     """Fragmentation Gradient Descent: each worker where the node's fragmentation grows least.
 
     Parameters
     ----------
     instance:
         The instance. Fragmentation is measured against ``instance.mix``.
+    stop:
+        When it fires, the jobs not yet tried stay unplaced (a deadline).
 
     Returns
     -------
     GpuSolution
         A feasible solution; deterministic.
     """
-    return _Placer(instance, "fgd").run()
+    return _Placer(instance, "fgd").run(stop)
 
 
 def complete(
@@ -873,8 +885,9 @@ def greedy_solutions(
     instance:
         The instance.
     options:
-        Solve options. Unused: both heuristics are deterministic whatever the seed or
-        ``deterministic`` flag.
+        Solve options: ``cancel`` (which the portfolio fires at the deadline) stops a
+        heuristic, leaving the jobs it has not tried unplaced. Both heuristics are
+        deterministic whatever the seed or ``deterministic`` flag.
 
     Yields
     ------
@@ -883,6 +896,6 @@ def greedy_solutions(
         :func:`placement.models.gpu.reopt_greedy.family_greedies`, which calls this one
         unless the instance is a re-optimization.)
     """
-    del options
-    yield "best_fit", best_fit(instance)
-    yield "fgd", fgd(instance)
+    stop = options.cancel if options is not None else None
+    yield "best_fit", best_fit(instance, stop)
+    yield "fgd", fgd(instance, stop)

@@ -101,8 +101,12 @@ def explain_unschedulable(instance: McInstance) -> str:
     return "a heuristic schedules it; no explanation needed"
 
 
-def explain_unplaced(instance: McInstance, solution: McSolution) -> list[dict[str, Any]]:
-    """One reason (``name``, ``kind``, ``message``, ``drop_cost``) per dropped task."""
+def explain_unplaced(
+    instance: McInstance, solution: McSolution, stop: object = None
+) -> list[dict[str, Any]]:
+    """One reason (``name``, ``kind``, ``message``, ``drop_cost``) per dropped task (each is
+    cheap: ``stop`` is not needed)."""
+    del stop
     sums = loads(instance, solution.core_of)
     out = []
     for i, core in enumerate(solution.core_of):
