@@ -27,3 +27,10 @@ def test_the_exact_phase_is_named_by_what_ran(path: str, ran: str, not_ran: str)
 def test_a_backend_that_ran_keeps_its_name() -> None:
     result = solve(load(REPO / "instances/dag/etl-small.json"), SolveOptions(time_limit_s=10))
     assert "cpsat" in result.phase_times_s, result.phase_times_s
+
+
+def test_the_gpu_configuration_lp_is_timed_apart_from_cpsat() -> None:
+    """medium.json is solved in rack windows after the configuration LP and MIP on HiGHS."""
+    result = solve(load(REPO / "instances/gpu/medium.json"), SolveOptions(time_limit_s=4))
+    assert "config-lp" in result.phase_times_s, result.phase_times_s
+    assert "cpsat" in result.phase_times_s, result.phase_times_s
