@@ -39,15 +39,17 @@ def test_entanglement_restricted_proof_says_why_the_gap_stays_open() -> None:
 
 
 def test_mc_second_tier_open_is_named_with_its_bound() -> None:
-    text = _solve_cli("instances/mc/tasks-20x4.json", "--time-limit", "1")
+    text = _solve_cli("instances/mc/tasks-20x4.json", "--time-limit", "2")
     assert _row(text, "status") == "feasible"
     assert _row(text, "stop reason") == "time_limit"
     assert _row(text, "gap") == (
         "0.00% on dropped_cost, the first of 2 tiers; a later tier is not proved (see note)"
     )
     note = _row(text, "note")
-    assert note.startswith("tier min_slack not proved: best ")
-    assert "cpsat's bound " in note and "(time_limit)" in note
+    # With a solution of its own, CP-SAT's best and bound; else that it found none (loaded
+    # machine): either way the open tier is named with why it stopped.
+    assert "tier min_slack not proved: " in note
+    assert "(time_limit)" in note and "dropped_cost is 0" in note
 
 
 def test_the_gap_row_names_the_tier_of_a_proved_lexicographic_solve() -> None:

@@ -377,15 +377,20 @@ class McEncoding:
         unit = float(tables.scale) ** 2 if self.slack_unit_squared else 1.0
         if tier != MAX_MIN_SLACK:
             unit = 1.0
-        value = "-" if run.objective is None else f"{run.objective / unit:.6g}"
-        bound = "none" if run.bound is None else f"{run.bound / unit:.6g}"
         before = [f"{t} proved" for t in tiers[:position] if t is not None] or (
             ["dropped_cost is 0: no task may be dropped"] if not instance.any_droppable else []
         )
-        text = (
-            f"tier {tier} not proved: best {value}, {self.source}'s bound {bound} "
-            f"({run.stop.value})"
-        )
+        if run.objective is None:
+            text = (
+                f"tier {tier} not proved: {self.source} found no solution of its own "
+                f"({run.stop.value}), the best checked one stands"
+            )
+        else:
+            bound = "none" if run.bound is None else f"{run.bound / unit:.6g}"
+            text = (
+                f"tier {tier} not proved: best {run.objective / unit:.6g}, {self.source}'s "
+                f"bound {bound} ({run.stop.value})"
+            )
         if tier == MAX_MIN_SLACK and not tables.exact:
             text += (
                 f"; it is optimised on utilisations rounded to 1/{tables.scale}, so a finished "
@@ -599,6 +604,9 @@ class McEncoding:
                     )
                     if run.message:
                         messages.append(run.message)
+                if tier is not None and (best is not None or ctx.incumbent() is not None):
+                    # An incumbent (the greedy's) stands; this tier's search found none better.
+                    messages.append(self._open_tier(instance, tables, tiers, position, run))
                 break
             best = McSolution(run.core_of)
             ctx.report(best, self.source)
