@@ -26,11 +26,16 @@ for folder in FOLDERS:
         packages.append(name)
         package_dir[name] = sub.replace(".", "/")
 
+PROTO = "placement.solver.schema.proto.placement.v1"
+"""The ``.proto`` files' folder (``solver/schema/proto/placement/v1/``): data, but setuptools
+sees an importable folder and warns that it "would be ignored" unless it is listed as a
+package of its own (with its parents), its files as that package's data."""
+for name in ("placement.solver.schema.proto", "placement.solver.schema.proto.placement", PROTO):
+    packages.append(name)
+    package_dir[name] = "solver/" + name.removeprefix("placement.solver.").replace(".", "/")
+
 setup(
     packages=packages,
     package_dir=package_dir,
-    package_data={
-        "placement": ["py.typed"],
-        "placement.solver.schema": ["proto/placement/v1/*.proto"],
-    },
+    package_data={"placement": ["py.typed"], PROTO: ["*.proto"]},
 )

@@ -85,7 +85,10 @@ class ExactOutcome:
     tier_bounds: dict[str, float] = field(default_factory=dict)
     phase_times_s: dict[str, float] = field(default_factory=dict)
     """Where the encoding's time went, by what ran (e.g. ``rcmax``, ``highs``, ``colgen``);
-    the portfolio times what is not listed under the backend's name."""
+    the portfolio times what is not listed under ``ran``, else the backend's name."""
+    ran: str = ""
+    """What ran, where it is not the backend asked for (a DP, ``serving-tp``, HiGHS for a
+    model only it solves): the portfolio times the exact phase under this name."""
 
 
 @dataclass

@@ -250,7 +250,8 @@ def solve(
             errors[backend] = f"{type(exc).__name__}: {exc}"
             log.warning("%s backend failed: %s", backend, exc)
             log.debug("%s", traceback.format_exc())
-        _record_exact(phases, phase_name(backend, options), time.monotonic() - t0, outcome)
+        ran = outcome.ran if outcome is not None and outcome.ran else phase_name(backend, options)
+        _record_exact(phases, ran, time.monotonic() - t0, outcome)
 
     try:
         result = _finish(run, outcome, phases, errors)
@@ -326,7 +327,8 @@ before they are given without their costly details."""
 
 def phase_name(backend: str, options: SolveOptions) -> str:
     """The name the exact phase is timed under: what ran (``cpsat``, ``highs``, ``cbc``, or
-    the family's own search such as ``rcmax``), not the option that chose it (``milp``)."""
+    the family's own search such as ``rcmax``), not the option that chose it (``milp``).
+    An outcome naming what ran (``ExactOutcome.ran``: ``dp``, ``serving-tp``) overrides it."""
     if backend == Backend.MILP.value:
         return options.milp_solver.value
     return backend

@@ -423,6 +423,21 @@ def test_a_malformed_object_in_a_real_process(tmp_path: Path) -> None:
     )
 
 
+def test_a_rack_request_without_a_topology_names_the_flag(tmp_path: Path) -> None:
+    """Issue 41: the README's sample import without --topology ended with no hint of it."""
+    nodes, pods = str(DATA / "nodes.json"), str(DATA / "pods.json")
+    r = run([*CLI, "import", "k8s", "--nodes", nodes, "--pods", pods, "--out", str(tmp_path / "i")])
+    assert r.returncode == 2, r.stderr
+    assert (
+        r.stderr.strip()
+        .splitlines()[-1]
+        .endswith(
+            "expected a level of the topology: kubernetes.io/hostname (no Topology was given: "
+            "--topology names the cluster's Kueue or KAI one)"
+        )
+    )
+
+
 def test_malformed_topology(tmp_path: Path) -> None:
     bad = tmp_path / "topology.json"
     bad.write_text(json.dumps({

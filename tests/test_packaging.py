@@ -30,9 +30,10 @@ def _modules_in_tree() -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def wheel_build(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The wheel, and what building it printed (stdout and stderr)."""
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
+    done = subprocess.run(
         [
             sys.executable,
             "-m",
@@ -50,7 +51,20 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
         text=True,
     )
     (whl,) = out.glob("placement_solver-*.whl")
-    return whl
+    return whl, done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def wheel(wheel_build: tuple[Path, str]) -> Path:
+    return wheel_build[0]
+
+
+def test_the_build_prints_no_warning_of_ours(wheel_build: tuple[Path, str]) -> None:
+    """Issue 41: setuptools' deprecation of ``project.license`` as a table and its "Package
+    would be ignored" for the proto folder were shown by every ``./setup.sh``."""
+    printed = wheel_build[1]
+    for word in ("Deprecat", "deprecat", "would be ignored", "is absent from the `packages`"):
+        assert word not in printed, printed
 
 
 def test_every_module_is_in_the_wheel(wheel: Path) -> None:

@@ -104,8 +104,21 @@ def test_malformed_files_are_input_errors(tmp_path: Path) -> None:
         read_placement(bad, c)
     with pytest.raises(InputError, match="model"):
         load_helix(DATA, "gpt")
-    with pytest.raises(InputError, match="an existing Helix artifact file"):
+    with pytest.raises(InputError, match="the Helix artifact folder"):
         load_helix(tmp_path, "llama2_70b")
+
+
+def test_a_folder_without_the_artifact_is_named_with_what_it_misses(tmp_path: Path) -> None:
+    """Issue 41: the error said ``file:`` and the first path opened, not the folder given."""
+    done = subprocess.run(
+        [sys.executable, "-m", "placement.api.cli", "import", "helix", str(tmp_path)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"placement: error: DIR: got '{tmp_path}', expected"), done.stderr
+    assert "config/cluster24.ini, layout_llama70b/ilp/ilp_model.lp" in done.stderr
+    assert f"missing in {tmp_path}" in done.stderr
 
 
 def test_instance_round_trip_through_the_family() -> None:

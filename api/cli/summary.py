@@ -41,6 +41,20 @@ class ProgressPrinter:
             print("  " + "  ".join(parts), file=sys.stderr, flush=True)
 
 
+def gap_scope(result: Result) -> str:
+    """Which tier the bound and gap are on, when the objective has several (issue 41: a
+    lexicographic solve ended ``gap 0.00%`` with its second tier open)."""
+    names = list(result.objective_terms)
+    if len(names) < 2 or result.gap is None:
+        return ""
+    text = f" on {names[0]}, the first of {len(names)} tiers"
+    if result.status.value == "optimal":
+        return text + "; every tier proved"
+    if result.gap == 0.0:
+        return text + "; a later tier is not proved" + (" (see note)" if result.message else "")
+    return text
+
+
 def format_summary(
     loaded: LoadedInstance,
     result: Result,
@@ -66,7 +80,7 @@ def format_summary(
     else:
         row("objective", "-")
     row("bound", fmt_num(result.bound))
-    row("gap", fmt_gap(result.gap))
+    row("gap", fmt_gap(result.gap) + gap_scope(result))
     row("backend", result.backend or "-")
     # Through the service, "service" is the whole call (queue and solve): that is the total.
     total = result.phase_times_s.get("service", result.phase_times_s.get("total", 0.0))

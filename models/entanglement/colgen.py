@@ -496,6 +496,7 @@ def paths_that_could_improve(
     run: ColumnGeneration,
     value: float,
     deadline: float,
+    why: list[str] | None = None,
 ) -> list[list[tuple[int, ...]]] | None:
     """Every simple path that a routing better than ``value`` could use, per request, or None
     when it cannot be told (column generation did not converge, or the enumeration hit its
@@ -505,8 +506,12 @@ def paths_that_could_improve(
     objective <= bound + sum_j reduced_cost_j y_j (weak duality); so a routing above
     ``value`` uses only columns whose reduced cost exceeds ``value - bound``. These are
     enumerated per request and width (:meth:`Pricer.every_path_above`).
+
+    ``why``, when given, receives the reason when the answer is None.
     """
+    why = why if why is not None else []
     if not run.converged or run.prices is None or run.bound is None:
+        why.append("column generation did not converge, so its prices exclude no path")
         return None
     link_price, node_price, mu = _split(instance, run.prices)
     floor = min(0.0, value - run.bound) - REDUCED_COST_TOLERANCE
@@ -521,6 +526,12 @@ def paths_that_could_improve(
                 r, width, float(mu[r]), link_price, node_price, floor, deadline
             )
             if paths is None:
+                why.append(
+                    f"request {req.name}'s paths at width {width} with a reduced cost above "
+                    f"{floor:.4g} (the proved value minus column generation's bound) are more "
+                    f"than the enumeration reaches ({PRICING_LABEL_LIMIT} labels, or its time "
+                    "share): any of them could take part in a better routing"
+                )
                 return None
             found.update(dict.fromkeys(paths))
         out.append(list(found))

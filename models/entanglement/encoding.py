@@ -68,6 +68,9 @@ class CandidateModel:
     generation: str = ""
     """One line on what column generation did (empty when it did not run)."""
     run: ColumnGeneration | None = None
+    open_because: str = ""
+    """Why the last :meth:`closure` could not tell whether other paths do better (empty
+    when it could)."""
     """Column generation's run (its prices serve :meth:`closure`)."""
 
     @classmethod
@@ -152,10 +155,17 @@ class CandidateModel:
         better routing, so ``value`` is optimal for the whole instance. ``(model, n)``: the
         model extended by the ``n`` paths that could, to be solved again (None as well when
         there are more than ``max_new``: the extended model would be too large to prove)."""
-        if self.run is None or self.instance.objective != "throughput":
+        self.open_because = ""
+        if self.run is None:
+            self.open_because = "column generation did not run"
             return None
-        could = paths_that_could_improve(self.instance, self.run, value, deadline)
+        if self.instance.objective != "throughput":
+            self.open_because = "paths outside the model are excluded for objective throughput only"
+            return None
+        why: list[str] = []
+        could = paths_that_could_improve(self.instance, self.run, value, deadline, why)
         if could is None:
+            self.open_because = "; ".join(why)
             return None
         have = self.paths()
         new = [[p for p in plist if p not in set(have[r])] for r, plist in enumerate(could)]
@@ -163,6 +173,12 @@ class CandidateModel:
         if added == 0:
             return None, 0
         if added > max_new:
+            self.open_because = (
+                f"{added} paths outside the model have a reduced cost above "
+                f"{min(0.0, value - self.run.bound):.4g} (the proved value minus column "
+                f"generation's bound), so they could take part in a better routing: more than "
+                f"the {max_new} the model may be extended by"
+            )
             return None
         bigger = CandidateModel(
             self.instance,

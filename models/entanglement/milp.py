@@ -134,6 +134,12 @@ class MilpEncoding:
             closure = model.closure(value, time.monotonic() + CLOSURE_SHARE * ctx.time_left())
             phases["colgen"] = phases.get("colgen", 0.0) + time.monotonic() - priced
             if closure is None:
+                if model.open_because:
+                    outcome = dataclasses.replace(
+                        outcome,
+                        message=f"{outcome.message}; the gap to the bound stays open: "
+                        f"{model.open_because}",
+                    )
                 rerouted = time.monotonic()
                 tries, kept, settled = self._reroute(instance, ctx)
                 if tries:

@@ -363,6 +363,10 @@ def solve_tiers(
         proven_solution=solution if all_proven else None,
         message="; ".join(messages),
         tier_bounds=tier_bounds,
+        # The configuration LP and MIP run on HiGHS: timed as such, not as the tier backend.
+        phase_times_s=(
+            {"config-lp": stats["config_lp"]["seconds"]} if "config_lp" in stats else {}
+        ),
     )
 
 

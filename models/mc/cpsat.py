@@ -22,6 +22,7 @@ class CpSatEncoding(McEncoding):
     """The exact CP-SAT encoding (``backend='cpsat'``)."""
 
     source = "cpsat"
+    slack_unit_squared = True
 
     def _backend(self, ctx: ExactContext) -> LinearBackend:
         return CpSatLinear(ctx.options)

@@ -358,6 +358,46 @@ class McEncoding:
             message=run.message,
         )
 
+    slack_unit_squared = False
+    """The model's min_slack is in units of ``1/S^2`` (CP-SAT's integers), else in
+    utilisation units (the MILP)."""
+
+    def _open_tier(
+        self,
+        instance: McInstance,
+        tables: Tables,
+        tiers: list[str | None],
+        position: int,
+        run: RunResult,
+    ) -> str:
+        """What is open after the tier at ``position`` stopped unproved: that tier, its best
+        value and the backend's bound on it, why it stopped, and what the tiers before it
+        settled (issue 41: the gap printed is the first tier's)."""
+        tier = tiers[position]
+        unit = float(tables.scale) ** 2 if self.slack_unit_squared else 1.0
+        if tier != MAX_MIN_SLACK:
+            unit = 1.0
+        before = [f"{t} proved" for t in tiers[:position] if t is not None] or (
+            ["dropped_cost is 0: no task may be dropped"] if not instance.any_droppable else []
+        )
+        if run.objective is None:
+            text = (
+                f"tier {tier} not proved: {self.source} found no solution of its own "
+                f"({run.stop.value}), the best checked one stands"
+            )
+        else:
+            bound = "none" if run.bound is None else f"{run.bound / unit:.6g}"
+            text = (
+                f"tier {tier} not proved: best {run.objective / unit:.6g}, {self.source}'s "
+                f"bound {bound} ({run.stop.value})"
+            )
+        if tier == MAX_MIN_SLACK and not tables.exact:
+            text += (
+                f"; it is optimised on utilisations rounded to 1/{tables.scale}, so a finished "
+                "search would prove it only within the rounding"
+            )
+        return text + "".join(f"; {b}" for b in before)
+
     def _backend(self, ctx: ExactContext) -> LinearBackend:
         """The translator that solves the linear model (:mod:`.cpsat`, :mod:`.milp`)."""
         raise NotImplementedError
@@ -564,6 +604,9 @@ class McEncoding:
                     )
                     if run.message:
                         messages.append(run.message)
+                if tier is not None and (best is not None or ctx.incumbent() is not None):
+                    # An incumbent (the greedy's) stands; this tier's search found none better.
+                    messages.append(self._open_tier(instance, tables, tiers, position, run))
                 break
             best = McSolution(run.core_of)
             ctx.report(best, self.source)
@@ -575,6 +618,7 @@ class McEncoding:
             if not run.proven:
                 proven = False
                 stop = run.stop
+                messages.append(self._open_tier(instance, tables, tiers, position, run))
                 break
             if tier == MAX_MIN_SLACK and not tables.exact:
                 # The slack was optimised on rounded coefficients: within the rounding only.

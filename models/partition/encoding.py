@@ -31,6 +31,7 @@ supply the translator and their own bottleneck rows.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -344,13 +345,13 @@ class StageEncoding:
         if instance.workload.plan:
             # Serving plans: the stage-shape planner of serving_tp whichever backend was asked
             # for (its enumeration is the proof; the message says what it is over).
-            return solve_plan(instance, ctx, "serving-tp")
+            return dataclasses.replace(solve_plan(instance, ctx, "serving-tp"), ran="serving-tp")
         if instance.workload.flow:
             # Helix's max-flow model has one exact encoding, the boundary-flow MILP on HiGHS,
             # whichever backend was asked for (the solve's message says so)
             from placement.models.partition.serving_milp import solve_flow  # loads networkx
 
-            outcome = solve_flow(instance, ctx, "milp-flow")
+            outcome = dataclasses.replace(solve_flow(instance, ctx, "milp-flow"), ran="highs")
             milp_solver = getattr(ctx.options.milp_solver, "value", "highs")
             if not self.source.startswith("milp"):
                 outcome.message += f" (no {self.source} model for LLM_SERVING_FLOW)"
@@ -568,6 +569,7 @@ class StageEncoding:
             proven_optimal=True,
             proven_solution=result.solution,
             message="optimum proved by the exact DP",
+            ran="dp",
         )
 
     def _infeasible(

@@ -91,6 +91,7 @@ def solve_layer_graph(
             proven_optimal=True,
             proven_solution=result.solution,
             message=f"optimum proved by the DP over {len(ideals)} ideals",
+            ran="ideals-dp",
         )
     best: PartitionSolution | None = ctx.incumbent()
     upper = None if best is None else objective_ns(instance, best.device_of)
@@ -122,6 +123,7 @@ def solve_layer_graph(
                     f"optimum proved by the DP over {len(many)} ideals within the incumbent's "
                     f"max-load ({within.states} states, {within.pairs} moves)"
                 ),
+                ran="ideals-dp",
             )
         # Too many pairs at this threshold (or, unexpectedly, the incumbent outside the
         # DP's splits): the IP decides.

@@ -244,6 +244,18 @@ def load_helix(directory: str | Path, model: str) -> HelixCluster:
         sub: (root / rel, root / "config" / f"{sub.lower()}.ini" if sub else None)
         for sub, rel in spec["lps"].items()
     }
+    needed = [root / "config" / "cluster24.ini"]
+    needed += [f for pair in lps.values() for f in pair if f is not None]
+    missing = [f.relative_to(root).as_posix() for f in needed if not f.is_file()]
+    if missing:
+        # Name the folder and what is missing in it, not the first file opened (issue 41).
+        raise InputError.single(
+            "DIR",
+            str(directory),
+            f"the Helix artifact folder (Thesys-lab/Helix-ASPLOS25 data, or its "
+            f"single_cluster/), holding for {model}: {', '.join(missing)} "
+            f"(missing in {root})",
+        )
     cluster = build_cluster(
         root / "config" / "cluster24.ini",
         lps,

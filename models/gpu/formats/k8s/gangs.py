@@ -109,7 +109,11 @@ def level_of(value: str, labels: list[str], src: Source, path: str) -> str:
         return labels[tier - 1]
     if value in labels:
         return value
-    raise src.fail(path, value, "a level of the topology: " + ", ".join([HOSTNAME_LABEL, *labels]))
+    expected = "a level of the topology: " + ", ".join([HOSTNAME_LABEL, *labels])
+    if not labels:
+        # Issue 41: the README's sample failed here with no hint of the missing flag.
+        expected += " (no Topology was given: --topology names the cluster's Kueue or KAI one)"
+    raise src.fail(path, value, expected)
 
 
 def collect_groups(pods: list[Pod]) -> tuple[dict[str, Group], list[Pod]]:
