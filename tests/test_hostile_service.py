@@ -5,6 +5,7 @@ which queued solves never started."""
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import signal
@@ -20,9 +21,11 @@ import pytest
 from placement.api.client import Client, instance_message
 from placement.api.server.probe import serve_command
 from placement.solver.schema.v1 import service_pb2
+from tests.conftest import REPO
 from tests.service_harness import (
     INSTANCES,
     alive,
+    cpu_ticks,
     start_server,
     wait_until,
     worker_pids,
@@ -183,6 +186,91 @@ def test_kill_9_of_the_worker_returns_the_best_incumbent_to_solve_out(tmp_path: 
         [*CLI, "check", MEDIUM_FILE, str(out)], capture_output=True, text=True, timeout=120
     )
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_sigterm_to_solve_writes_the_best_solution(tmp_path: Path) -> None:
+    # Regression: SIGTERM killed `solve --out` (exit 143) with no file, though a solution
+    # existed; it is now handled as Ctrl-C is: the best solution written, then exit 143.
+    instance = tmp_path / "big.json"
+    gen = subprocess.run(
+        [*CLI, "generate", "gpu", "--gpus", "128", "--jobs", "100", "--seed", "1"]
+        + ["--out", str(instance)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert gen.returncode == 0, gen.stderr
+    out = tmp_path / "best.json"
+    proc = subprocess.Popen(
+        [*CLI, "solve", str(instance), "--backend", "cpsat", "--time-limit", "600"]
+        + ["--out", str(out)],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+    )
+    seen: list[str] = []
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            seen.append(line)
+            if line.rstrip().endswith("cpsat"):
+                break
+        else:
+            pytest.fail("the solve ended before CP-SAT reported a solution: " + "".join(seen))
+        proc.send_signal(signal.SIGTERM)
+        stdout, stderr = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    stderr = "".join(seen) + stderr
+    assert proc.returncode == 143, stderr
+    assert "Traceback" not in stderr
+    assert "stop reason cancelled" in stdout
+    check = subprocess.run(
+        [*CLI, "check", str(instance), str(out)], capture_output=True, text=True, timeout=120
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_sigterm_to_batch_writes_the_csv_and_stops_its_workers(tmp_path: Path) -> None:
+    # Regression: SIGTERM to `batch` wrote no CSV, and its workers went on writing
+    # solution files after it was gone. Now as Ctrl-C: rows marked, CSV written, exit 143.
+    medium = str(REPO / "instances" / "gpu" / "medium.json")
+    out = tmp_path / "rows.csv"
+    solutions = tmp_path / "solutions"
+    solutions.mkdir()
+    proc = subprocess.Popen(
+        [*CLI, "batch", medium, medium, medium, "--jobs", "1", "--time-limit", "120"]
+        + ["--out", str(out), "--solutions", str(solutions), "-q"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        # The first solve is in its exact phase once its worker has used 5 s of CPU.
+        assert wait_until(
+            lambda: any(cpu_ticks(p) >= 500 for p in worker_pids(proc.pid)), 120, step=0.2
+        )
+        workers = worker_pids(proc.pid)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 143, err
+    assert "Traceback" not in err
+    rows = list(csv.DictReader(out.open()))
+    assert [r["status"] for r in rows[1:]] == ["skipped", "skipped"]
+    assert rows[0]["status"] == "feasible" and rows[0]["stop_reason"] == "cancelled", rows[0]
+    assert rows[0]["solution_file"] and Path(rows[0]["solution_file"]).exists()
+    assert [p for p in workers if alive(p)] == []
+    assert len(list(solutions.iterdir())) == 1
 
 
 # --- item 13: shutdown accounting ----------------------------------------------------------
