@@ -216,10 +216,6 @@ class SolvePool:
         self._threads[0].join(timeout=5)
         self._pool.stop()
         self._pool.join(timeout=10)
-        # Every worker reaped, also one pebble was still starting (a signal at start-up).
-        for child in multiprocessing.active_children():
-            child.kill()
-            child.join(5)
 
     @property
     def in_flight(self) -> int:
