@@ -273,6 +273,77 @@ def test_sigterm_to_batch_writes_the_csv_and_stops_its_workers(tmp_path: Path) -
     assert len(list(solutions.iterdir())) == 1
 
 
+def test_sigterm_to_solve_on_a_server_writes_the_best_streamed_incumbent(
+    tmp_path: Path,
+) -> None:
+    # Regression: SIGTERM killed `solve --server --out` (exit 143) with no file.
+    srv = start_server(tmp_path, workers=1)
+    out = tmp_path / "best.json"
+    proc = subprocess.Popen(
+        [*CLI, "solve", MEDIUM_FILE, "--server", srv.target, "--time-limit", "120"]
+        + ["--out", str(out)],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+    )
+    seen: list[str] = []
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            seen.append(line)
+            if "objective" in line:
+                break
+        else:
+            pytest.fail("no incumbent shown: " + "".join(seen))
+        proc.send_signal(signal.SIGTERM)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        srv.stop()
+    assert proc.returncode == 143, "".join(seen) + stderr
+    assert "stop reason cancelled" in stdout, stdout
+    check = subprocess.run(
+        [*CLI, "check", MEDIUM_FILE, str(out)], capture_output=True, text=True, timeout=120
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_batch_workers_stop_and_write_nothing_once_the_batch_is_killed(tmp_path: Path) -> None:
+    # Regression: after the batch process was gone, its workers went on solving and wrote
+    # solution files nobody would list in a CSV.
+    medium = str(REPO / "instances" / "gpu" / "medium.json")
+    solutions = tmp_path / "solutions"
+    solutions.mkdir()
+    proc = subprocess.Popen(
+        [*CLI, "batch", medium, "--jobs", "1", "--time-limit", "120"]
+        + ["--solutions", str(solutions), "-q"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    workers: set[int] = set()
+    try:
+        assert wait_until(
+            lambda: any(cpu_ticks(p) >= 500 for p in worker_pids(proc.pid)), 120, step=0.2
+        )
+        workers = worker_pids(proc.pid)
+        proc.kill()
+        proc.wait()
+        # The orphaned worker notices within its poll and ends (well before its 120 s).
+        assert wait_until(lambda: not any(alive(p) for p in workers), 60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for p in workers:
+            if alive(p):
+                os.kill(p, signal.SIGKILL)
+    assert list(solutions.iterdir()) == []
+
+
 # --- item 13: shutdown accounting ----------------------------------------------------------
 
 
