@@ -5,7 +5,7 @@ inherited from the parent, and a solver that misbehaves cannot corrupt it), or b
 (:mod:`placement.solver.parallel`). A file that cannot be read, or whose solve fails, becomes a
 row with the error; it never stops the others. Ctrl-C in the parent stops the running solves
 (locally each keeps its best solution; a Ray task is interrupted and its row says so) and
-skips the files not started yet.
+skips the files not started yet; SIGTERM and SIGHUP do the same.
 
 On Ray the driver reads every file and sends its text with the task, and the task sends the
 solution document back, so the cluster's nodes need neither the input files nor a shared
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from placement.api.files import placed_count, read_instance, solution_document, write_json
-from placement.api.interrupt import run_cancellable
+from placement.api.interrupt import install_stop_handlers, run_cancellable
 from placement.solver import CancellationToken, InputError, SolutionStatus, SolveOptions, solve
 from placement.solver.jsonform import read_input_text
 from placement.solver.parallel import connect_ray, run_tasks
@@ -60,26 +60,37 @@ SOLVED = frozenset(
 
 _STOP: Any = None
 """In a worker: the parent's stop event (a multiprocessing Event)."""
+_PARENT: int | None = None
+"""In a local worker: the batch's pid (a worker whose parent is gone stops and writes
+nothing)."""
 
 
 def _init_worker(stop_event: Any = None) -> None:
     """Worker initialiser: remember the stop event; leave Ctrl-C to the parent.
 
     A Ray task calls it without the event (Ray interrupts its tasks itself)."""
-    global _STOP
+    global _STOP, _PARENT
     _STOP = stop_event
     if stop_event is not None:
+        _PARENT = os.getppid()
         # The terminal sends SIGINT to the whole process group; the parent decides what
         # happens and tells the workers through the event, so workers print no
         # KeyboardInterrupt noise.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if hasattr(signal, "SIGHUP"):  # a closed terminal: the parent decides, as for Ctrl-C
+            signal.signal(signal.SIGHUP, signal.SIG_IGN)
     # A backend failure is logged as a warning and also lands in the row's message column;
     # logged from a worker it would only garble the parent's progress bar.
     logging.getLogger("placement").setLevel(logging.ERROR)
 
 
+def _orphaned() -> bool:
+    """True in a local worker whose batch process is gone (killed without a word)."""
+    return _PARENT is not None and os.getppid() != _PARENT
+
+
 def _stop_requested() -> bool:
-    return _STOP is not None and _STOP.is_set()
+    return (_STOP is not None and _STOP.is_set()) or _orphaned()
 
 
 def _empty_row(path: str) -> dict[str, Any]:
@@ -139,7 +150,7 @@ def solve_file(
             section = doc[loaded.family_name]
             if solution_file is not None and text is not None:
                 row["_document"] = doc
-            elif solution_file is not None:
+            elif solution_file is not None and not _orphaned():
                 write_json(solution_file, doc)
                 row["solution_file"] = solution_file
         row.update(
@@ -189,9 +200,9 @@ def solution_paths(files: Sequence[str], folder: str) -> list[str]:
 
 
 class BatchOutcome:
-    """Rows in input order, and whether Ctrl-C cut the batch short."""
+    """Rows in input order, and the signal that cut the batch short (0: none)."""
 
-    def __init__(self, rows: list[dict[str, Any]], interrupted: bool) -> None:
+    def __init__(self, rows: list[dict[str, Any]], interrupted: int) -> None:
         self.rows = rows
         self.interrupted = interrupted
 
@@ -252,13 +263,15 @@ def run_batch(
         arglist = [(f, settings, t) for f, t in zip(files, targets, strict=True)]
         stop = multiprocessing.get_context("spawn").Event()
         initargs = (stop,)
-    interrupted = False
+    interrupted = 0
 
     def handler(signum: int, frame: Any) -> None:
+        # Ctrl-C, SIGTERM and SIGHUP alike: the running solves stop with their best, the
+        # rest are skipped, and the CSV is written.
         nonlocal interrupted
         if interrupted:
             raise KeyboardInterrupt
-        interrupted = True
+        interrupted = signum
         stop.set()
         if progress:
             tqdm.write(
@@ -267,8 +280,7 @@ def run_batch(
                 file=sys.stderr,
             )
 
-    install = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGINT, handler) if install else None
+    restore = install_stop_handlers(handler)
     bar = tqdm(total=len(files), file=sys.stderr, unit="file", disable=not progress)
     failed = 0
     try:
@@ -293,8 +305,7 @@ def run_batch(
                 bar.set_postfix(failed=failed)
     finally:
         bar.close()
-        if install:
-            signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
+        restore()
     return BatchOutcome([r for r in rows if r is not None], interrupted)
 
 

@@ -1,9 +1,10 @@
-"""Ctrl-C that stops a solve cleanly instead of killing it.
+"""Ctrl-C (and SIGTERM, SIGHUP) that stops a solve cleanly instead of killing it.
 
-A solve runs in a helper thread while the main thread waits, so Python's SIGINT handler runs
+A solve runs in a helper thread while the main thread waits, so Python's signal handler runs
 at once even while the main thread would otherwise sit inside a native solver call. The first
-Ctrl-C cancels the :class:`~placement.solver.cancel.CancellationToken` (the solve returns its
-best checked solution); a second one raises :class:`KeyboardInterrupt` to give up at once.
+Ctrl-C, SIGTERM or SIGHUP cancels the :class:`~placement.solver.cancel.CancellationToken`
+(the solve returns its best checked solution, which the command then writes); a second one
+raises :class:`KeyboardInterrupt` to give up at once.
 """
 
 from __future__ import annotations
@@ -17,7 +18,27 @@ from placement.solver.cancel import CancellationToken
 
 T = TypeVar("T")
 
-__all__ = ["run_cancellable"]
+__all__ = ["STOP_SIGNALS", "install_stop_handlers", "run_cancellable"]
+
+STOP_SIGNALS: tuple[int, ...] = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+"""The signals that stop a solve or a batch gently (the best solution kept and written)."""
+
+
+def install_stop_handlers(handler: Callable[[int, Any], None]) -> Callable[[], None]:
+    """Install ``handler`` for every signal of :data:`STOP_SIGNALS` (main thread only);
+    returns the function that puts the previous handlers back."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = {sig: signal.signal(sig, handler) for sig in STOP_SIGNALS}
+
+    def restore() -> None:
+        for sig, old in previous.items():
+            # None means the old handler was not set from Python: fall back to the default.
+            signal.signal(sig, old if old is not None else signal.SIG_DFL)
+
+    return restore
 
 
 def run_cancellable(
@@ -27,8 +48,9 @@ def run_cancellable(
     on_interrupt: Callable[[], None] | None = None,
     stop_when: Callable[[], bool] | None = None,
     handle_sigint: bool = True,
-) -> tuple[T, bool]:
-    """Run ``work()`` in a thread; Ctrl-C (or ``stop_when()``) cancels ``token``.
+) -> tuple[T, int]:
+    """Run ``work()`` in a thread; Ctrl-C, SIGTERM, SIGHUP (or ``stop_when()``) cancel
+    ``token``.
 
     Parameters
     ----------
@@ -42,13 +64,15 @@ def run_cancellable(
         Polled while waiting; when it returns True the token is cancelled (how a batch
         worker learns that the parent was interrupted).
     handle_sigint:
-        Install the Ctrl-C handler (only possible in the main thread). Batch workers pass
-        False: they ignore SIGINT and follow the parent's decision through ``stop_when``.
+        Install the handlers of :data:`STOP_SIGNALS` (only possible in the main thread).
+        Batch workers pass False: they ignore SIGINT and follow the parent's decision
+        through ``stop_when``.
 
     Returns
     -------
     tuple
-        ``work()``'s value and whether the run was interrupted (Ctrl-C or ``stop_when``).
+        ``work()``'s value and the signal that interrupted the run (``SIGINT`` for
+        ``stop_when``), or 0 when it was not interrupted.
 
     Raises
     ------
@@ -58,7 +82,7 @@ def run_cancellable(
         Whatever ``work()`` raised, re-raised in the calling thread.
     """
     box: dict[str, Any] = {}
-    interrupted = False
+    interrupted = 0
 
     def target() -> None:
         try:
@@ -70,27 +94,24 @@ def run_cancellable(
         nonlocal interrupted
         if interrupted:
             raise KeyboardInterrupt
-        interrupted = True
+        interrupted = signum
         if on_interrupt is not None:
             on_interrupt()
         token.cancel()
 
     # Daemon: after a second Ctrl-C the process must be able to exit while the solver runs.
     thread = threading.Thread(target=target, name="placement-solve", daemon=True)
-    install = handle_sigint and threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGINT, handler) if install else None
+    restore = install_stop_handlers(handler) if handle_sigint else (lambda: None)
     try:
         thread.start()
         while thread.is_alive():
             # A timed join keeps the main thread in Python code so the handler runs promptly.
             thread.join(0.1)
             if stop_when is not None and not interrupted and stop_when():
-                interrupted = True
+                interrupted = signal.SIGINT
                 token.cancel()
     finally:
-        if install:
-            # None means the old handler was not set from Python: fall back to the default.
-            signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
+        restore()
     if "error" in box:
         raise box["error"]
     return box["value"], interrupted

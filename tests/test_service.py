@@ -257,9 +257,17 @@ def test_kill_9_of_a_worker_mid_solve(server: Server, client: Client) -> None:
     os.kill(pid, signal.SIGKILL)
     t.join(60)
     assert not t.is_alive()
-    error = outcome.get("error")
-    assert error is not None and error.code() == grpc.StatusCode.INTERNAL
-    assert "worker died" in error.details()
+    # The best incumbent the worker had sent, re-checked (issue 41, item 6); INTERNAL only
+    # when it had sent none.
+    resp = outcome.get("resp")
+    if resp is not None:
+        assert resp.status == service_pb2.SOLUTION_STATUS_FEASIBLE
+        assert resp.stop_reason == service_pb2.STOP_REASON_ERROR
+        assert "worker died" in resp.message
+    else:
+        error = outcome.get("error")
+        assert error is not None and error.code() == grpc.StatusCode.INTERNAL
+        assert "worker died" in error.details()
     assert client.health() == "SERVING"
     settle(server, 2)
     assert client.solve_response(TINY, time_limit_s=5).status == service_pb2.SOLUTION_STATUS_OPTIMAL

@@ -9,7 +9,7 @@ import os
 import sys
 
 from placement.api.batch import COLUMNS, run_batch
-from placement.api.cli.exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, err
+from placement.api.cli.exits import EXIT_FAILED, EXIT_OK, err, exit_for_signal
 from placement.api.cli.solve import solve_settings, warn_ignored
 from placement.api.files import check_writable, write_text
 from placement.solver import InputError
@@ -54,5 +54,5 @@ def cmd_batch(args: argparse.Namespace) -> int:
         where = f"; results in {args.out}" if args.out else ""
         err(f"batch: {counts}{where}")
     if outcome.interrupted:
-        return EXIT_INTERRUPTED
+        return exit_for_signal(outcome.interrupted)
     return EXIT_FAILED if outcome.failed else EXIT_OK

@@ -13,6 +13,16 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+"""SIGTERM (128 + 15, what a shell reports for it); the solution or CSV is still written."""
+
+
+def exit_for_signal(signum: int) -> int:
+    """The exit code of a run stopped by ``signum``: 128 + its number, as a shell reports a
+    process killed by it (SIGINT 130, SIGTERM 143, SIGHUP 129), though the run stopped
+    cleanly and wrote what it had."""
+    return 128 + int(signum)
+
 
 EXIT_CODES = """\
 exit codes:
@@ -23,7 +33,9 @@ exit codes:
        cannot be written (full, read-only) (one line on stderr:
        "placement: error: FILE: json.path: got VALUE, expected WHAT")
   3    internal error (set PLACEMENT_DEBUG=1 to see the traceback)
-  130  interrupted by Ctrl-C (solve still prints and writes the best solution it found)
+  130  interrupted by Ctrl-C (solve still prints and writes the best solution it found;
+       batch writes its CSV, rows not solved marked skipped)
+  143  stopped by SIGTERM (129: SIGHUP): as Ctrl-C, the best solution or the CSV written
 """
 
 DEBUG_ENV = "PLACEMENT_DEBUG"

@@ -258,8 +258,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             "server; a watchdog kills a solve that overruns its deadline by more than the\n"
             "grace period. Plaintext binds to 127.0.0.1 unless --host says otherwise; with\n"
             "--tls-cert/--tls-key it binds to 0.0.0.0. One JSON log line per call on stderr.\n"
-            "SIGTERM or Ctrl-C: new calls get UNAVAILABLE; calls in progress get\n"
-            "--shutdown-grace seconds to finish, then their best solution; jobs are kept.\n"
+            "SIGTERM, SIGHUP or Ctrl-C: new calls get UNAVAILABLE; calls in progress get\n"
+            "--shutdown-grace seconds to finish, then their best solution; jobs are kept;\n"
+            "every worker is reaped (also when stopped during the start-up). --workers is\n"
+            "at most min(8 x cores, available memory / 200 MiB).\n"
             "See docs/api.md."
         ),
         epilog=EXIT_CODES,
@@ -272,14 +274,16 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         type=positive_int,
         default=None,
         metavar="N",
-        help="solve worker processes (default: number of cores)",
+        help="solve worker processes (default: number of cores; at most min(8 x cores, "
+        "available memory / 200 MiB))",
     )
     p.add_argument(
         "--queue",
         type=non_negative_int,
         default=64,
         metavar="N",
-        help="solves that may wait for a worker before RESOURCE_EXHAUSTED (default: 64)",
+        help="solves that may wait for a worker before RESOURCE_EXHAUSTED (default: 64, "
+        "at most 10000)",
     )
     p.add_argument("--tls-cert", metavar="CERT.pem", help="server certificate (PEM): TLS")
     p.add_argument("--tls-key", metavar="KEY.pem", help="server private key (PEM)")
@@ -356,7 +360,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         type=positive_int,
         default=64,
         metavar="N",
-        help="largest request or response in MiB (default: 64)",
+        help="largest request or response in MiB (default: 64; at most 2047 and the memory "
+        "available)",
     )
     p.add_argument(
         "--limit",

@@ -67,8 +67,9 @@ def solve_remote(
     on_interrupt: Callable[[], None] | None,
     banner: str | None = None,
     start: Any = None,
-) -> tuple[Result, bool]:
-    """Solve on ``args.server`` through the streaming call. Ctrl-C behaves as for a local
+) -> tuple[Result, int]:
+    """Solve on ``args.server`` through the streaming call. Ctrl-C (and SIGTERM, SIGHUP:
+    the second value is the signal, 0 for none) behaves as for a local
     solve: the first one stops the call and keeps the best incumbent streamed so far
     (re-checked here by the family's checker); a second one aborts. ``banner`` is printed
     once the TLS and token files have passed their checks. ``start``: a warm start's
@@ -106,7 +107,7 @@ def solve_remote(
         return to_result(response, family, instance), interrupted
     if not interrupted:
         raise RuntimeError("the server ended the stream without a result")
-    return _interrupted_result(family, instance, best[0] if best else None), True
+    return _interrupted_result(family, instance, best[0] if best else None), interrupted
 
 
 def _interrupted_result(family: Family, instance: Any, inc: Any | None) -> Result:

@@ -17,6 +17,7 @@ OPTION_NAMES = {
     "allowed_clients": "--allow-client",
     "workers": "--workers",
     "max_queue": "--queue",
+    "max_message_mib": "--max-message-mib",
     "port": "--port",
     "job_lease_s": "--lease-seconds",
     "default_time_limit_s": "--default-time-limit",

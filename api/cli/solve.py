@@ -9,10 +9,10 @@ from typing import Any
 
 from placement.api.cli.exits import (
     EXIT_FAILED,
-    EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
     err,
+    exit_for_signal,
 )
 from placement.api.cli.summary import UNPLACED_SHOWN, ProgressPrinter, fmt_num, format_summary
 from placement.api.files import (
@@ -113,9 +113,10 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
 def _solve_remote(
     args: argparse.Namespace, loaded: LoadedInstance, start: Any
-) -> tuple[Result, bool]:
+) -> tuple[Result, int]:
     """Solve on ``--server`` through the streaming call, printing incumbents as they come;
-    Ctrl-C keeps the best streamed incumbent, as a local solve keeps its best solution."""
+    Ctrl-C or SIGTERM keeps the best streamed incumbent, as a local solve keeps its best
+    solution."""
     # grpc and the client only with --server: start-up time of a local solve.
     from placement.api.cli.remote import solve_remote
 
@@ -134,8 +135,10 @@ def _solve_remote(
 
 
 def _finish_solve(
-    args: argparse.Namespace, loaded: LoadedInstance, result: Result, interrupted: bool
+    args: argparse.Namespace, loaded: LoadedInstance, result: Result, interrupted: int
 ) -> int:
+    """Write and print the result; ``interrupted`` is the signal that stopped the solve (0:
+    none), which sets the exit code once the solution is written."""
     document = None
     senses: tuple[str, ...] = ()
     if result.has_solution:
@@ -165,7 +168,7 @@ def _finish_solve(
         err(f"error: {write_error}")
         return EXIT_USAGE
     if interrupted:
-        return EXIT_INTERRUPTED
+        return exit_for_signal(interrupted)
     return EXIT_OK if result.status in _SOLVED else EXIT_FAILED
 
 

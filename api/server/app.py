@@ -22,8 +22,8 @@ from placement.api.server import tls
 from placement.api.server.config import ServerConfig
 from placement.api.server.jobs import JobStoreError
 from placement.api.server.metrics import Metrics
-from placement.api.server.pool import SolvePool
-from placement.api.server.service import PlacementService
+from placement.api.server.pool import SolvePool, Stopping
+from placement.api.server.service import DrainReport, PlacementService
 from placement.api.server.store import JobStore, new_replica_id
 from placement.api.server.stores import open_store
 from placement.solver.schema.v1 import service_pb2, service_pb2_grpc
@@ -183,19 +183,19 @@ class Running:
     metrics: Metrics
     store_monitor: StoreMonitor | None = None
 
-    def stop(self, grace: float = 5.0) -> int:
+    def stop(self, grace: float = 5.0, hurry: threading.Event | None = None) -> DrainReport:
         """Drain, then stop: health goes NOT_SERVING and new calls get UNAVAILABLE; the solves
         of calls in progress get ``grace`` s to finish, then are stopped and answered with
-        their best checked solution; then the workers stop. Returns how many calls were
+        their best checked solution; then the workers stop. Returns what happened to the calls
         stopped at the end of the grace period.
 
         Jobs running here go back to the queue: another replica (or the next server) runs
-        them again.
+        them again. ``hurry`` set (a second signal) ends the grace period at once.
         """
         if self.store_monitor is not None:
             self.store_monitor.stop()
         self.health.enter_graceful_shutdown()
-        stopped = self.service.drain(grace)
+        stopped = self.service.drain(grace, hurry=hurry)
         # Time for the last answers to leave; what is still open (job watchers) is cancelled.
         done = self.server.stop(1.0)
         self.service.stop()
@@ -259,23 +259,40 @@ def check_port_free(host: str, port: int) -> None:
         probe.bind(address)
 
 
-def start(config: ServerConfig) -> Running:
-    """Start the workers (warm), the job store and the gRPC server; returns once serving."""
+def start(config: ServerConfig, should_stop: Any = lambda: False) -> Running:
+    """Start the workers (warm), the job store and the gRPC server; returns once serving.
+
+    ``should_stop`` is polled during the warm-up: once true (a signal), :class:`Stopping`
+    is raised. Whatever interrupts the start stops what was started, every worker reaped,
+    before it propagates."""
     problems = config.validate()
     if problems:
         raise ValueError("; ".join(problems))
     # What the user can get wrong first (address, database), before any worker starts.
     check_port_free(config.bind_host, config.port)
     store = open_store(config.db_path)
-    pool = SolvePool(
-        config.workers, config.max_queue, grace=config.grace_s, margin=config.deadline_margin_s
-    )
+    pool: SolvePool | None = None
+    holder: list[grpc.Server] = []
     try:
-        pool.warm()
+        pool = SolvePool(
+            config.workers, config.max_queue, grace=config.grace_s, margin=config.deadline_margin_s
+        )
+        pool.warm(should_stop=should_stop)
+        if should_stop():
+            raise Stopping("stopped before serving")
+        return _start_serving(config, store, pool, holder.append)
     except BaseException:
-        pool.close()
+        for server in holder:
+            server.stop(0)
+        if pool is not None:
+            pool.close()
         store.close()
         raise
+
+
+def _start_serving(config: ServerConfig, store: JobStore, pool: SolvePool, keep: Any) -> Running:
+    """The second half of :func:`start`: the gRPC server around a warm pool (``keep`` gets
+    the server as soon as it exists, for :func:`start` to stop it if what follows fails)."""
     metrics = Metrics()
     replica = new_replica_id(socket.gethostname(), os.getpid())
     service = PlacementService(config, pool, store, metrics, replica)
@@ -296,6 +313,7 @@ def start(config: ServerConfig) -> Running:
         interceptors=interceptors,
         maximum_concurrent_rpcs=threads,
     )
+    keep(server)
     service_pb2_grpc.add_PlacementSolverServicer_to_server(service, server)
     health_servicer = health.HealthServicer(experimental_non_blocking=True)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -314,8 +332,6 @@ def start(config: ServerConfig) -> Running:
     else:
         port = server.add_insecure_port(address)
     if port == 0:
-        pool.close()
-        store.close()
         raise OSError(f"cannot listen on {address}")
     server.start()
     service.start()
@@ -327,9 +343,40 @@ def start(config: ServerConfig) -> Running:
     return Running(server, port, service, pool, store, health_servicer, metrics, monitor)
 
 
+STOP_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGINT", "SIGHUP") if hasattr(signal, name)
+)
+"""What stops the server gently: at start-up, at once; while serving, after the drain."""
+
+
 def serve(config: ServerConfig) -> int:
-    """Run until SIGTERM or SIGINT; returns the exit code."""
-    running = start(config)
+    """Run until SIGTERM, SIGINT or SIGHUP; returns the exit code (0 after a clean stop,
+    at start-up too: every worker is stopped and reaped)."""
+    stop = threading.Event()
+    hurry = threading.Event()
+    received: list[int] = []
+
+    def on_signal(signum: int, frame: Any) -> None:
+        # Never raises: an exception at an arbitrary point (e.g. while a worker process is
+        # being launched) would leave a half-started child behind.
+        received.append(signum)
+        if stop.is_set():
+            # A second signal: drain no longer; the workers are still stopped and reaped.
+            hurry.set()
+        stop.set()
+
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, on_signal)
+    try:
+        running = start(config, stop.is_set)
+    except Stopping:
+        print(
+            f"placement: stopped by {_signal_name(received[0])} while starting; every "
+            "worker stopped",
+            file=sys.stderr,
+            flush=True,
+        )
+        return 0
     mode = "mutual TLS" if config.client_ca else "TLS" if config.tls else "plaintext"
     auth = f", token auth ({len(config.tokens)} tokens)" if config.tokens else ""
     if config.allowed_clients:
@@ -347,33 +394,25 @@ def serve(config: ServerConfig) -> int:
         file=sys.stderr,
         flush=True,
     )
-    stop = threading.Event()
-
-    def on_signal(signum: int, frame: Any) -> None:
-        stop.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
     while not stop.wait(0.5):
         pass
     print(
         f"placement: shutting down: calls in progress get {fmt_seconds(config.shutdown_grace_s)}"
-        " s to finish",
+        " s to finish (a second signal: stop them now)",
         file=sys.stderr,
         flush=True,
     )
-    # A second signal while draining: stop at once (the default action).
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    stopped = running.stop(config.shutdown_grace_s)
-    if stopped:
-        print(
-            f"placement: {stopped} calls answered with their best solution at the end of the "
-            "grace period",
-            file=sys.stderr,
-            flush=True,
-        )
+    report = running.stop(config.shutdown_grace_s, hurry)
+    if report.stopped:
+        print(f"placement: {report.line()}", file=sys.stderr, flush=True)
     return 0
+
+
+def _signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
 
 
 def fmt_seconds(value: float) -> str:

@@ -35,6 +35,47 @@ def known_limits() -> tuple[str, ...]:
     return tuple(sorted(names))
 
 
+WORKER_FOOTPRINT_MIB = 200
+"""Memory one warm solve worker holds (measured: about 150 MiB RSS once the solver libraries
+and every family are loaded; rounded up for the solve's own data)."""
+WORKERS_PER_CORE = 8
+"""More workers than this per core only share the cores thinner (each solves one request)."""
+MAX_QUEUE = 10_000
+"""Largest ``--queue``: every queued call holds a gRPC handler thread and its request."""
+MAX_MESSAGE_MIB = 2047
+"""gRPC's message size limit is a 32-bit signed byte count: at most 2 GiB - 1."""
+
+
+def memory_available_mib() -> int | None:
+    """Memory the machine can still give (``MemAvailable`` of ``/proc/meminfo``; else the
+    free physical pages), in MiB; None when it cannot be told."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) // 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2**20
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def max_workers() -> tuple[int, str]:
+    """The most solve workers this machine can hold, and the rule that gives it: at most
+    :data:`WORKERS_PER_CORE` per core and one per :data:`WORKER_FOOTPRINT_MIB` MiB of
+    available memory (never below 1)."""
+    cores = os.cpu_count() or 1
+    bound = WORKERS_PER_CORE * cores
+    rule = f"{WORKERS_PER_CORE} per core x {cores} cores"
+    memory = memory_available_mib()
+    if memory is not None:
+        bound = min(bound, memory // WORKER_FOOTPRINT_MIB)
+        rule += f", and one per {WORKER_FOOTPRINT_MIB} MiB of the {memory} MiB available"
+    return max(1, bound), rule
+
+
 def default_db_path() -> Path:
     """``$XDG_STATE_HOME/placement/jobs.sqlite3`` (``~/.local/state/...`` by default)."""
     base = os.environ.get("XDG_STATE_HOME") or os.path.join(Path.home(), ".local", "state")
@@ -158,10 +199,25 @@ class ServerConfig:
             return names.get(setting, setting)
 
         problems = []
-        if self.workers < 1:
-            problems.append(f"{name('workers')}: got {self.workers}, expected at least 1")
-        if self.max_queue < 0:
-            problems.append(f"{name('max_queue')}: got {self.max_queue}, expected >= 0")
+        most, rule = max_workers()
+        if not 1 <= self.workers <= most:
+            problems.append(
+                f"{name('workers')}: got {self.workers}, expected 1..{most} on this machine "
+                f"({rule})"
+            )
+        if not 0 <= self.max_queue <= MAX_QUEUE:
+            problems.append(
+                f"{name('max_queue')}: got {self.max_queue}, expected 0..{MAX_QUEUE} (each "
+                "queued call holds a handler thread and its request)"
+            )
+        mib = self.max_message_bytes / 2**20
+        memory = memory_available_mib()
+        top = MAX_MESSAGE_MIB if memory is None else max(1, min(MAX_MESSAGE_MIB, memory))
+        if not 0 < mib <= top:
+            why = "gRPC's limit is 2 GiB - 1 bytes"
+            if memory is not None:
+                why += f", and no more than the {memory} MiB of memory available"
+            problems.append(f"{name('max_message_mib')}: got {mib:g}, expected 1..{top} ({why})")
         if not 0 <= self.port <= 65535:
             problems.append(f"{name('port')}: got {self.port}, expected 0..65535")
         try:

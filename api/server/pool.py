@@ -44,6 +44,10 @@ EventCallback = Callable[[str, Any], None]
 ``("incumbent", (incumbent_bytes, solution_bytes))``."""
 
 
+class Stopping(Exception):
+    """The warm-up was stopped (see :meth:`SolvePool.warm`)."""
+
+
 @dataclass
 class Outcome:
     """How a ticket ended.
@@ -178,10 +182,27 @@ class SolvePool:
             t.start()
 
     # --- lifecycle ----------------------------------------------------------------------
-    def warm(self, timeout: float = 300.0) -> list[int]:
-        """Start every worker and import the solver libraries in it; returns their pids."""
+    def warm(
+        self, timeout: float = 300.0, should_stop: Callable[[], bool] = lambda: False
+    ) -> list[int]:
+        """Start every worker and import the solver libraries in it; returns their pids.
+
+        ``should_stop`` is polled while waiting: once true, :class:`Stopping` is raised (a
+        signal at start-up; the caller then closes the pool, which reaps every worker)."""
         futures = [self._pool.schedule(worker.ping) for _ in range(self.workers)]
-        return [f.result(timeout=timeout) for f in futures]
+        end = time.monotonic() + timeout
+        pids = []
+        for f in futures:
+            while True:
+                if should_stop():
+                    raise Stopping("stopped during the warm-up")
+                try:
+                    pids.append(f.result(timeout=max(0.0, min(0.1, end - time.monotonic()))))
+                    break
+                except TimeoutError:
+                    if time.monotonic() >= end:
+                        raise
+        return pids
 
     def close(self) -> None:
         """Kill every worker and stop the pool's threads."""

@@ -225,14 +225,18 @@ class PlacementService(service_pb2_grpc.PlacementSolverServicer):
     def stop(self) -> None:
         self.runner.stop()
 
-    def drain(self, grace_s: float, answer_s: float = 2.0) -> int:
+    def drain(
+        self, grace_s: float, answer_s: float = 2.0, hurry: threading.Event | None = None
+    ) -> DrainReport:
         """Shut down gently: refuse new calls, give the solves of calls in progress up to
         ``grace_s`` to finish, then stop the rest cooperatively so that each call is answered
         with its best checked solution (waiting up to ``answer_s`` for the answers). Returns
-        how many calls had to be stopped."""
+        what happened to the calls that had to be stopped. ``hurry`` set ends the grace
+        period at once."""
         self.draining.set()
         end = time.monotonic() + grace_s
-        while self._in_progress() and time.monotonic() < end:
+        hurry = hurry or threading.Event()
+        while self._in_progress() and time.monotonic() < end and not hurry.is_set():
             time.sleep(0.05)
         late = self._in_progress()
         for ticket in late:
@@ -240,7 +244,16 @@ class PlacementService(service_pb2_grpc.PlacementSolverServicer):
         end = time.monotonic() + answer_s
         while self._in_progress() and time.monotonic() < end:
             time.sleep(0.05)
-        return len(late)
+        report = DrainReport(stopped=len(late))
+        for ticket in late:
+            outcome = ticket.outcome
+            if ticket.started is None:
+                report.never_started += 1
+            elif outcome is not None and (outcome.response is not None or outcome.best):
+                report.with_solution += 1
+            else:
+                report.without_solution += 1
+        return report
 
     def _in_progress(self) -> list[Ticket]:
         with self._calls_lock:
@@ -366,6 +379,13 @@ class PlacementService(service_pb2_grpc.PlacementSolverServicer):
             if outcome.response is not None:
                 resp = service_pb2.SolveResponse.FromString(outcome.response)
                 resp.message = f"{note}; {resp.message}" if resp.message else note
+            elif ticket.started is None:
+                # Queued behind the busy workers: it never ran, so it has nothing to give.
+                raise Abort(
+                    grpc.StatusCode.UNAVAILABLE,
+                    "the server is shutting down and the solve never started (it was still "
+                    "queued for a worker); retry (another replica)",
+                )
             else:
                 resp = best_or_abort(
                     note + "; reasons for unplaced work were not computed",
@@ -375,10 +395,15 @@ class PlacementService(service_pb2_grpc.PlacementSolverServicer):
         elif outcome.kind == "cancelled":
             raise Abort(grpc.StatusCode.CANCELLED, "the solve was cancelled")
         elif outcome.kind == "crashed":
-            raise Abort(
+            # As on overrun and shutdown: the best incumbent the worker had sent, re-checked.
+            died = f"the solve worker died ({outcome.error}); it has been replaced"
+            resp = best_or_abort(
+                f"{died}; this is the best checked incumbent it had sent; reasons for "
+                "unplaced work were not computed",
                 grpc.StatusCode.INTERNAL,
-                f"the solve worker died ({outcome.error}); it has been replaced",
+                died,
             )
+            resp.stop_reason = service_pb2.STOP_REASON_ERROR
         else:
             raise Abort(grpc.StatusCode.INTERNAL, f"the solve failed: {outcome.error}")
         resp.phase_times_s["queue"] = ticket.queue_seconds
@@ -695,6 +720,27 @@ class PlacementService(service_pb2_grpc.PlacementSolverServicer):
         if outcome.kind == "overrun":
             error = "no solution was found before the time limit"
         return jobstates.FAILED, data, error
+
+
+@dataclass
+class DrainReport:
+    """The calls a shutdown had to stop at the end of its grace period: answered with their
+    best solution, never started (still queued: UNAVAILABLE, retry), or started without a
+    solution yet (UNAVAILABLE)."""
+
+    stopped: int = 0
+    with_solution: int = 0
+    never_started: int = 0
+    without_solution: int = 0
+
+    def line(self) -> str:
+        """What the server logs about them."""
+        parts = [f"{self.with_solution} answered with their best solution"]
+        if self.never_started:
+            parts.append(f"{self.never_started} never started (queued; told to retry)")
+        if self.without_solution:
+            parts.append(f"{self.without_solution} had no solution yet (told to retry)")
+        return f"{self.stopped} calls stopped at the end of the grace period: " + ", ".join(parts)
 
 
 def _at_deadline(ticket: Ticket) -> Outcome:
