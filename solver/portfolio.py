@@ -216,8 +216,11 @@ def solve(
     t0 = time.monotonic()
     if not run.cancel.cancelled:
         # The heuristics see a token that also fires at the deadline: one that honours it
-        # (``options.cancel``) stops early with what it has, still a feasible solution.
-        with deadline_token(run.cancel, run.time_left()) as token:
+        # (``options.cancel``) stops early with what it has, still a feasible solution. The
+        # fallback gets at least GREEDY_FLOOR of the budget even when the steps before it
+        # used the budget up.
+        floor = GREEDY_FLOOR * float(options.time_limit_s)
+        with deadline_token(run.cancel, max(run.time_left(), floor)) as token:
             try:
                 greedy_options = dataclasses.replace(options, cancel=token)
                 for name, solution in family.greedy(instance, greedy_options):
@@ -320,6 +323,10 @@ def _proved_by_bound(run: _Run) -> ExactOutcome | None:
     )
 
 
+GREEDY_FLOOR = 0.25
+"""The least share of the time limit the heuristics get, even when reading the instance and
+the quick bound used the budget up: a placement a little late rather than an empty one on
+time."""
 EXPLAIN_GRACE = 0.1
 """The share of the time limit the reasons for unplaced work may take past the deadline
 before they are given without their costly details."""

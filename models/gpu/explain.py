@@ -23,6 +23,7 @@ the cluster) can take all of them.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,8 @@ from placement.models.gpu.instance import (
 from placement.solver.cancel import CancellationToken
 
 KINDS = ("infeasible_alone", "no_room", "crowded_out")
+_SHARED_ROOM: weakref.WeakKeyDictionary[GpuInstance, dict[tuple, int]] = weakref.WeakKeyDictionary()
+"""Per instance: workers of each job shape that fit the empty and the initial cluster."""
 _SHOWN_BLOCKERS = 3
 
 
@@ -155,6 +158,9 @@ class _Explainer:
         self.initial = ClusterState(instance)
         self.after = ClusterState(instance)
         self.after.apply(solution)
+        # How many workers of a job shape fit the empty and the initial cluster depends on the
+        # instance alone: shared by every explainer of it (the quick bound's and the reasons').
+        self._room_alone = _SHARED_ROOM.setdefault(instance, {})
         self._room: dict[tuple, int] = {}
         self._largest: dict[tuple, tuple[int, str]] = {}
         self._holders: list[list[int]] | None = None
@@ -168,9 +174,13 @@ class _Explainer:
 
     def room(self, state: ClusterState, job: GpuJob, view: View | None = None) -> int:
         """Most workers of ``job`` that fit inside one group its required locality allows."""
-        key = (id(state), _shape(job)) if view is None else None
-        if key is not None and key in self._room:
-            return self._room[key]
+        cache: dict[tuple, int] | None = None
+        if view is None and (state is self.empty or state is self.initial):
+            cache, key = self._room_alone, (state is self.empty, _shape(job))
+        elif view is None:
+            cache, key = self._room, (id(state), _shape(job))
+        if cache is not None and key in cache:
+            return cache[key]
         w = job.workers
         limit = required_limit(self.instance, job)
         if limit == 0 and job.kind == "cpu":
@@ -187,8 +197,8 @@ class _Explainer:
             else:
                 out = int(caps.node_cap.sum())
         out = min(out, w)
-        if key is not None:
-            self._room[key] = out
+        if cache is not None:
+            cache[key] = out
         return out
 
     def largest_free(self, job: GpuJob) -> tuple[int, str]:
