@@ -13,7 +13,9 @@ import socket
 import subprocess
 import sys
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -147,15 +149,14 @@ def test_a_stop_signal_reaps_every_worker(tmp_path: Path, sig: int, when: str) -
 # --- item 6: the best incumbent survives ---------------------------------------------------
 
 
-def test_kill_9_of_the_worker_returns_the_best_incumbent_to_solve_out(tmp_path: Path) -> None:
-    # Regression: the call ended INTERNAL "the solve worker died", exit 1, no --out file,
-    # though the server held a checked incumbent (as it returns on overrun and shutdown).
-    srv = start_server(tmp_path, workers=1)
-    out = tmp_path / "best.json"
+def _act_once_shown(
+    args: list[str], cwd: Path, shown: Callable[[str], bool], act: Callable[[Any], None]
+) -> tuple[int, str, str]:
+    """Run the command line with ``args``; once a line of its stderr is ``shown``, ``act`` on
+    the process (a signal to it or to a worker); then its exit code, stdout and stderr."""
     proc = subprocess.Popen(
-        [*CLI, "solve", MEDIUM_FILE, "--server", srv.target, "--time-limit", "120"]
-        + ["--out", str(out)],
-        cwd=tmp_path,
+        [*CLI, *args],
+        cwd=cwd,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -166,26 +167,58 @@ def test_kill_9_of_the_worker_returns_the_best_incumbent_to_solve_out(tmp_path: 
         assert proc.stderr is not None
         for line in proc.stderr:
             seen.append(line)
-            if "objective" in line:  # the client has shown an incumbent
+            if shown(line):
                 break
         else:
-            pytest.fail("no incumbent shown: " + "".join(seen))
-        (pid,) = srv.workers()
-        os.kill(pid, signal.SIGKILL)
-        stdout, stderr = proc.communicate(timeout=120)
+            pytest.fail("the awaited line never came: " + "".join(seen))
+        act(proc)
+        stdout, stderr = proc.communicate(timeout=300)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-        srv.stop()
-    stderr = "".join(seen) + stderr
-    assert proc.returncode == 0, stdout + stderr
-    assert "worker died" in stdout, stdout
-    assert "stop reason error" in stdout, stdout
+    return proc.returncode, stdout, "".join(seen) + stderr
+
+
+def _kill_the_one_worker(workers: list[int]) -> None:
+    (pid,) = workers
+    os.kill(pid, signal.SIGKILL)
+
+
+def _assert_checked(instance: str | Path, solution: Path) -> None:
     check = subprocess.run(
-        [*CLI, "check", MEDIUM_FILE, str(out)], capture_output=True, text=True, timeout=120
+        [*CLI, "check", str(instance), str(solution)], capture_output=True, text=True, timeout=120
     )
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_kill_9_of_the_worker_returns_the_best_incumbent_to_solve_out(tmp_path: Path) -> None:
+    # Regression: the call ended INTERNAL "the solve worker died", exit 1, no --out file,
+    # though the server held a checked incumbent (as it returns on overrun and shutdown).
+    srv = start_server(tmp_path, workers=1)
+    out = tmp_path / "best.json"
+    try:
+        code, stdout, stderr = _act_once_shown(
+            [
+                "solve",
+                MEDIUM_FILE,
+                "--server",
+                srv.target,
+                "--time-limit",
+                "120",
+                "--out",
+                str(out),
+            ],
+            tmp_path,
+            lambda line: "objective" in line,  # the client has shown an incumbent
+            lambda _: _kill_the_one_worker(srv.workers()),
+        )
+    finally:
+        srv.stop()
+    assert code == 0, stdout + stderr
+    assert "worker died" in stdout, stdout
+    assert "stop reason error" in stdout, stdout
+    _assert_checked(MEDIUM_FILE, out)
 
 
 def test_sigterm_to_solve_writes_the_best_solution(tmp_path: Path) -> None:
@@ -202,38 +235,16 @@ def test_sigterm_to_solve_writes_the_best_solution(tmp_path: Path) -> None:
     )
     assert gen.returncode == 0, gen.stderr
     out = tmp_path / "best.json"
-    proc = subprocess.Popen(
-        [*CLI, "solve", str(instance), "--backend", "cpsat", "--time-limit", "600"]
-        + ["--out", str(out)],
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=ENV,
+    code, stdout, stderr = _act_once_shown(
+        ["solve", str(instance), "--backend", "cpsat", "--time-limit", "600", "--out", str(out)],
+        tmp_path,
+        lambda line: line.rstrip().endswith("cpsat"),  # CP-SAT reported a solution
+        lambda proc: proc.send_signal(signal.SIGTERM),
     )
-    seen: list[str] = []
-    try:
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            seen.append(line)
-            if line.rstrip().endswith("cpsat"):
-                break
-        else:
-            pytest.fail("the solve ended before CP-SAT reported a solution: " + "".join(seen))
-        proc.send_signal(signal.SIGTERM)
-        stdout, stderr = proc.communicate(timeout=300)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    stderr = "".join(seen) + stderr
-    assert proc.returncode == 143, stderr
+    assert code == 143, stderr
     assert "Traceback" not in stderr
     assert "stop reason cancelled" in stdout
-    check = subprocess.run(
-        [*CLI, "check", str(instance), str(out)], capture_output=True, text=True, timeout=120
-    )
-    assert check.returncode == 0, check.stdout + check.stderr
+    _assert_checked(instance, out)
 
 
 def test_sigterm_to_batch_writes_the_csv_and_stops_its_workers(tmp_path: Path) -> None:
@@ -279,37 +290,27 @@ def test_sigterm_to_solve_on_a_server_writes_the_best_streamed_incumbent(
     # Regression: SIGTERM killed `solve --server --out` (exit 143) with no file.
     srv = start_server(tmp_path, workers=1)
     out = tmp_path / "best.json"
-    proc = subprocess.Popen(
-        [*CLI, "solve", MEDIUM_FILE, "--server", srv.target, "--time-limit", "120"]
-        + ["--out", str(out)],
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=ENV,
-    )
-    seen: list[str] = []
     try:
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            seen.append(line)
-            if "objective" in line:
-                break
-        else:
-            pytest.fail("no incumbent shown: " + "".join(seen))
-        proc.send_signal(signal.SIGTERM)
-        stdout, stderr = proc.communicate(timeout=120)
+        code, stdout, stderr = _act_once_shown(
+            [
+                "solve",
+                MEDIUM_FILE,
+                "--server",
+                srv.target,
+                "--time-limit",
+                "120",
+                "--out",
+                str(out),
+            ],
+            tmp_path,
+            lambda line: "objective" in line,
+            lambda proc: proc.send_signal(signal.SIGTERM),
+        )
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
         srv.stop()
-    assert proc.returncode == 143, "".join(seen) + stderr
+    assert code == 143, stderr
     assert "stop reason cancelled" in stdout, stdout
-    check = subprocess.run(
-        [*CLI, "check", MEDIUM_FILE, str(out)], capture_output=True, text=True, timeout=120
-    )
-    assert check.returncode == 0, check.stdout + check.stderr
+    _assert_checked(MEDIUM_FILE, out)
 
 
 def test_batch_workers_stop_and_write_nothing_once_the_batch_is_killed(tmp_path: Path) -> None:
