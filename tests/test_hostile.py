@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import signal
 import subprocess
 from pathlib import Path
 
@@ -320,3 +321,57 @@ def _find(parser: argparse.ArgumentParser, words: list[str], option: str) -> arg
         if option in action.option_strings and not words:
             return action
     raise AssertionError(f"{option} not found")
+
+
+# --- the campaign: SIGTERM and SIGKILL at every stage --------------------------------------------
+
+STAGES_S = (0.05, 0.4, 1.0, 2.0, 4.0)
+"""When the signal comes, after the start: Python starting, the instance being read, the
+greedy, the exact search, and (for a short run) the end."""
+
+
+def _signal_at(args: list[str], cwd: Path, sig: int, delay: float) -> subprocess.CompletedProcess:
+    proc = subprocess.Popen(
+        [*CLI, *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        proc.wait(timeout=delay)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(sig)
+    stdout, stderr = proc.communicate(timeout=120)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+def test_a_signal_at_any_stage_of_solve_leaves_a_whole_file_or_none(
+    tmp_path: Path, sig: int
+) -> None:
+    """Whenever the signal comes, the ``--out`` file is either absent or a whole solution that
+    ``check`` accepts (never half written), there is no traceback, and a SIGTERM that found a
+    solution (exit 143) wrote it."""
+    instance = tmp_path / "big.json"
+    assert main(["generate", "gpu", "--gpus", "128", "--jobs", "100", "--seed", "1",
+                 "--out", str(instance)]) == 0  # fmt: skip
+    for delay in STAGES_S:
+        out = tmp_path / f"solution-{delay}.json"
+        args = ["solve", str(instance), "--backend", "cpsat", "--time-limit", "3"]
+        proc = _signal_at([*args, "--out", str(out)], tmp_path, sig, delay)
+        assert "Traceback" not in proc.stderr, (delay, proc.stderr)
+        assert proc.returncode in (0, 128 + sig, -sig), (delay, proc.returncode, proc.stderr)
+        if proc.returncode == 128 + signal.SIGTERM:
+            assert out.exists(), (delay, proc.stderr)
+        if out.exists():
+            assert run("check", instance, out, cwd=tmp_path).returncode == 0, delay
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+def test_a_signal_at_any_stage_of_generate_leaves_a_whole_file_or_none(
+    tmp_path: Path, sig: int
+) -> None:
+    for delay in STAGES_S:
+        out = tmp_path / f"instance-{delay}.json"
+        args = ["generate", "gpu", "--gpus", "80000", "--jobs", "20000", "--out", str(out)]
+        proc = _signal_at(args, tmp_path, sig, delay)
+        assert "Traceback" not in proc.stderr, (delay, proc.stderr)
+        if out.exists():
+            placement.load(str(out))  # whole and valid
