@@ -23,6 +23,7 @@ DAG_SUITES = [
     "dag-stg-verify",
     "grid-braun",
     "grid-large",
+    "grid-hcsp",
     "dag-wfcommons",
     "dag-scale",
 ]

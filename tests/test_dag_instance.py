@@ -116,8 +116,9 @@ def test_generators_are_seeded() -> None:
 
 def test_grid_generator_draws_every_braun_class_and_scales_large_matrices() -> None:
     """The grid shape follows the one Braun protocol (braun.braun_matrix): each of the 12
-    classes by consistency and heterogeneity; a matrix beyond the family's total time is
-    refused naming ``unit`` and the least that fits, and fits in thousands of ETC units."""
+    classes by consistency and heterogeneity; 1,024 x 32 hi-hi fits in ETC units (issue 41:
+    the old guard wanted thousands); a unit so small that a schedule overflows CP-SAT's
+    scaled times is refused naming ``unit`` and the least that fits."""
     rng_matrix = braun_matrix(np.random.default_rng(7), 48, 6, BraunClass("c", "lo", "lo"))
     lolo = grid_instance(48, 6, seed=7, consistency="consistent", heterogeneity="lolo")
     assert np.array_equal(lolo.duration, rng_matrix)
@@ -125,11 +126,12 @@ def test_grid_generator_draws_every_braun_class_and_scales_large_matrices() -> N
     assert lolo.name == "grid-48x6-consistent-lolo-s7"
     semi = grid_instance(48, 6, seed=7, consistency="semi", heterogeneity="hilo").duration
     assert np.all(np.diff(semi[:, ::2], axis=1) >= 0) and semi.max() > 1000
+    assert grid_instance(1024, 32, seed=0).duration.max() > 1e6
     with pytest.raises(InputError) as refused:
-        grid_instance(1024, 32, seed=0)
+        grid_instance(64, 4, seed=0, unit=1e-7)
     assert refused.value.errors[0].path == "unit"
     least = float(refused.value.errors[0].expected.split()[2])
-    assert 1.0 < least < 1000.0
+    assert 1e-7 < least < 1e-4
     scaled = grid_instance(1024, 32, seed=0, unit=1000.0)
     again = braun_matrix(np.random.default_rng(0), 1024, 32, BraunClass("i", "hi", "hi"))
     assert np.allclose(scaled.duration, again / 1000.0)

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import placement
-from placement.models.dag import DagInstance, DagMachine, DagTask
+from placement.models.dag import DagEdge, DagInstance, DagLink, DagMachine, DagTask
 from placement.models.gpu import FAMILY as GPU
 from placement.models.gpu import GpuInstance, GpuJob, GpuNode, TopologyLevel
 from placement.solver import InputError, SolveOptions, solve
@@ -180,11 +180,16 @@ def test_a_number_beyond_its_range_is_exit_2_naming_the_field(
     assert proc.stdout == ""
 
 
-def test_dag_times_that_add_up_past_the_limit_are_refused() -> None:
-    tasks = [DagTask(f"t{i}", work=6e8) for i in range(2)]
+def test_dag_schedules_past_the_scaled_integers_are_refused() -> None:
+    """A transfer of 1e15 bytes at 1 byte/s (each field in range): no schedule ends within
+    2^50 / tasks seconds, which CP-SAT's scaled times need."""
+    tasks = [DagTask("a", work=1.0), DagTask("b", work=1.0)]
+    machines = [DagMachine("m", zone="x"), DagMachine("n", zone="y")]
+    links = [DagLink("x", "y", bandwidth_bytes_per_s=1.0)]
+    edges = [DagEdge("a", "b", data_bytes=1e15)]
     with pytest.raises(InputError) as info:
-        placement.load(DagInstance(machines=[DagMachine("m")], tasks=tasks))
-    assert "times that add up to at most 1e9 s" in str(info.value)
+        placement.load(DagInstance(machines=machines, tasks=tasks, edges=edges, links=links))
+    assert "at most 2^50 / 2 tasks" in str(info.value)
 
 
 def test_a_solution_file_given_as_an_instance_says_so(tmp_path: Path) -> None:

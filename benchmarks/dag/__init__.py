@@ -14,6 +14,8 @@ PNG plots in ``config.out``), declared below by module and name:
 - ``grid-braun`` (:mod:`.braun`): the Braun et al. 512 x 16 ETC instances (R||Cmax) against
   the best known makespans.
 - ``grid-large`` (:mod:`.grid_large`): generated Braun-style R||Cmax at scale.
+- ``grid-hcsp`` (:mod:`.grid_hcsp`): Braun-protocol ETC files as large as the hcsp
+  collection's, at 2,048 x 64 and 4,096 x 128, through ``placement import braun``.
 - ``dag-wfcommons`` (:mod:`.wfcommons`): the WfCommons workflows on a heterogeneous machine
   set, against HEFT, PEFT and CPOP.
 - ``dag-scale`` (:mod:`.scale`): heuristic times (best of 3) and exact backends at 1,000
@@ -101,6 +103,36 @@ SUITES = (
                 None,
                 help="then HiGHS alone for this many seconds from our schedule (default: off)",
             ),
+        ),
+    ),
+    Suite(
+        name="grid-hcsp",
+        family="dag",
+        help="Braun-protocol ETC files at hcsp scale (2,048 x 64, 4,096 x 128, 12 classes) "
+        "written, read back with placement import braun and solved",
+        **suite_functions("placement.benchmarks.dag.grid_hcsp", "grid_hcsp"),
+        time_limit_s=60.0,
+        parameters=(
+            Parameter(
+                "sizes",
+                "name_list",
+                ("2048x64", "4096x128"),
+                help="TASKSxMACHINES sizes (default: 2048x64,4096x128)",
+            ),
+            Parameter(
+                "classes",
+                "name_list",
+                tuple(f"u_{c}_{t}{m}" for c in "csi" for t in ("hi", "lo") for m in ("hi", "lo")),
+                help="Braun classes (default: all 12, u_c_hihi ... u_i_lolo)",
+            ),
+            Parameter("seed", "non_negative_int", 0, help="generator seed (default: 0)"),
+            Parameter(
+                "factor",
+                "positive_float",
+                6.0,
+                help="ETC units per published unit (default: 6, hcsp-sized values)",
+            ),
+            Parameter("threads", "positive_int", 2, help="solver threads (default: 2)"),
         ),
     ),
     Suite(

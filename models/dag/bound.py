@@ -37,13 +37,23 @@ HEAD_TAIL_MAX_TASKS = 5000
 ancestor matrix of tasks x tasks booleans."""
 
 
-def integer_scale(values: np.ndarray, max_int: int = MAX_INT) -> tuple[float, bool]:
+def integer_scale(
+    values: np.ndarray, max_int: int = MAX_INT, coarse: bool = False
+) -> tuple[float, bool]:
     """The smallest 10^k (k <= 6) making every value integral; ``(scale, exact)``.
 
     When none does, the largest 10^k that keeps the values below ``max_int``, and False.
+    With ``coarse``, when even 10^0 does not, the largest 10^-k that does (a grid of 10^k s),
+    exact when every value is a multiple of it: the problem scaled down rather than the
+    integers overflowed.
     """
     v = np.abs(values[np.isfinite(values)])
     top = float(v.max()) if len(v) else 0.0
+    if coarse and top > max_int:
+        scale = coarse_scale(top, max_int)
+        scaled = v * scale
+        exact = bool(np.all(np.abs(scaled - np.round(scaled)) <= 1e-9 * np.maximum(1.0, scaled)))
+        return scale, exact
     best = 1.0
     for k in range(MAX_SCALE_EXPONENT + 1):
         scale = 10.0**k
@@ -54,6 +64,14 @@ def integer_scale(values: np.ndarray, max_int: int = MAX_INT) -> tuple[float, bo
         if np.all(np.abs(scaled - np.round(scaled)) <= 1e-9 * np.maximum(1.0, scaled)):
             return scale, True
     return best, False
+
+
+def coarse_scale(top: float, max_int: int) -> float:
+    """The largest 10^-k (k >= 0) keeping ``top`` times it at most ``max_int``."""
+    k = 0
+    while top * 10.0**-k > max_int:
+        k += 1
+    return 10.0**-k
 
 
 def _area_weights(instance: DagInstance) -> list[tuple[np.ndarray, float]]:

@@ -10,15 +10,17 @@ task ``t`` gets a baseline ``B(t) ~ U(1, R_task)``; its expected time to compute
 columns left as drawn; an *inconsistent* one is left as drawn. The 12 classes are named as
 the published files, ``u_<c|s|i>_<task><machine>`` (``u_c_hihi`` ... ``u_i_lolo``).
 
-Values are rounded to one decimal as in the published files and then expressed in
-thousands of ETC units (``UNIT``): at 4,096 tasks a ``hihi`` matrix adds up to about 6e9
-units, beyond the family's 1e9 s total, and a common unit changes no ratio (gaps,
-heuristic rankings) between schedules.
+Values are rounded to one decimal as in the published files; :func:`braun_instance`
+expresses them in thousands of ETC units (``UNIT``), as the ``grid-large`` results were
+recorded (a common unit changes no ratio, gap or heuristic ranking between schedules; the
+family's guard no longer needs it since issue 41), and :func:`write_etc` writes a matrix in
+the published text format.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -125,3 +127,22 @@ def braun_instance(
         ),
     )
     return finish(instance)
+
+
+HCSP_FACTOR = 6.0
+"""ETC units per published unit of the large hcsp-sized files (:func:`write_etc`): the Braun
+ranges at 2,048 x 64 give a ``u_s_hihi`` matrix whose slowest times add up to 3.1e9 and
+whose makespan is about 1.7e6; six times that (1.9e10 and about 1.0e7) is at least the
+hcsp collection's 2,048 x 64 ``u_s_hihi`` (1.02e10 and about 9.2e6)."""
+
+
+def write_etc(path: str | Path, etc: np.ndarray) -> Path:
+    """Write an ETC matrix in the published text format ``placement import braun`` reads:
+    ``tasks machines 0``, then one value per line, task-major, six decimals."""
+    out = Path(path)
+    n, k = etc.shape
+    with open(out, "w", encoding="utf-8") as fh:
+        fh.write(f"{n} {k} 0\n")
+        fh.write("\n".join(f"{v:.6f}" for v in np.asarray(etc, dtype=float).ravel()))
+        fh.write("\n")
+    return out

@@ -31,6 +31,7 @@ import numpy as np
 
 from placement.models.dag.bound import (
     MAX_INT,
+    coarse_scale,
     integer_scale,
     makespan_grid_bound,
     proven_by_bound,
@@ -74,10 +75,10 @@ def relaxable(instance: DagInstance) -> bool:
 
 def fine_scale(values: np.ndarray, max_int: int) -> float:
     """The largest 10^k (k <= :data:`FINE_SCALE_EXPONENT`) keeping every value times it
-    below ``max_int`` (at least 1)."""
+    below ``max_int``; below 1 (a grid of whole 10^j s) when only that does."""
     v = np.abs(values[np.isfinite(values)])
     top = float(v.max()) if len(v) else 0.0
-    best = 1.0
+    best = coarse_scale(top, max_int)  # 1, or coarser when even whole seconds overflow
     for k in range(FINE_SCALE_EXPONENT + 1):
         if top * 10.0**k > max_int:
             break
@@ -148,7 +149,7 @@ class CpSatEncoding:
         if early is not None:
             return early
         horizon_s = schedule_horizon(instance, incumbent)
-        scale, exact = integer_scale(np.append(times, horizon_s), MAX_INT // max(n, 1))
+        scale, exact = integer_scale(np.append(times, horizon_s), MAX_INT // max(n, 1), coarse=True)
         # Real-valued times (no decimal scale up to 10^6) under the makespan objective:
         # a relaxation on the finest grid that fits, every time rounded down (section 5.1.1 of the
         # formulation). Its bound holds for the real times; each of its schedules is

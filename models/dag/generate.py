@@ -18,13 +18,13 @@ import numpy as np
 
 from placement.models.dag.braun import HETEROGENEITY, BraunClass, braun_matrix
 from placement.models.dag.instance import (
-    MAX_TOTAL_SECONDS,
     DagEdge,
     DagInstance,
     DagLink,
     DagMachine,
     DagTask,
     finish,
+    max_horizon_s,
 )
 from placement.solver.errors import InputError
 from placement.solver.hooks import SEED, Generator, Parameter
@@ -297,11 +297,10 @@ def grid_instance(
     machine ranges (``hihi``: 3,000 and 1,000; ``lo``: 100 and 10). Times are the ETC values
     over ``unit`` (ETC units per second).
 
-    A hi-hi matrix adds up to about 1.5e6 units per task, so above about 660 tasks it needs
-    a ``unit`` of 1,000 (as the ``grid-large`` suite's
-    :func:`~placement.models.dag.braun.braun_instance`) to stay within the family's
-    :data:`~placement.models.dag.instance.MAX_TOTAL_SECONDS`; a smaller one is refused
-    naming ``unit`` and the least that fits."""
+    Each task on its fastest machine, one after the other, must end within the family's
+    :func:`~placement.models.dag.instance.max_horizon_s` (2^50 / tasks seconds); a ``unit``
+    too small for that (hi-hi matrices of millions of tasks) is refused naming ``unit`` and
+    the least that fits."""
     _check_sizes(tasks, machines)
     if consistency not in _CONSISTENCY_LETTER:
         raise InputError.single("consistency", consistency, "consistent, semi or inconsistent")
@@ -311,15 +310,16 @@ def grid_instance(
         raise InputError.single("unit", unit, "a positive number of ETC units per second")
     klass = BraunClass(_CONSISTENCY_LETTER[consistency], heterogeneity[:2], heterogeneity[2:])
     etc = braun_matrix(np.random.default_rng(seed), tasks, machines, klass) / unit
-    total = float(etc.max(axis=1).sum())
-    if total > MAX_TOTAL_SECONDS:
-        least = total * unit / MAX_TOTAL_SECONDS
+    total = float(etc.min(axis=1).sum())  # the instance's horizon_bound_s
+    limit = max_horizon_s(tasks)
+    if total > limit:
+        least = total * unit / limit
         raise InputError.single(
             "unit",
             f"{unit:g}",
             f"at least {least:.4g} for {tasks} x {machines} {heterogeneity} tasks, whose "
-            f"longest times add up to {total * unit:.3g} ETC units (at most "
-            f"{MAX_TOTAL_SECONDS:.0e} s in all); for example 1000".replace("e+0", "e"),
+            f"fastest times add up to {total * unit:.3g} ETC units (at most 2^50 / {tasks} "
+            f"tasks = {limit:.3g} s in all)",
         )
     types = [f"m{m}" for m in range(machines)]
     rows = etc.tolist()

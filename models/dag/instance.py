@@ -24,9 +24,18 @@ OBJECTIVES = ("makespan", "cost", "weighted")
 MAX_SLOTS = 1_000_000
 MAX_SECONDS = 10**8
 """Any one time (a running time, a release, a deadline, a latency): about three years."""
-MAX_TOTAL_SECONDS = 10**9
-"""Every task's longest running time plus every edge's slowest transfer: CP-SAT's times are
-integers scaled by up to 10^6 and kept below 2^50 / tasks, so their sum must stay modest."""
+MAX_SCALED_HORIZON = 2**50
+"""The limit of :func:`horizon_bound_s` times the number of tasks (see :func:`max_horizon_s`).
+
+What overflows is CP-SAT's integers: its times are seconds times a grid scale 10^k, each
+kept below ``2^50 / tasks`` so that a sum of up to ``tasks`` of them stays below 2^50 (room
+to spare in int64 and in CP-SAT's overflow check of linear expressions). An instance whose
+schedules end within ``2^50 / tasks`` seconds is solved on a grid of 1 s or finer; the
+encoding coarsens the grid when its own horizon (a greedy's makespan, or a serial schedule
+on the slowest machines for the cost terms) is longer, so only this bound on the length of
+a good schedule is refused. Floats are not the limit: the checker's tolerance is 1e-6
+relative, nine orders of magnitude above a double's precision at any horizon, and n
+additions lose at most n * 2^-53 relative."""
 MAX_BYTES = 10**15
 MAX_MIB = 10**9
 MAX_WORK = 10**9
@@ -55,7 +64,7 @@ RANGES = register_ranges(
     }
 )
 """The documented range of every numeric field (docs/library.md lists them), and beyond
-them :data:`MAX_TOTAL_SECONDS` for the sum of the times."""
+them :data:`MAX_SCALED_HORIZON` for the length of a schedule times the tasks."""
 
 
 @dataclass(frozen=True)
@@ -509,23 +518,47 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Da
     return instance
 
 
-def _check_total_time(instance: DagInstance) -> None:
-    """Refuse an instance whose times add up beyond :data:`MAX_TOTAL_SECONDS` (each time may
-    be in range and the sum still overflow the encodings' integers)."""
+def horizon_bound_s(instance: DagInstance) -> float:
+    """Seconds by which a valid schedule ends (without deadlines): every task on its fastest
+    machine, one after the other, after the latest release, every edge paying the slowest
+    transfer. An optimal makespan is no longer, nor is an earliest-finish list schedule's
+    (HEFT, Min-Min: each task ends no later than it would at the end of this serial one);
+    where an encoding's horizon is longer it coarsens its grid (``bound.integer_scale``)."""
     d = instance.duration
-    longest = np.where(np.isfinite(d), d, 0.0).max(axis=1)
-    total = float(longest.sum())
+    fastest = np.where(np.isfinite(d), d, np.inf).min(axis=1)
+    fastest = np.where(np.isfinite(fastest), fastest, 0.0)
+    est = instance.earliest_start
+    total = float(est.max()) if est.size else 0.0
+    total += float(fastest.sum())
     if instance.edges:
         latency, per_byte = instance.network
         worst_latency, worst_per_byte = float(np.max(latency)), float(np.max(per_byte))
-        total += sum(worst_latency + e.data_bytes * worst_per_byte for e in instance.edges)
-    if not finite(total) or total > MAX_TOTAL_SECONDS:
-        t = int(np.argmax(longest))
+        _, _, data = instance.edge_arrays
+        total += worst_latency * len(data) + float(np.sum(data)) * worst_per_byte
+    return total
+
+
+def max_horizon_s(tasks: int) -> float:
+    """The longest :func:`horizon_bound_s` an instance of ``tasks`` tasks may have:
+    ``MAX_SCALED_HORIZON / tasks`` (about 2.7e11 s at 4,096 tasks)."""
+    return MAX_SCALED_HORIZON / max(tasks, 1)
+
+
+def _check_total_time(instance: DagInstance) -> None:
+    """Refuse an instance whose schedules overflow the encodings' integers at a grid of 1 s
+    (:data:`MAX_SCALED_HORIZON`), or whose times add up to no finite number."""
+    horizon = horizon_bound_s(instance)
+    limit = max_horizon_s(len(instance.tasks))
+    if not finite(horizon) or horizon > limit:
+        d = instance.duration
+        fastest = np.where(np.isfinite(d), d, np.inf).min(axis=1)
+        t = int(np.argmax(np.where(np.isfinite(fastest), fastest, 0.0)))
         raise InputError.single(
             "dag.tasks",
-            f"{total:.3g} s of running and transfer times (task {instance.tasks[t].name!r}: "
-            f"{longest[t]:.3g} s)",
-            f"times that add up to at most {MAX_TOTAL_SECONDS:.0e} s".replace("e+0", "e"),
+            f"a schedule of {horizon:.3g} s (each task on its fastest machine, one after the "
+            f"other, every transfer the slowest; task {instance.tasks[t].name!r}: "
+            f"{fastest[t]:.3g} s)",
+            f"at most 2^50 / {len(instance.tasks)} tasks = {limit:.3g} s (CP-SAT's scaled times)",
         )
 
 
