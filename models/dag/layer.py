@@ -32,6 +32,15 @@ the workflow; elsewhere the list heuristics are left alone, and so is their time
 PACK_RULES = ("best", "fast", "end")
 """Bin choices of :func:`_pack`: least room left, fastest machine, earliest chain end."""
 PACK_BISECTION_STEPS = 30
+RESTARTS = 24
+"""Extra packings with the "best" rule on orders shaken by up to :data:`SHAKE` (seeded)."""
+SHAKE = 0.15
+KEEP = 2
+"""The best restarts (by their chains' ends) turned into schedules, beside each rule's."""
+RESTART_WORK = 3000
+"""Restarts: this many over the class's tasks, between 4 and :data:`RESTARTS`."""
+RESTART_STEPS = 14
+"""Bisection steps of a restart (its bracket starts at the best packing so far)."""
 
 
 def _pack(
@@ -60,6 +69,70 @@ def _pack(
         b = int(np.argmin(np.where(ok, score, np.inf)))
         where[t] = b
         load[b] = after[b]
+    return where
+
+
+DESCENT_STEPS = 2000
+"""Moves and swaps of :func:`_descent` at most."""
+
+
+def _descent(
+    where: np.ndarray, size: np.ndarray, body: np.ndarray, offset: np.ndarray
+) -> np.ndarray:
+    """A packing improved by moves and swaps off a latest chain: a task of the chain whose
+    end (``offset`` + its load) is largest moves to another chain, or swaps with a task of
+    another, when every chain touched then ends below that end (and the tasks' heads, bodies
+    and tails, ``body``, too); the step whose touched chains end lowest. ``where`` is
+    copied."""
+    where = where.copy()
+    n, nb = size.shape
+    rows = np.arange(n)
+    load = np.bincount(where, weights=size[rows, where], minlength=nb)
+    for _ in range(DESCENT_STEPS):
+        end = offset + load
+        top = int(np.argmax(end))
+        ceiling = end[top] * (1 - 1e-12)
+        mine = np.flatnonzero(where == top)
+        best = (ceiling, None)
+        for t in mine:
+            relieved = end[top] - size[t, top]
+            moved = end + size[t]
+            ok = (moved < best[0]) & (body[t] < ceiling) & np.isfinite(size[t])
+            ok[top] = False
+            if ok.any():
+                b = int(np.argmin(np.where(ok, moved, np.inf)))
+                value = max(relieved, float(moved[b]))
+                if value < best[0]:
+                    best = (value, ("move", t, b))
+            # swaps: t -> where[u], u -> top
+            others = np.flatnonzero(where != top)
+            if not len(others):
+                continue
+            bu = where[others]
+            into_top = relieved + size[others, top]
+            into_other = end[bu] - size[others, bu] + size[t, bu]
+            worst = np.maximum(into_top, into_other)
+            ok = (
+                (worst < best[0])
+                & (body[others, top] < ceiling)
+                & (body[t, bu] < ceiling)
+                & np.isfinite(worst)
+            )
+            if ok.any():
+                k = int(np.argmin(np.where(ok, worst, np.inf)))
+                best = (float(worst[k]), ("swap", t, int(others[k])))
+        if best[1] is None:
+            break
+        kind, t, other = best[1]
+        if kind == "move":
+            load[top] -= size[t, top]
+            load[other] += size[t, other]
+            where[t] = other
+        else:
+            bu = int(where[other])
+            load[top] += size[other, top] - size[t, top]
+            load[bu] += size[t, bu] - size[other, bu]
+            where[t], where[other] = bu, top
     return where
 
 
@@ -106,14 +179,32 @@ def layer_schedule(
     body = hm + dm + qm[:, None]
     order = np.argsort(-np.min(dm, axis=1), kind="stable")
     best: tuple[float, DagSolution] = (np.inf if always else base_value, base)
-    for rule in PACK_RULES:
-        lo = float(np.max(np.min(body, axis=1)))
-        hi = base_value
+    sizes = np.where(finite, dm, np.inf)
+    offset = h_min + q_min
+    lo0 = float(np.max(np.min(body, axis=1)))
+    rng = np.random.default_rng(0)
+    packings: list[tuple[float, np.ndarray, bool]] = []  # (chains' end, bins, a rule's)
+    restarts = int(np.clip(RESTART_WORK // len(members), 4, RESTARTS))
+    for attempt in range(len(PACK_RULES) + restarts):
+        if attempt < len(PACK_RULES):
+            rule, key = PACK_RULES[attempt], order
+        else:
+            # Restarts: the "best" rule on a perturbed order, bisected below the best so far.
+            shaken = np.min(dm, axis=1) * rng.uniform(1 - SHAKE, 1 + SHAKE, len(members))
+            rule, key = "best", np.argsort(-shaken, kind="stable")
+        lo = lo0
+        # Each rule from HEFT's makespan; a restart below the best packing so far.
+        hi = (
+            base_value
+            if attempt < len(PACK_RULES)
+            else min([base_value] + [v for v, _, _ in packings])
+        )
         found = None
-        for _ in range(PACK_BISECTION_STEPS):
+        steps = PACK_BISECTION_STEPS if attempt < len(PACK_RULES) else RESTART_STEPS
+        for _ in range(steps):
             mid = 0.5 * (lo + hi)
             cap = np.where(np.isfinite(h_min), mid - h_min - q_min, -np.inf)
-            where = _pack(order, dm, finite & (body <= mid), cap, rule)
+            where = _pack(key, dm, finite & (body <= mid), cap, rule)
             if where is None:
                 lo = mid
             else:
@@ -122,6 +213,13 @@ def layer_schedule(
                 break
         if found is None:
             continue
+        found = _descent(found, sizes, body, offset)
+        load = np.bincount(found, weights=dm[np.arange(len(found)), found], minlength=len(offset))
+        packings.append((float(np.max(offset + load)), found, attempt < len(PACK_RULES)))
+    # Every rule's packing, and the best restarts (by their chains' ends).
+    chosen = [p for p in packings if p[2]]
+    chosen += sorted((p for p in packings if not p[2]), key=lambda p: p[0])[:KEEP]
+    for _, found, _ in chosen:
         machine = np.full(len(instance.tasks), -1, dtype=np.int64)
         planned = base.start_s.astype(float).copy()
         machine[members] = bin_machine[found]
@@ -144,7 +242,9 @@ def _place(
     ``machine[t]`` when set, else on the machine where it ends first (with insertion)."""
     position = np.empty(len(instance.tasks), dtype=np.int64)
     position[instance.topological_order] = np.arange(len(instance.tasks))
-    order = sorted(range(len(instance.tasks)), key=lambda t: (round(float(planned[t]), 6), position[t]))
+    order = sorted(
+        range(len(instance.tasks)), key=lambda t: (round(float(planned[t]), 6), position[t])
+    )
     done = np.zeros(len(instance.tasks), dtype=bool)
     b = builder(instance)
     pending: list[int] = []
