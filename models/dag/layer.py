@@ -29,6 +29,9 @@ MIN_TASKS = 8
 MIN_SHARE = 0.5
 """...nor classes holding less than this share of the tasks (a fan-out's layer is most of
 the workflow; elsewhere the list heuristics are left alone, and so is their time)."""
+MAX_PAIRS = 250_000
+"""Task-chain pairs above which no packing is tried (its time: about 1 s at 800 x 48 on a
+loaded machine, the generated seismology-800)."""
 PACK_RULES = ("best", "fast", "end")
 """Bin choices of :func:`_pack`: least room left, fastest machine, earliest chain end."""
 PACK_BISECTION_STEPS = 30
@@ -143,10 +146,15 @@ def layer_schedule(
     into chains, one per slot: the least trial makespan ``T`` (bisected between the path bound
     and HEFT's makespan) for which a decreasing-size greedy packs every task of the class
     into the chains of capacity ``T - H_m - Q`` (the heads and tails of
-    :func:`.bound.heads_and_tails`), by each rule of :data:`PACK_RULES`. The other tasks go to
-    their earliest finish; every task as early as it can (tasks in the order of the packing's
-    planned starts). None when no class has :data:`MIN_TASKS` tasks or more. The best real
-    makespan over the rules is returned; a heuristic, checked like any other."""
+    :func:`.bound.heads_and_tails`), by each rule of :data:`PACK_RULES` and by seeded
+    restarts on shaken orders, each improved by :func:`_descent`. The other tasks go to
+    their earliest finish; every task as early as it can (in the order of the packing's
+    planned starts).
+
+    Returns the schedule of least real makespan, or None: when no class has
+    :data:`MIN_TASKS` tasks and half the tasks, above :data:`MAX_PAIRS`, or when none beats
+    ``base`` (HEFT's schedule by default) unless ``always``. A heuristic, checked like any
+    other."""
     from placement.models.dag.bound import heads_and_tails
     from placement.models.dag.check import evaluate
     from placement.models.dag.greedy import _Builder, heft
@@ -168,7 +176,7 @@ def layer_schedule(
         [m for m, mach in enumerate(instance.machines) for _ in range(mach.slots // min_cores)],
         dtype=np.int64,
     )
-    if not len(bin_machine):
+    if not len(bin_machine) or len(members) * len(bin_machine) > MAX_PAIRS:
         return None
     dm = d[members][:, bin_machine]
     hm = head[members][:, bin_machine]
