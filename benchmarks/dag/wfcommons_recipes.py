@@ -21,6 +21,7 @@ from placement.models.dag.instance import DagInstance, DagLink, DagMachine
 
 RECIPES = {
     "blast": "BlastRecipe",
+    "bwa": "BwaRecipe",
     "cycles": "CyclesRecipe",
     "epigenomics": "EpigenomicsRecipe",
     "1000genome": "GenomeRecipe",
