@@ -10,8 +10,8 @@ from placement.models.dag import DagEdge, DagInstance, DagLink, DagMachine, DagT
 from placement.models.dag.bound import lower_bound
 from placement.models.dag.check import check
 from placement.models.dag.formats.loaders import default_machine_set
-from placement.models.dag.greedy import greedy_solutions, heft
-from placement.models.dag.layer import layer_schedule
+from placement.models.dag.greedy import heft
+from placement.models.dag.layer import family_greedies, layer_schedule
 from placement.solver import SolveOptions, solve
 from placement.solver.testing import round_trip as build
 
@@ -57,7 +57,7 @@ def test_fan_out_greedy_phase_within_one_percent_of_the_bound():
     result = solve(instance, SolveOptions(backend="greedy", time_limit_s=30))
     assert check(instance, result.solution).feasible
     assert result.objective <= 1.01 * bound
-    assert "layer" in dict(greedy_solutions(instance, SolveOptions(backend="greedy")))
+    assert "layer" in dict(family_greedies(instance, SolveOptions(backend="greedy")))
 
 
 @pytest.mark.parametrize("seed", range(6))

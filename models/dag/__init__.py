@@ -24,7 +24,6 @@ from placement.models.dag.check import check, solution_to_message
 from placement.models.dag.explain import explain_infeasible, explained
 from placement.models.dag.formats import IMPORTERS
 from placement.models.dag.generate import GENERATORS
-from placement.models.dag.greedy import greedy_solutions
 from placement.models.dag.instance import (
     DagEdge,
     DagInstance,
@@ -33,6 +32,7 @@ from placement.models.dag.instance import (
     DagSolution,
     DagTask,
 )
+from placement.models.dag.layer import family_greedies
 from placement.models.dag.plot import draw
 from placement.models.dag.rcmax.encoding import auto_backend
 from placement.models.dag.summary import summarize
@@ -60,7 +60,7 @@ class DagFamily(Family):
     adapt_start = staticmethod(adapt_start)
     solution_to_message = staticmethod(solution_to_message)
 
-    greedy = staticmethod(greedy_solutions)
+    greedy = staticmethod(family_greedies)
     check = staticmethod(check)
     quick_bound = staticmethod(lower_bound)
     """A cheap lower bound on the makespan: see :mod:`.bound`."""

@@ -603,8 +603,8 @@ GRID_HEURISTICS: dict[str, Callable[[DagInstance], DagSolution]] = {
 def greedy_solutions(instance: DagInstance, options: SolveOptions) -> list[tuple[str, DagSolution]]:
     """Named heuristic solutions; the first (HEFT) is the fallback.
 
-    With edges: HEFT, PEFT, CPOP, and the layer packing of :mod:`.layer` when one task class
-    is most of the workflow (a fan-out) and it beats HEFT. Without edges (and one core per task): HEFT, then Min-Min,
+    With edges: HEFT, PEFT, CPOP (the family adds the layer packing of :mod:`.layer`:
+    :func:`~placement.models.dag.layer.family_greedies`). Without edges (and one core per task): HEFT, then Min-Min,
     Sufferage, Max-Min and MCT; for R||Cmax also a move/swap descent from the best of them.
     On R||Cmax above ``MAX_MIN_MAX_CELLS``: no Max-Min and no descent, and with an exact
     phase to follow (any backend but ``greedy``) neither Min-Min nor Sufferage: HEFT and
@@ -627,12 +627,6 @@ def greedy_solutions(instance: DagInstance, options: SolveOptions) -> list[tuple
             out.append((f"{best[0]}+local_search", local_search(instance, best[1])))
     elif not instance.independent:
         out += [(name, fn(instance)) for name, fn in DAG_HEURISTICS.items() if name != "heft"]
-        # Imported here: layer uses this module's builder.
-        from placement.models.dag.layer import layer_schedule
-
-        packed = layer_schedule(instance, out[0][1])
-        if packed is not None:
-            out.append(("layer", packed))
     return out
 
 

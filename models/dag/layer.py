@@ -21,8 +21,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from placement.models.dag.bound import heads_and_tails
+from placement.models.dag.check import evaluate
 from placement.models.dag.energetic import task_classes
+from placement.models.dag.greedy import _Builder, greedy_solutions, grid_applicable, heft
 from placement.models.dag.instance import DagInstance, DagSolution
+from placement.solver.options import SolveOptions
 
 MIN_TASKS = 8
 """Classes with fewer tasks are no layer worth packing."""
@@ -155,10 +159,6 @@ def layer_schedule(
     :data:`MIN_TASKS` tasks and half the tasks, above :data:`MAX_PAIRS`, or when none beats
     ``base`` (HEFT's schedule by default) unless ``always``. A heuristic, checked like any
     other."""
-    from placement.models.dag.bound import heads_and_tails
-    from placement.models.dag.check import evaluate
-    from placement.models.dag.greedy import _Builder, heft
-
     classes = task_classes(instance)[:-1]
     if not classes or not instance.edges:
         return None
@@ -274,3 +274,15 @@ def _place(
                     done[u] = True
                     progress = True
     return b.solution
+
+
+def family_greedies(instance: DagInstance, options: SolveOptions) -> list[tuple[str, DagSolution]]:
+    """The family's heuristics for the portfolio: :func:`~placement.models.dag.greedy.
+    greedy_solutions` (HEFT first, the fallback), then, for a workflow with edges, the layer
+    packing of :func:`layer_schedule` when it applies and beats HEFT."""
+    out = greedy_solutions(instance, options)
+    if not grid_applicable(instance) and not instance.independent:
+        packed = layer_schedule(instance, out[0][1])
+        if packed is not None:
+            out.append(("layer", packed))
+    return out
