@@ -33,18 +33,21 @@ from placement.solver.backends.highs import HighsModel
 def capacity_bound(instance: GpuInstance) -> float:
     """Upper bound on ``placed_gpu_weighted`` (GPUs): the fractional knapsack above."""
     free = sum(MILLI - used for node in instance.nodes for used in node.gpu_milli_used)
-    items = sorted(
-        (
-            (job.priority, job.demand_milli)
-            for job, fits in zip(instance.jobs, fits_alone_now(instance), strict=True)
-            if fits and job.demand_milli > 0
-        ),
+    fits = fits_alone_now(instance)
+    # Highest priority, then largest demand first; whether a job fits is asked only of the
+    # jobs reached before the free capacity runs out.
+    order = sorted(
+        (j for j in instance.jobs if j.demand_milli > 0),
+        key=lambda j: (j.priority, j.demand_milli),
         reverse=True,
     )
     value = 0.0
-    for priority, demand in items:
+    for job in order:
         if free <= 0:
             break
+        if not fits(job):
+            continue
+        priority, demand = job.priority, job.demand_milli
         take = min(demand, free)
         value += priority * take
         free -= take

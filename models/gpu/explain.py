@@ -24,6 +24,7 @@ the cluster) can take all of them.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -477,11 +478,12 @@ def _shape(job: GpuJob) -> tuple:
     )
 
 
-def fits_alone_now(instance: GpuInstance) -> list[bool]:
-    """For each job, whether it fits what running work leaves free, with no other new job.
+def fits_alone_now(instance: GpuInstance) -> Callable[[GpuJob], bool]:
+    """Whether a job fits what running work leaves free, with no other new job (asked per job:
+    each shape is worked out once, and only when asked).
 
     A job for which this is False is unplaced in every feasible solution (an elastic job
     counts as fitting when its fewest workers fit).
     """
     explainer = _Explainer(instance, GpuSolution())
-    return [explainer.room(explainer.initial, job) >= job.fewest_workers for job in instance.jobs]
+    return lambda job: explainer.room(explainer.initial, job) >= job.fewest_workers
