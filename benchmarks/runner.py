@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import placement.benchmarks as root
+from placement.api.interrupt import install_stop_handlers
 from placement.solver import InputError
 from placement.solver.family import get_family
 from placement.solver.parallel import run_tasks
@@ -202,6 +203,8 @@ class SuiteOutcome:
     finished: int = 0
     failed: list[str] = field(default_factory=list)
     interrupted: bool = False
+    signal: int = 0
+    """The signal that interrupted the run (SIGINT, SIGTERM or SIGHUP), 0 if none."""
     csv_path: Path | None = None
     md_path: Path | None = None
 
@@ -351,14 +354,15 @@ def run_suite(suite: Suite, config: BenchConfig, *, progress: bool = True) -> Su
     def handler(signum: int, frame: Any) -> None:
         if stop.is_set():
             raise KeyboardInterrupt
+        outcome.signal = signum
         stop.set()
         tqdm.write(
             "placement: interrupted: stopping; the finished cases are kept (Ctrl-C again to abort)",
             file=sys.stderr,
         )
 
-    install = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGINT, handler) if install else None
+    # Ctrl-C, SIGTERM and SIGHUP alike: the finished cases are kept and the report written.
+    restore = install_stop_handlers(handler)
     bar = tqdm(
         total=len(cases), file=sys.stderr, unit="case", desc=suite.name, disable=not progress
     )
@@ -386,8 +390,7 @@ def run_suite(suite: Suite, config: BenchConfig, *, progress: bool = True) -> Su
             bar.set_postfix(invalid=outcome.invalid, failed=len(outcome.failed))
     finally:
         bar.close()
-        if install:
-            signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
+        restore()
     outcome.interrupted = stop.is_set()
     body = suite.report(outcome.rows, config) if outcome.rows else "No case finished.\n"
     outcome.md_path = config.out / f"{suite.name}.md"

@@ -115,7 +115,8 @@ def test_a_failing_case_is_reported_and_the_others_run(tmp_path: Path) -> None:
     assert "no 'invalid' column" in outcome.failed[0]
 
 
-def test_ctrl_c_keeps_the_finished_cases(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["Ctrl-C", "SIGTERM"])
+def test_ctrl_c_keeps_the_finished_cases(tmp_path: Path, sig: int) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "tests.bench_suite", "slow", str(tmp_path), "2"],
         cwd=REPO,
@@ -130,7 +131,7 @@ def test_ctrl_c_keeps_the_finished_cases(tmp_path: Path) -> None:
     assert csv_path.exists(), "the first case never finished"
     time.sleep(0.5)
     started = time.monotonic()
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     out, err = proc.communicate(timeout=60)
     assert time.monotonic() - started < 30  # the sleeping cases were killed, not awaited
     assert "finished=1 interrupted=True" in out, err

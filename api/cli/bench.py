@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import signal
 from pathlib import Path
 
 from placement.api.argtypes import CONVERTERS
-from placement.api.cli.exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, err
+from placement.api.cli.exits import EXIT_FAILED, EXIT_OK, err, exit_for_signal
 from placement.solver import InputError
 from placement.solver.parallel import connect_ray
 
@@ -82,7 +83,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         )
         err(f"bench {name}: reproduce with: {config.command}")
         if outcome.interrupted:
-            return EXIT_INTERRUPTED
+            return exit_for_signal(outcome.signal or signal.SIGINT)
         if outcome.failed or outcome.invalid:
             code = EXIT_FAILED
     return code
