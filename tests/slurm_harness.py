@@ -17,6 +17,7 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import time
 from dataclasses import dataclass
@@ -50,6 +51,15 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def _fake_device(path: Path) -> None:
+    """A GPU's ``File=`` for gres.conf: a character device like /dev/null (slurmd logs an
+    error for a plain file, but takes it), else a plain file."""
+    try:
+        os.mknod(path, 0o600 | stat.S_IFCHR, os.makedev(1, 3))
+    except OSError:
+        path.touch()
 
 
 @dataclass(frozen=True)
@@ -139,7 +149,7 @@ class SlurmCluster:
             "MessageTimeout=20",
             "InactiveLimit=0",
             "MinJobAge=300",
-            "KillWait=5",
+            "KillWait=1",
         ]
         gres = ["AutoDetect=off"]
         for n in self.nodes:
@@ -151,7 +161,7 @@ class SlurmCluster:
             )
             if n.gpus:
                 for k in range(n.gpus):
-                    (d / "dev" / f"{n.name}-gpu{k}").touch()
+                    _fake_device(d / "dev" / f"{n.name}-gpu{k}")
                 files = f"{d / 'dev'}/{n.name}-gpu[0-{n.gpus - 1}]"
                 gres.append(f"NodeName={n.name} Name=gpu Type={n.gpu_type} File={files}")
         names = ",".join(n.name for n in self.nodes)
