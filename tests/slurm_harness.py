@@ -62,6 +62,22 @@ def _fake_device(path: Path) -> None:
         path.touch()
 
 
+def alive(pid: int) -> bool:
+    """The process runs (a zombie has ended: its reaper, maybe PID 1, has not looked yet)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def _ppid(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
 @dataclass(frozen=True)
 class Node:
     """One node of the test cluster: what slurm.conf declares for it."""
@@ -140,6 +156,8 @@ class SlurmCluster:
             "MpiDefault=none",
             "ReturnToService=2",
             "SchedulerType=sched/backfill",
+            # a scheduling pass every 2 s besides the ones a submit or release triggers
+            "SchedulerParameters=sched_interval=2,bf_interval=2",
             "SelectType=select/cons_tres",
             "SelectTypeParameters=CR_Core_Memory",
             "DefMemPerCPU=1024",
@@ -296,7 +314,7 @@ class SlurmCluster:
         text = self.run(["scontrol", "show", "job", "-o", str(job_id)]).stdout
         return dict(w.split("=", 1) for w in text.split() if "=" in w)
 
-    def wait_job(self, job_id: int, states: tuple[str, ...], timeout: float = 30) -> dict[str, str]:
+    def wait_job(self, job_id: int, states: tuple[str, ...], timeout: float = 60) -> dict[str, str]:
         """Poll until the job's ``JobState`` is one of ``states``; the job's fields."""
         end = time.monotonic() + timeout
         while True:
@@ -323,6 +341,18 @@ class SlurmCluster:
 
     # -- teardown --------------------------------------------------------------------------
 
+    def _kill_strays(self, steps_only: bool = False) -> None:
+        """SIGKILL :meth:`_strays` (``steps_only``: not the daemons' own children) and wait,
+        at most 10 s, until they have ended."""
+        daemons = {p.pid for p in self.procs.values()}
+        strays = [pid for pid in self._strays() if not (steps_only and _ppid(pid) in daemons)]
+        for pid in strays:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        end = time.monotonic() + 10
+        while time.monotonic() < end and any(alive(pid) for pid in strays):
+            time.sleep(0.05)
+
     def _strays(self) -> list[int]:
         """PIDs of processes, other than our daemons, working in the cluster's directory or
         with its ``SLURM_CONF`` in their environment: the job steps (``slurmstepd``, which
@@ -344,12 +374,14 @@ class SlurmCluster:
         return out
 
     def stop(self) -> None:
-        """Cancel the jobs; SIGTERM every daemon (slurmd first, munged last), SIGKILL the ones
-        still there after 10 s; then SIGKILL the job steps left (:meth:`_strays`)."""
+        """SIGKILL the jobs' steps (:meth:`_strays`; no scancel first: a slurmd ending a job
+        can take over 10 s to obey SIGTERM); SIGTERM every daemon (slurmd first, munged
+        last), SIGKILL the ones still there after 10 s; then SIGKILL whatever of the cluster
+        is left (slurmctld's slurmscriptd, a step started meanwhile)."""
         if not self.procs:
             return
-        with contextlib.suppress(Exception):  # stopping anyway
-            self.cancel_all(timeout=10)
+        with contextlib.suppress(Exception):  # the daemons go below in any case
+            self._kill_strays(steps_only=True)
         order = [k for k in self.procs if k.startswith("slurmd.")] + ["slurmctld", "munged"]
         for label in order:
             p = self.procs.get(label)
@@ -364,13 +396,7 @@ class SlurmCluster:
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait(timeout=10)
-        strays = self._strays()
-        for pid in strays:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        end = time.monotonic() + 10
-        while time.monotonic() < end and any(Path(f"/proc/{pid}").exists() for pid in strays):
-            time.sleep(0.05)
+        self._kill_strays()
         self.procs.clear()
 
     def __enter__(self) -> SlurmCluster:

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO
+from tests.slurm_harness import Node, SlurmCluster, alive, missing
 
 CLI = [sys.executable, "-m", "placement.api.cli"]
 
@@ -128,3 +129,20 @@ def _placements(solution: dict[str, Any]) -> dict[str, list[str]]:
     for p in solution["gpu"]["placements"]:
         out[p["job"]] = [w["node"] for w in p.get("workers", [])]
     return out
+
+
+def test_teardown_leaves_no_process(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A cluster of its own with a job running: leaving the ``with`` ends every daemon and
+    the job's processes."""
+    why = missing()
+    if why:
+        pytest.skip(why)
+    folder = tmp_path_factory.mktemp("slurm")
+    with SlurmCluster(folder, [Node("m1", gpus=2)], {"leaf": ["m1"]}) as c:
+        job = c.submit("--gres=gpu:2", "--wrap", "sleep 300")
+        c.wait_job(job, ("RUNNING",))
+        daemons = [p.pid for p in c.procs.values()]
+        steps = c._strays()
+        assert len(daemons) == 3 and steps, (daemons, steps)
+    for pid in daemons + steps:
+        assert not alive(pid), f"pid {pid} still running"
