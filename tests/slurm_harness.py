@@ -5,8 +5,9 @@ free-picked ports, each daemon in the foreground as our child and torn down by i
 Debian's ``slurm-wlm`` and ``munge`` packages (``.ci/run`` installs them where absent); the
 daemons run as root (``SlurmUser=root``; ``munged --force``), so the cluster needs root. The
 nodes may declare more CPUs, memory and GPUs than the machine has (``SlurmdParameters=
-config_overrides``); their GPUs are GRES backed by plain files (``AutoDetect=off``); the
-switches are a ``topology/tree``. Every Slurm command reads ``SLURM_CONF`` from :attr:`env`.
+config_overrides``); their GPUs are GRES backed by device files made in the temporary
+directory (``AutoDetect=off``); the switches are a ``topology/tree``. Every Slurm command
+reads ``SLURM_CONF`` from :attr:`env`.
 """
 
 from __future__ import annotations
@@ -263,21 +264,31 @@ class SlurmCluster:
             dead = {k: p.returncode for k, p in self.procs.items() if p.poll() is not None}
             if dead:
                 raise RuntimeError(f"waiting for {what}: daemons exited {dead}\n{self.log_tails()}")
-            if predicate():
-                return
+            try:
+                if predicate():
+                    return
+            except subprocess.TimeoutExpired:
+                pass  # a command that hangs: as not yet
             time.sleep(0.2)
+        try:
+            states = self.states()
+        except subprocess.TimeoutExpired:
+            states = {}
         raise RuntimeError(
-            f"Slurm test cluster: no {what} after {timeout:.0f} s "
-            f"(sinfo: {self.states() if 'sinfo' not in what else '?'})\n{self.log_tails()}"
+            f"Slurm test cluster: no {what} after {timeout:.0f} s (sinfo: {states})\n"
+            f"{self.log_tails()}"
         )
 
     def log_tails(self, lines: int = 15) -> str:
+        """The last lines of every daemon's log, for an error message."""
         out = []
         for label in self.procs:
+            # the log file, else what the daemon printed (munged, or a daemon that died early)
             for path in (self.logs.get(label), self.dir / "log" / f"{label}.out"):
                 if path is not None and path.exists() and path.stat().st_size:
                     tail = path.read_text(errors="replace").splitlines()[-lines:]
                     out.append(f"--- {path.name} (last {len(tail)} lines)\n" + "\n".join(tail))
+                    break
         return "\n".join(out)
 
     # -- commands --------------------------------------------------------------------------
