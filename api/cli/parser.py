@@ -553,6 +553,90 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     for exp in exporters().values() if hooks("export") else ():
         _solution_exporter(formats, exp)
 
+    # slurm
+    p = commands.add_parser(
+        "slurm",
+        help="place a live Slurm cluster's held jobs (placement slurm schedule)",
+        description="Work with a live Slurm cluster through its own commands.",
+        formatter_class=fmt,
+    )
+    slurm_commands = p.add_subparsers(
+        title="subcommands", dest="slurm_command", metavar="SUBCOMMAND", required=True,
+        parser_class=_Parser,
+    )  # fmt: skip
+    p = slurm_commands.add_parser(
+        "schedule",
+        help="place held pending jobs: ReqNodeList, then release",
+        description=textwrap.dedent(
+            """\
+            Place a live Slurm cluster's held jobs with the GPU family's solver.
+
+            Each cycle reads the cluster through Slurm's commands (scontrol -d show
+            node -o: nodes, CPUs, memory, GRES, state and what running jobs use;
+            scontrol show topology: the switch tree; scontrol show partition -o;
+            scontrol show job -o: running, released and pending jobs), builds the
+            GPU instance, solves it with the portfolio (or on --server), checks the
+            solution with the family's checker, and applies it to the jobs it
+            manages: the pending jobs held (Priority=0; sbatch -H, scontrol hold) in
+            the partitions of --partition (default: all).
+
+            A placed job gets ReqNodeList=NODES and Comment="placement: placed on
+            NODES", then scontrol release. A job it cannot place stays held with the
+            reason in its Comment: "placement: no_room: ...", "placement:
+            infeasible_alone: ..." (it fits no empty cluster either), "placement:
+            crowded_out: ...", or "placement: unsupported: ..." for what it does not
+            support yet. A Slurm command that fails leaves the job held and says why
+            in its Comment; the next cycle tries again. A released job no longer
+            held is not managed again; until it starts, its nodes' share counts as
+            used, so a second cycle never places twice.
+
+            Honoured: -N k --gres=gpu[:TYPE]:g (k nodes of g GPUs each, a gang),
+            --switches=1[@WAIT] (all nodes under one leaf switch; preferred only
+            once WAIT has passed since submission), --exclusive (whole nodes), -c,
+            --mem, --mem-per-cpu. Refused per job, with the reason in its Comment:
+            array and heterogeneous jobs, dependencies, --constraint, --licenses,
+            reservations, --exclude, a user's --nodelist, --contiguous, node-count
+            ranges, several partitions, a partition not spanning every node,
+            --gpus, --gpus-per-task, --cpus-per-gpu, --mem-per-gpu, other GRES,
+            --switches above 1.
+
+            Every Slurm command uses the environment's SLURM_CONF, as Slurm's own
+            tools do. One log line per job, naming its id, on standard output.
+            Run as root or SlurmUser (scontrol update and release need it)."""
+        ),
+        epilog=EXIT_CODES,
+        formatter_class=fmt,
+    )
+    cycle_group = p.add_mutually_exclusive_group()
+    cycle_group.add_argument("--once", action="store_true", help="run one cycle and exit")
+    cycle_group.add_argument(
+        "--interval",
+        type=positive_seconds,
+        default=60.0,
+        metavar="SECONDS",
+        help="without --once: a cycle every SECONDS (default: 60)",
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="one cycle that prints the plan and changes nothing",
+    )
+    p.add_argument(
+        "--partition",
+        type=name_list,
+        metavar="P[,P...]",
+        help="manage only the held jobs of these partitions (default: all)",
+    )
+    p.add_argument(
+        "--time-limit",
+        type=time_limit,
+        default=10.0,
+        metavar="S",
+        help="the solve's wall-clock budget per cycle in seconds (default: 10)",
+    )
+    _server_options(p)
+    p.set_defaults(handler=_slurm_schedule)
+
     # plot
     p = commands.add_parser(
         "plot",
@@ -570,6 +654,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="FILE.png", required=True, help="image file to write")
     p.set_defaults(handler=cmd_plot)
     return parser
+
+
+def _slurm_schedule(args: argparse.Namespace) -> int:
+    # the gpu family's Slurm reader only for this command: start-up time of the others
+    from placement.api.cli.slurm import cmd_slurm_schedule
+
+    return cmd_slurm_schedule(args)
 
 
 def _server_options(p: argparse.ArgumentParser, required: bool = False) -> None:

@@ -131,10 +131,12 @@ def _pairs(line: str) -> list[tuple[str, str]]:
     return out
 
 
-def _lines(path: str, scontrol: bool = False) -> list[tuple[int, str]]:
+def _lines(path: str, scontrol: bool = False, text: str | None = None) -> list[tuple[int, str]]:
     """Non-blank lines without comments; ``scontrol``: only whole-line comments go (its
-    values may hold a ``#``)."""
-    text = read_input_text(path, "a readable UTF-8 file")
+    values may hold a ``#``). ``text``: these lines (a command's output) instead of the
+    file's; ``path`` then only names them in messages."""
+    if text is None:
+        text = read_input_text(path, "a readable UTF-8 file")
     out = []
     for k, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip() if scontrol and " OS=" in raw else raw.split("#", 1)[0].strip()
@@ -378,13 +380,15 @@ def _int(kv: dict[str, str], key: str, file: str, where: str, default: int | Non
     return int(raw)
 
 
-def read_nodes(path: str, unread: set[str]) -> tuple[list[dict[str, Any]], dict[str, str]]:
+def read_nodes(
+    path: str, unread: set[str], text: str | None = None
+) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """Per node its name, CPUs, memory, GPU type/count/used indices, allocations; and the
-    nodes left out with their state."""
+    nodes left out with their state. ``text``: the lines themselves (``path`` names them)."""
     nodes: list[dict[str, Any]] = []
     excluded: dict[str, str] = {}
     defaults: dict[str, str] = {}
-    for line_no, line in _lines(path, scontrol=True):
+    for line_no, line in _lines(path, scontrol=True, text=text):
         pairs = _pairs(line)
         if not pairs or pairs[0][0].lower() != "nodename":
             continue  # other slurm.conf lines (PartitionName=, ...) are not ours
@@ -445,6 +449,37 @@ def import_slurm(topology_path: str, nodes_path: str, name: str = "slurm") -> Gp
     levels_above, paths = read_topology(topology_path)
     unread: set[str] = set()
     raw, excluded = read_nodes(nodes_path, unread)
+    nodes, outside = build_nodes(levels_above, paths, raw)
+    if not nodes:
+        raise InputError.single(
+            "", "every node down or drained", "at least one usable node", file=nodes_path
+        )
+    for line in (
+        [f"left out (state {s}): {n}" for n, s in sorted(excluded.items())]
+        + (
+            [f"nodes in no switch or block (a domain of their own): {', '.join(outside)}"]
+            if outside
+            else []
+        )
+        + ([f"ignored node fields: {', '.join(sorted(unread))}"] if unread else [])
+    ):
+        print(f"placement: import slurm: {line}", file=sys.stderr)
+    instance = GpuInstance(
+        levels=levels_of(levels_above),
+        nodes=nodes,
+        jobs=[],
+        name=name,
+        description=(
+            f"Slurm cluster from {Path(topology_path).name} and {Path(nodes_path).name}: "
+            f"{len(nodes)} nodes, levels {', '.join(['nvlink', 'node', *levels_above])}; no jobs"
+        ),
+    )
+    validate(instance)
+    return instance
+
+
+def levels_of(levels_above: list[str]) -> list[TopologyLevel]:
+    """The instance's levels: nvlink, node, then the topology's levels above the node."""
     levels = [
         TopologyLevel("nvlink", BANDWIDTH_GBPS["nvlink"]),
         TopologyLevel("node", BANDWIDTH_GBPS["node"]),
@@ -453,6 +488,14 @@ def import_slurm(topology_path: str, nodes_path: str, name: str = "slurm") -> Gp
     for lv in levels_above:
         levels.append(TopologyLevel(lv, bw))
         bw /= 2
+    return levels
+
+
+def build_nodes(
+    levels_above: list[str], paths: dict[str, list[str]], raw: list[dict[str, Any]]
+) -> tuple[list[GpuNode], list[str]]:
+    """The instance's nodes from :func:`read_nodes`' dicts and the topology's paths; and the
+    names of the nodes in no switch or block (each then a domain of its own)."""
     nodes, outside = [], []
     for nd in raw:
         groups = paths.get(nd["name"])
@@ -475,32 +518,7 @@ def import_slurm(topology_path: str, nodes_path: str, name: str = "slurm") -> Gp
                 gpu_milli_used=tuple(milli),
             )
         )
-    if not nodes:
-        raise InputError.single(
-            "", "every node down or drained", "at least one usable node", file=nodes_path
-        )
-    for line in (
-        [f"left out (state {s}): {n}" for n, s in sorted(excluded.items())]
-        + (
-            [f"nodes in no switch or block (a domain of their own): {', '.join(outside)}"]
-            if outside
-            else []
-        )
-        + ([f"ignored node fields: {', '.join(sorted(unread))}"] if unread else [])
-    ):
-        print(f"placement: import slurm: {line}", file=sys.stderr)
-    instance = GpuInstance(
-        levels=levels,
-        nodes=nodes,
-        jobs=[],
-        name=name,
-        description=(
-            f"Slurm cluster from {Path(topology_path).name} and {Path(nodes_path).name}: "
-            f"{len(nodes)} nodes, levels {', '.join(lv.name for lv in levels)}; no jobs"
-        ),
-    )
-    validate(instance)
-    return instance
+    return nodes, outside
 
 
 IMPORTERS = (
