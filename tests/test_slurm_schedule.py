@@ -13,6 +13,7 @@ import pytest
 
 from placement.models.gpu.formats import slurm_live as live
 from tests.conftest import REPO
+from tests.service_harness import start_server
 
 CLI = [sys.executable, "-m", "placement.api.cli"]
 
@@ -209,3 +210,20 @@ def test_schedule_once_places_gangs_in_one_leaf(cluster: Any) -> None:
     assert "placed on" not in again.stdout, again.stdout
     assert f"job {imp} (imp): held (unchanged)" in again.stdout, again.stdout
     assert _snapshot(cluster, ids) == after
+
+
+def test_schedule_solves_on_a_server(
+    cluster: Any, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """--server: the solve runs in a ``placement serve``; the decision is checked and applied
+    here as in-process (a 2 x 4-GPU gang under one leaf)."""
+    server = start_server(tmp_path_factory.mktemp("slurm-server"), workers=1)
+    try:
+        gang = cluster.submit("-H", "-N", "2", "--gres=gpu:4", "--switches=1", "-J", "gang",
+                              "--wrap", "sleep 30")  # fmt: skip
+        r = _schedule(cluster, "--once", "--server", server.target)
+        assert f"job {gang} (gang): placed on" in r.stdout, r.stdout
+        info = cluster.wait_job(gang, ("RUNNING",))
+        assert info["NodeList"] in ("n[1-2]", "n[3-4]"), info
+    finally:
+        server.stop()
