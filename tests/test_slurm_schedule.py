@@ -109,6 +109,31 @@ def test_a_released_job_not_started_holds_its_nodes() -> None:
     assert view.notes == ["job 7: released, not started yet: holds n2"]
 
 
+def test_refused_per_job_with_a_reason() -> None:
+    jobs = "\n".join(
+        [
+            _job(8, "usr", os="USER"),
+            _job(9, "range", nn="2-4"),
+            _job(10, "nic", g="2,gres:nic:1"),
+            _job(11, "wide", nn="3-3", extra="Switches=2 "),
+            _job(12, "pinned", req="n1"),
+            _job(13, "ok"),
+        ]
+    )
+    view = live.read_cluster(_runner({("scontrol", "show", "job", "-o"): jobs}), now=0.0)
+    why = {j: w for j, (_, w) in view.refused.items()}
+    assert why == {
+        8: "--exclusive=user is not supported yet",
+        9: "a node-count range (-N 2-4) is not supported yet",
+        10: "GRES other than GPUs (gres:gpu:2,gres:nic:1) are not supported yet",
+        11: "--switches=2 above 1 is not supported yet",
+        12: "--nodelist is not supported yet (the node list is placement's to set)",
+    }
+    assert list(view.managed) == ["job13"]
+    decisions = live.plan(view, None, [], "x")
+    assert [d.reason.split(":")[0] for d in decisions] == ["unsupported"] * 5 + ["no_solution"]
+
+
 def test_parsers_of_sizes_and_gres() -> None:
     assert live.memory_mib("4G") == 4096 and live.memory_mib("512") == 512
     assert live.gres_gpus("gres:gpu:a100:2") == (2, "a100")

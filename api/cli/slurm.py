@@ -10,7 +10,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from placement.api.cli.exits import EXIT_FAILED, EXIT_OK, err
+from placement.api.cli.exits import EXIT_FAILED, EXIT_OK, ExitWith, err
 from placement.models.gpu.formats.slurm_live import (
     ClusterView,
     SlurmCommandError,
@@ -19,7 +19,7 @@ from placement.models.gpu.formats.slurm_live import (
     plan,
     read_cluster,
 )
-from placement.solver import SolveOptions, get_family, solve
+from placement.solver import InputError, SolveOptions, get_family, solve
 
 COMMAND_TIMEOUT_S = 60.0
 
@@ -52,10 +52,15 @@ def _solve(args: argparse.Namespace, view: ClusterView) -> tuple[Any, list[dict[
     options = SolveOptions(time_limit_s=args.time_limit)
     if args.server:
         # grpc and the client only with --server: start-up time of a local run.
+        import grpc
+
         from placement.api.cli.remote import connect
 
-        with connect(args) as client:
-            result = client.solve(view.instance, options)
+        try:
+            with connect(args) as client:
+                result = client.solve(view.instance, options)
+        except grpc.RpcError as exc:
+            return None, [], f"server {args.server}: {exc.code().name}: {exc.details()}"
     else:
         result = solve(view.instance, options)
     if not result.has_solution:
@@ -68,10 +73,11 @@ def _solve(args: argparse.Namespace, view: ClusterView) -> tuple[Any, list[dict[
 
 
 def cycle(args: argparse.Namespace) -> bool:
-    """One cycle: read, solve, check, apply (or print the plan); False when it failed."""
+    """One cycle: read, solve, check, apply (or print the plan); False when reading the
+    cluster or the solve failed (the jobs then stay held, saying so)."""
     try:
         view = read_cluster(run_slurm, tuple(args.partition or ()))
-    except SlurmCommandError as exc:
+    except (SlurmCommandError, InputError) as exc:
         _log(f"reading the cluster failed, nothing changed: {exc}")
         return False
     for note in view.notes:
@@ -91,10 +97,10 @@ def cycle(args: argparse.Namespace) -> bool:
         for line in describe(decisions):
             _log(f"dry run: {line}")
         _log("dry run: nothing changed")
-        return True
+        return not why
     for line in apply(run_slurm, decisions, view):
         _log(line)
-    return True
+    return not why
 
 
 def cmd_slurm_schedule(args: argparse.Namespace) -> int:
@@ -104,7 +110,12 @@ def cmd_slurm_schedule(args: argparse.Namespace) -> int:
     err(f"slurm schedule: a cycle every {args.interval:g} s (Ctrl-C stops)")
     while True:
         start = time.monotonic()
-        cycle(args)
+        try:
+            cycle(args)
+        except ExitWith:
+            _log("the cycle failed (see above); next one in the interval")
+        except Exception as exc:  # noqa: BLE001 - one failed cycle must not stop the loop
+            _log(f"the cycle failed: {type(exc).__name__}: {exc}; next one in the interval")
         sys.stdout.flush()
         time.sleep(max(0.0, args.interval - (time.monotonic() - start)))
 

@@ -40,7 +40,7 @@ from placement.models.gpu.formats.slurm import (
     levels_of,
     read_nodes,
 )
-from placement.models.gpu.instance import GpuInstance, GpuJob, GpuSolution
+from placement.models.gpu.instance import GpuInstance, GpuJob, GpuNode, GpuSolution
 from placement.solver.errors import InputError
 from placement.solver.family import validate
 
@@ -234,6 +234,8 @@ def refusal(job: SlurmJob) -> str:
             return f"{what} is not supported yet"
     if f.get("ReqNodeList", "") not in _UNSET and not job.ours:
         return "--nodelist is not supported yet (the node list is placement's to set)"
+    if f.get("OverSubscribe", "OK") not in ("OK", "YES", "NO", "FORCE"):
+        return f"--exclusive={f['OverSubscribe'].lower()} is not supported yet"
     if f.get("Contiguous", "0") != "0":
         return "--contiguous is not supported yet"
     if "-" in f.get("NumNodes", "1") and len(set(f["NumNodes"].split("-"))) > 1:
@@ -341,17 +343,28 @@ def read_cluster(
         if why:
             refused[job.job_id] = (job, why)
             continue
-        gpu_jobs.append(_job_shape(job, node_cpus, now))
+        gpu_job = _job_shape(job, node_cpus, now)
+        try:
+            # a job the family rejects (its own checks of a job's fields) is refused alone
+            validate(_instance(levels_above, nodes, [gpu_job]))
+        except InputError as exc:
+            refused[job.job_id] = (job, f"the GPU family rejects it: {exc}")
+            continue
+        gpu_jobs.append(gpu_job)
         managed[job_key(job.job_id)] = job
-    instance = GpuInstance(
-        levels=levels_of(levels_above),
-        nodes=nodes,
-        jobs=gpu_jobs,
-        name="slurm-live",
-        description=f"live Slurm cluster: {len(nodes)} nodes, {len(gpu_jobs)} held jobs",
-    )
+    instance = _instance(levels_above, nodes, gpu_jobs)
     validate(instance)
     return ClusterView(instance, managed, refused, notes)
+
+
+def _instance(levels_above: list[str], nodes: list[GpuNode], jobs: list[GpuJob]) -> GpuInstance:
+    return GpuInstance(
+        levels=levels_of(levels_above),
+        nodes=nodes,
+        jobs=jobs,
+        name="slurm-live",
+        description=f"live Slurm cluster: {len(nodes)} nodes, {len(jobs)} held jobs",
+    )
 
 
 def _reserve(job: SlurmJob, by_name: dict[str, dict[str, Any]], notes: list[str]) -> None:
