@@ -598,11 +598,21 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             reservations, --exclude, a user's --nodelist, --contiguous, node-count
             ranges, several partitions, a partition not spanning every node,
             --gpus, --gpus-per-task, --cpus-per-gpu, --mem-per-gpu, other GRES,
-            --switches above 1.
+            --switches above 1, --exclusive=user or =mcs.
+
+            --once exits 1 when reading the cluster or the solve failed (the jobs
+            stay held, saying so); the loop logs a failed cycle and goes on.
 
             Every Slurm command uses the environment's SLURM_CONF, as Slurm's own
             tools do. One log line per job, naming its id, on standard output.
-            Run as root or SlurmUser (scontrol update and release need it)."""
+            Run as root or SlurmUser (scontrol update and release need it).
+
+            Examples:
+              sbatch -H -N 2 --gres=gpu:4 --switches=1@10:00 train.sh
+              placement slurm schedule --dry-run        # the plan; changes nothing
+              placement slurm schedule --once           # one cycle
+              placement slurm schedule --interval 30 --partition gpu
+              squeue -t PD -o "%i %j %k"                # the kept jobs' reasons"""
         ),
         epilog=EXIT_CODES,
         formatter_class=fmt,
