@@ -118,6 +118,7 @@ def test_refused_per_job_with_a_reason() -> None:
             _job(11, "wide", nn="3-3", extra="Switches=2 "),
             _job(12, "pinned", req="n1"),
             _job(13, "ok"),
+            _job(14, "retry", req="n2", extra="Comment=placement: failed: scontrol release "),
         ]
     )
     view = live.read_cluster(_runner({("scontrol", "show", "job", "-o"): jobs}), now=0.0)
@@ -129,9 +130,11 @@ def test_refused_per_job_with_a_reason() -> None:
         11: "--switches=2 above 1 is not supported yet",
         12: "--nodelist is not supported yet (the node list is placement's to set)",
     }
-    assert list(view.managed) == ["job13"]
+    # a ReqNodeList placement set before a release that failed: the job is placed again
+    assert list(view.managed) == ["job13", "job14"]
     decisions = live.plan(view, None, [], "x")
-    assert [d.reason.split(":")[0] for d in decisions] == ["unsupported"] * 5 + ["no_solution"]
+    kinds = [d.reason.split(":")[0] for d in decisions]
+    assert kinds == ["unsupported"] * 5 + ["no_solution"] * 2
 
 
 def test_parsers_of_sizes_and_gres() -> None:

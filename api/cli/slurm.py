@@ -98,8 +98,11 @@ def cycle(args: argparse.Namespace) -> bool:
             _log(f"dry run: {line}")
         _log("dry run: nothing changed")
         return not why
-    for line in apply(run_slurm, decisions, view):
+    log = apply(run_slurm, decisions, view)
+    for line in log:
         _log(line)
+    released = sum(1 for line in log if line.endswith(", released"))
+    _log(f"cycle done: {released} released, {len(decisions) - released} kept held")
     return not why
 
 
