@@ -255,3 +255,25 @@ def test_schedule_solves_on_a_server(
         assert info["NodeList"] in ("n[1-2]", "n[3-4]"), info
     finally:
         server.stop()
+
+
+def test_schedule_loop_places_a_job_held_later(cluster: Any) -> None:
+    """Without --once: a cycle every --interval; a job held after the loop started is
+    placed by a later cycle. The loop is stopped by its PID."""
+    proc = subprocess.Popen(
+        [*CLI, "slurm", "schedule", "--interval", "1", "--time-limit", "5"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        env=cluster.env,
+    )
+    try:
+        job = cluster.submit("-H", "--gres=gpu:2", "-J", "late", "--wrap", "sleep 30")
+        cluster.wait_job(job, ("RUNNING",), timeout=90)
+        text = cluster.run(["scontrol", "show", "job", "-o", str(job)]).stdout
+        assert "Comment=placement: placed on" in text, text
+    finally:
+        proc.terminate()
+        out, _ = proc.communicate(timeout=30)
+    assert f"job {job} (late): placed on" in out, out
