@@ -71,6 +71,20 @@ def row(output: str, label: str) -> str:
     return "" if line is None else line[12:].strip()
 
 
+FINISHED_SOONER = {"time_limit": ("time_limit", "search_exhausted", "proven")}
+"""A row that ran into its time limit says what this machine reached in that time; a run
+whose (multi-threaded, so not repeatable) search gets further before the limit ends with more
+proved, never less: it agrees with the row."""
+
+
+def _agrees(printed: tuple[str, str], documented: tuple[str, str]) -> bool:
+    status, stop = printed
+    want_status, want_stop = documented
+    if want_stop in FINISHED_SOONER:
+        return status in (want_status, "optimal") and stop in FINISHED_SOONER[want_stop]
+    return printed == documented
+
+
 def test_try_it_runs_as_written_and_its_table_is_what_it_prints(tmp_path: Path) -> None:
     commands = try_it_commands()
     assert any(c.startswith("placement import k8s") for c in commands)
@@ -83,7 +97,7 @@ def test_try_it_runs_as_written_and_its_table_is_what_it_prints(tmp_path: Path) 
             failures.append(f"$ {command}\nexit {code}\n{output}")
         elif command in documented:
             printed = (row(output, "status"), row(output, "stop reason"))
-            if printed != documented[command]:
+            if not _agrees(printed, documented[command]):
                 failures.append(f"$ {command}\ndocumented {documented[command]}, printed {printed}")
     assert not failures, "\n\n".join(failures)
 
