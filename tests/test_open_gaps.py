@@ -39,7 +39,9 @@ def test_entanglement_restricted_proof_says_why_the_gap_stays_open() -> None:
 
 
 def test_mc_second_tier_open_is_named_with_its_bound() -> None:
-    text = _solve_cli("instances/mc/tasks-20x4.json", "--time-limit", "2")
+    # Deterministic: one search worker and a work budget, so the search never ends early
+    # (two threads once finished it inside 10 s of wall time on an idle machine).
+    text = _solve_cli("instances/mc/tasks-20x4.json", "--time-limit", "2", "--deterministic")
     assert _row(text, "status") == "feasible"
     assert _row(text, "stop reason") == "time_limit"
     assert _row(text, "gap") == (
