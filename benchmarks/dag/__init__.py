@@ -32,6 +32,26 @@ from __future__ import annotations
 from placement.benchmarks.runner import Suite, suite_functions
 from placement.solver.hooks import Parameter
 
+
+def _braun_parameters(sizes: tuple[str, ...]) -> tuple[Parameter, ...]:
+    """The sizes, Braun classes and seed of a suite of generated Braun ETC matrices."""
+    return (
+        Parameter(
+            "sizes",
+            "name_list",
+            sizes,
+            help=f"TASKSxMACHINES sizes (default: {','.join(sizes)})",
+        ),
+        Parameter(
+            "classes",
+            "name_list",
+            tuple(f"u_{c}_{t}{m}" for c in "csi" for t in ("hi", "lo") for m in ("hi", "lo")),
+            help="Braun classes (default: all 12, u_c_hihi ... u_i_lolo)",
+        ),
+        Parameter("seed", "non_negative_int", 0, help="generator seed (default: 0)"),
+    )
+
+
 SUITES = (
     Suite(
         name="dag-topcuoglu",
@@ -84,19 +104,7 @@ SUITES = (
         **suite_functions("placement.benchmarks.dag.grid_large", "grid_large"),
         time_limit_s=60.0,
         parameters=(
-            Parameter(
-                "sizes",
-                "name_list",
-                ("1024x32", "2048x64", "4096x128"),
-                help="TASKSxMACHINES sizes (default: 1024x32,2048x64,4096x128)",
-            ),
-            Parameter(
-                "classes",
-                "name_list",
-                tuple(f"u_{c}_{t}{m}" for c in "csi" for t in ("hi", "lo") for m in ("hi", "lo")),
-                help="Braun classes (default: all 12, u_c_hihi ... u_i_lolo)",
-            ),
-            Parameter("seed", "non_negative_int", 0, help="generator seed (default: 0)"),
+            *_braun_parameters(("1024x32", "2048x64", "4096x128")),
             Parameter(
                 "highs_after",
                 "positive_float",
@@ -113,19 +121,7 @@ SUITES = (
         **suite_functions("placement.benchmarks.dag.grid_hcsp", "grid_hcsp"),
         time_limit_s=60.0,
         parameters=(
-            Parameter(
-                "sizes",
-                "name_list",
-                ("2048x64", "4096x128"),
-                help="TASKSxMACHINES sizes (default: 2048x64,4096x128)",
-            ),
-            Parameter(
-                "classes",
-                "name_list",
-                tuple(f"u_{c}_{t}{m}" for c in "csi" for t in ("hi", "lo") for m in ("hi", "lo")),
-                help="Braun classes (default: all 12, u_c_hihi ... u_i_lolo)",
-            ),
-            Parameter("seed", "non_negative_int", 0, help="generator seed (default: 0)"),
+            *_braun_parameters(("2048x64", "4096x128")),
             Parameter(
                 "factor",
                 "positive_float",

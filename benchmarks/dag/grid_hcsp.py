@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from placement.api.files import read_instance
+from placement.benchmarks.dag.grid_large import parse_size
 from placement.benchmarks.runner import load_1min, recheck
 from placement.models.dag.braun import CLASSES, HCSP_FACTOR, BraunClass, braun_etc, write_etc
 from placement.solver import SolveOptions, solve
-from placement.solver.errors import InputError
 
 FAMILY_NAME = "dag"
 HCSP_SIZES = ("2048x64", "4096x128")
@@ -46,20 +46,10 @@ def _settings(config: Any) -> dict[str, Any]:
     return params
 
 
-def _size(text: str) -> tuple[int, int]:
-    try:
-        tasks, machines = (int(v) for v in text.lower().split("x"))
-    except ValueError:
-        raise InputError.single("--param sizes", text, "TASKSxMACHINES, e.g. 2048x64") from None
-    if tasks < 1 or machines < 1:
-        raise InputError.single("--param sizes", text, "at least 1 task and 1 machine")
-    return tasks, machines
-
-
 def cases_grid_hcsp(config: Any) -> list[dict[str, Any]]:
     """One case per (size, class), the largest size first."""
     s = _settings(config)
-    sizes = sorted((_size(v) for v in s["sizes"]), key=lambda nk: -nk[0] * nk[1])
+    sizes = sorted((parse_size(v) for v in s["sizes"]), key=lambda nk: -nk[0] * nk[1])
     return [
         {
             "case": f"{BraunClass.parse(c).name}-{n}x{k}",

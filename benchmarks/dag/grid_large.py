@@ -55,7 +55,8 @@ def _settings(config: Any) -> dict[str, Any]:
     return params
 
 
-def _size(text: str) -> tuple[int, int]:
+def parse_size(text: str) -> tuple[int, int]:
+    """``TASKSxMACHINES`` of a ``--param sizes`` entry."""
     try:
         tasks, machines = (int(v) for v in text.lower().split("x"))
     except ValueError:
@@ -68,7 +69,7 @@ def _size(text: str) -> tuple[int, int]:
 def cases_grid_large(config: Any) -> list[dict[str, Any]]:
     """One case per (size, class), the largest size first (the longest cases start first)."""
     s = _settings(config)
-    sizes = sorted((_size(v) for v in s["sizes"]), key=lambda nk: -nk[0] * nk[1])
+    sizes = sorted((parse_size(v) for v in s["sizes"]), key=lambda nk: -nk[0] * nk[1])
     classes = [BraunClass.parse(c).name for c in s["classes"]]
     return [
         {

@@ -632,7 +632,8 @@ def greedy_solutions(instance: DagInstance, options: SolveOptions) -> list[tuple
 
 def semi_active(instance: DagInstance, machine: np.ndarray, key: np.ndarray) -> DagSolution:
     """The schedule that runs each task on ``machine[t]`` as early as possible, tasks taken in
-    increasing ``key`` (ties: topological position), with insertion into idle gaps.
+    increasing ``key`` (ties: topological position), with insertion into idle gaps; a task
+    whose ``machine[t]`` is -1 goes where it ends first.
 
     Used to turn an exact model's assignment and order into exact start times: when ``key`` is
     a feasible schedule's starts, no task starts later than there.
@@ -651,8 +652,12 @@ def semi_active(instance: DagInstance, machine: np.ndarray, key: np.ndarray) -> 
             for u in list(pending):
                 if all(done[p] for p, _ in instance.parents[u]):
                     pending.remove(u)
-                    m = int(machine[u])
-                    start, _ = b.finish_times(u, [m])
+                    if machine[u] >= 0:
+                        m = int(machine[u])
+                        start, _ = b.finish_times(u, [m])
+                    else:
+                        start, finish = b.finish_times(u)
+                        m = int(np.argmin(finish))
                     b.place(u, m, float(start[m]))
                     done[u] = True
                     progress = True

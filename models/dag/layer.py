@@ -24,7 +24,7 @@ import numpy as np
 from placement.models.dag.bound import heads_and_tails
 from placement.models.dag.check import evaluate
 from placement.models.dag.energetic import task_classes
-from placement.models.dag.greedy import _Builder, greedy_solutions, grid_applicable, heft
+from placement.models.dag.greedy import greedy_solutions, grid_applicable, heft, semi_active
 from placement.models.dag.instance import DagInstance, DagSolution
 from placement.solver.options import SolveOptions
 
@@ -236,44 +236,11 @@ def layer_schedule(
             b = int(found[i])
             planned[members[i]] = chain_end[b]
             chain_end[b] += dm[i, b]
-        solution = _place(instance, machine, planned, _Builder)
+        solution = semi_active(instance, machine, planned)
         value = evaluate(instance, solution)[0]
         if value < best[0]:
             best = (value, solution)
     return best[1] if best[1] is not base else None
-
-
-def _place(
-    instance: DagInstance, machine: np.ndarray, planned: np.ndarray, builder: type
-) -> DagSolution:
-    """Tasks in increasing ``planned`` (a parent first), each as early as it can: on
-    ``machine[t]`` when set, else on the machine where it ends first (with insertion)."""
-    position = np.empty(len(instance.tasks), dtype=np.int64)
-    position[instance.topological_order] = np.arange(len(instance.tasks))
-    order = sorted(
-        range(len(instance.tasks)), key=lambda t: (round(float(planned[t]), 6), position[t])
-    )
-    done = np.zeros(len(instance.tasks), dtype=bool)
-    b = builder(instance)
-    pending: list[int] = []
-    for t in order:
-        pending.append(t)
-        progress = True
-        while progress:
-            progress = False
-            for u in list(pending):
-                if all(done[p] for p, _ in instance.parents[u]):
-                    pending.remove(u)
-                    if machine[u] >= 0:
-                        m = int(machine[u])
-                        start, _ = b.finish_times(u, [m])
-                    else:
-                        start, finish = b.finish_times(u)
-                        m = int(np.argmin(finish))
-                    b.place(u, m, float(start[m]))
-                    done[u] = True
-                    progress = True
-    return b.solution
 
 
 def family_greedies(instance: DagInstance, options: SolveOptions) -> list[tuple[str, DagSolution]]:

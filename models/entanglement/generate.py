@@ -26,7 +26,7 @@ from placement.models.entanglement.instance import (
 from placement.solver.errors import InputError
 from placement.solver.family import validate
 from placement.solver.hooks import SEED, Generator, Parameter
-from placement.solver.limits import size_limit
+from placement.solver.limits import check_count, size_limit
 
 AREA = 100.0
 WAXMAN_ALPHA = 0.4
@@ -36,10 +36,6 @@ MAX_NODES = 5_000
 nodes (24 bytes a pair: 600 MB at 5,000 nodes)."""
 MAX_PAIRS = size_limit("requests")
 """Requests a generated instance may have (the instance limit on a list)."""
-
-
-def _count(value: object, low: int, high: int) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
 
 
 def _tune(f: callable, target: float, lo: float, hi: float) -> float:  # type: ignore[valid-type]
@@ -99,12 +95,12 @@ def generate(
     InputError
         On a parameter out of range.
     """
+    check_count("nodes", nodes, 2, MAX_NODES)
+    check_count("pairs", pairs, 0, MAX_PAIRS)
     checks = [
-        ("nodes", nodes, _count(nodes, 2, MAX_NODES), f"an integer from 2 to {MAX_NODES}"),
         ("degree", degree, 0 < degree <= nodes - 1, f"a degree in (0, {nodes - 1}]"),
         ("success", success, 0 < success < 1, "a probability in (0, 1)"),
         ("swap", swap, 0 < swap <= 1, "a probability in (0, 1]"),
-        ("pairs", pairs, _count(pairs, 0, MAX_PAIRS), f"an integer from 0 to {MAX_PAIRS}"),
         ("min_fidelity", min_fidelity, 0 <= min_fidelity <= 1, "a fidelity in [0, 1]"),
         (
             "link_fidelity",
