@@ -201,9 +201,7 @@ def kant_metrics(
     present = could > 0
     busy = float(dt[present].sum())
     sor = (
-        float((dt[present] * allocated[present] / could[present]).sum() / busy)
-        if busy > 0
-        else 1.0
+        float((dt[present] * allocated[present] / could[present]).sum() / busy) if busy > 0 else 1.0
     )
     waits: list[float] = []
     waiting_gpu_s = 0.0
