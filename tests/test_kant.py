@@ -50,7 +50,33 @@ def test_unstarted_jobs_wait_to_the_window_end_and_estimates_give_ratios():
 
 
 def test_inconsistent_runs_are_refused_naming_the_job():
-    with pytest.raises(ValueError, match="job a: start_s"):
+    with pytest.raises(ValueError, match="job a: run 0 starts at 1.0, before"):
         kant_metrics(NODES, [JobRun("a", 5.0, 1.0, 6.0, {"n1": 1})])
     with pytest.raises(ValueError, match="job a: node 'n9'"):
         kant_metrics(NODES, [JobRun("a", 0.0, 1.0, 6.0, {"n9": 1})])
+
+
+def test_an_evicted_job_waits_again_and_background_counts_only_in_the_rates():
+    # a runs 0-4 on n1, is evicted, waits 4-6, runs 6-10 on n2; the background pod holds
+    # n1's 4 GPUs 0-10 and is no job of the distributions.
+    a = JobRun("a", 0.0, 0.0, 4.0, {"n1": 2}, later=((6.0, 10.0, {"n2": 2}),))
+    bg = JobRun("bg", 0.0, 0.0, 10.0, {"n1": 2})
+    m = kant_metrics(NODES, [a], background=[bg])
+    assert m.jwtd_s.max == pytest.approx(2.0)
+    assert m.waiting_gpu_h == pytest.approx(2 * 2 / 3600)
+    # GPU-seconds: bg 20 + a 8 + 8 over 8 GPUs x 10 s
+    assert m.gar == pytest.approx(36 / 80)
+    # n1: full 0-4 (a + bg), partial 4-10; n2 partial 6-10: (6 + 4) / (2 x 10)
+    assert m.gfr == pytest.approx(10 / 20)
+    # a waits 4-6 while 6 GPUs are free: SOR 2/4 there, 1 elsewhere
+    assert m.sor == pytest.approx((8 * 1.0 + 2 * 0.5) / 10)
+    assert m.jtted.count == 1 and m.jtted.max == 10.0
+
+
+def test_a_stopped_job_waits_to_the_window_end_and_fractions_of_gpus_count():
+    a = JobRun("a", 0.0, 0.0, 4.0, {"n1": 0.5}, stopped=True)
+    m = kant_metrics(NODES, [a], window_end_s=10.0)
+    assert m.jwtd_s.max == pytest.approx(6.0)
+    assert m.jtted.count == 0
+    assert m.gfr == pytest.approx(4 / 20)
+    assert m.gar == pytest.approx(0.5 * 4 / 80)

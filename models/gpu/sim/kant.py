@@ -17,11 +17,17 @@ can be recomputed:
   SOR 1). :attr:`KantMetrics.sor` is its time average over the instants with work present.
 - **GFR(t)** = nodes partly allocated (some GPUs allocated, some free) / nodes with GPUs.
   :attr:`KantMetrics.gfr` is its time average over the window.
-- **JWTD**: the distribution of waiting times, start - submit (a job not started by the end
-  of the window counts to the window's end and is reported in ``unstarted``).
+- **JWTD**: the distribution of waiting times: the time a job spends pending, from its
+  submission to its first start plus, for a job stopped and restarted (evicted, or moved by
+  a restart), each gap between its runs (a job not started by the end of the window waits
+  to the window's end and is counted in ``unstarted``).
 - **JTTED**: the distribution of each finished job's run time over its estimate (Slurm's
   time limit, a pod's declared duration) where jobs carry one, else of its completion time
-  (end - submit). :attr:`KantMetrics.jtted_kind` says which.
+  (last end - submit). :attr:`KantMetrics.jtted_kind` says which.
+
+GPU amounts may be fractions (shared GPUs: milli-GPU / 1000). Work that holds GPUs but is
+not one of the replay's jobs (a cluster's pods at time 0) is passed as ``background``: it
+counts in GAR, SOR and GFR, not in the job distributions.
 
 The window runs from the first submission to the last end (or ``window_end_s``).
 """
@@ -30,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 import numpy as np
 
@@ -44,17 +51,43 @@ class JobRun:
     """None: it never started within the window."""
     end_s: float | None = None
     """None: still running at the window's end (or never started)."""
-    gpus_by_node: Mapping[str, int] = field(default_factory=dict)
+    gpus_by_node: Mapping[str, float] = field(default_factory=dict)
     """GPUs held on each node while it ran."""
-    gpus: int = 0
+    gpus: float = 0
     """GPUs asked; 0 = the sum of ``gpus_by_node``."""
     estimate_s: float | None = None
     """The run time the job declared (a time limit), if any."""
+    later: tuple[tuple[float, float | None, Mapping[str, float]], ...] = ()
+    """Its later runs, after it was stopped (evicted, or moved with a restart): (start, end
+    or None, GPUs per node) each, in time order."""
+    stopped: bool = False
+    """Its last run was stopped (evicted) and it waits again: it did not finish."""
 
     @property
-    def demand(self) -> int:
+    def demand(self) -> float:
         """GPUs asked."""
         return self.gpus or sum(self.gpus_by_node.values())
+
+    def runs(self) -> list[tuple[float, float | None, Mapping[str, float]]]:
+        """Every run of the job: (start, end or None, GPUs per node), in time order."""
+        if self.start_s is None:
+            return []
+        return [(self.start_s, self.end_s, self.gpus_by_node), *self.later]
+
+    def pending(self, window_end_s: float) -> list[tuple[float, float]]:
+        """The intervals the job waits within the window: before its first start, between
+        its runs, and after a run that stopped it (``stopped``) to the window's end."""
+        runs = self.runs()
+        inside = [r for r in runs if r[0] <= window_end_s]
+        if not inside:
+            return [(self.submit_s, window_end_s)] if self.submit_s < window_end_s else []
+        out = [(self.submit_s, inside[0][0])]
+        out += [(a[1], b[0]) for a, b in pairwise(inside) if a[1] is not None]
+        last_end = inside[-1][1]
+        waits_again = self.stopped or len(inside) < len(runs)
+        if waits_again and last_end is not None and last_end < window_end_s:
+            out.append((last_end, window_end_s))
+        return [(a, b) for a, b in out if b > a]
 
 
 @dataclass(frozen=True)
@@ -111,114 +144,139 @@ class KantMetrics:
         }
 
 
-def _check(node_gpus: Mapping[str, int], runs: Sequence[JobRun]) -> None:
+def _check(node_gpus: Mapping[str, float], runs: Sequence[JobRun]) -> None:
     for r in runs:
-        if r.start_s is not None and r.start_s < r.submit_s:
-            raise ValueError(f"job {r.name}: start_s {r.start_s} before submit_s {r.submit_s}")
-        if r.end_s is not None and (r.start_s is None or r.end_s < r.start_s):
-            raise ValueError(f"job {r.name}: end_s {r.end_s} without a start at or before it")
-        for node in r.gpus_by_node:
-            if node not in node_gpus:
-                raise ValueError(f"job {r.name}: node {node!r} is not in the cluster")
+        at = r.submit_s
+        for k, (start, end, where) in enumerate(r.runs()):
+            if start < at:
+                raise ValueError(
+                    f"job {r.name}: run {k} starts at {start}, before its submission or"
+                    f" previous end {at}"
+                )
+            if end is None and k < len(r.runs()) - 1:
+                raise ValueError(f"job {r.name}: run {k} has no end but a later run")
+            if end is not None and end < start:
+                raise ValueError(f"job {r.name}: run {k} ends at {end}, before its start {start}")
+            at = end if end is not None else start
+            for node in where:
+                if node not in node_gpus:
+                    raise ValueError(f"job {r.name}: node {node!r} is not in the cluster")
+        if r.start_s is None and (r.end_s is not None or r.later):
+            raise ValueError(f"job {r.name}: an end or later runs without a start")
 
 
 def allocation_steps(
-    node_gpus: Mapping[str, int], runs: Iterable[JobRun], window_end_s: float
+    node_gpus: Mapping[str, float],
+    runs: Iterable[JobRun],
+    window_end_s: float,
+    background: Iterable[JobRun] = (),
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The cluster's state as a step function: event times, and on each interval
     [t_i, t_{i+1}) the GPUs allocated, the GPUs asked by waiting jobs and the nodes partly
-    allocated. Times are ``len(intervals) + 1``."""
+    allocated. Times are ``len(intervals) + 1``; the first is the earliest event."""
     names = list(node_gpus)
     index = {n: i for i, n in enumerate(names)}
-    cap = np.array([node_gpus[n] for n in names], dtype=np.int64)
-    events: list[tuple[float, int, object]] = []  # (t, kind, payload); kind 0 = end first
-    for r in runs:
-        events.append((r.submit_s, 2, ("wait+", r.demand)))
-        if r.start_s is not None and r.start_s <= window_end_s:
-            events.append((r.start_s, 1, ("wait-", r.demand)))
-            events.append((r.start_s, 1, ("alloc+", r.gpus_by_node)))
-            if r.end_s is not None and r.end_s <= window_end_s:
-                events.append((r.end_s, 0, ("alloc-", r.gpus_by_node)))
+    cap = np.array([node_gpus[n] for n in names], dtype=float)
+    events: list[tuple[float, int, float, Mapping[str, float] | None]] = []
+    # (t, order, waiting GPUs delta, GPUs per node to add (+1) / remove (-1) or None):
+    # at one time, ends (order 0) before starts (1) before the waiting changes (2).
+    for r, counted in [(r, True) for r in runs] + [(r, False) for r in background]:
+        for start, end, where in r.runs():
+            if start <= window_end_s:
+                events.append((start, 1, 1.0, where))
+                if end is not None and end <= window_end_s:
+                    events.append((end, 0, -1.0, where))
+        if counted:
+            for a, b in r.pending(window_end_s):
+                events.append((a, 2, r.demand, None))
+                events.append((b, 2, -r.demand, None))
     events.sort(key=lambda e: (e[0], e[1]))
-    alloc = np.zeros(len(names), dtype=np.int64)
-    waiting = 0
+    alloc = np.zeros(len(names), dtype=float)
+    waiting = 0.0
     times: list[float] = []
-    allocated: list[int] = []
-    asked: list[int] = []
+    allocated: list[float] = []
+    asked: list[float] = []
     partial: list[int] = []
     k = 0
     while k < len(events):
         t = events[k][0]
-        while k < len(events) and events[k][0] == t:
-            what, value = events[k][2]
-            if what in ("alloc+", "alloc-"):
-                sign = 1 if what == "alloc+" else -1
-                for node, g in value.items():
-                    alloc[index[node]] += sign * g
-            else:
-                waiting += value if what == "wait+" else -value
-            k += 1
         if t > window_end_s:
             break
+        while k < len(events) and events[k][0] == t:
+            _, order, amount, where = events[k]
+            if where is None:
+                waiting += amount
+            else:
+                for node, g in where.items():
+                    alloc[index[node]] += amount * g
+            k += 1
         times.append(t)
-        allocated.append(int(alloc.sum()))
-        asked.append(waiting)
-        partial.append(int(np.count_nonzero((alloc > 0) & (alloc < cap))))
+        allocated.append(float(alloc.sum()))
+        asked.append(max(0.0, waiting))
+        eps = 1e-9
+        partial.append(int(np.count_nonzero((alloc > eps) & (alloc < cap - eps))))
     times.append(window_end_s)
     return (
         np.asarray(times, dtype=float),
-        np.asarray(allocated, dtype=np.int64),
-        np.asarray(asked, dtype=np.int64),
+        np.asarray(allocated, dtype=float),
+        np.asarray(asked, dtype=float),
         np.asarray(partial, dtype=np.int64),
     )
 
 
 def kant_metrics(
-    node_gpus: Mapping[str, int],
+    node_gpus: Mapping[str, float],
     runs: Sequence[JobRun],
     *,
     window_end_s: float | None = None,
+    background: Sequence[JobRun] = (),
 ) -> KantMetrics:
     """GAR, SOR, GFR, JWTD and JTTED of one replay on a cluster of ``node_gpus`` (node name
-    -> GPUs). Raises ``ValueError`` naming the job on inconsistent times or unknown nodes."""
-    _check(node_gpus, runs)
+    -> GPUs); ``background``: work holding GPUs that is not one of the replay's jobs. Raises
+    ``ValueError`` naming the job on inconsistent times or unknown nodes."""
+    _check(node_gpus, [*runs, *background])
     if not runs:
         empty = Distribution.of([])
         return KantMetrics(0.0, 1.0, 0.0, empty, empty, "completion_s", 0, 0.0, 0.0)
     start = min(r.submit_s for r in runs)
     if window_end_s is None:
-        ends = [r.end_s for r in runs if r.end_s is not None]
-        ends += [r.start_s for r in runs if r.start_s is not None]
-        window_end_s = max([*ends, start])
-    total = sum(node_gpus.values())
+        moments = [start]
+        for r in runs:
+            for a, b, _ in r.runs():
+                moments += [a] if b is None else [a, b]
+        window_end_s = max(moments)
+    total = float(sum(node_gpus.values()))
     gpu_nodes = sum(1 for g in node_gpus.values() if g > 0)
-    times, allocated, asked, partial = allocation_steps(node_gpus, runs, window_end_s)
-    dt = np.diff(times)
+    times, allocated, asked, partial = allocation_steps(node_gpus, runs, window_end_s, background)
+    dt = np.diff(np.clip(times, start, window_end_s))  # the window: first submission on
     span = float(dt.sum())
     gar = float((allocated * dt).sum() / (total * span)) if total and span > 0 else 0.0
     gfr = float((partial * dt).sum() / (gpu_nodes * span)) if gpu_nodes and span > 0 else 0.0
     could = np.minimum(total, allocated + asked)
-    present = could > 0
+    present = (could > 0) & (dt > 0)
     busy = float(dt[present].sum())
-    sor = (
-        float((dt[present] * allocated[present] / could[present]).sum() / busy) if busy > 0 else 1.0
-    )
+    sor = float((dt[present] * allocated[present] / could[present]).sum() / busy) if busy else 1.0
     waits: list[float] = []
     waiting_gpu_s = 0.0
     unstarted = 0
     for r in runs:
-        started = r.start_s is not None and r.start_s <= window_end_s
-        wait = (r.start_s if started else window_end_s) - r.submit_s
-        unstarted += not started
-        waits.append(max(0.0, wait))
-        waiting_gpu_s += r.demand * max(0.0, wait)
-    done = [r for r in runs if r.end_s is not None and r.end_s <= window_end_s]
-    if done and all(r.estimate_s for r in done):
+        wait = sum(b - a for a, b in r.pending(window_end_s))
+        unstarted += r.start_s is None or r.start_s > window_end_s
+        waits.append(wait)
+        waiting_gpu_s += r.demand * wait
+    finished: list[tuple[JobRun, float, float]] = []  # job, last end, time run
+    for r in runs:
+        spans = r.runs()
+        end = spans[-1][1] if spans else None
+        if end is not None and end <= window_end_s and not r.stopped:
+            ran = sum(b - a for a, b, _ in spans if b is not None)
+            finished.append((r, end, ran))
+    if finished and all(r.estimate_s for r, _, _ in finished):
         kind = "run/estimate"
-        jtted = Distribution.of([(r.end_s - r.start_s) / r.estimate_s for r in done])
+        jtted = Distribution.of([ran / (r.estimate_s or 1.0) for r, _, ran in finished])
     else:
         kind = "completion_s"
-        jtted = Distribution.of([r.end_s - r.submit_s for r in done])
+        jtted = Distribution.of([end - r.submit_s for r, end, _ in finished])
     return KantMetrics(
         gar=gar,
         sor=sor,
