@@ -38,6 +38,9 @@ def test_a_departure_frees_capacity_and_the_waiting_pod_starts_then() -> None:
         assert r.wait.tolist() == [0.0, 5.0] and r.waited.tolist() == [False, True]
         assert r.preemptions == 0 and r.invalid == 0
         assert r.alloc.tolist() == [100.0, 100.0, 100.0]  # times 0, 5, 10
+        # Kant's metrics over the replay (0-10 s): the GPU held throughout, p1 waiting 5 s
+        assert r.kant.gar == 1.0 and r.kant.gfr == 0.0 and r.kant.sor == 1.0
+        assert r.kant.jwtd_s.max == 5.0 and r.kant.waiting_gpu_h == pytest.approx(5 / 3600)
 
 
 def test_the_pending_queue_is_retried_in_arrival_order() -> None:
@@ -58,6 +61,8 @@ def test_ls_preempts_be_only_in_the_preempt_mode() -> None:
     r = run(cluster, pods, times, mode="preempt")
     # p1 (LS) evicts p0 (BE) at 5; p0 restarts its whole lifetime when p1 leaves at 15
     assert r.preemptions == 1 and r.wait.tolist() == [10.0, 0.0]
+    # Kant's waits count p0's wait between its two runs; the GPU never idles
+    assert r.kant.jwtd_s.max == 10.0 and r.kant.gar == 1.0
     # an LS pod never evicts an LS pod, a BE pod never evicts anything
     for qos in (("LS", "LS"), ("LS", "BE")):
         cluster, pods, times = one_gpu(qos=qos)

@@ -23,6 +23,7 @@ from placement.models.gpu.sim.topology import (
     aging_priority,
     cross_rack_gb,
     decide,
+    kant_of,
     simulate,
     summarise,
 )
@@ -68,6 +69,14 @@ def test_departures_free_gpus_and_the_wait_is_counted(policy: str) -> None:
     assert s["still_waiting"] == 1 and s["invalid"] == 0
     # the 24-GPU gang is pending while only 16 GPUs exist: never "free but fragmented"
     assert s["fragmented_gangs"] == 0
+    # Kant's metrics over the 2 h: 16 GPUs to 0.5 h, 8 to 0.75 h; whole nodes only
+    k = kant_of(trace, stats)
+    assert k.gar == pytest.approx((16 * 0.5 + 8 * 0.25) / (16 * 2))
+    assert k.gfr == 0.0
+    # work present fills the cluster throughout (the 24-GPU gang waits): SOR = GAR here
+    assert k.sor == pytest.approx(k.gar)
+    assert k.jwtd_s.max == pytest.approx(1.8 * 3600) and k.unstarted == 1
+    assert k.waiting_gpu_h == pytest.approx(s["waiting_gpu_h"])
 
 
 @pytest.mark.parametrize("policy", POLICIES)
@@ -113,6 +122,12 @@ def test_ours_migrate_moves_only_what_places_more_and_the_moved_pod_restarts() -
     s = summarise(trace, stats)
     assert s["waiting_gpu_h"] == 0.0
     assert s["waiting_and_restart_gpu_h"] == pytest.approx(2 * MIGRATION_RESTART_H)
+    # Kant: the moved pod (time-0 background) holds 2 GPUs of node 2 to 1 h + 5 min. Partly
+    # allocated: node 0 (7 of 8) all 2 h; node 2 (6 of 8) once the moved pod has left
+    k = kant_of(trace, stats)
+    gpu_h = 7 * 2 + 8 * 0.5 + 2 * (1 + MIGRATION_RESTART_H) + 6 * 2
+    assert k.gar == pytest.approx(gpu_h / (24 * 2))
+    assert k.gfr == pytest.approx((2 + (1 - MIGRATION_RESTART_H)) / (3 * 2))
     # without moves the pod waits for node 1's pod to end
     assert simulate(trace, OURS, cycle_s=60.0, deadline_s=2.0).placed_at[0] == pytest.approx(1.0)
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import heapq
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +52,7 @@ from placement.models.gpu.instance import (
 from placement.models.gpu.peers.kai import kai_one_at_a_time
 from placement.models.gpu.peers.kueue_tas import kueue_one_at_a_time
 from placement.models.gpu.peers.volcano import volcano_one_at_a_time
+from placement.models.gpu.sim.kant import JobRun, KantMetrics, kant_metrics
 from placement.models.gpu.sim.topology_trace import TopologyTrace, TraceJob
 from placement.solver.options import SolveOptions, deterministic_wall_limit
 from placement.solver.portfolio import solve
@@ -106,6 +108,8 @@ class CycleStats:
     """Cycles where ``ours-migrate`` solved the migration step (:func:`migrate`)."""
     migrate_applied: int = 0
     """Of those, cycles whose moves placed more waiting work (and were applied)."""
+    runs: dict[str, list[list]] = field(default_factory=dict)
+    """Per pod or gang, its runs (:attr:`_Cluster.runs`): for Kant's metrics."""
 
 
 def cross_rack_gb(trace_job: TraceJob, racks: list[str]) -> float:
@@ -222,21 +226,30 @@ class _Cluster:
         self.used = [[0] * per_node for _ in trace.nodes]
         self.running: dict[str, _Running] = {}
         self._ends: list[tuple[float, str, int]] = []
+        self.runs: dict[str, list[list]] = {}
+        """Per pod or gang, its runs: [start h, end h, spots] each (a move ends one)."""
         for seq, (n, g, end) in enumerate(trace.initial):
             gpus = tuple(i for i in range(per_node) if not self.used[n][i])[:g]
-            self.start(f"initial-{seq}", [(n, gpus)], end, g, movable=True)
+            self.start(f"initial-{seq}", [(n, gpus)], 0.0, end, g, movable=True)
 
-    def start(self, key: str, spots: Spots, end_h: float, gpus: int, movable: bool) -> None:
+    def start(
+        self, key: str, spots: Spots, t: float, end_h: float, gpus: int, movable: bool
+    ) -> None:
+        """Start ``key`` on ``spots`` at hour ``t``; it ends at ``end_h``."""
         self.running[key] = _Running(list(spots), end_h, gpus, movable)
+        self.runs[key] = [[t, end_h, list(spots)]]
         self._hold(spots, MILLI)
         heapq.heappush(self._ends, (end_h, key, 0))
 
-    def move(self, key: str, spots: Spots, delay_h: float) -> None:
-        """Restart ``key`` on ``spots``; its run ends ``delay_h`` later than planned."""
+    def move(self, key: str, spots: Spots, t: float, delay_h: float) -> None:
+        """Restart ``key`` on ``spots`` at hour ``t``; its run ends ``delay_h`` later than
+        planned."""
         pod = self.running[key]
         self._hold(pod.spots, 0)
         self._hold(spots, MILLI)
         pod.spots, pod.end_h, pod.version = list(spots), pod.end_h + delay_h, pod.version + 1
+        self.runs[key][-1][1] = t
+        self.runs[key].append([t, pod.end_h, list(spots)])
         heapq.heappush(self._ends, (pod.end_h, key, pod.version))
 
     def depart(self, t: float) -> bool:
@@ -353,9 +366,8 @@ def migrate(
         return None  # nothing more placed, or placed without moving (the next cycle will)
     for j in moved:
         key = candidates[j]
-        cluster.move(
-            key, [(w.node, tuple(w.gpus)) for w in solution.placements[j]], MIGRATION_RESTART_H
-        )
+        spots = [(w.node, tuple(w.gpus)) for w in solution.placements[j]]
+        cluster.move(key, spots, t, MIGRATION_RESTART_H)
         stats.migrations += 1
         stats.restart_gpu_h += MIGRATION_RESTART_H * cluster.running[key].gpus
     stats.migrate_applied += 1
@@ -400,7 +412,7 @@ def simulate(
             k = pending[j]
             job = trace.jobs[k]
             spots = [(w.node, tuple(w.gpus)) for w in workers]
-            cluster.start(f"job-{k}", spots, t + job.duration_h, job.gpus, job.workers == 1)
+            cluster.start(f"job-{k}", spots, t, t + job.duration_h, job.gpus, job.workers == 1)
             stats.placed_at[k] = t
             stats.spans[k] = span_level(instance, "whole", spots)
             stats.cross_rack_gb[k] = cross_rack_gb(job, [rack_of[n] for n, _ in spots])
@@ -449,7 +461,28 @@ def simulate(
                     stats.fragmented_gangs.add(k)
         stats.times_h.append(t)
         stats.allocated.append(sum(1 for row in cluster.used for u in row if u))
+    stats.runs = cluster.runs
     return stats
+
+
+def kant_of(trace: TopologyTrace, stats: CycleStats) -> KantMetrics:
+    """Kant's metrics (:mod:`.kant`) of one run, over ``trace.hours`` (the pods running at
+    time 0 count as background: in GAR, SOR and GFR only)."""
+    nodes = {str(n): node.gpu_count for n, node in enumerate(trace.nodes)}
+
+    def job_run(key: str, submit_h: float, demand: int) -> JobRun:
+        runs = [
+            (a * 3600.0, b * 3600.0, dict(Counter(str(n) for n, g in spots for _ in g)))
+            for a, b, spots in stats.runs.get(key, ())
+        ]
+        if not runs:
+            return JobRun(key, submit_h * 3600.0, gpus=demand)
+        (a, b, where), later = runs[0], tuple(runs[1:])
+        return JobRun(key, submit_h * 3600.0, a, b, where, gpus=demand, later=later)
+
+    jobs = [job_run(f"job-{k}", job.arrival_h, job.demand) for k, job in enumerate(trace.jobs)]
+    background = [job_run(key, 0.0, 0) for key in stats.runs if key.startswith("initial-")]
+    return kant_metrics(nodes, jobs, window_end_s=trace.hours * 3600.0, background=background)
 
 
 def summarise(trace: TopologyTrace, stats: CycleStats) -> dict[str, Any]:

@@ -46,7 +46,9 @@ from pathlib import Path
 
 import numpy as np
 
+from placement.models.gpu.instance import MILLI
 from placement.models.gpu.peers.fgd import FGDPolicy
+from placement.models.gpu.sim.kant import JobRun, KantMetrics, kant_metrics
 from placement.models.gpu.sim.openb.defrag_cycle import (
     DESTINATIONS,
     Book,
@@ -150,6 +152,8 @@ class DepartureRun:
     invalid: int = 0
     cycle_seconds: np.ndarray = field(default_factory=lambda: np.zeros(0))
     seconds: float = 0.0
+    kant: KantMetrics | None = None
+    """Kant's metrics of the replay (:mod:`..kant`), over its event times."""
 
     def time_mean(self, values: np.ndarray) -> float:
         """Time-weighted mean of a per-event series."""
@@ -240,26 +244,31 @@ def replay_departures(
     preemptions = migrations = cycles = invalid = 0
     cycle_seconds: list[float] = []
 
-    def put(a: int, node: int, gpus) -> None:
+    runs: list[list[list]] = [[] for _ in range(n)]  # per arrival: [start, end, {node: GPUs}]
+
+    def put(a: int, node: int, gpus, now: float) -> None:
         p = int(order[a])
         state.place(pods, p, node, list(gpus))
         policy.placed(state, pods, p, node)
         meter.placed(state, pods, p, node)
         book.put(a, int(node), tuple(int(g) for g in gpus))
+        held = len(gpus) * int(pods.milli[p]) / MILLI
+        runs[a].append([now, None, {cluster.names[node]: held} if held else {}])
 
     def start(a: int, node: int, gpus, now: float) -> None:
-        put(a, node, gpus)
+        put(a, node, gpus, now)
         wait[a] += now - waiting_since[a]
         waiting_since[a] = np.nan
         gen[a] += 1
         heapq.heappush(events, (now + float(life[a]), 0, a, int(gen[a])))
 
-    def stop(a: int) -> None:
+    def stop(a: int, now: float) -> None:
         p, node = int(order[a]), int(book.node[a])
         state.remove(pods, p, node, book.gpus[a])
         policy.placed(state, pods, p, node)
         meter.placed(state, pods, p, node)
         book.take(a)
+        runs[a][-1][1] = now
 
     def try_migrate(a: int, now: float) -> bool:
         nonlocal migrations, cycles, invalid
@@ -282,9 +291,9 @@ def replay_departures(
                 invalid += 1
             else:
                 for b in out.moves:
-                    stop(b)
+                    stop(b, now)
                 for b, (node, gpus) in out.moves.items():
-                    put(b, node, gpus)
+                    put(b, node, gpus, now)
                 migrations += len(out.moves)
                 migrated.update(out.moves)
                 node, gpus = out.placed[a]
@@ -301,7 +310,7 @@ def replay_departures(
             _t, kind, a, g = heapq.heappop(events)
             if kind == 0:
                 if g == gen[a] and book.node[a] >= 0:
-                    stop(a)
+                    stop(a, now)
                     freed = True
             else:
                 arrived += 1
@@ -335,7 +344,7 @@ def replay_departures(
                 victims = _evict_for(state, pods, order, book, p, qos)
                 if victims:
                     for b in victims:
-                        stop(b)
+                        stop(b, now)
                         gen[b] += 1  # its departure is void: it restarts its whole lifetime
                         waiting_since[b] = now
                         waited[b] = True
@@ -356,6 +365,26 @@ def replay_departures(
         if arrived == n and not pending:
             break  # every pod has arrived and started: the rest is departures only
     final = np.where(np.isnan(waiting_since), wait, np.nan)
+    jobs = []
+    for a in range(n):
+        p = int(order[a])
+        (first, *later) = runs[a] or [[None, None, {}]]
+        jobs.append(
+            JobRun(
+                str(a),
+                float(arrive[a]),
+                first[0],
+                first[1],
+                first[2],
+                gpus=int(pods.num_gpu[p]) * int(pods.milli[p]) / MILLI,
+                later=tuple((x[0], x[1], x[2]) for x in later),
+                stopped=bool(runs[a]) and not np.isnan(waiting_since[a]),
+            )
+        )
+    end = float(out_t[-1]) if out_t else 0.0
+    kant = kant_metrics(
+        dict(zip(cluster.names, cluster.gpu_count.tolist(), strict=True)), jobs, window_end_s=end
+    )
     return DepartureRun(
         policy=policy.name,
         mode=mode,
@@ -372,4 +401,5 @@ def replay_departures(
         invalid=invalid,
         cycle_seconds=np.array(cycle_seconds),
         seconds=time.perf_counter() - t_start,
+        kant=kant,
     )
