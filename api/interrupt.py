@@ -18,7 +18,7 @@ from placement.solver.cancel import CancellationToken
 
 T = TypeVar("T")
 
-__all__ = ["STOP_SIGNALS", "install_stop_handlers", "run_cancellable"]
+__all__ = ["STOP_SIGNALS", "Stopped", "install_stop_handlers", "run_cancellable", "stop_requests"]
 
 STOP_SIGNALS: tuple[int, ...] = tuple(
     getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
@@ -39,6 +39,42 @@ def install_stop_handlers(handler: Callable[[int, Any], None]) -> Callable[[], N
             signal.signal(sig, old if old is not None else signal.SIG_DFL)
 
     return restore
+
+
+class Stopped(KeyboardInterrupt):
+    """Raised by :func:`stop_requests`'s handler: a stop signal (its number in
+    :attr:`signum`) ended a command that has no solve to cancel; the command line exits
+    128 + the signal's number."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+class stop_requests:  # noqa: N801 - used as a context manager, like a function
+    """For a command that loops (``slurm schedule``, ``jobs watch``): while inside, the first
+    Ctrl-C, SIGTERM or SIGHUP sets :attr:`signum` and :attr:`event` (the loop ends where it
+    may: between cycles), or with ``raise_at_once`` raises :class:`Stopped` where the main
+    thread is; a second one raises :class:`Stopped` at once."""
+
+    def __init__(self, raise_at_once: bool = False) -> None:
+        self.signum = 0
+        self.event = threading.Event()
+        self._raise_at_once = raise_at_once
+        self._restore: Callable[[], None] = lambda: None
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        if self.signum or self._raise_at_once:
+            raise Stopped(self.signum or signum)
+        self.signum = signum
+        self.event.set()
+
+    def __enter__(self) -> stop_requests:
+        self._restore = install_stop_handlers(self._handler)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._restore()
 
 
 def run_cancellable(

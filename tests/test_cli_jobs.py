@@ -85,6 +85,27 @@ def test_jobs_cancel_keeps_the_best_incumbent(server: Server) -> None:
     assert result is not None and result["status"] == "feasible"
 
 
+def test_sigterm_stops_watching_and_the_job_runs_on(server: Server) -> None:
+    job_id = _jobs(server, "submit", MEDIUM, "--time-limit", "60").stdout.strip()
+    watch = subprocess.Popen(
+        [sys.executable, "-m", "placement.api.cli", "jobs", "watch", job_id, "--json"]
+        + ["--server", server.target],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        first = json.loads(watch.stdout.readline())  # watching: its first event is out
+        assert first["job"]["job_id"] == job_id
+    finally:
+        watch.send_signal(signal.SIGTERM)
+        _, errs = watch.communicate(timeout=30)
+    assert watch.returncode == 143 and "stopped by SIGTERM" in errs, errs
+    state = json.loads(_jobs(server, "get", job_id, "--json").stdout)["state"]
+    assert state in ("queued", "running")  # only the watching stopped
+    assert _jobs(server, "cancel", job_id).returncode == 0
+
+
 @pytest.mark.parametrize("command", ["get", "watch", "cancel"])
 def test_jobs_of_an_unknown_id_is_one_line_and_exit_2(server: Server, command: str) -> None:
     proc = _jobs(server, command, "no-such-job")

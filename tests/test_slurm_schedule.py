@@ -4,6 +4,8 @@ fixture (4 nodes x 4 a100, n1-n2 under leaf1, n3-n4 under leaf2, spine above).""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -277,3 +279,27 @@ def test_schedule_loop_places_a_job_held_later(cluster: Any) -> None:
         proc.terminate()
         out, _ = proc.communicate(timeout=30)
     assert f"job {job} (late): placed on" in out, out
+    # SIGTERM stops the loop between cycles, as systemd stops a service
+    assert proc.returncode == 143 and "stopped by SIGTERM between cycles" in out, out
+
+
+def test_schedule_loop_stops_on_sigterm_between_cycles_without_a_cluster(tmp_path) -> None:
+    """Every cycle fails to read the cluster (no slurm.conf there) and says so; the loop goes
+    on, and SIGTERM ends it cleanly (exit 143)."""
+    env = {**os.environ, "SLURM_CONF": str(tmp_path / "none.conf")}
+    proc = subprocess.Popen(
+        [*CLI, "slurm", "schedule", "--interval", "0.2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        env=env,
+    )
+    try:
+        assert "reading the cluster failed" in proc.stdout.readline()
+        assert "reading the cluster failed" in proc.stdout.readline()  # a second cycle
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, errs = proc.communicate(timeout=30)
+    assert proc.returncode == 143, errs
+    assert out.splitlines()[-1].endswith("stopped by SIGTERM between cycles"), out

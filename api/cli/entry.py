@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Sequence
@@ -17,8 +18,10 @@ from placement.api.cli.exits import (
     EXIT_USAGE,
     ExitWith,
     err,
+    exit_for_signal,
 )
 from placement.api.cli.parser import build_parser
+from placement.api.interrupt import Stopped
 from placement.solver import InputError
 
 _WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO})
@@ -74,6 +77,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except ExitWith as exc:
         return exc.code
+    except Stopped as exc:
+        err(f"stopped by {signal.Signals(exc.signum).name}")
+        return exit_for_signal(exc.signum)
     except KeyboardInterrupt:
         err("interrupted")
         return EXIT_INTERRUPTED

@@ -18,6 +18,7 @@ from placement.api.cli.exits import EXIT_FAILED, EXIT_OK, err
 from placement.api.cli.solve import solve_settings
 from placement.api.cli.summary import fmt_gap, fmt_num
 from placement.api.files import check_writable, read_instance, read_start, write_json
+from placement.api.interrupt import stop_requests
 from placement.solver import SolveOptions
 
 FINISHED_OK = "succeeded"
@@ -92,6 +93,13 @@ def _show(args: argparse.Namespace, job: Any) -> int:
 
 
 def _watch(args: argparse.Namespace, client: Any) -> int:
+    """Follow a job; Ctrl-C, SIGTERM or SIGHUP stop following (the job runs on) with
+    128 + the signal's number."""
+    with stop_requests(raise_at_once=True):
+        return _follow(args, client)
+
+
+def _follow(args: argparse.Namespace, client: Any) -> int:
     last = None
     for event in client.watch_job(args.job_id):
         if event.HasField("job"):

@@ -4,13 +4,15 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import subprocess
 import sys
 import time
 from datetime import UTC, datetime
 from typing import Any
 
-from placement.api.cli.exits import EXIT_FAILED, EXIT_OK, ExitWith, err
+from placement.api.cli.exits import EXIT_FAILED, EXIT_OK, ExitWith, err, exit_for_signal
+from placement.api.interrupt import stop_requests
 from placement.models.gpu.formats.slurm_live import (
     ClusterView,
     SlurmCommandError,
@@ -107,20 +109,25 @@ def cycle(args: argparse.Namespace) -> bool:
 
 
 def cmd_slurm_schedule(args: argparse.Namespace) -> int:
-    """``placement slurm schedule``."""
+    """``placement slurm schedule``. In the loop, Ctrl-C, SIGTERM or SIGHUP stops it between
+    cycles (a cycle under way finishes: no job is left with its nodes set but not
+    released); a second signal stops it at once. Exit 128 + the signal's number."""
     if args.once or args.dry_run:
         return EXIT_OK if cycle(args) else EXIT_FAILED
-    err(f"slurm schedule: a cycle every {args.interval:g} s (Ctrl-C stops)")
-    while True:
-        start = time.monotonic()
-        try:
-            cycle(args)
-        except ExitWith:
-            _log("the cycle failed (see above); next one in the interval")
-        except Exception as exc:  # noqa: BLE001 - one failed cycle must not stop the loop
-            _log(f"the cycle failed: {type(exc).__name__}: {exc}; next one in the interval")
-        sys.stdout.flush()
-        time.sleep(max(0.0, args.interval - (time.monotonic() - start)))
+    err(f"slurm schedule: a cycle every {args.interval:g} s (Ctrl-C or SIGTERM stops)")
+    with stop_requests() as stop:
+        while not stop.signum:
+            start = time.monotonic()
+            try:
+                cycle(args)
+            except ExitWith:
+                _log("the cycle failed (see above); next one in the interval")
+            except Exception as exc:  # noqa: BLE001 - one failed cycle must not stop the loop
+                _log(f"the cycle failed: {type(exc).__name__}: {exc}; next one in the interval")
+            sys.stdout.flush()
+            stop.event.wait(max(0.0, args.interval - (time.monotonic() - start)))
+    _log(f"stopped by {signal.Signals(stop.signum).name} between cycles")
+    return exit_for_signal(stop.signum)
 
 
 __all__ = ["cmd_slurm_schedule", "cycle", "run_slurm"]
