@@ -5,8 +5,10 @@ node delivers less than its nominal CPU (Isstaif et al., 2025; the numbers the b
 uses are cited in :mod:`placement.benchmarks.gpu.density`). A node may say so in two forms of
 one concept, the effective CPU capacity ``cap(k)`` with ``k`` pods on the node:
 
-* ``cpu_overhead_milli_per_pod = o``: ``cap(k) = cpu_milli - o k``;
-* ``cpu_capacity_curve = (k_0, y_0), ..., (k_m, y_m)``: piecewise linear through the points,
+* ``cpu_overhead_milli_per_pod = o`` (JSON ``cpu_density.overhead_milli_per_pod``):
+  ``cap(k) = cpu_milli - o k``;
+* ``cpu_capacity_curve = (k_0, y_0), ..., (k_m, y_m)`` (JSON ``cpu_density.curve``):
+  piecewise linear through the points,
   ``y_0`` for ``k <= k_0``, along the last segment beyond ``k_m`` (one point: ``y_0`` for
   every ``k``).
 
@@ -100,10 +102,10 @@ def validate(
     """The rules of a node's density fields a range cannot express: points in increasing
     ``pods``, a non-increasing, concave curve (so that the exact model stays linear), and
     what the node already holds within its effective capacity. ``curve`` is (pods, cpu_milli)
-    per point; errors name ``path.cpu_capacity_curve[i]``."""
+    per point; errors name ``path.cpu_density.curve[i]``."""
     for i in range(1, len(curve)):
         (k0, y0), (k1, y1) = curve[i - 1], curve[i]
-        at = f"{path}.cpu_capacity_curve[{i}]"
+        at = f"{path}.cpu_density.curve[{i}]"
         if not v.require(k1 > k0, f"{at}.pods", k1, f"more than the previous point's {k0} pods"):
             return
         if not v.require(

@@ -59,7 +59,7 @@ RANGES = register_ranges(
         "GpuNode.cpu_milli_used": FieldRange(0, MAX_MILLI_CORES, integer=True, unit="milli-cores"),
         "GpuNode.memory_mib_used": FieldRange(0, MAX_MIB, integer=True, unit="MiB"),
         "GpuNode.pods_used": FieldRange(0, MAX_PODS_PER_NODE, integer=True, unit="pods"),
-        "GpuNode.cpu_overhead_milli_per_pod": FieldRange(
+        "CpuDensity.overhead_milli_per_pod": FieldRange(
             0, MAX_MILLI_CORES, integer=True, unit="milli-cores"
         ),
         "CpuCapacityPoint.pods": FieldRange(0, MAX_PODS_PER_NODE, integer=True, unit="pods"),
@@ -135,9 +135,11 @@ class GpuNode:
     """Pods on the node that the instance does not describe as running jobs (their CPU is in
     ``cpu_milli_used``); a running job of the instance counts by its workers placed here."""
     cpu_overhead_milli_per_pod: int = 0
-    """Density: the effective CPU with k pods is ``cpu_milli - k x`` this (:mod:`.density`)."""
+    """Density (JSON ``cpu_density.overhead_milli_per_pod``): the effective CPU with k pods is
+    ``cpu_milli - k x`` this (:mod:`.density`)."""
     cpu_capacity_curve: tuple[CpuCapacityPoint, ...] = ()
-    """Density: the effective CPU by pod count, non-increasing and concave (:mod:`.density`)."""
+    """Density (JSON ``cpu_density.curve``): the effective CPU by pod count, non-increasing
+    and concave (:mod:`.density`)."""
 
     def __post_init__(self) -> None:
         # A node built in code may leave the per-GPU usage out: all GPUs free. A count of
@@ -518,8 +520,8 @@ def read_message(msg: Any, name: str = "", description: str = "") -> GpuInstance
             nd.cpu_milli,
             nd.cpu_milli_used,
             nd.pods_used,
-            nd.cpu_overhead_milli_per_pod,
-            [(p.pods, p.cpu_milli) for p in nd.cpu_capacity_curve],
+            nd.cpu_density.overhead_milli_per_pod,
+            [(p.pods, p.cpu_milli) for p in nd.cpu_density.curve],
         )
         v.require(
             len(nd.groups) == n_groups,
@@ -573,9 +575,9 @@ def read_message(msg: Any, name: str = "", description: str = "") -> GpuInstance
                 gpu_milli_used=tuple(milli_used),
                 gpu_memory_mib_used=tuple(mem_used),
                 pods_used=nd.pods_used,
-                cpu_overhead_milli_per_pod=nd.cpu_overhead_milli_per_pod,
+                cpu_overhead_milli_per_pod=nd.cpu_density.overhead_milli_per_pod,
                 cpu_capacity_curve=tuple(
-                    CpuCapacityPoint(p.pods, p.cpu_milli) for p in nd.cpu_capacity_curve
+                    CpuCapacityPoint(p.pods, p.cpu_milli) for p in nd.cpu_density.curve
                 ),
             )
         )
@@ -771,11 +773,14 @@ def instance_to_message(instance: GpuInstance) -> Any:
             cpu_milli_used=node.cpu_milli_used,
             memory_mib_used=node.memory_mib_used,
             groups=list(node.groups),
-            pods_used=node.pods_used,
-            cpu_overhead_milli_per_pod=node.cpu_overhead_milli_per_pod,
         )
-        for p in node.cpu_capacity_curve:
-            nd.cpu_capacity_curve.add(pods=p.pods, cpu_milli=p.cpu_milli)
+        # Both absent unless used: an instance without them writes the JSON it always did.
+        if node.pods_used:
+            nd.pods_used = node.pods_used
+        if node.cpu_overhead_milli_per_pod or node.cpu_capacity_curve:
+            nd.cpu_density.overhead_milli_per_pod = node.cpu_overhead_milli_per_pod
+            for p in node.cpu_capacity_curve:
+                nd.cpu_density.curve.add(pods=p.pods, cpu_milli=p.cpu_milli)
         for g in range(node.gpu_count):
             if node.gpu_milli_used[g] or node.gpu_memory_mib_used[g]:
                 nd.gpu_usage.add(
