@@ -10,12 +10,14 @@ explanation of an unplaced job, running work, and the Kubernetes and Slurm impor
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from placement.api.cli.entry import main
 from placement.models.gpu import FAMILY
 from placement.models.gpu.check import check
 from placement.models.gpu.explain import explain_unplaced
@@ -331,3 +333,23 @@ def test_a_bad_slurm_feature_names_the_node(tmp_path: Path, features: str, said:
     with pytest.raises(InputError) as info:
         import_slurm(str(SLURM / "topology.conf"), str(_slurm_nodes(tmp_path, features)))
     assert said in str(info.value)
+
+
+# --- the benchmark ----------------------------------------------------------------------------
+
+
+def test_the_bench_suite_runs_quick_and_the_blind_packing_overloads(tmp_path: Path) -> None:
+    """``placement bench gpu-density --quick`` in this process (tests/test_bench.py runs every
+    suite in a real process too): every packer's density-blind packing overloads a node
+    under the curve, and no density-aware packing does (the checker judged both)."""
+    assert main(["bench", "gpu-density", "--quick", "--out", str(tmp_path)]) == 0
+    with (tmp_path / "gpu-density.csv").open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert {r["packer"] for r in rows} == {"first_fit", "best_fit", "cpsat"}
+    for r in rows:
+        assert r["invalid"] == "0"
+        assert int(r["blind_overloaded"]) >= 1 and float(r["blind_worst_load"]) > 1
+        assert float(r["aware_worst_load"]) <= 1
+        assert int(r["aware_nodes"]) >= int(r["blind_nodes"])
+    text = (tmp_path / "gpu-density.md").read_text()
+    assert "| packer | blind nodes | overloaded (of blind) |" in text
