@@ -40,10 +40,12 @@ of CPU used to effective capacity on a node of that packing.
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import re
 import time
+from pathlib import Path
 from typing import Any
 
 from placement.benchmarks.runner import Rechecker, load_average
@@ -211,9 +213,11 @@ def _fewest_nodes(
         m += 1
 
 
-def _overload(instance: GpuInstance, solution: GpuSolution) -> tuple[int, float, int]:
+def _overload(
+    instance: GpuInstance, solution: GpuSolution
+) -> tuple[int, float, int, list[tuple[int, int]]]:
     """Nodes the checker finds overloaded by density, the highest CPU used / effective
-    capacity, and the most pods on one node."""
+    capacity, the most pods on one node, and (pods, milli-cores used) per node."""
     report = check(instance, solution)
     overloaded = {m.group(1) for v in report.violations if (m := _OVERLOADED.match(v))}
     used = [0] * len(instance.nodes)
@@ -229,7 +233,7 @@ def _overload(instance: GpuInstance, solution: GpuSolution) -> tuple[int, float,
         ),
         default=0.0,
     )
-    return len(overloaded), worst, max(pods, default=0)
+    return len(overloaded), worst, max(pods, default=0), list(zip(pods, used, strict=True))
 
 
 def run_density(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
@@ -249,8 +253,8 @@ def run_density(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
         )
         # The density-blind packing on the same nodes, judged under the curve.
         under_curve = cluster(blind_m, aware_curve, requests, grouped=packer != "first_fit")
-        overloaded, worst, most_pods = _overload(under_curve, blind)
-        _, aware_worst, aware_pods = _overload(aware_inst, aware)
+        overloaded, worst, most_pods, blind_load = _overload(under_curve, blind)
+        _, aware_worst, aware_pods, aware_load = _overload(aware_inst, aware)
         rows.append(
             {
                 "pods": case["pods"],
@@ -265,6 +269,8 @@ def run_density(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
                 "blind_most_pods": most_pods,
                 "aware_worst_load": round(aware_worst, 3),
                 "aware_most_pods": aware_pods,
+                "blind_node_load": json.dumps(blind_load),
+                "aware_node_load": json.dumps(aware_load),
                 "proved": ("yes" if blind_proved and aware_proved else "no")
                 if packer == "cpsat"
                 else "",
@@ -323,4 +329,42 @@ def report_density(rows: list[dict[str, Any]], config: Any) -> str:
             f"| {mean('blind_worst_load'):.2f} | {mean('aware_nodes'):.1f} "
             f"| {mean('extra_nodes_pct'):.1f} % |"
         )
+    cpsat = [r for r in rows if r["packer"] == "cpsat"]
+    if cpsat:
+        plot(cpsat, curve, Path(config.out) / "gpu-density.png")
+        lines += [
+            "",
+            "Every node of CP-SAT's packings, all seeds: pods and CPU asked, against the",
+            "nominal CPU and the effective capacity (the curve, then the pod limit).",
+            "",
+            "![CP-SAT's nodes against the capacity curve](gpu-density.png)",
+        ]
     return "\n".join(lines) + "\n"
+
+
+def plot(rows: list[dict[str, Any]], curve: tuple[tuple[int, int], ...], path: Path) -> None:
+    """The nodes of the blind and the aware packings of ``rows`` as (pods, cores asked)
+    points, under the nominal CPU and the curve."""
+    import matplotlib  # plots only: matplotlib is slow to import and only the report draws
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # after use("Agg"): no display on a server
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    probe = cluster(1, with_pod_limit(curve), [], grouped=False).nodes[0]
+    ks = list(range(0, MAX_PODS + 1))
+    ax.plot(ks, [probe.effective_cpu_milli(k) / 1000 for k in ks], "k-", label="effective CPU")
+    ax.axhline(NODE_CPU_MILLI / 1000, color="grey", ls="--", lw=1, label="nominal CPU")
+    for key, style, label in (
+        ("blind_node_load", "rx", "density-blind packing"),
+        ("aware_node_load", "b.", "density-aware packing"),
+    ):
+        points = [p for r in rows for p in json.loads(r[key])]
+        ax.plot([p[0] for p in points], [p[1] / 1000 for p in points], style, label=label)
+    ax.set(xlabel="pods on the node", ylabel="cores", title="CP-SAT's nodes, all seeds")
+    ax.set_xlim(0, MAX_PODS + 5)
+    ax.set_ylim(0, NODE_CPU_MILLI / 1000 * 1.08)
+    ax.legend(fontsize=8, loc="lower left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
