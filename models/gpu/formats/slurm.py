@@ -66,6 +66,7 @@ READ_NODE_KEYS = {
     "gresused",
     "state",
     "features",
+    "feature",
     "availablefeatures",
 }
 EXCLUDED_STATES = ("DOWN", "DRAIN", "FAIL", "MAINT", "FUTURE")
@@ -472,8 +473,9 @@ def read_nodes(
             raise InputError.single(
                 f"{where}.GresUsed", kv.get("gresused"), f"GPU indices below {gpus}", file=path
             )
-        features = kv.get("availablefeatures", kv.get("features", ""))
-        key = "AvailableFeatures" if "availablefeatures" in kv else "Features"
+        key = next((k for k in ("availablefeatures", "features", "feature") if k in kv), "")
+        features = kv.get(key, "")
+        key = {"availablefeatures": "AvailableFeatures", "feature": "Feature"}.get(key, "Features")
         overhead, curve = _density_features(
             features, cpus * 1000, path, f"{where}.{key} (node {kv['nodename']})"
         )
