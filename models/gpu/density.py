@@ -1,4 +1,4 @@
-"""Node CPU capacity that falls with density (docs/formulations/gpu.md, "Node density").
+"""Node CPU capacity that falls with density (docs/formulations/gpu.md, §5a).
 
 Context-switch cost and rate grow with the number of co-located cgroups, so a densely packed
 node delivers less than its nominal CPU (Isstaif et al., 2025; the numbers the benchmark
@@ -8,9 +8,11 @@ one concept, the effective CPU capacity ``cap(k)`` with ``k`` pods on the node:
 * ``cpu_overhead_milli_per_pod = o`` (JSON ``cpu_density.overhead_milli_per_pod``):
   ``cap(k) = cpu_milli - o k``;
 * ``cpu_capacity_curve = (k_0, y_0), ..., (k_m, y_m)`` (JSON ``cpu_density.curve``):
-  piecewise linear through the points,
-  ``y_0`` for ``k <= k_0``, along the last segment beyond ``k_m`` (one point: ``y_0`` for
-  every ``k``).
+  piecewise linear through the points, ``y_0`` for ``k <= k_0``, along the last segment
+  beyond ``k_m`` (one point: ``y_0`` for every ``k``).
+
+``k`` counts ``pods_used`` (pods the instance does not describe as jobs) and every worker a
+solution puts on the node, running jobs' included.
 
 Both given, ``cap`` is the smaller; ``cpu_milli`` always caps. The curve must be
 non-increasing and concave: then ``cap`` is the minimum of affine functions, one per piece,
@@ -18,7 +20,7 @@ and "CPU used <= cap(pods)" is one linear row per piece, exact in integers:
 
     d * cpu_used <= a + b * pods        (d > 0, b <= 0)
 
-with ``(d, a, b) = (1, cpu_milli - 0, -o)`` for the overhead, ``(1, y_0, 0)`` for the flat
+with ``(d, a, b) = (1, cpu_milli, -o)`` for the overhead, ``(1, y_0, 0)`` for the flat
 start and, per segment ``s`` from ``(k_s, y_s)`` to ``(k_s+1, y_s+1)``,
 ``d = k_s+1 - k_s``, ``b = y_s+1 - y_s``, ``a = d y_s - b k_s``. This module knows no
 instance type: the node passes its fields.

@@ -34,7 +34,7 @@ MAX_MILLI_CORES = 10**9
 """milli-cores of one node (a million cores)."""
 MAX_PODS_PER_NODE = 10_000
 """Pods on one node (Kubernetes' default limit is 110); bounds the density rows'
-coefficients (docs/formulations/gpu.md, "Node density")."""
+coefficients (docs/formulations/gpu.md, §5a)."""
 MAX_PRIORITY = 1000
 MAX_TRAFFIC_GB = 10**5
 MIN_BANDWIDTH_GBPS = 0.01

@@ -19,7 +19,7 @@
   Node and switch names are Slurm hostlist expressions (``node[01-16,20]``, several bracket
   groups, comma lists).
 
-A node's CPU capacity that falls with density (docs/formulations/gpu.md, "Node density")
+A node's CPU capacity that falls with density (docs/formulations/gpu.md, §5a)
 comes from node features (``AvailableFeatures=`` of ``scontrol show node``, ``Features=`` of
 slurm.conf), in characters legal in a feature name: ``cpuoverhead_150m`` (milli-cores per
 job on the node; ``cpuoverhead_1`` is one core) and ``cpucurve_0_64_40_60_110_48``

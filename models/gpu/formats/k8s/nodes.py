@@ -4,7 +4,7 @@ A node's capacity is its ``status.allocatable``; its GPU type and memory come fr
 Feature Discovery labels. A node that takes no new pod is kept (its running pods are
 counted) but never becomes a target.
 
-A node's CPU capacity that falls with density (docs/formulations/gpu.md, "Node density")
+A node's CPU capacity that falls with density (docs/formulations/gpu.md, §5a)
 comes from two annotations: ``placement.io/cpu-overhead-per-pod`` (a CPU quantity, e.g.
 ``150m``: the effective CPU with k pods is allocatable minus k times it) and
 ``placement.io/cpu-capacity-curve`` (``PODS:CPU`` points, comma-separated, CPU a quantity:
