@@ -219,6 +219,26 @@ def test_bad_density_fields_name_the_field(
     assert said in str(info.value)
 
 
+def test_a_non_concave_curve_exits_2_naming_the_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = document(
+        {
+            "curve": [
+                {"pods": 0, "cpu_milli": 8000},
+                {"pods": 10, "cpu_milli": 7000},
+                {"pods": 20, "cpu_milli": 6800},
+            ]
+        }
+    )
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({"gpu": doc}))
+    assert main(["solve", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "gpu.cluster.nodes[0].cpu_density.curve[2].cpu_milli: got 6800" in err
+    assert "concave" in err and "Traceback" not in err
+
+
 # --- importers --------------------------------------------------------------------------------
 
 K8S = REPO / "tests" / "data" / "k8s"
