@@ -104,4 +104,30 @@ SUITES = (
             Parameter("seeds", "name_list", ("1-5",), help="seeds, e.g. 1-5 or 1,3 (default: 1-5)"),
         ),
     ),
+    Suite(
+        name="gpu-density",
+        family="gpu",
+        help="node CPU capacity that falls with density (Isstaif et al. 2025): nodes a packing "
+        "needs with and without the curve, and the nodes a density-blind packing overloads "
+        "(first fit, best fit, CP-SAT)",
+        **suite_functions("placement.benchmarks.gpu.density", "density"),
+        time_limit_s=10.0,
+        quick_time_limit_s=2.0,
+        parameters=(
+            Parameter("pods", "positive_int", 1500, help="pods per seed (default: 1500)"),
+            Parameter(
+                "seeds",
+                "name_list",
+                tuple(str(s) for s in range(1, 11)),
+                help="seeds (default: 1-10)",
+            ),
+            Parameter(
+                "curve",
+                "name_list",
+                None,
+                help="the capacity curve as pods:milli-cores points "
+                "(default: 0:64000,20:63000,50:58000,110:46080)",
+            ),
+        ),
+    ),
 )

@@ -7,7 +7,8 @@ Parts: :mod:`.instance` (typed instance and solution, JSON form, validation), :m
 (independent checker and objective), :mod:`.greedy` (topology-aware best fit, the fallback,
 and an FGD-style policy), :mod:`.cpsat` and :mod:`.milp` (exact encodings), :mod:`.explain`
 (why a job is unplaced), :mod:`.generate` (seeded synthetic clusters and job mixes),
-:mod:`.plot` (the cluster's GPUs coloured by the jobs holding them), :mod:`.formats` (Kubernetes
+:mod:`.plot` (the cluster's GPUs coloured by the jobs holding them), :mod:`.density` (node CPU
+capacity that falls with the number of pods), :mod:`.formats` (Kubernetes
 objects in and Bindings out, a Slurm cluster's nodes and topology in, the openb trace), :mod:`.peers` (Kueue TAS, KAI, Volcano, Lyra, the FGD paper's policies), :mod:`.sim` (the topology and openb replays).
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 from placement.models.gpu import instance as _instance
 from placement.models.gpu.bound import capacity_bound
 from placement.models.gpu.check import check, solution_to_message
+from placement.models.gpu.density import CpuCapacityPoint
 from placement.models.gpu.explain import explain_unplaced
 from placement.models.gpu.formats import EXPORTERS, IMPORTERS
 from placement.models.gpu.generate import GENERATORS, generate
@@ -93,6 +95,7 @@ FAMILY = GpuFamily()
 
 __all__ = [
     "FAMILY",
+    "CpuCapacityPoint",
     "GpuInstance",
     "GpuJob",
     "GpuNode",

@@ -41,6 +41,10 @@ priority x workers placed (an integer). It ranks directly after the GPU placemen
 without it an optimal solution could leave one pending though it fits. Instances without
 CPU-only jobs keep exactly the tiers above.
 
+Feasibility includes each node's density model where it has one (:mod:`.density`): the CPU
+used must fit the effective capacity at the node's pod count, ``pods_used`` plus every worker
+the solution places there.
+
 The solution's message (:func:`solution_to_message`) is written here too, since it carries
 the checker's decisions on the running jobs.
 """
@@ -48,12 +52,14 @@ the checker's decisions on the running jobs.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from placement.models.gpu.instance import (
     MILLI,
     SPAN_SAME_GPU,
     GpuInstance,
+    GpuNode,
     GpuSolution,
     preemption_rule,
     queue_caps,
@@ -238,6 +244,27 @@ def node_fragmentation_milli(instance: GpuInstance, free_milli: list[int]) -> fl
     return total
 
 
+def effective_cpu_milli(node: GpuNode, pods: int) -> Fraction:
+    """The CPU node ``node`` delivers with ``pods`` pods, from its fields (not from the
+    model's pieces): ``cpu_milli``, less ``pods`` x the per-pod overhead, and at most the
+    capacity curve interpolated at ``pods`` (its first value before its first point, its last
+    segment extended beyond its last)."""
+    cap = Fraction(node.cpu_milli - node.cpu_overhead_milli_per_pod * pods)
+    points = node.cpu_capacity_curve
+    if points:
+        value = Fraction(points[0].cpu_milli)
+        if len(points) > 1 and pods > points[0].pods:
+            i = 0
+            while i + 2 < len(points) and points[i + 1].pods <= pods:
+                i += 1
+            a, b = points[i], points[i + 1]
+            value = a.cpu_milli + Fraction(
+                (b.cpu_milli - a.cpu_milli) * (pods - a.pods), b.pods - a.pods
+            )
+        cap = min(cap, value)
+    return cap
+
+
 def check(instance: GpuInstance, solution: GpuSolution) -> CheckReport:
     """Check ``solution`` against ``instance``; list every violation; compute the objective."""
     violations: list[str] = []
@@ -248,6 +275,7 @@ def check(instance: GpuInstance, solution: GpuSolution) -> CheckReport:
     whole_taken = [[False] * node.gpu_count for node in nodes]
     fractional_on = [[False] * node.gpu_count for node in nodes]
     cpu_used = [node.cpu_milli_used for node in nodes]
+    pods = [node.pods_used for node in nodes]  # the density curve's count (density.py)
     mem_used = [node.memory_mib_used for node in nodes]
     placed = 0
     queue_placed = 0
@@ -296,6 +324,7 @@ def check(instance: GpuInstance, solution: GpuSolution) -> CheckReport:
                 )
                 job_ok = False
             cpu_used[n] += job.cpu_milli
+            pods[n] += 1
             mem_used[n] += job.memory_mib
             expected = job.gpus if job.kind == "whole" else (1 if job.kind == "fractional" else 0)
             if len(gpus) != expected:
@@ -375,6 +404,12 @@ def check(instance: GpuInstance, solution: GpuSolution) -> CheckReport:
         if cpu_used[n] > node.cpu_milli:
             violations.append(
                 f"node {node.name!r}: CPU {cpu_used[n]} milli > capacity {node.cpu_milli}"
+            )
+        elif cpu_used[n] > (cap := effective_cpu_milli(node, pods[n])):
+            violations.append(
+                f"node {node.name!r} overloaded by density: {pods[n]} pods, CPU {cpu_used[n]} "
+                f"milli > effective capacity {float(cap):.0f} milli "
+                f"({float(cap) / 1000:.1f} cores at that density)"
             )
         if mem_used[n] > node.memory_mib:
             violations.append(

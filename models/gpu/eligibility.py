@@ -47,6 +47,9 @@ class FreeCapacity:
         )
         self.cpu_free = np.array([nd.cpu_milli_free for nd in nodes], dtype=np.int64)
         self.mem_free = np.array([nd.memory_mib_free for nd in nodes], dtype=np.int64)
+        # Density (density.py): pods on each node, and the nodes with a density model.
+        self.pods = np.array([nd.pods_used for nd in nodes], dtype=np.int64)
+        self.dense = [n for n, nd in enumerate(nodes) if nd.density_pieces]
         types = sorted({nd.gpu_type for nd in nodes})
         self.type_code = {t: i for i, t in enumerate(types)}
         self.node_type = np.array([self.type_code[nd.gpu_type] for nd in nodes], dtype=np.int64)
@@ -60,6 +63,7 @@ class FreeCapacity:
         out.fully_free = self.fully_free.copy()
         out.cpu_free = self.cpu_free.copy()
         out.mem_free = self.mem_free.copy()
+        out.pods = self.pods.copy()
         if solution is not None:
             jobs = self.instance.jobs
             for j, workers in solution.placements.items():
@@ -67,6 +71,7 @@ class FreeCapacity:
                 for w in workers:
                     out.cpu_free[w.node] -= job.cpu_milli
                     out.mem_free[w.node] -= job.memory_mib
+                    out.pods[w.node] += 1
                     for g in w.gpus:
                         k = self.gpu_offset[w.node] + g
                         out.fully_free[k] = False
@@ -92,12 +97,17 @@ class FreeCapacity:
         return mask
 
     def worker_cap(self, job: GpuJob) -> np.ndarray:
-        """Per node, the workers of ``job`` that its free CPU and memory can take."""
+        """Per node, the workers of ``job`` that its free CPU and memory can take (with its
+        density model where it has one)."""
         cap = np.full(len(self.gpu_count), job.workers, dtype=np.int64)
         if job.cpu_milli > 0:
             cap = np.minimum(cap, np.maximum(self.cpu_free, 0) // job.cpu_milli)
         if job.memory_mib > 0:
             cap = np.minimum(cap, np.maximum(self.mem_free, 0) // job.memory_mib)
+        nodes = self.instance.nodes
+        for n in self.dense:
+            used = nodes[n].cpu_milli - int(self.cpu_free[n])
+            cap[n] = nodes[n].density_room(used, int(self.pods[n]), job.cpu_milli, int(cap[n]))
         return cap
 
     def gpu_caps(self, job: GpuJob) -> np.ndarray:

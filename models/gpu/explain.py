@@ -16,6 +16,10 @@ Three kinds, decided by placing the job alone (no other new job) on three cluste
   blocked by running work the policy protects says so, and when the disruption budget also
   forbids moving that work, says that too.)
 
+Where a node's density model (:mod:`.density`) refuses a worker its free CPU and memory
+would take, the message ends with ``; density: node 'n7' would hold 41 pods, effective CPU
+57.2 cores < 60.0 cores used``.
+
 "Fits" is exact for one job alone: workers of one job are identical, so the workers each node
 (or NVLink domain) can take add up, and a gang fits iff one group of its required level (or
 the cluster) can take all of them.
@@ -273,6 +277,8 @@ class _Explainer:
                     f"{job.name} fits what the running work leaves free, but not next to "
                     f"the placed jobs; removing {shown}{more} from {where} would make room"
                 )
+        state = {"infeasible_alone": self.empty, "no_room": self.initial}.get(kind, self.after)
+        message += _density_note(state, job)
         return {
             "name": job.name,
             "kind": kind,
@@ -461,6 +467,26 @@ class _Explainer:
         st.rollback(mark)
         needed.sort(key=lambda h: (jobs[h].priority, jobs[h].weighted_demand_milli, jobs[h].name))
         return [jobs[h].name for h in needed], where
+
+
+def _density_note(st: ClusterState, job: GpuJob) -> str:
+    """``; density: node 'n7' would hold 41 pods, effective CPU 57.2 cores < 60.0 cores used``
+    for the first node of an allowed type whose free CPU and memory take one more worker but
+    whose density model (density.py) does not; empty when no such node."""
+    allowed = st.allowed_nodes(job) & st.dense
+    for n in np.flatnonzero(allowed).tolist():
+        if st.node_fits(n, job) or st.cpu_free[n] < job.cpu_milli:
+            continue
+        if st.mem_free[n] < job.memory_mib:
+            continue
+        node = st.instance.nodes[n]
+        pods = int(st.pods[n]) + 1
+        used = node.cpu_milli - int(st.cpu_free[n]) + job.cpu_milli
+        return (
+            f"; density: node {node.name!r} would hold {pods} pods, effective CPU "
+            f"{node.effective_cpu_milli(pods) / 1000:.1f} cores < {used / 1000:.1f} cores used"
+        )
+    return ""
 
 
 def _shape(job: GpuJob) -> tuple:

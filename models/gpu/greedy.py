@@ -180,6 +180,9 @@ class ClusterState:
             self.mem_free = mem - np.fromiter(
                 (nd.memory_mib_used for nd in nodes), dtype=_I64, count=n
             )
+        # Density (density.py): pods per node and the nodes with a density model.
+        self.pods = np.fromiter((0 if empty else nd.pods_used for nd in nodes), dtype=_I64, count=n)
+        self.dense = np.fromiter((bool(nd.density_pieces) for nd in nodes), dtype=bool, count=n)
         # Counters kept up to date by every change (so whole-GPU jobs need no per-GPU pass):
         # entirely free GPUs (all milli and no memory used) per node and per NVLink domain,
         # and GPUs with all milli free per node (the fragmentation measure's count).
@@ -255,6 +258,8 @@ class ClusterState:
             res = np.minimum(res, self.cpu_free[nodes] // job.cpu_milli)
         if job.memory_mib > 0:
             res = np.minimum(res, self.mem_free[nodes] // job.memory_mib)
+        for i in np.flatnonzero(self.dense[nodes]).tolist():
+            res[i] = self._density_cap(int(nodes[i]), job, int(res[i]))
         res = np.maximum(res, 0)
         allowed = self.allowed_nodes(job)[nodes]
         if job.kind == "cpu":
@@ -272,6 +277,25 @@ class ClusterState:
         units = np.where(allowed[view.gpu_lnode], np.clip(units, 0, w), 0)
         node_units = _segment(np.add, units, view.node_start, view.node_empty, 0)
         return Caps(view, allowed, units, node_units, np.minimum(node_units, res), res)
+
+    def _density_cap(self, n: int, job: GpuJob, most: int) -> int:
+        """The most workers of ``job``, up to ``most``, that node ``n``'s density model
+        admits now."""
+        node = self.instance.nodes[n]
+        used = node.cpu_milli - int(self.cpu_free[n])
+        return node.density_room(used, int(self.pods[n]), job.cpu_milli, most)
+
+    def node_fits(self, n: int, job: GpuJob) -> bool:
+        """Whether one more worker of ``job`` fits node ``n``'s free CPU and memory (and its
+        density model: the CPU it delivers with one more pod)."""
+        c = job.cpu_milli
+        if self.cpu_free[n] < c or self.mem_free[n] < job.memory_mib:
+            return False
+        if not self.dense[n]:
+            return True
+        node = self.instance.nodes[n]
+        used = node.cpu_milli - int(self.cpu_free[n]) + c
+        return node.cpu_fits(used, int(self.pods[n]) + 1)
 
     def dom_workers(self, job: GpuJob, caps: Caps) -> np.ndarray:
         """Per view NVLink domain: workers of ``job`` that fit in it alone."""
@@ -332,11 +356,13 @@ class ClusterState:
         if full:
             self.node_full[self._gpu_node[g]] += full
 
-    def take_node(self, n: int, cpu: int, mem: int) -> None:
-        """Use ``cpu`` milli-cores and ``mem`` MiB of node ``n``."""
+    def take_node(self, n: int, cpu: int, mem: int, pods: int) -> None:
+        """Use ``cpu`` milli-cores, ``mem`` MiB and ``pods`` pods of node ``n``."""
         self.journal.append((1, n, int(self.cpu_free[n]), int(self.mem_free[n])))
+        self.journal.append((2, n, int(self.pods[n]), 0))
         self.cpu_free[n] -= cpu
         self.mem_free[n] -= mem
+        self.pods[n] += pods
 
     def rollback(self, mark: int) -> None:
         """Undo every change after journal position ``mark``."""
@@ -345,8 +371,10 @@ class ClusterState:
             if kind == 0:
                 self._recount(i, int(self.free_milli[i]), int(self.gpu_mem_used[i]), a, b)
                 self.free_milli[i], self.gpu_mem_used[i] = a, b
-            else:
+            elif kind == 1:
                 self.cpu_free[i], self.mem_free[i] = a, b
+            else:
+                self.pods[i] = a
 
     def place_worker(self, job: GpuJob, node: int, gpus: tuple[int, ...]) -> None:
         """Apply one worker of ``job`` on ``node`` using local GPU indices ``gpus``."""
@@ -361,7 +389,7 @@ class ClusterState:
                 )
             else:
                 self.take_gpu(base + g, job.gpu_milli, job.gpu_memory_mib)
-        self.take_node(node, job.cpu_milli, job.memory_mib)
+        self.take_node(node, job.cpu_milli, job.memory_mib, 1)
 
     def release_worker(self, job: GpuJob, node: int, gpus: tuple[int, ...]) -> None:
         """Give back what one placed worker of ``job`` uses (journaled, so it can be undone)."""
@@ -376,7 +404,7 @@ class ClusterState:
                 )
             else:
                 self.take_gpu(base + g, -job.gpu_milli, -job.gpu_memory_mib)
-        self.take_node(node, -job.cpu_milli, -job.memory_mib)
+        self.take_node(node, -job.cpu_milli, -job.memory_mib, -1)
 
     def apply(self, solution: GpuSolution) -> None:
         """Apply every placement of ``solution`` (assumed feasible)."""
@@ -681,7 +709,7 @@ class _Placer:
         if job.kind == "cpu":
             out = []
             for _ in range(count):
-                if st.cpu_free[n] < job.cpu_milli or st.mem_free[n] < job.memory_mib:
+                if not st.node_fits(n, job):
                     return None
                 st.place_worker(job, n, ())
                 out.append(WorkerPlacement(n))
@@ -737,7 +765,7 @@ class _Placer:
                 chunks.append(sorted(chunk))
         out = []
         for chunk in chunks:
-            if st.cpu_free[n] < job.cpu_milli or st.mem_free[n] < job.memory_mib:
+            if not st.node_fits(n, job):
                 return None
             st.place_worker(job, n, tuple(chunk))
             out.append(WorkerPlacement(n, tuple(chunk)))
@@ -782,7 +810,7 @@ class _Placer:
                 allowed = [g for g in allowed if g // size == d]
         out = []
         for _ in range(count):
-            if st.cpu_free[n] < job.cpu_milli or st.mem_free[n] < job.memory_mib:
+            if not st.node_fits(n, job):
                 return None
             ok = [g for g in allowed if fits(g) >= 1]
             if not ok:

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from placement.models.gpu import density
+from placement.models.gpu.density import CpuCapacityPoint, Piece
 from placement.solver.errors import ValidationCollector
 from placement.solver.jsonform import (
     FieldRange,
@@ -30,6 +32,9 @@ MAX_MIB = 10**9
 """MiB of one node's memory (about a PiB), and of one GPU's."""
 MAX_MILLI_CORES = 10**9
 """milli-cores of one node (a million cores)."""
+MAX_PODS_PER_NODE = 10_000
+"""Pods on one node (Kubernetes' default limit is 110); bounds the density rows'
+coefficients (docs/formulations/gpu.md, §5a)."""
 MAX_PRIORITY = 1000
 MAX_TRAFFIC_GB = 10**5
 MIN_BANDWIDTH_GBPS = 0.01
@@ -53,6 +58,14 @@ RANGES = register_ranges(
         "GpuNode.memory_mib": FieldRange(0, MAX_MIB, integer=True, unit="MiB"),
         "GpuNode.cpu_milli_used": FieldRange(0, MAX_MILLI_CORES, integer=True, unit="milli-cores"),
         "GpuNode.memory_mib_used": FieldRange(0, MAX_MIB, integer=True, unit="MiB"),
+        "GpuNode.pods_used": FieldRange(0, MAX_PODS_PER_NODE, integer=True, unit="pods"),
+        "CpuDensity.overhead_milli_per_pod": FieldRange(
+            0, MAX_MILLI_CORES, integer=True, unit="milli-cores"
+        ),
+        "CpuCapacityPoint.pods": FieldRange(0, MAX_PODS_PER_NODE, integer=True, unit="pods"),
+        "CpuCapacityPoint.cpu_milli": FieldRange(
+            0, MAX_MILLI_CORES, integer=True, unit="milli-cores"
+        ),
         "GpuUsage.index": FieldRange(0, MAX_GPUS_PER_NODE - 1, integer=True),
         "GpuUsage.milli_used": FieldRange(0, 1000, integer=True, unit="milli-GPU"),
         "GpuUsage.memory_mib_used": FieldRange(0, MAX_MIB, integer=True, unit="MiB"),
@@ -118,6 +131,15 @@ class GpuNode:
     """Per GPU, the milli-GPU in use (length ``gpu_count``)."""
     gpu_memory_mib_used: tuple[int, ...] = ()
     """Per GPU, the MiB of GPU memory in use (length ``gpu_count``)."""
+    pods_used: int = 0
+    """Pods on the node that the instance does not describe as running jobs (their CPU is in
+    ``cpu_milli_used``); a running job of the instance counts by its workers placed here."""
+    cpu_overhead_milli_per_pod: int = 0
+    """Density (JSON ``cpu_density.overhead_milli_per_pod``): the effective CPU with k pods is
+    ``cpu_milli - k x`` this (:mod:`.density`)."""
+    cpu_capacity_curve: tuple[CpuCapacityPoint, ...] = ()
+    """Density (JSON ``cpu_density.curve``): the effective CPU by pod count, non-increasing
+    and concave (:mod:`.density`)."""
 
     def __post_init__(self) -> None:
         # A node built in code may leave the per-GPU usage out: all GPUs free. A count of
@@ -130,6 +152,29 @@ class GpuNode:
                 object.__setattr__(self, "gpu_memory_mib_used", (0,) * count)
         if isinstance(self.groups, list):
             object.__setattr__(self, "groups", tuple(self.groups))
+        if isinstance(self.cpu_capacity_curve, list):
+            object.__setattr__(self, "cpu_capacity_curve", tuple(self.cpu_capacity_curve))
+
+    @cached_property
+    def density_pieces(self) -> tuple[Piece, ...]:
+        """The rows ``d cpu_used <= a + b pods`` of the node's density model; empty without
+        one (:func:`.density.density_pieces`)."""
+        return density.density_pieces(
+            self.cpu_milli, self.cpu_overhead_milli_per_pod, self.cpu_capacity_curve
+        )
+
+    def cpu_fits(self, cpu_used: int, pods: int) -> bool:
+        """Whether ``cpu_used`` milli-cores with ``pods`` pods fit the node's effective CPU."""
+        return density.fits(self.cpu_milli, self.density_pieces, cpu_used, pods)
+
+    def density_room(self, cpu_used: int, pods: int, cpu_per_worker: int, most: int) -> int:
+        """The most new workers (up to ``most``) of ``cpu_per_worker`` that the density model
+        admits next to ``cpu_used`` and ``pods`` (:func:`.density.workers_that_fit`)."""
+        return density.workers_that_fit(self.density_pieces, cpu_used, pods, cpu_per_worker, most)
+
+    def effective_cpu_milli(self, pods: int) -> float:
+        """The CPU the node delivers with ``pods`` pods, in milli-cores."""
+        return float(density.effective_cpu_milli(self.cpu_milli, self.density_pieces, pods))
 
     def nvlink_domain(self, gpu: int) -> int:
         """The NVLink domain of GPU ``gpu``."""
@@ -469,6 +514,15 @@ def read_message(msg: Any, name: str = "", description: str = "") -> GpuInstance
             nd.memory_mib_used,
             f"MiB in [0, memory_mib={nd.memory_mib}]",
         )
+        density.validate(
+            v,
+            path,
+            nd.cpu_milli,
+            nd.cpu_milli_used,
+            nd.pods_used,
+            nd.cpu_density.overhead_milli_per_pod,
+            [(p.pods, p.cpu_milli) for p in nd.cpu_density.curve],
+        )
         v.require(
             len(nd.groups) == n_groups,
             f"{path}.groups",
@@ -520,6 +574,11 @@ def read_message(msg: Any, name: str = "", description: str = "") -> GpuInstance
                 groups=tuple(nd.groups),
                 gpu_milli_used=tuple(milli_used),
                 gpu_memory_mib_used=tuple(mem_used),
+                pods_used=nd.pods_used,
+                cpu_overhead_milli_per_pod=nd.cpu_density.overhead_milli_per_pod,
+                cpu_capacity_curve=tuple(
+                    CpuCapacityPoint(p.pods, p.cpu_milli) for p in nd.cpu_density.curve
+                ),
             )
         )
 
@@ -715,6 +774,13 @@ def instance_to_message(instance: GpuInstance) -> Any:
             memory_mib_used=node.memory_mib_used,
             groups=list(node.groups),
         )
+        # Both absent unless used: an instance without them writes the JSON it always did.
+        if node.pods_used:
+            nd.pods_used = node.pods_used
+        if node.cpu_overhead_milli_per_pod or node.cpu_capacity_curve:
+            nd.cpu_density.overhead_milli_per_pod = node.cpu_overhead_milli_per_pod
+            for p in node.cpu_capacity_curve:
+                nd.cpu_density.curve.add(pods=p.pods, cpu_milli=p.cpu_milli)
         for g in range(node.gpu_count):
             if node.gpu_milli_used[g] or node.gpu_memory_mib_used[g]:
                 nd.gpu_usage.add(

@@ -3,7 +3,7 @@
 :class:`GpuRows` builds, for one instance (possibly restricted to candidate nodes, with jobs
 kept fixed), the placement binary and the aggregated worker counts of each job, the gang
 rows, the fully free GPUs given to whole workers, the milli-GPU, GPU memory, CPU and memory
-capacities, the symmetry-breaking rows of identical GPUs, the span indicators of required
+capacities (CPU with the node's density model, :mod:`.density`), the symmetry-breaking rows of identical GPUs, the span indicators of required
 localities, and the first tiers' objectives (weighted placed GPUs, queue priorities,
 CPU-only workers). :class:`~placement.models.gpu.model.GpuModel` adds the later tiers'
 layers, the running work's rows, the evaluation and the decoding.
@@ -243,6 +243,7 @@ class GpuRows:
                         terms.append((v, c))
                 if sum(c * lm.ub[v] for v, c in terms) > cap:
                     lm.row(terms, None, int(cap))
+            self._density_rows(n, pairs)
 
         self.plans, self.whole_on, self.frac_gpus = plans, whole_on, frac_gpus
         for j, plan in plans.items():
@@ -273,6 +274,22 @@ class GpuRows:
         self.layers: set[str] = {"placed_gpu_weighted"}
         if self.has_cpu_tier:
             self.layers.add(CPU_TIER)  # built with the placement variables
+
+    def _density_rows(self, n: int, pairs: list[tuple[int, int]]) -> None:
+        """Node ``n``'s density model (density.py), one row per piece ``(d, a, b)``:
+        ``d (used0 + sum_j c_j k_jn) <= a + b (pods0 + sum_j k_jn)``, with ``k_jn`` the workers
+        of job j on n and ``used0``, ``pods0`` what is there before (fixed work included)."""
+        node, cl, lm = self.instance.nodes[n], self.cluster, self.lm
+        if not node.density_pieces:
+            return
+        used0 = node.cpu_milli - int(cl.cpu_free[n])
+        pods0 = int(cl.pods[n])
+        for d, a, b in node.density_pieces:
+            terms = [(v, d * self.instance.jobs[j].cpu_milli - b) for j, v in pairs]
+            terms = [(v, c) for v, c in terms if c]
+            room = a + b * pods0 - d * used0
+            if terms and sum(c * lm.ub[v] for v, c in terms) > room:
+                lm.row(terms, None, room)
 
     def cpu_tier_met(self, values: Values) -> bool:
         """Whether ``values`` places every CPU-only job of the model at its largest size: the

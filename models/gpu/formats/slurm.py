@@ -19,6 +19,14 @@
   Node and switch names are Slurm hostlist expressions (``node[01-16,20]``, several bracket
   groups, comma lists).
 
+A node's CPU capacity that falls with density (docs/formulations/gpu.md, §5a)
+comes from node features (``AvailableFeatures=`` of ``scontrol show node``, ``Features=`` of
+slurm.conf), in characters legal in a feature name: ``cpuoverhead_150m`` (milli-cores per
+job on the node; ``cpuoverhead_1`` is one core) and ``cpucurve_0_64_40_60_110_48``
+(``PODS_CPU`` pairs, CPU in cores or ``NNNm`` milli-cores: 64 cores with no job, 60 with 40,
+48 with 110). ``scontrol show node`` does not say how many jobs run on a node, so
+``pods_used`` is 0: the curve counts only the work placed.
+
 Work already running (``CPUAlloc``, ``AllocMem``, the GPU indices of ``GresUsed``) is used
 capacity; a node whose ``State`` holds ``DOWN``, ``DRAIN``, ``FAIL``, ``MAINT`` or
 ``FUTURE`` takes no new work and is left out (reported). The instance has no jobs: add
@@ -33,6 +41,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from placement.models.gpu import density
+from placement.models.gpu.density import CpuCapacityPoint
 from placement.models.gpu.instance import (
     MAX_GPUS_PER_NODE,
     MILLI,
@@ -40,7 +50,7 @@ from placement.models.gpu.instance import (
     GpuNode,
     TopologyLevel,
 )
-from placement.solver.errors import InputError
+from placement.solver.errors import InputError, ValidationCollector
 from placement.solver.family import validate
 from placement.solver.hooks import Importer, Parameter
 from placement.solver.jsonform import read_input_text
@@ -55,6 +65,9 @@ READ_NODE_KEYS = {
     "allocmem",
     "gresused",
     "state",
+    "features",
+    "feature",
+    "availablefeatures",
 }
 EXCLUDED_STATES = ("DOWN", "DRAIN", "FAIL", "MAINT", "FUTURE")
 BANDWIDTH_GBPS = {"nvlink": 300.0, "node": 64.0, "first_above_node": 50.0}
@@ -380,6 +393,55 @@ def _int(kv: dict[str, str], key: str, file: str, where: str, default: int | Non
     return int(raw)
 
 
+def _cpu_milli(raw: str) -> int | None:
+    """``150m`` -> 150, ``2`` -> 2000; None when neither."""
+    if raw.endswith("m") and raw[:-1].isdigit():
+        return int(raw[:-1])
+    return int(raw) * 1000 if raw.isdigit() else None
+
+
+def _density_features(
+    value: str, cpu_milli: int, file: str, where: str
+) -> tuple[int, tuple[CpuCapacityPoint, ...]]:
+    """The per-pod CPU overhead and the capacity curve of a node's features (0 and () when it
+    has neither)."""
+    overhead, points = 0, ()
+    for feature in (f.strip() for f in value.split(",")):
+        if feature.lower().startswith("cpuoverhead_"):
+            milli = _cpu_milli(feature[len("cpuoverhead_") :])
+            if milli is None:
+                raise InputError.single(
+                    where,
+                    feature,
+                    "cpuoverhead_NNNm (milli-cores) or cpuoverhead_N (cores)",
+                    file=file,
+                )
+            overhead = milli
+        elif feature.lower().startswith("cpucurve_"):
+            parts = feature[len("cpucurve_") :].split("_")
+            cpus = [_cpu_milli(c) for c in parts[1::2]]
+            pods = parts[0::2]
+            if len(parts) % 2 or not all(p.isdigit() for p in pods) or None in cpus:
+                raise InputError.single(
+                    where,
+                    feature,
+                    "cpucurve_ then PODS_CPU pairs, CPU in cores or NNNm, e.g. cpucurve_0_64_40_60",
+                    file=file,
+                )
+            points = tuple(CpuCapacityPoint(int(p), c) for p, c in zip(pods, cpus, strict=True))
+            v = ValidationCollector()
+            density.validate(v, "", cpu_milli, 0, 0, 0, [(p.pods, p.cpu_milli) for p in points])
+            if v.errors:
+                raise InputError.single(
+                    where,
+                    feature,
+                    "points in increasing pods, a non-increasing and concave curve "
+                    f"({v.errors[0].expected})",
+                    file=file,
+                )
+    return overhead, points
+
+
 def read_nodes(
     path: str, unread: set[str], text: str | None = None
 ) -> tuple[list[dict[str, Any]], dict[str, str]]:
@@ -411,6 +473,12 @@ def read_nodes(
             raise InputError.single(
                 f"{where}.GresUsed", kv.get("gresused"), f"GPU indices below {gpus}", file=path
             )
+        key = next((k for k in ("availablefeatures", "features", "feature") if k in kv), "")
+        features = kv.get(key, "")
+        key = {"availablefeatures": "AvailableFeatures", "feature": "Feature"}.get(key, "Features")
+        overhead, curve = _density_features(
+            features, cpus * 1000, path, f"{where}.{key} (node {kv['nodename']})"
+        )
         for name in _hosts(kv["nodename"], path, f"{where}.NodeName"):
             state = kv.get("state", "").upper()
             if any(s in state for s in EXCLUDED_STATES):
@@ -426,6 +494,8 @@ def read_nodes(
                     "used": sorted(set(used)),
                     "cpu_alloc": min(_int(kv, "cpualloc", path, where, 0), cpus),
                     "mem_alloc": min(_int(kv, "allocmem", path, where, 0), memory),
+                    "cpu_overhead": overhead,
+                    "cpu_curve": curve,
                 }
             )
     if not nodes and not excluded:
@@ -503,6 +573,9 @@ def build_nodes(
             outside.append(nd["name"])
             groups = [f"{nd['name']} (no {lv})" for lv in levels_above]
         milli = [MILLI if g in nd["used"] else 0 for g in range(nd["gpus"])]
+        # A curve below the nominal CPUs with no job: what is allocated counts up to it.
+        curve = nd.get("cpu_curve", ())
+        cpu_used = min(nd["cpu_alloc"] * 1000, curve[0].cpu_milli if curve else nd["cpus"] * 1000)
         nodes.append(
             GpuNode(
                 name=nd["name"],
@@ -512,10 +585,12 @@ def build_nodes(
                 nvlink_domain_size=0,
                 cpu_milli=nd["cpus"] * 1000,
                 memory_mib=nd["memory_mib"],
-                cpu_milli_used=nd["cpu_alloc"] * 1000,
+                cpu_milli_used=cpu_used,
                 memory_mib_used=nd["mem_alloc"],
                 groups=tuple(groups or ()),
                 gpu_milli_used=tuple(milli),
+                cpu_overhead_milli_per_pod=nd.get("cpu_overhead", 0),
+                cpu_capacity_curve=nd.get("cpu_curve", ()),
             )
         )
     return nodes, outside

@@ -37,7 +37,7 @@ class GpuUsage(_message.Message):
     def __init__(self, index: _Optional[int] = ..., milli_used: _Optional[int] = ..., memory_mib_used: _Optional[int] = ...) -> None: ...
 
 class GpuNode(_message.Message):
-    __slots__ = ("name", "gpu_type", "gpu_count", "gpu_memory_mib", "nvlink_domain_size", "cpu_milli", "memory_mib", "cpu_milli_used", "memory_mib_used", "groups", "gpu_usage")
+    __slots__ = ("name", "gpu_type", "gpu_count", "gpu_memory_mib", "nvlink_domain_size", "cpu_milli", "memory_mib", "cpu_milli_used", "memory_mib_used", "groups", "gpu_usage", "pods_used", "cpu_density")
     NAME_FIELD_NUMBER: _ClassVar[int]
     GPU_TYPE_FIELD_NUMBER: _ClassVar[int]
     GPU_COUNT_FIELD_NUMBER: _ClassVar[int]
@@ -49,6 +49,8 @@ class GpuNode(_message.Message):
     MEMORY_MIB_USED_FIELD_NUMBER: _ClassVar[int]
     GROUPS_FIELD_NUMBER: _ClassVar[int]
     GPU_USAGE_FIELD_NUMBER: _ClassVar[int]
+    PODS_USED_FIELD_NUMBER: _ClassVar[int]
+    CPU_DENSITY_FIELD_NUMBER: _ClassVar[int]
     name: str
     gpu_type: str
     gpu_count: int
@@ -60,7 +62,25 @@ class GpuNode(_message.Message):
     memory_mib_used: int
     groups: _containers.RepeatedScalarFieldContainer[str]
     gpu_usage: _containers.RepeatedCompositeFieldContainer[GpuUsage]
-    def __init__(self, name: _Optional[str] = ..., gpu_type: _Optional[str] = ..., gpu_count: _Optional[int] = ..., gpu_memory_mib: _Optional[int] = ..., nvlink_domain_size: _Optional[int] = ..., cpu_milli: _Optional[int] = ..., memory_mib: _Optional[int] = ..., cpu_milli_used: _Optional[int] = ..., memory_mib_used: _Optional[int] = ..., groups: _Optional[_Iterable[str]] = ..., gpu_usage: _Optional[_Iterable[_Union[GpuUsage, _Mapping]]] = ...) -> None: ...
+    pods_used: int
+    cpu_density: CpuDensity
+    def __init__(self, name: _Optional[str] = ..., gpu_type: _Optional[str] = ..., gpu_count: _Optional[int] = ..., gpu_memory_mib: _Optional[int] = ..., nvlink_domain_size: _Optional[int] = ..., cpu_milli: _Optional[int] = ..., memory_mib: _Optional[int] = ..., cpu_milli_used: _Optional[int] = ..., memory_mib_used: _Optional[int] = ..., groups: _Optional[_Iterable[str]] = ..., gpu_usage: _Optional[_Iterable[_Union[GpuUsage, _Mapping]]] = ..., pods_used: _Optional[int] = ..., cpu_density: _Optional[_Union[CpuDensity, _Mapping]] = ...) -> None: ...
+
+class CpuDensity(_message.Message):
+    __slots__ = ("overhead_milli_per_pod", "curve")
+    OVERHEAD_MILLI_PER_POD_FIELD_NUMBER: _ClassVar[int]
+    CURVE_FIELD_NUMBER: _ClassVar[int]
+    overhead_milli_per_pod: int
+    curve: _containers.RepeatedCompositeFieldContainer[CpuCapacityPoint]
+    def __init__(self, overhead_milli_per_pod: _Optional[int] = ..., curve: _Optional[_Iterable[_Union[CpuCapacityPoint, _Mapping]]] = ...) -> None: ...
+
+class CpuCapacityPoint(_message.Message):
+    __slots__ = ("pods", "cpu_milli")
+    PODS_FIELD_NUMBER: _ClassVar[int]
+    CPU_MILLI_FIELD_NUMBER: _ClassVar[int]
+    pods: int
+    cpu_milli: int
+    def __init__(self, pods: _Optional[int] = ..., cpu_milli: _Optional[int] = ...) -> None: ...
 
 class GpuCluster(_message.Message):
     __slots__ = ("levels", "nodes")

@@ -16,7 +16,10 @@ What is read, and from where (field names checked against the projects' own sour
   (a topology level of its own above the node unless the Topology names it). A node with
   ``spec.unschedulable`` or a ``Ready`` condition that is not ``True`` takes no new pod and is
   left out (reported). Taints are read as a restriction of the pods that do not tolerate
-  them (see *Node restrictions*).
+  them (see *Node restrictions*). CPU capacity that falls with density (our own annotations,
+  docs/formulations/gpu.md §5a): ``placement.io/cpu-overhead-per-pod`` (a CPU quantity lost
+  per pod) and ``placement.io/cpu-capacity-curve`` (``PODS:CPU`` points, e.g.
+  ``0:64,40:60,110:48``); the node's running pods are its ``pods_used``.
 * **Topology**: a Kueue ``Topology`` (``kueue.x-k8s.io/v1alpha1`` or ``v1beta1``; kubernetes-sigs/kueue
   ``apis/kueue/v1alpha1/topology_types.go`` at 0645200) or a KAI ``Topology`` (``kai.scheduler/v1alpha1``;
   NVIDIA/KAI-Scheduler ``pkg/apis/kai/v1alpha1/topology_types.go`` at commit 3ca3526):

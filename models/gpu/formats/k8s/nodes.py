@@ -3,14 +3,22 @@
 A node's capacity is its ``status.allocatable``; its GPU type and memory come from the GPU
 Feature Discovery labels. A node that takes no new pod is kept (its running pods are
 counted) but never becomes a target.
+
+A node's CPU capacity that falls with density (docs/formulations/gpu.md, §5a)
+comes from two annotations: ``placement.io/cpu-overhead-per-pod`` (a CPU quantity, e.g.
+``150m``: the effective CPU with k pods is allocatable minus k times it) and
+``placement.io/cpu-capacity-curve`` (``PODS:CPU`` points, comma-separated, CPU a quantity:
+``0:64,40:60,110:48`` or ``0:64000m,40:60000m``). Its running pods are ``pods_used``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
+from placement.models.gpu import density
+from placement.models.gpu.density import CpuCapacityPoint
 from placement.models.gpu.formats.k8s.objects import (
     GPU,
     IGNORED_RESOURCES,
@@ -26,7 +34,10 @@ from placement.models.gpu.formats.k8s.objects import (
 from placement.models.gpu.formats.k8s.pods import Pod
 from placement.models.gpu.formats.k8s.report import ImportReport
 from placement.models.gpu.instance import MAX_GPUS_PER_NODE, MILLI, GpuNode
+from placement.solver.errors import ValidationCollector
 
+OVERHEAD_ANNOTATION = "placement.io/cpu-overhead-per-pod"
+CURVE_ANNOTATION = "placement.io/cpu-capacity-curve"
 PRODUCT_LABEL = "nvidia.com/gpu.product"
 GPU_MEMORY_LABEL = "nvidia.com/gpu.memory"
 
@@ -47,6 +58,9 @@ class Node:
     memory_used_bytes: int = 0
     gpu_milli_used: list[int] = field(default_factory=list)
     gpu_memory_used: list[int] = field(default_factory=list)
+    pods: int = 0
+    cpu_overhead_milli: int = 0
+    cpu_curve: tuple[CpuCapacityPoint, ...] = ()
 
 
 def _quantity(src: Source, obj: dict[str, Any], dotted: str, what: str) -> Fraction:
@@ -55,6 +69,41 @@ def _quantity(src: Source, obj: dict[str, Any], dotted: str, what: str) -> Fract
     if q is None or q < 0:
         raise src.fail(dotted, raw, f"a non-negative Kubernetes quantity ({what})")
     return q
+
+
+def _density(src: Source, annotations: dict[str, str], cpu_milli: int) -> tuple[int, tuple]:
+    """The node's per-pod CPU overhead and capacity curve from its annotations."""
+    overhead = 0
+    if OVERHEAD_ANNOTATION in annotations:
+        raw = annotations[OVERHEAD_ANNOTATION]
+        q = parse_quantity(raw)
+        if q is None or q < 0:
+            raise src.fail(
+                f"metadata.annotations.{OVERHEAD_ANNOTATION}", raw, "a CPU quantity, e.g. 150m"
+            )
+        overhead = milli_up(q)
+    points: list[CpuCapacityPoint] = []
+    raw = annotations.get(CURVE_ANNOTATION, "")
+    for part in raw.split(",") if CURVE_ANNOTATION in annotations else ():
+        pods, _, cpu = part.strip().partition(":")
+        q = parse_quantity(cpu.strip())
+        if not pods.strip().isdigit() or q is None or q < 0:
+            raise src.fail(
+                f"metadata.annotations.{CURVE_ANNOTATION}",
+                raw,
+                "PODS:CPU points separated by commas, e.g. 0:64,40:60,110:48 (CPU a quantity)",
+            )
+        points.append(CpuCapacityPoint(int(pods), milli_up(q)))
+    v = ValidationCollector()
+    density.validate(v, "", cpu_milli, 0, 0, overhead, [(p.pods, p.cpu_milli) for p in points])
+    if v.errors:
+        raise src.fail(
+            f"metadata.annotations.{CURVE_ANNOTATION}",
+            raw,
+            "points in increasing pods, a non-increasing and concave curve "
+            f"({v.errors[0].expected})",
+        )
+    return overhead, tuple(points)
 
 
 def read_nodes(path: str, report: ImportReport) -> list[Node]:
@@ -127,6 +176,8 @@ def read_nodes(path: str, report: ImportReport) -> list[Node]:
             gpu_milli_used=[0] * gpus,
             gpu_memory_used=[0] * gpus,
         )
+        annotations = string_map(src, item, "metadata.annotations")
+        node.cpu_overhead_milli, node.cpu_curve = _density(src, annotations, node.cpu_milli)
         if excluded:
             report.excluded_nodes[name] = excluded
             node.name = ""  # kept to account for its pods, never a target
@@ -138,6 +189,7 @@ def place_running(pod: Pod, node: Node, report: ImportReport) -> None:
     """Count a running pod on its node; GPU indices are not in the API, so whole GPUs take the
     lowest free ones and shares the first GPU with room (reported when over capacity)."""
     node.cpu_used += pod.cpu_milli
+    node.pods += 1
     node.memory_used_bytes += pod.memory_bytes
     need_whole, short = pod.gpus, 0
     for g in range(node.gpus):
@@ -181,20 +233,37 @@ def gpu_nodes(nodes: list[Node], level_labels: list[str], report: ImportReport) 
         memory_used = -(-n.memory_used_bytes // MIB)
         if n.cpu_used > n.cpu_milli or memory_used > n.memory_mib:
             report.ignore(f"Node {n.name}", "running pods' requests beyond allocatable (capped)")
-        out.append(
-            GpuNode(
-                name=n.name,
-                gpu_type=n.gpu_type,
-                gpu_count=n.gpus,
-                gpu_memory_mib=n.gpu_memory_mib,
-                nvlink_domain_size=0,
-                cpu_milli=n.cpu_milli,
-                memory_mib=n.memory_mib,
-                cpu_milli_used=min(n.cpu_used, n.cpu_milli),
-                memory_mib_used=min(memory_used, n.memory_mib),
-                groups=tuple(reversed(groups_outer)),
-                gpu_milli_used=tuple(n.gpu_milli_used),
-                gpu_memory_mib_used=tuple(min(m, n.gpu_memory_mib) for m in n.gpu_memory_used),
-            )
+        node = GpuNode(
+            name=n.name,
+            gpu_type=n.gpu_type,
+            gpu_count=n.gpus,
+            gpu_memory_mib=n.gpu_memory_mib,
+            nvlink_domain_size=0,
+            cpu_milli=n.cpu_milli,
+            memory_mib=n.memory_mib,
+            cpu_milli_used=min(n.cpu_used, n.cpu_milli),
+            memory_mib_used=min(memory_used, n.memory_mib),
+            groups=tuple(reversed(groups_outer)),
+            gpu_milli_used=tuple(n.gpu_milli_used),
+            gpu_memory_mib_used=tuple(min(m, n.gpu_memory_mib) for m in n.gpu_memory_used),
+            pods_used=n.pods,
+            cpu_overhead_milli_per_pod=n.cpu_overhead_milli,
+            cpu_capacity_curve=n.cpu_curve,
         )
+        out.append(_within_density(node, report))
     return out
+
+
+def _within_density(node: GpuNode, report: ImportReport) -> GpuNode:
+    """``node`` with its running pods' CPU capped at the effective capacity of its density
+    annotations (reported), as requests beyond allocatable are."""
+    used, pods = node.cpu_milli_used, node.pods_used
+    if node.cpu_fits(used, pods):
+        return node
+    report.ignore(
+        f"Node {node.name}", "running pods' CPU beyond the effective capacity at their density"
+    )
+    used = max(0, min(used, int(node.effective_cpu_milli(pods))))
+    while pods > 0 and not node.cpu_fits(used, pods):
+        pods -= 1
+    return replace(node, cpu_milli_used=used, pods_used=pods)
