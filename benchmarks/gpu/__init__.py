@@ -135,8 +135,8 @@ SUITES = (
             Parameter(
                 "interval",
                 "positive_float",
-                2.0,
-                help="seconds between placement slurm schedule cycles (default: 2)",
+                1.0,
+                help="seconds between placement slurm schedule cycles (default: 1)",
             ),
             Parameter(
                 "gang_share",

@@ -27,6 +27,7 @@ with none); for ``slurm``, 0 (no decision of ours). A plot per seed
 
 from __future__ import annotations
 
+import csv
 import math
 import shutil
 import tempfile
@@ -52,7 +53,7 @@ FULL = {
     "jobs": 80,
     "span": 90.0,
     "max_run": 90.0,
-    "interval": 2.0,
+    "interval": 1.0,
     "gang_share": 0.2,
     "switch_wait": 30,
 }
@@ -154,8 +155,28 @@ def run_slurm(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     runs = {r.policy: _job_runs(r) for r in replays}
+    _write_jobs(config.out / f"gpu-slurm-seed{case['seed']}-jobs.csv", replays, leaf_of)
     _plot(config.out / f"gpu-slurm-seed{case['seed']}.png", node_gpus, runs, case)
     return [_row(case, stream, r, runs[r.policy], node_gpus, leaf_of) for r in replays]
+
+
+def _write_jobs(path: Path, replays: list[Replay], leaf_of: dict[str, str]) -> None:
+    """Every job of both replays, one line each (for reading where one policy wins)."""
+    with path.open("w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(
+            ["policy", "job", "trace_id", "nodes", "gpus_per_node", "added_gang", "run_s",
+             "submit_s", "start_s", "end_s", "wait_s", "node_list", "leaves", "state"]
+        )  # fmt: skip
+        for r in replays:
+            for rec in r.records:
+                j = rec.job
+                wait = "" if rec.start_s is None else round(rec.start_s - rec.submit_s, 1)
+                w.writerow(
+                    [r.policy, j.name, j.trace_id, j.nodes, j.gpus_per_node, int(j.added_gang),
+                     j.run_s, rec.submit_s, rec.start_s, rec.end_s, wait, " ".join(rec.nodes),
+                     len({leaf_of[n] for n in rec.nodes}), rec.state]
+                )  # fmt: skip
 
 
 def _wait_idle(cluster: SlurmCluster, timeout: float = 60) -> None:

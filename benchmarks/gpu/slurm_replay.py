@@ -28,6 +28,8 @@ from placement.benchmarks.gpu.slurm_stream import StreamJob
 
 POLICIES = ("slurm", "placement")
 _UNSET = ("", "(null)", "None", "Unknown")
+START_TIMEOUT_S = 60.0
+"""Seconds for ``placement slurm schedule`` to finish its first (empty) cycle."""
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,9 @@ def replay(
             scheduler = subprocess.Popen(
                 argv, env=cluster.env, stdout=log, stderr=subprocess.STDOUT
             )
+            # a scheduler is a daemon that runs before jobs come: its start-up (imports)
+            # is not charged to the first jobs' wait
+            _wait_first_cycle(scheduler, log_path)
         hold = ["-H"] if policy == "placement" else []
         ids: dict[int, StreamJob] = {}
         started = time.monotonic()
@@ -140,6 +145,20 @@ def replay(
         failed_cycles=text.count("the cycle failed"),
         cancelled_at_deadline=cancelled,
     )
+
+
+def _wait_first_cycle(scheduler: subprocess.Popen[bytes], log_path: Path) -> None:
+    end = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < end:
+        if scheduler.poll() is not None:
+            raise RuntimeError(
+                f"placement slurm schedule exited {scheduler.returncode}: "
+                f"{log_path.read_text(errors='replace')[-2000:]}"
+            )
+        if "no held jobs to place" in log_path.read_text(errors="replace"):
+            return
+        time.sleep(0.2)
+    raise RuntimeError(f"placement slurm schedule: no first cycle in {START_TIMEOUT_S:.0f} s")
 
 
 def _records(cluster: SlurmCluster, ids: dict[int, StreamJob], epoch0: float) -> list[JobRecord]:
