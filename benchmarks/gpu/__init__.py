@@ -135,8 +135,8 @@ SUITES = (
             Parameter(
                 "interval",
                 "positive_float",
-                1.0,
-                help="seconds between placement slurm schedule cycles (default: 1)",
+                0.5,
+                help="seconds between placement slurm schedule cycles (default: 0.5)",
             ),
             Parameter(
                 "gang_share",

@@ -53,7 +53,7 @@ FULL = {
     "jobs": 80,
     "span": 90.0,
     "max_run": 90.0,
-    "interval": 1.0,
+    "interval": 0.5,
     "gang_share": 0.2,
     "switch_wait": 30,
 }
@@ -64,7 +64,6 @@ QUICK = FULL | {
     "jobs": 8,
     "span": 4.0,
     "max_run": 6.0,
-    "interval": 1.0,
     "switch_wait": 10,
 }
 DRAIN_S = 600.0
@@ -292,7 +291,7 @@ def report_slurm(rows: list[dict[str, Any]], config: Any) -> str:
     lines = [
         f"Cluster: {s['leaves']} leaf switches x {s['nodes_per_leaf']} nodes x {s['gpus']} GPUs "
         f"under one spine; {s['jobs']} jobs per replay arriving over {_f(s['span'], 0)} s; "
-        f"`placement slurm schedule --interval {_f(s['interval'], 0)} --time-limit "
+        f"`placement slurm schedule --interval {float(s['interval']):g} --time-limit "
         f"{config.time_limit_s:g}`; gangs ask `--switches=1@{s['switch_wait']}s`. Times in "
         "replay seconds (the stream is compressed: see below).",
         "",
