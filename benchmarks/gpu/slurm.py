@@ -286,14 +286,17 @@ def report_slurm(rows: list[dict[str, Any]], config: Any) -> str:
     """The ``gpu-slurm`` table (both policies, every seed), the target per seed, the plots."""
     skipped = [r for r in rows if r.get("skipped")]
     if skipped:
-        return f"Skipped: {skipped[0]['skipped']}\n"
+        why = skipped[0]["skipped"]
+        # still a table: every suite's report has one (tests/test_bench.py)
+        return "\n".join(["| suite | skipped because |", rule(2), f"| gpu-slurm | {why} |", ""])
     s = _settings(config)
     lines = [
         f"Cluster: {s['leaves']} leaf switches x {s['nodes_per_leaf']} nodes x {s['gpus']} GPUs "
         f"under one spine; {s['jobs']} jobs per replay arriving over {_f(s['span'], 0)} s; "
         f"`placement slurm schedule --interval {float(s['interval']):g} --time-limit "
         f"{config.time_limit_s:g}`; gangs ask `--switches=1@{s['switch_wait']}s`. Times in "
-        "replay seconds (the stream is compressed: see below).",
+        "replay seconds (the stream is compressed: see below); waiting GPU-min = GPUs asked x "
+        "(start - submit) in replay minutes, summed.",
         "",
         "| seed | policy | ran | waiting GPU-min | wait mean s | p50 | p90 | p99 "
         "| leaf sw / gang | switches met | GAR | SOR | GFR | JTTED p50 | makespan s "
@@ -331,10 +334,38 @@ def report_slurm(rows: list[dict[str, Any]], config: Any) -> str:
             f"{_f(peer['waiting_gpu_min'], 1)}) | {leaf_text} ({_f(ls_o)} vs {_f(ls_p)}) "
             f"| {'yes' if valid else 'no'} | {'yes' if wait_ok and leaf_ok and valid else 'no'} |"
         )
-    lines += [""]
+    lines += ["", *STREAM_NOTE, ""]
     for seed in sorted({r["seed"] for r in rows}, key=str):
         lines.append(f"![GPUs allocated over time, seed {seed}](gpu-slurm-seed{seed}.png)")
     lines.append("")
-    if not math.isfinite(float(rows[0].get("load_1min") or 0)):
-        lines.append("(load average unknown)")
+    loads = [float(r["load_1min"]) for r in rows if r.get("load_1min") not in (None, "")]
+    finite = [x for x in loads if math.isfinite(x)]
+    if finite:
+        lines.append(
+            f"1-minute load average at the end of each replay: {min(finite):.2f} to "
+            f"{max(finite):.2f} (2 cores)."
+        )
     return "\n".join(lines) + "\n"
+
+
+STREAM_NOTE = [
+    "**The stream** (`benchmarks/gpu/slurm_stream.py`): per seed, a window of consecutive",
+    "jobs of EPCC Cirrus' Slurm accounting (`jobs/cirrus-2024q1`, jobs that started and ran",
+    ">= 1 s), arrivals scaled linearly to the span, run times `min(max_run, 5 + 10",
+    "log2(1 + ElapsedRaw/60))` s (a 45 s trace job runs 13 s, an hour 64 s), time limits",
+    "`ceil((run + 10)/60)` minutes (Slurm keeps minutes: backfill sees every job as 1-12",
+    "times longer than it runs). A multi-node job becomes a gang of min(N, leaf size) whole",
+    "nodes (`--exclusive`, all GPUs, `--switches=1@wait`); a single-node job asks its share",
+    "of a 36-core node in GPUs (1 to G; most Cirrus jobs use one core: 1 GPU). Where fewer",
+    "than `gang_share` of the window's jobs are multi-node, single-node jobs picked by the",
+    "seed become gangs of 2..leaf-size nodes (uniform), keeping their arrival and run time.",
+    "",
+    "**Slurm alone** (both replays run under it): `SchedulerParameters="
+    + SCHEDULER_PARAMETERS
+    + "`, `PriorityType=priority/basic` (FIFO), `select/cons_tres`, `topology/tree`.",
+    "**Waiting** is start - submit from `scontrol show job` (whole seconds), so placement's",
+    "includes its cycle: read the cluster, solve, check, `scontrol update ReqNodeList` and",
+    "`release`, then Slurm's own start. **invalid** (placement): cycles whose solution the",
+    "GPU family's checker rejected + jobs Slurm ran elsewhere than the `ReqNodeList` set, or",
+    "without one. JTTED is run time over time limit.",
+]
