@@ -14,7 +14,9 @@ import pytest
 
 from placement.benchmarks.gpu.slurm_cluster import missing
 from placement.benchmarks.gpu.slurm_stream import TRACE, cirrus_stream
+from placement.models.gpu.formats import slurm_live as live
 from tests.conftest import REPO
+from tests.test_slurm_schedule import _runner
 
 
 def test_stream_maps_the_trace_to_gpu_jobs(shared_benchmarks: Path) -> None:
@@ -56,3 +58,21 @@ def test_quick_run_against_a_live_cluster(shared_benchmarks: Path, tmp_path: Pat
         assert column in md
     assert "| 1 | slurm |" in md and "| 1 | placement |" in md
     assert (out / "gpu-slurm-seed1.png").stat().st_size > 0
+
+
+def test_a_gang_placed_across_leaves_past_its_wait_gets_its_switch_limit_cleared() -> None:
+    """What gpu-slurm found: Slurm counts a held job's --switches wait from its release, so a
+    gang placed on two leaves once its wait was over must not wait it again."""
+    later = live._epoch("2026-12-06T05:00:00") or 0.0
+    view = live.read_cluster(_runner(), now=later)  # job2: -N2, Switches=1@00:05:00
+    calls: list[list[str]] = []
+
+    def run(argv: list[str]) -> str:
+        calls.append(argv)
+        return ""
+
+    live.apply(run, [live.Decision(2, "gang", nodes=("n2", "n3"))], view)  # leaf1 + leaf2
+    assert "Switches=0" in calls[0] and "waited out" in calls[0][-1]
+    calls.clear()
+    live.apply(run, [live.Decision(2, "gang", nodes=("n3", "n4"))], view)  # one leaf
+    assert not any(a.startswith("Switches") for a in calls[0])
