@@ -97,7 +97,7 @@ def run_time_s(elapsed_s: float, max_run_s: float) -> float:
     >>> run_time_s(45, 90), run_time_s(3600, 90), run_time_s(86400, 90)
     (13.1, 64.3, 90.0)
     """
-    return round(min(max_run_s, 5 + 10 * math.log2(1 + elapsed_s / 60)), 1)
+    return round(min(float(max_run_s), 5 + 10 * math.log2(1 + elapsed_s / 60)), 1)
 
 
 def read_trace(path: Path) -> list[dict[str, int]]:
