@@ -31,10 +31,11 @@ def shared_benchmarks() -> Path:
 
 @pytest.fixture(scope="module")
 def slurm_cluster() -> Iterator[object]:
-    """A real Slurm cluster (tests/slurm_harness.py): 4 nodes x 4 GPUs, n1-n2 under switch
-    leaf1, n3-n4 under leaf2, both under spine; torn down after the module. Skips, saying
-    why, without slurm-wlm and munge (or without root)."""
-    from tests import slurm_harness as sh
+    """A real Slurm cluster (benchmarks/gpu/slurm_cluster.py): 4 nodes x 4 GPUs, n1-n2 under
+    switch leaf1, n3-n4 under leaf2, both under spine; torn down after the module. Skips,
+    saying why, without slurm-wlm and munge (or without root)."""
+    # imported here, not at the top: only the Slurm tests need it
+    from placement.benchmarks.gpu import slurm_cluster as sh
 
     why = sh.missing()
     if why:

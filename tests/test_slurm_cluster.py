@@ -1,6 +1,6 @@
-"""Against a real Slurm cluster on loopback (tests/slurm_harness.py, the ``slurm_cluster``
-fixture of conftest.py): 4 nodes x 4 GPUs (GRES), n1-n2 under switch leaf1, n3-n4 under leaf2,
-both under spine. Skips, saying why, where slurm-wlm and munge are not installed."""
+"""Against a real Slurm cluster on loopback (benchmarks/gpu/slurm_cluster.py, the
+``slurm_cluster`` fixture of conftest.py): 4 nodes x 4 GPUs (GRES), n1-n2 under switch
+leaf1, n3-n4 under leaf2, both under spine. Skips, saying why, where slurm-wlm and munge are not installed."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from placement.benchmarks.gpu.slurm_cluster import Node, SlurmCluster, alive, missing
 from tests.conftest import REPO
-from tests.slurm_harness import Node, SlurmCluster, alive, missing
 
 CLI = [sys.executable, "-m", "placement.api.cli"]
 

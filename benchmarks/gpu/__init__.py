@@ -130,4 +130,52 @@ SUITES = (
             ),
         ),
     ),
+    Suite(
+        name="gpu-slurm",
+        family="gpu",
+        help="one real Slurm job stream (Cirrus, as GPU jobs) replayed twice on a live Slurm "
+        "cluster: Slurm alone (backfill, topology/tree) vs placement slurm schedule; waiting "
+        "GPU-minutes, leaf switches per gang, --switches met, Kant's metrics",
+        **suite_functions("placement.benchmarks.gpu.slurm", "slurm"),
+        time_limit_s=1.0,
+        quick_time_limit_s=0.5,
+        exclusive=True,
+        parameters=(
+            Parameter("seeds", "str", "1-5", help="seeds, e.g. 1-5 or 1,3 (default: 1-5)"),
+            Parameter("leaves", "positive_int", 4, help="leaf switches (default: 4)"),
+            Parameter("nodes_per_leaf", "positive_int", 4, help="nodes per leaf (default: 4)"),
+            Parameter("gpus", "positive_int", 4, help="GPUs per node (default: 4)"),
+            Parameter("jobs", "positive_int", 80, help="jobs per replay (default: 80)"),
+            Parameter(
+                "span",
+                "positive_float",
+                90.0,
+                help="replay seconds the stream's arrivals are scaled to (default: 90)",
+            ),
+            Parameter(
+                "max_run",
+                "positive_float",
+                90.0,
+                help="longest replay run time in seconds (default: 90)",
+            ),
+            Parameter(
+                "interval",
+                "positive_float",
+                0.5,
+                help="seconds between placement slurm schedule cycles (default: 0.5)",
+            ),
+            Parameter(
+                "gang_share",
+                "float",
+                0.2,
+                help="share of multi-node jobs, gangs added to reach it (default: 0.2)",
+            ),
+            Parameter(
+                "switch_wait",
+                "positive_int",
+                30,
+                help="seconds a gang waits for one leaf switch (--switches=1@W; default: 30)",
+            ),
+        ),
+    ),
 )

@@ -22,6 +22,10 @@ refused per job with a reason (:func:`refusal`), never placed differently from w
 Apply (:func:`apply`): ``scontrol update JobId=J ReqNodeList=... Comment="placement: placed
 on ..."`` then ``scontrol release J``; a job left unplaced or refused stays held with
 ``Comment="placement: <kind>: <message>"``. A failed command leaves the job held and says why.
+A ``--switches=1@wait`` job placed under several leaf switches (only once its wait, counted
+from submission, is over) also gets ``Switches=0``: Slurm counts the wait from a job's first
+scheduling attempt, for a held job its release, and would otherwise hold it the whole wait
+again (measured: 31.7 s after release for a 30 s wait, 0.8 s with ``Switches=0``).
 """
 
 from __future__ import annotations
@@ -445,16 +449,17 @@ def apply(run: Run, decisions: list[Decision], view: ClusterView) -> list[str]:
         jid = str(d.job_id)
         if d.nodes:
             nodelist = ",".join(d.nodes)
+            said = f"placed on {nodelist}"
+            update = ["scontrol", "update", f"JobId={jid}", f"ReqNodeList={nodelist}"]
+            if _switch_wait_over(job, d.nodes, view):
+                # Slurm counts a --switches wait from the job's first scheduling attempt,
+                # which for a held job is its release: it would hold the job the whole wait
+                # again before running it on these leaves. The wait was over (counted from
+                # submission, as for a job never held), so the limit goes.
+                update.append("Switches=0")
+                said += f" (--switches={job.fields['Switches']} waited out: cleared)"
             try:
-                run(
-                    [
-                        "scontrol",
-                        "update",
-                        f"JobId={jid}",
-                        f"ReqNodeList={nodelist}",
-                        f"Comment={comment(f'placed on {nodelist}')}",
-                    ]  # fmt: skip
-                )
+                run([*update, f"Comment={comment(said)}"])
                 run(["scontrol", "release", jid])
             except SlurmCommandError as exc:
                 # the job is still held (an update or release that failed changed nothing
@@ -478,6 +483,16 @@ def apply(run: Run, decisions: list[Decision], view: ClusterView) -> list[str]:
         except SlurmCommandError as exc:
             log.append(f"job {jid} ({d.name}): held; writing its reason failed: {exc}")
     return log
+
+
+def _switch_wait_over(job: SlurmJob, nodes: tuple[str, ...], view: ClusterView) -> bool:
+    """The job asks ``--switches=1`` and is placed under more than one leaf switch (which
+    the shape allows only once its wait is over)."""
+    if job.fields.get("Switches", "").split("@")[0] != "1":
+        return False
+    groups = {n.name: n.groups for n in view.instance.nodes}
+    leaves = {groups[n][0] for n in nodes if groups.get(n)}
+    return len(leaves) > 1
 
 
 def describe(decisions: list[Decision]) -> list[str]:

@@ -1,4 +1,4 @@
-"""A real Slurm cluster on loopback for the tests: ``munged``, ``slurmctld`` and one ``slurmd``
+"""A real Slurm cluster on loopback for the tests and the ``gpu-slurm`` benchmark: ``munged``, ``slurmctld`` and one ``slurmd``
 per node, all in one temporary directory (configuration, keys, state, spool, logs), on
 free-picked ports, each daemon in the foreground as our child and torn down by its PID.
 
@@ -8,6 +8,9 @@ nodes may declare more CPUs, memory and GPUs than the machine has (``SlurmdParam
 config_overrides``); their GPUs are GRES backed by device files made in the temporary
 directory (``AutoDetect=off``); the switches are a ``topology/tree``. Every Slurm command
 reads ``SLURM_CONF`` from :attr:`env`.
+
+It is shipped code (not a test helper) because ``placement bench gpu-slurm`` starts one at
+run time; :func:`tree` builds the nodes and the two-level switch tree of a given shape.
 """
 
 from __future__ import annotations
@@ -28,6 +31,9 @@ from typing import Any
 DAEMONS = ("munged", "slurmctld", "slurmd")
 COMMANDS = ("sinfo", "scontrol", "sbatch", "squeue", "scancel")
 SKIP_REASON = "slurm-wlm and munge not installed: apt-get install slurm-wlm munge (the CI does)"
+SCHEDULER_PARAMETERS = "sched_interval=2,bf_interval=2"
+"""The default ``SchedulerParameters``: a scheduling pass every 2 s besides the ones a submit
+or release triggers."""
 START_TIMEOUT = 60.0
 """Seconds for every node to come up idle (a few on an idle machine)."""
 
@@ -90,11 +96,33 @@ class Node:
     memory_mib: int = 65536
 
 
+def tree(
+    leaves: int, nodes_per_leaf: int, gpus: int = 4, cpus: int = 16
+) -> tuple[list[Node], dict[str, list[str]]]:
+    """Nodes ``n1..nN`` (N = ``leaves * nodes_per_leaf``) of ``gpus`` GPUs and ``cpus`` CPUs
+    under leaf switches ``leaf1..`` of ``nodes_per_leaf`` consecutive nodes, all under one
+    ``spine``: the arguments of :class:`SlurmCluster`.
+
+    >>> nodes, switches = tree(2, 2)
+    >>> [n.name for n in nodes], switches["leaf2"], switches["spine"]
+    (['n1', 'n2', 'n3', 'n4'], ['n3', 'n4'], ['leaf1', 'leaf2'])
+    """
+    nodes = [Node(f"n{k}", gpus=gpus, cpus=cpus) for k in range(1, leaves * nodes_per_leaf + 1)]
+    switches = {
+        f"leaf{s + 1}": [n.name for n in nodes[s * nodes_per_leaf : (s + 1) * nodes_per_leaf]]
+        for s in range(leaves)
+    }
+    switches["spine"] = list(switches)
+    return nodes, switches
+
+
 class SlurmCluster:
     """``with SlurmCluster(tmp_dir, nodes, switches) as c:`` a running cluster.
 
     ``switches`` maps a switch name to its children: node names (a leaf switch, ``Nodes=``)
     or switch names (``Switches=``), as topology.conf(5) of ``topology/tree`` has them.
+    ``scheduler_parameters`` is slurm.conf's ``SchedulerParameters``; ``min_job_age_s`` its
+    ``MinJobAge`` (how long a finished job stays visible).
     """
 
     def __init__(
@@ -103,11 +131,15 @@ class SlurmCluster:
         nodes: list[Node],
         switches: dict[str, list[str]] | None = None,
         partition: str = "gpu",
+        scheduler_parameters: str = SCHEDULER_PARAMETERS,
+        min_job_age_s: int = 300,
     ) -> None:
         self.dir = Path(tmp_dir)
         self.nodes = list(nodes)
         self.switches = dict(switches or {})
         self.partition = partition
+        self.scheduler_parameters = scheduler_parameters
+        self.min_job_age_s = min_job_age_s
         self.conf = self.dir / "slurm.conf"
         self.topology_conf = self.dir / "topology.conf"
         self.munge_socket = self.dir / "munge" / "munge.sock"
@@ -157,8 +189,7 @@ class SlurmCluster:
             "MpiDefault=none",
             "ReturnToService=2",
             "SchedulerType=sched/backfill",
-            # a scheduling pass every 2 s besides the ones a submit or release triggers
-            "SchedulerParameters=sched_interval=2,bf_interval=2",
+            f"SchedulerParameters={self.scheduler_parameters}",
             "SelectType=select/cons_tres",
             "SelectTypeParameters=CR_Core_Memory",
             "DefMemPerCPU=1024",
@@ -167,7 +198,8 @@ class SlurmCluster:
             "SlurmdTimeout=60",
             "MessageTimeout=20",
             "InactiveLimit=0",
-            "MinJobAge=300",
+            # how long a finished job stays visible to scontrol show job
+            f"MinJobAge={self.min_job_age_s}",
             "KillWait=1",
         ]
         gres = ["AutoDetect=off"]
