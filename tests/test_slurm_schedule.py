@@ -284,9 +284,10 @@ def test_schedule_loop_places_a_job_held_later(cluster: Any) -> None:
 
 
 def test_schedule_loop_stops_on_sigterm_between_cycles_without_a_cluster(tmp_path) -> None:
-    """Every cycle fails to read the cluster (no slurm.conf there) and says so; the loop goes
-    on, and SIGTERM ends it cleanly (exit 143)."""
-    env = {**os.environ, "SLURM_CONF": str(tmp_path / "none.conf")}
+    """Every cycle fails to read the cluster (no Slurm commands on the PATH, as on a machine
+    without Slurm; a missing slurm.conf would make scontrol retry for up to 60 s) and says
+    so; the loop goes on, and SIGTERM ends it cleanly (exit 143)."""
+    env = {**os.environ, "PATH": str(tmp_path)}
     proc = subprocess.Popen(
         [*CLI, "slurm", "schedule", "--interval", "0.2"],
         stdout=subprocess.PIPE,
