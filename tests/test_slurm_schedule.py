@@ -14,8 +14,6 @@ from typing import Any
 import pytest
 
 from placement.models.gpu.formats import slurm_live as live
-from placement.models.gpu.instance import GpuSolution, WorkerPlacement
-from placement.solver import get_family
 from tests.conftest import REPO
 from tests.service_harness import start_server
 
@@ -113,71 +111,24 @@ def test_a_released_job_not_started_holds_its_nodes() -> None:
     assert view.notes == ["job 7: released, not started yet: holds n2"]
 
 
-def _running(id: int, node: str, end: str) -> str:
-    return (
-        f"JobId={id} JobName=run{id} UserId=root(0) Priority=1 JobState=RUNNING Partition=gpu "
-        f"SubmitTime=2026-12-06T03:00:00 EndTime={end} NodeList={node} NumNodes=1 NumCPUs=4 "
-        "OverSubscribe=OK TresPerNode=gres:gpu:2"
-    )
+def test_held_jobs_are_ranked_first_come_first_served() -> None:
+    """The oldest held job (SubmitTime, then id) weighs most in the first tier, as Slurm's
+    priority/basic orders its queue; a held job's own Priority is 0."""
 
-
-def test_older_jobs_rank_first_and_the_oldest_gets_a_reservation() -> None:
-    """Backfill as Slurm does it: every node has 2 of 4 GPUs taken by a running job; the
-    oldest held job, a 2-node gang of 4 GPUs under one leaf, fits first on leaf1 (n1, n2),
-    at 05:20 when n2's job ends. A younger job placed on n1 whose time limit runs past 05:20
-    is kept held; one that ends before, and one on leaf2, keep their places."""
-    nodes = "\n".join(
-        _NODE.format(n=n, c=4, u="gpu:a100:2(IDX:0-1)", m=0, s="MIXED")
-        for n in ["n1", "n2", "n3", "n4"]
-    )
-
-    def younger(job: str) -> str:  # submitted at 04:50, after the gang (04:40:42)
+    def younger(job: str) -> str:  # submitted at 04:50, after job 10 (04:40:42)
         return job.replace("SubmitTime=2026-12-06T04:40:42", "SubmitTime=2026-12-06T04:50:00")
 
     jobs = "\n".join(
         [
-            _running(1, "n1", "2026-12-06T05:10:00"),
-            _running(2, "n2", "2026-12-06T05:20:00"),
-            _running(3, "n3", "2026-12-06T05:05:00"),
-            _running(4, "n4", "2026-12-06T06:00:00"),
-            _job(10, "gang", nn="2-2", cpus=2, extra="Switches=1@01:00:00 "),
-            younger(_job(11, "long", g=2, extra="TimeLimit=00:30:00 ")),
-            younger(_job(12, "short", g=2, extra="TimeLimit=00:02:00 ")),
-            younger(_job(13, "other", g=2, extra="TimeLimit=00:30:00 ")),
+            younger(_job(9, "later", g=2)),
+            _job(10, "gang", nn="2-2", cpus=2),
+            younger(_job(11, "b", g=2)),
+            _job(12, "a", g=2),
         ]
     )
-    now = live._epoch("2026-12-06T05:00:00") or 0.0
-    view = live.read_cluster(
-        _runner(
-            {
-                ("scontrol", "show", "job", "-o"): jobs,
-                ("scontrol", "-d", "show", "node", "-o"): nodes,
-            }
-        ),
-        now=now,
-    )
+    view = live.read_cluster(_runner({("scontrol", "show", "job", "-o"): jobs}), now=0.0)
     prio = {j.name: j.priority for j in view.instance.jobs}
-    assert prio == {"job10": 1000, "job11": 999, "job12": 998, "job13": 997}
-    assert view.releases["n2"] == [(live._epoch("2026-12-06T05:20:00"), 2, 4000)]
-    index = {j.name: k for k, j in enumerate(view.instance.jobs)}
-    at = {n.name: k for k, n in enumerate(view.instance.nodes)}
-    placed = GpuSolution(
-        {
-            index["job11"]: (WorkerPlacement(at["n1"], (2, 3)),),
-            index["job12"]: (WorkerPlacement(at["n2"], (2, 3)),),
-            index["job13"]: (WorkerPlacement(at["n3"], (2, 3)),),
-        }
-    )
-    assert get_family("gpu").check(view.instance, placed).feasible
-    kept, held = live.hold_for_the_oldest(view, placed)
-    assert sorted(kept.placements) == [index["job12"], index["job13"]]
-    assert list(held) == ["job11"]
-    assert held["job11"].startswith("n1,n2 are reserved for job10, the oldest held job")
-    # nothing waits: no reservation
-    assert (
-        live.hold_for_the_oldest(view, GpuSolution({**placed.placements, index["job10"]: ()}))[1]
-        == {}
-    )
+    assert prio == {"job10": 1000, "job12": 999, "job9": 998, "job11": 997}
 
 
 def test_refused_per_job_with_a_reason() -> None:

@@ -18,7 +18,6 @@ from placement.models.gpu.formats.slurm_live import (
     SlurmCommandError,
     apply,
     describe,
-    hold_for_the_oldest,
     plan,
     read_cluster,
 )
@@ -72,14 +71,7 @@ def _solve(args: argparse.Namespace, view: ClusterView) -> tuple[Any, list[dict[
     if not report.feasible:
         return None, [], f"the solution failed the checker: {'; '.join(report.violations[:2])}"
     unplaced = list(result.unplaced) or family.explain_unplaced(view.instance, result.solution)
-    solution, held = hold_for_the_oldest(view, result.solution)
-    if held:
-        # removing whole jobs keeps a checked solution feasible; checked again all the same
-        report = family.check(view.instance, solution)
-        if not report.feasible:
-            return None, [], f"the backfilled solution failed the checker: {report.violations[0]}"
-        unplaced += [{"name": n, "kind": "reserved", "message": m} for n, m in held.items()]
-    return solution, unplaced, ""
+    return result.solution, unplaced, ""
 
 
 def cycle(args: argparse.Namespace) -> bool:

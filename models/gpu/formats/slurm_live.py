@@ -20,11 +20,9 @@ then preferred); ``--exclusive`` takes every CPU of its nodes. What the family c
 refused per job with a reason (:func:`refusal`), never placed differently from what was asked.
 
 Order: first come, first served, as Slurm's ``priority/basic``: the oldest held job has the
-highest priority in the family's first tier (:func:`queue_priorities`). Backfill, as
-``sched/backfill``: when the solution leaves the oldest held job unplaced, the nodes where it
-will fit first (by the running work's expected ends) are reserved for it, and a younger job
-placed there whose time limit runs past that time stays held this cycle
-(:func:`hold_for_the_oldest`, reason ``placement: reserved: ...``).
+highest priority in the family's first tier (:func:`queue_priorities`). There is no backfill
+reservation: a cycle places what fits now (a reservation by the running jobs' time limits
+was tried and measured worse on ``gpu-slurm``'s bursty streams).
 
 Apply (:func:`apply`): ``scontrol update JobId=J ReqNodeList=... Comment="placement: placed
 on ..."`` then ``scontrol release J``; a job left unplaced or refused stays held with
@@ -105,12 +103,6 @@ class ClusterView:
     managed: dict[str, SlurmJob]
     refused: dict[int, tuple[SlurmJob, str]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-    now: float = 0.0
-    """When it was read (epoch seconds)."""
-    releases: dict[str, list[tuple[float, int, int]]] = field(default_factory=dict)
-    """Per node, the work on it that will end: (expected end, GPUs, milli-cores) each, from
-    the running jobs' ``EndTime`` (start + time limit) and, for a job released but not
-    started, now + its time limit."""
 
 
 # -------------------------------------------------------------------------------------------
@@ -379,7 +371,7 @@ def read_cluster(
         managed[job_key(job.job_id)] = job
     instance = _instance(levels_above, nodes, gpu_jobs)
     validate(instance)
-    return ClusterView(instance, managed, refused, notes, now, _releases(jobs, usable, now))
+    return ClusterView(instance, managed, refused, notes)
 
 
 def queue_priorities(jobs: list[SlurmJob]) -> dict[int, int]:
@@ -393,95 +385,6 @@ def queue_priorities(jobs: list[SlurmJob]) -> dict[int, int]:
         key=lambda j: (_epoch(j.fields.get("SubmitTime", "")) or float("inf"), j.job_id),
     )
     return {j.job_id: max(1, MAX_PRIORITY - rank) for rank, j in enumerate(held)}
-
-
-def _releases(
-    jobs: list[SlurmJob], usable: set[str], now: float
-) -> dict[str, list[tuple[float, int, int]]]:
-    """:attr:`ClusterView.releases` from the jobs' records."""
-    out: dict[str, list[tuple[float, int, int]]] = {}
-    for job in jobs:
-        f = job.fields
-        if job.state == "RUNNING":
-            end, hosts = _epoch(f.get("EndTime", "")), f.get("NodeList", "")
-        elif job.state == "PENDING" and not job.held and job.ours:
-            limit = f.get("TimeLimit", "")
-            end = now + duration_s(limit) if limit not in _UNSET + ("UNLIMITED",) else None
-            hosts = f.get("ReqNodeList", "")
-        else:
-            continue
-        if end is None or hosts in _UNSET:
-            continue
-        names = [
-            n for n in _hosts(hosts, "scontrol show job", f"JobId={job.job_id}") if n in usable
-        ]
-        if not names:
-            continue
-        gpus = (gres_gpus(f.get("TresPerNode", "")) or (0, ""))[0]
-        cpus = int(f.get("NumCPUs", "1")) * 1000 // len(names)
-        for name in names:
-            out.setdefault(name, []).append((end, gpus, cpus))
-    return out
-
-
-def hold_for_the_oldest(
-    view: ClusterView, solution: GpuSolution
-) -> tuple[GpuSolution, dict[str, str]]:
-    """Backfill as Slurm's ``sched/backfill`` does it, for the oldest held job the solution
-    leaves unplaced: the earliest time its workers find nodes, from the expected ends of the
-    work running there (:attr:`ClusterView.releases`; under one leaf switch while its
-    ``--switches`` holds), reserves those nodes; a job the solution placed on them whose
-    time limit runs past that time is kept held this cycle. Without it a gang can wait for
-    ever while single-GPU jobs take every GPU that frees. Returns the solution without those
-    jobs (removing whole jobs keeps it feasible) and, by job name, why each was held."""
-    inst = view.instance
-    waiting = [j for j in range(len(inst.jobs)) if j not in solution.placements]
-    if not waiting:
-        return solution, {}
-    head = max(waiting, key=lambda j: (inst.jobs[j].priority, -j))
-    job = inst.jobs[head]
-    at: dict[int, float] = {}  # node -> when one worker of the head job fits there
-    for n, node in enumerate(inst.nodes):
-        if job.gpu_types and node.gpu_type not in job.gpu_types:
-            continue
-        gpus = sum(1 for u in node.gpu_milli_used if u == 0)
-        cpus = node.cpu_milli - node.cpu_milli_used
-        moments = [(view.now, 0, 0), *sorted(view.releases.get(node.name, ()))]
-        for t, g, c in moments:
-            gpus, cpus = gpus + g, cpus + c
-            if gpus >= job.gpus and cpus >= job.cpu_milli:
-                at[n] = max(t, view.now)
-                break
-    groups: dict[str, list[int]] = {"": list(at)}
-    if job.locality_required and job.locality_level:
-        level = [lv.name for lv in inst.levels].index(job.locality_level) - 2
-        groups = {}
-        for n in at:
-            groups.setdefault(inst.nodes[n].groups[level], []).append(n)
-    best: tuple[float, list[int]] | None = None
-    for members in groups.values():
-        if len(members) >= job.workers:
-            chosen = sorted(members, key=lambda n: (at[n], n))[: job.workers]
-            t = at[chosen[-1]]
-            if best is None or t < best[0]:
-                best = (t, chosen)
-    if best is None:
-        return solution, {}
-    shadow, reserved = best[0], set(best[1])
-    names = ",".join(inst.nodes[n].name for n in sorted(reserved))
-    kept, held = {}, {}
-    for j, workers in solution.placements.items():
-        limit = view.managed[inst.jobs[j].name].fields.get("TimeLimit", "")
-        ends = view.now + duration_s(limit) if limit not in _UNSET + ("UNLIMITED",) else None
-        if {w.node for w in workers} & reserved and (ends is None or ends > shadow):
-            held[inst.jobs[j].name] = (
-                f"{names} are reserved for {job.name}, the oldest held job, from "
-                f"{time.strftime('%H:%M:%S', time.localtime(shadow))} (when the work there "
-                "ends by its time limits); this job's time limit runs past that"
-            )
-        else:
-            kept[j] = workers
-    return GpuSolution(kept), held
 
 
 def _instance(levels_above: list[str], nodes: list[GpuNode], jobs: list[GpuJob]) -> GpuInstance:
