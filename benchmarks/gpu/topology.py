@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from placement.benchmarks.gpu.kant import kant_table
 from placement.benchmarks.runner import load_1min
 from placement.benchmarks.tables import rule
 from placement.models.gpu.check import check
@@ -134,38 +135,6 @@ def run_topology(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
         {k: round(gb, 3) for k, gb in stats.cross_rack_gb.items() if trace.jobs[k].workers > 1}
     )
     return [row]
-
-
-def kant_table(rows: list[dict[str, Any]]) -> list[str]:
-    """Kant's metrics (models/gpu/sim/kant.py) per policy, means over the seeds (rows written
-    before the metrics existed have none: no table)."""
-    if not rows or "kant_gar" not in rows[0]:
-        return []
-    lines = [
-        "",
-        "Kant's metrics (Zeng et al., arXiv:2510.01256; our reading of their definitions, "
-        "models/gpu/sim/kant.py): *GAR* GPUs allocated / the cluster's, *SOR* GPUs allocated / "
-        "the GPUs the work present could use, *GFR* share of nodes partly allocated (all three "
-        "time averages; the pods running at time 0 count), *wait* the waiting-time "
-        "distribution (s), *JTTED* the completion time (submit to end, s) of the jobs that "
-        "ended.",
-        "",
-        "| policy | GAR | SOR | GFR | wait p50 s | wait p90 s | wait p99 s | JTTED p50 s "
-        "| JTTED p90 s | still waiting |",
-        rule(10),
-    ]
-    for policy in dict.fromkeys(r["policy"] for r in rows):
-        rs = [r for r in rows if r["policy"] == policy]
-        lines.append(
-            f"| {policy} | {_f(_mean(rs, 'kant_gar'), '.3f')} | {_f(_mean(rs, 'kant_sor'), '.3f')} "
-            f"| {_f(_mean(rs, 'kant_gfr'), '.3f')} | {_f(_mean(rs, 'kant_wait_p50_s'), ',.0f')} "
-            f"| {_f(_mean(rs, 'kant_wait_p90_s'), ',.0f')} "
-            f"| {_f(_mean(rs, 'kant_wait_p99_s'), ',.0f')} "
-            f"| {_f(_mean(rs, 'kant_jtted_p50'), ',.0f')} "
-            f"| {_f(_mean(rs, 'kant_jtted_p90'), ',.0f')} "
-            f"| {_f(_mean(rs, 'kant_unstarted'), '.1f')} |"
-        )
-    return lines
 
 
 def _user_cases(config: Any) -> list[dict[str, Any]]:
@@ -423,7 +392,7 @@ def report_topology(rows: list[dict[str, Any]], config: Any) -> str:
                 f"| {sum(int(r['proven_cycles']) for r in rs)}/{sum(int(r['cycles']) for r in rs)} "
                 f"| {_f(max(float(r['decide_max_s']) for r in rs), '.2f')} |"
             )
-        lines += kant_table(size_rows)
+        lines += kant_table(size_rows, counted="the pods running at time 0 count")
         verdicts = [v for v in (verdict(size_rows, p) for p in (OURS, OURS_MIGRATE)) if v]
         for v in verdicts:
             moved = (

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from placement.benchmarks.gpu.kant import kant_table
 from placement.benchmarks.gpu.openb.shared import mean_of, percentile, pods_file_of, trace_of
 from placement.benchmarks.tables import rule
 
@@ -137,36 +138,8 @@ def departure_tables(rows: list[dict]) -> list[str]:
                 f"| {mean_of(g, 'migrated_pods'):.1f} | {mean_of(g, 'cycles'):.0f} "
                 f"| {sum(int(r.get('invalid') or 0) for r in g)} |"
             )
-        lines += _kant_table(mine)
+        lines += kant_table(mine, "policy")
         lines.append("")
-    return lines
-
-
-def _kant_table(rows: list[dict]) -> list[str]:
-    """Kant's metrics per policy and mode (rows of runs before they existed: none)."""
-    rows = [r for r in rows if r.get("kant_gar") not in (None, "")]
-    if not rows:
-        return []
-    lines = [
-        "",
-        "Kant's metrics (Zeng et al., arXiv:2510.01256; our reading of their definitions, "
-        "`models/gpu/sim/kant.py`), over the same replay: *GAR* GPUs allocated / the "
-        "cluster's, *SOR* GPUs allocated / the GPUs the work present could use, *GFR* share "
-        "of nodes partly allocated (time averages over the replay), the waiting-time "
-        "distribution (s) and the completion times (submit to end, s) of the pods that left.",
-        "",
-        "| policy (mode) | GAR | SOR | GFR | wait p50 | wait p90 | wait p99 | completion p50 "
-        "| completion p90 |",
-        rule(9),
-    ]
-    for policy in dict.fromkeys(r["policy"] for r in rows):
-        g = [r for r in rows if r["policy"] == policy]
-        lines.append(
-            f"| {policy} | {mean_of(g, 'kant_gar'):.3f} | {mean_of(g, 'kant_sor'):.3f} "
-            f"| {mean_of(g, 'kant_gfr'):.3f} | {mean_of(g, 'kant_wait_p50_s'):.1f} s "
-            f"| {mean_of(g, 'kant_wait_p90_s'):.1f} s | {mean_of(g, 'kant_wait_p99_s'):.1f} s "
-            f"| {mean_of(g, 'kant_jtted_p50'):.1f} s | {mean_of(g, 'kant_jtted_p90'):.1f} s |"
-        )
     return lines
 
 
