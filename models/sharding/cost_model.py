@@ -18,7 +18,7 @@ host, ``c`` the shard's columns and ``B`` its device's HBM bandwidth (bytes/ms):
 * table-row-wise over the ``L`` devices of a host: lookups ``b p / L``; intra-host
   reduce-scatter / all-gather of ``o W c a`` plus, with ``H = W / L > 1`` hosts, a cross-host
   all-to-all of ``o H c a``; the batched copy as row-wise;
-* data-parallel (a replica per device): ``fwd = (ceil(b p in) + b p c e + o c e) / B``, no
+* data-parallel (a replica per device, the dense kernel at ``B / 2``): ``fwd = (ceil(b p in) + b p c e + o c e) / B``, no
   forward comms; backward comms the all-reduce ``S (2n - 1) / n / (cross L)`` (``n = min(H,
   2)``; doubled when ``W > 2L``) plus the optimizer kernels ``S * 9.22 / B`` (``S`` the
   table's bytes), as TorchRec books them;
@@ -63,6 +63,8 @@ NS_PER_MS = 1_000_000
 FULL_BLOCK_EMB_DIM = 128
 HALF_BLOCK_PENALTY = 1.15
 QUARTER_BLOCK_PENALTY = 1.75
+DENSE_KERNEL_BW_FACTOR = 0.5
+"""``kernel_bw_lookup``: the dense kernel (data-parallel) gets half the HBM bandwidth."""
 
 
 @dataclass(frozen=True)
@@ -142,6 +144,8 @@ def shard_perf(instance: ShardingInstance, table: Table, kind: str, cols: int, d
         copy = out * c.batched_copy_factor / B
         return Perf(fwd, intra + inter, fwd * mult, inter + intra + copy)
     if kind == DATA_PARALLEL:
+        # A replica runs the dense kernel: half the HBM bandwidth (kernel_bw_lookup).
+        B = B * DENSE_KERNEL_BW_FACTOR
         fwd = (math.ceil(b * p * ib) + b * p * table.dim * e + o * table.dim * e) / B
         size = float(table.rows * table.dim) * e
         nodes = min(W / L, 2)
