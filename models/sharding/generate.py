@@ -24,6 +24,7 @@ import numpy as np
 
 from placement.models.sharding.instance import (
     BATCH_SIZE,
+    MAX_BATCH,
     CostConstants,
     Device,
     ShardingInstance,
@@ -153,7 +154,13 @@ GENERATORS = (
                 help="devices",
             ),
             Parameter(
-                "hosts", "positive_int", 1, metavar="H", shown=True, help="hosts (default 1)"
+                "hosts",
+                "positive_int",
+                1,
+                metavar="H",
+                shown=True,
+                maximum=size_limit("devices"),
+                help="hosts (default 1)",
             ),
             SEED,
             Parameter(
@@ -177,6 +184,7 @@ GENERATORS = (
                 "positive_int",
                 BATCH_SIZE,
                 metavar="B",
+                maximum=MAX_BATCH,
                 help="samples per device per step (default 512)",
             ),
         ),

@@ -41,6 +41,7 @@ MAX_ROWS = 2**40
 MAX_DIM = 2**16
 MAX_BYTES = 2**50
 MAX_BANDWIDTH = 1e15
+MAX_BATCH = 1_000_000
 
 RANGES = register_ranges(
     {
@@ -53,7 +54,9 @@ RANGES = register_ranges(
         "ShardingDevice.hbm_bandwidth_bytes_per_ms": FieldRange(
             0, MAX_BANDWIDTH, unit="bytes/ms, 0 = 897 GiB/s"
         ),
-        "ShardingInstance.batch_size": FieldRange(0, 2**24, integer=True, unit="samples/device"),
+        "ShardingInstance.batch_size": FieldRange(
+            0, MAX_BATCH, integer=True, unit="samples/device"
+        ),
         "ShardingCostModel.intra_host_bandwidth_bytes_per_ms": FieldRange(0, MAX_BANDWIDTH),
         "ShardingCostModel.cross_host_bandwidth_bytes_per_ms": FieldRange(0, MAX_BANDWIDTH),
         "ShardingCostModel.input_bytes": FieldRange(0, 16, unit="bytes"),

@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from placement.models.sharding.generate import GIB, device_list
-from placement.models.sharding.instance import BATCH_SIZE, CostConstants, ShardingInstance, Table
+from placement.models.sharding.instance import (
+    BATCH_SIZE,
+    MAX_BATCH,
+    CostConstants,
+    ShardingInstance,
+    Table,
+)
 from placement.solver.errors import InputError
 from placement.solver.hooks import Importer, Parameter
 
@@ -132,7 +138,14 @@ IMPORTERS = (
                 choices=tuple(COLUMNS),
                 help="mlperf (default: capped at 40M) or torchrec (uncapped) row counts",
             ),
-            Parameter("batch_size", "positive_int", BATCH_SIZE, metavar="B", help="default 512"),
+            Parameter(
+                "batch_size",
+                "positive_int",
+                BATCH_SIZE,
+                metavar="B",
+                maximum=MAX_BATCH,
+                help="default 512",
+            ),
             Parameter("name", "str", None, help="instance name"),
         ),
         build=_build,
