@@ -190,6 +190,7 @@ def test_bad_inputs_name_the_field() -> None:
     with pytest.raises(InputError, match="same number of devices"):
         instance_from_document(_document(doc))
     doc = json.loads(json.dumps(base))
+    doc["tables"][0]["dim"] = 200
     doc["tables"][0]["allowed"] = ["COLUMN_WISE"]
     with pytest.raises(InputError) as info:
         FAMILY.validate(instance_from_document(_document(doc)))

@@ -6,7 +6,8 @@ recomputes every figure with :mod:`.cost_model` (TorchRec's formulas, integer ns
 Rules: every table has one plan of a type it may use; every shard is on a device of the
 instance and inside its table; the shards of a table cover each of its cells exactly once
 (a data-parallel plan: one full replica on every device); the layout is the type's
-(table-wise: one shard; column-wise: full-row shards of ``min_column_shard_dim`` columns;
+(table-wise: one shard; column-wise: full-row shards of ``min_column_shard_dim`` columns, or
+one of the whole table when it is no wider;
 row-wise: one full-column shard on every device; table-row-wise: one full-column shard on
 every device of one host); each device's shards fit its HBM.
 
@@ -93,8 +94,8 @@ def _layout_errors(
         k = column_shards(instance, table)
         if len(shards) != k or not full or any(s.cols != table.dim // max(k, 1) for s in shards):
             out.append(
-                f"table {name!r}: column-wise needs {k} full-row shards of "
-                f"{instance.cost.min_column_shard_dim} columns"
+                f"table {name!r}: column-wise needs {k} full-row shard(s) of "
+                f"{table.dim // max(k, 1)} columns"
             )
     if kind == ROW_WISE and (not full_cols or sorted(devices) != list(range(n_dev))):
         out.append(f"table {name!r}: row-wise needs one full-column shard on every device")

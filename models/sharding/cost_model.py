@@ -195,10 +195,14 @@ def row_blocks(rows: int, parts: int) -> list[tuple[int, int]]:
 
 
 def column_shards(instance: ShardingInstance, table: Table) -> int:
-    """Column-wise shards of ``table`` (0 when the type is not offered: the shard width
-    must divide the dimension into two or more shards)."""
+    """Column-wise shards of ``table``: ``dim / min_column_shard_dim`` when that divides,
+    one shard of the whole table when the dimension is at most the shard width (TorchRec
+    then plans one column-wise shard, costed as table-wise), else 0: the type is not offered
+    (TorchRec would make a narrower last shard; not modelled here)."""
     width = instance.cost.min_column_shard_dim
-    if table.dim % width or table.dim // width < 2:
+    if table.dim <= width:
+        return 1
+    if table.dim % width:
         return 0
     return table.dim // width
 
@@ -230,7 +234,7 @@ def plan_of(
     if kind == TABLE_WISE:
         return TablePlan(kind, (Shard(devices[0], 0, table.rows, 0, table.dim),))
     if kind == COLUMN_WISE:
-        width = instance.cost.min_column_shard_dim
+        width = min(table.dim, instance.cost.min_column_shard_dim)
         return TablePlan(
             kind, tuple(Shard(d, 0, table.rows, i * width, width) for i, d in enumerate(devices))
         )

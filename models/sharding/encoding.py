@@ -60,16 +60,21 @@ class ShardingLinear:
 
 
 def quick_bound(instance: ShardingInstance) -> float:
-    """A bound on the bottleneck, valid under the cost model: the largest of the average
-    over devices of every table's least total cost (rounded up) and every table's least
-    cost on its busiest device."""
+    """A bound on the bottleneck, valid under the cost model: the largest of
+
+    * the average over devices of every table's least total cost (rounded up);
+    * pigeonhole: every option puts at least its peak (its largest cost on one device) on
+      some device, so with ``p`` the tables' least peaks in decreasing order, among the first
+      ``(k - 1) W + 1`` tables ``k`` share a device: ``M >= p[(k-1)W - k + 1] + ... +
+      p[(k-1)W]`` (0-based), for every ``k >= 1`` (``k = 1``: the largest least peak).
+    """
     opts = [options(instance, t) for t in range(len(instance.tables))]
     if any(not o for o in opts):
         return 0.0
     total = 0
-    single = 0
+    peaks = []
     for table_opts in opts:
-        least_total = min(
+        total += min(
             (
                 sum(c for c, _ in o.fixed.values())
                 if o.fixed is not None
@@ -77,13 +82,21 @@ def quick_bound(instance: ShardingInstance) -> float:
             )
             for o in table_opts
         )
-        least_peak = min(
-            (max(c for c, _ in o.fixed.values()) if o.fixed is not None else min(o.free_cost))
-            for o in table_opts
+        peaks.append(
+            min(
+                (max(c for c, _ in o.fixed.values()) if o.fixed is not None else min(o.free_cost))
+                for o in table_opts
+            )
         )
-        total += least_total
-        single = max(single, least_peak)
-    return float(max(single, math.ceil(total / instance.world_size)))
+    peaks.sort(reverse=True)
+    W = instance.world_size
+    best = math.ceil(total / W)
+    k = 1
+    while (k - 1) * W + 1 <= len(peaks):
+        n = (k - 1) * W + 1
+        best = max(best, sum(peaks[n - k : n]))
+        k += 1
+    return float(best)
 
 
 def sharding_linear(instance: ShardingInstance, upper: int | None) -> ShardingLinear:

@@ -82,6 +82,13 @@ def list_schedule(
     """Tables in ``order``, each taking its best fitting option (see the module); a table
     that fits nowhere takes its option of least HBM on the devices of most room (the
     checker then names the device over its HBM)."""
+    return _list_schedule(instance, order, opts)[0]
+
+
+def _list_schedule(
+    instance: ShardingInstance, order: list[int], opts: list[list[Option]]
+) -> tuple[ShardingSolution, Loads]:
+    """:func:`list_schedule` and the loads it leaves."""
     loads = Loads(instance)
     plans: list[TablePlan | None] = [None] * len(instance.tables)
     for t in order:
@@ -98,7 +105,82 @@ def list_schedule(
         _, option, devices = best
         loads.apply(option, devices)
         plans[t] = plan_from_option(instance, t, option, devices)
+    return ShardingSolution(tuple(plans)), loads
+
+
+def _total(option: Option) -> int:
+    """The option's cost summed over devices (the least for its free shards)."""
+    if option.fixed is not None:
+        return sum(c for c, _ in option.fixed.values())
+    return option.free * min(option.free_cost)
+
+
+def fit_under(
+    instance: ShardingInstance, target: int, order: list[int], opts: list[list[Option]]
+) -> ShardingSolution | None:
+    """Tables in ``order``, each taking the option of least total cost (then least
+    communication) that keeps every device at most ``target`` and within its HBM (free
+    shards on the least loaded device that takes them); None when some table has none."""
+    loads = Loads(instance)
+    plans: list[TablePlan | None] = [None] * len(instance.tables)
+    big = np.iinfo(np.int64).max
+    for t in order:
+        best = None
+        for option in sorted(opts[t], key=lambda o: (_total(o), o.comm_ns)):
+            if best is not None and (_total(option), option.comm_ns) > best[0]:
+                break
+            if option.fixed is not None:
+                if all(
+                    hbm <= loads.free[d] and loads.cost[d] + cost <= target
+                    for d, (cost, hbm) in option.fixed.items()
+                ):
+                    best = ((_total(option), option.comm_ns), option, ())
+                continue
+            cost, free = loads.cost.copy(), loads.free.copy()
+            each = np.asarray(option.free_cost, dtype=np.int64)
+            chosen = []
+            for _ in range(option.free):
+                after = cost + each
+                ok = (free >= option.free_hbm) & (after <= target)
+                if not ok.any():
+                    break
+                d = int(np.argmin(np.where(ok, after, big)))
+                chosen.append(d)
+                cost[d] += each[d]
+                free[d] -= option.free_hbm
+            if len(chosen) == option.free:
+                total = int(sum(each[d] for d in chosen))
+                key = (total, option.comm_ns)
+                if best is None or key < best[0]:
+                    best = (key, option, tuple(chosen))
+        if best is None:
+            return None
+        _, option, devices = best
+        loads.apply(option, devices)
+        plans[t] = plan_from_option(instance, t, option, devices)
     return ShardingSolution(tuple(plans))
+
+
+def target_fit(
+    instance: ShardingInstance,
+    opts: list[list[Option]],
+    low: int,
+    high: int,
+    order: list[int],
+) -> ShardingSolution | None:
+    """The plan of :func:`fit_under` at the least target found by bisection on
+    ``[low, high]`` (about 0.1 % apart at the end), or None when even ``high`` fails."""
+    best = fit_under(instance, high, order, opts)
+    if best is None:
+        return None
+    while high - low > max(1, high // 1000):
+        mid = (low + high) // 2
+        found = fit_under(instance, mid, order, opts)
+        if found is None:
+            low = mid + 1
+        else:
+            best, high = found, mid
+    return best
 
 
 def greedy_solutions(
@@ -112,6 +194,19 @@ def greedy_solutions(
         return
     n = len(instance.tables)
     by_cost = sorted(range(n), key=lambda t: (-min(_least_cost(o) for o in opts[t]), t))
-    yield "lpt-cost", list_schedule(instance, by_cost, opts)
+    first, loads = _list_schedule(instance, by_cost, opts)
+    yield "lpt-cost", first
     by_hbm = sorted(range(n), key=lambda t: (-min(_least_hbm(o) for o in opts[t]), t))
-    yield "lpt-hbm", list_schedule(instance, by_hbm, opts)
+    second, loads2 = _list_schedule(instance, by_hbm, opts)
+    yield "lpt-hbm", second
+    # The better of the two bounds the bisection from above (when it fits the HBM); the
+    # largest of the average least total cost and the largest least peak, from below.
+    fits = [lo for lo in (loads, loads2) if (lo.free >= 0).all()]
+    high = min((int(lo.cost.max()) for lo in fits), default=int(2 * loads.cost.max()) + 1)
+    low = max(
+        max(min(_least_cost(o) for o in table_opts) for table_opts in opts),
+        sum(min(_total(o) for o in table_opts) for table_opts in opts) // instance.world_size,
+    )
+    found = target_fit(instance, opts, low, max(low, high), by_cost)
+    if found is not None:
+        yield "target-fit", found

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from placement.models.sharding.cost_model import offered, plan_of, shard_hbm
+from placement.models.sharding.cost_model import column_shards, offered, plan_of, shard_hbm
 from placement.models.sharding.instance import (
     COLUMN_WISE,
     ROW_WISE,
@@ -45,7 +45,7 @@ def _balanced(instance: ShardingInstance, weight: Callable[[Table], float]) -> S
             for kind in (ROW_WISE, COLUMN_WISE, TABLE_ROW_WISE):
                 if kind in kinds:
                     if kind == COLUMN_WISE:
-                        k = table.dim // instance.cost.min_column_shard_dim
+                        k = column_shards(instance, table)
                         devices = tuple(
                             sorted(range(n), key=lambda j: (load[j], used[j], j))[i % n]
                             for i in range(k)
