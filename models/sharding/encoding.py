@@ -24,7 +24,7 @@ import math
 import time
 from dataclasses import dataclass, field
 
-from placement.models.sharding.check import check
+from placement.models.sharding.check import check, device_loads
 from placement.models.sharding.cost_model import Option, options, plan_from_option
 from placement.models.sharding.explain import explain_infeasible
 from placement.models.sharding.instance import (
@@ -57,6 +57,8 @@ class ShardingLinear:
     bottleneck: int = -1
     comm: dict[int, float] = field(default_factory=dict)
     """The total communication, by variable."""
+    symmetric: list[list[int]] = field(default_factory=list)
+    """Groups of interchangeable devices (their costs are ordered in the model)."""
 
 
 def quick_bound(instance: ShardingInstance) -> float:
@@ -169,8 +171,15 @@ def sharding_linear(instance: ShardingInstance, upper: int | None) -> ShardingLi
 def hint_values(
     instance: ShardingInstance, lin: ShardingLinear, solution: ShardingSolution
 ) -> list[int] | None:
-    """The model's values of a solution, or None when it is not in the model."""
+    """The model's values of a solution, or None when it is not in the model. Free shards
+    move between interchangeable devices so that their costs decrease as the model orders
+    them (:func:`sharding_linear`)."""
     values = [0] * lin.model.num_vars
+    loads = device_loads(instance, solution)
+    relabel = {d: d for d in range(instance.world_size)}
+    for group in lin.symmetric:
+        ranked = sorted(group, key=lambda d: (-loads[d].cost_ns, d))
+        relabel.update(dict(zip(ranked, group, strict=True)))
     for t, plan in enumerate(solution.plans):
         if plan is None:
             return None
@@ -183,7 +192,7 @@ def hint_values(
                     continue
                 values[lin.select[(t, o)][0][0]] = 1
             elif opt.free == 1:
-                device = plan.shards[0].device
+                device = relabel[plan.shards[0].device]
                 var = next((v for v, d in lin.select[(t, o)] if d == device), None)
                 if var is None:
                     return None
@@ -192,9 +201,9 @@ def hint_values(
                 values[lin.select[(t, o)][0][0]] = 1
                 where = {d: v for v, d in lin.counts[(t, o)]}
                 for s in plan.shards:
-                    if s.device not in where:
+                    if relabel[s.device] not in where:
                         return None
-                    values[where[s.device]] += 1
+                    values[where[relabel[s.device]]] += 1
             found = True
             break
         if not found:
