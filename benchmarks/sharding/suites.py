@@ -6,7 +6,8 @@ Per instance, every method's plan scored by the family's checker (TorchRec's cos
 * ``ours``: ``placement solve`` (the greedy heuristics, then CP-SAT with the best as hint)
   within the time limit, two threads; its bound and gap (proved under the cost model);
 * ``torchrec``: TorchRec's ``EmbeddingShardingPlanner`` as it ships (the optional extra
-  ``sharding-peers``; skipped, with the reason, when it does not import);
+  ``sharding-peers``; skipped, with the reason, when it does not import), with its own
+  ``timeout_seconds`` at the suite's time limit (it keeps its best plan then);
 * ``size-balanced``, ``lookup-balanced``: the textbook baselines
   (:mod:`placement.models.sharding.peers.balanced`);
 * ``lpt-cost``: our fallback heuristic alone.
@@ -151,7 +152,7 @@ def run(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     if case["torchrec"] == "yes":
         if torchrec_planner.available():
             started = time.monotonic()
-            theirs = torchrec_planner.plan(inst)
+            theirs = torchrec_planner.plan(inst, timeout_s=config.time_limit_s)
             row = _row(case, inst, "torchrec", theirs.solution, time.monotonic() - started, checker)
             row["note"] = row["note"] or theirs.error
             rows.append(row)

@@ -183,11 +183,47 @@ def target_fit(
     return best
 
 
+def least_total_first(
+    instance: ShardingInstance, opts: list[list[Option]]
+) -> tuple[ShardingSolution, Loads]:
+    """Each table's option of least total cost (then least communication), tables on fixed
+    devices first, then by decreasing peak of that option, free shards on the least loaded
+    device with room (longest processing time first, as TorchRec's greedy partitioner does
+    with its proposals); a table whose option fits nowhere takes its next option by total
+    cost."""
+    loads = Loads(instance)
+    plans: list[TablePlan | None] = [None] * len(instance.tables)
+    ranked = [sorted(table_opts, key=lambda o: (_total(o), o.comm_ns)) for table_opts in opts]
+    # Options on fixed devices first (they need room on each of theirs), then the free
+    # shards by decreasing cost.
+    order = sorted(
+        range(len(instance.tables)),
+        key=lambda t: (ranked[t][0].fixed is None, -_least_cost(ranked[t][0]), t),
+    )
+    for t in order:
+        chosen = None
+        for option in ranked[t]:
+            trial = loads.trial(option)
+            if trial is not None:
+                chosen = (option, trial[1])
+                break
+        if chosen is None:
+            option = min(opts[t], key=_least_hbm)
+            room = [int(d) for d in np.argsort(-loads.free)]
+            chosen = (option, tuple(room[i % len(room)] for i in range(option.free)))
+        option, devices = chosen
+        loads.apply(option, devices)
+        plans[t] = plan_from_option(instance, t, option, devices)
+    return ShardingSolution(tuple(plans)), loads
+
+
 def greedy_solutions(
     instance: ShardingInstance, options_: SolveOptions | None = None
 ) -> Iterator[tuple[str, ShardingSolution]]:
-    """``lpt-cost`` (the fallback: tables by decreasing least cost), then ``lpt-hbm``
-    (tables by decreasing least HBM: packs the big ones first when memory binds)."""
+    """``lpt-cost`` (the fallback: tables by decreasing least cost, each the option of
+    least bottleneck), ``lpt-hbm`` (the same by decreasing least HBM: packs the big ones
+    first when memory binds), ``lpt-total`` (:func:`least_total_first`) and ``target-fit``
+    (:func:`target_fit`)."""
     del options_
     opts = [options(instance, t) for t in range(len(instance.tables))]
     if any(not o for o in opts):
@@ -199,14 +235,19 @@ def greedy_solutions(
     by_hbm = sorted(range(n), key=lambda t: (-min(_least_hbm(o) for o in opts[t]), t))
     second, loads2 = _list_schedule(instance, by_hbm, opts)
     yield "lpt-hbm", second
-    # The better of the two bounds the bisection from above (when it fits the HBM); the
+    third, loads3 = least_total_first(instance, opts)
+    yield "lpt-total", third
+    # The best of these bounds the bisection from above (when it fits the HBM); the
     # largest of the average least total cost and the largest least peak, from below.
-    fits = [lo for lo in (loads, loads2) if (lo.free >= 0).all()]
+    fits = [lo for lo in (loads, loads2, loads3) if (lo.free >= 0).all()]
     high = min((int(lo.cost.max()) for lo in fits), default=int(2 * loads.cost.max()) + 1)
     low = max(
         max(min(_least_cost(o) for o in table_opts) for table_opts in opts),
         sum(min(_total(o) for o in table_opts) for table_opts in opts) // instance.world_size,
     )
-    found = target_fit(instance, opts, low, max(low, high), by_cost)
+    # Tables whose least-total option is on fixed devices first, then by decreasing peak.
+    least = [min(table_opts, key=lambda o: (_total(o), o.comm_ns)) for table_opts in opts]
+    by_peak = sorted(range(n), key=lambda t: (least[t].fixed is None, -_least_cost(least[t]), t))
+    found = target_fit(instance, opts, low, max(low, high), by_peak)
     if found is not None:
         yield "target-fit", found

@@ -104,8 +104,10 @@ class TorchRecPlan:
     error: str = ""
 
 
-def plan(instance: ShardingInstance) -> TorchRecPlan:
-    """TorchRec's ``EmbeddingShardingPlanner`` plan for ``instance`` (see the module)."""
+def plan(instance: ShardingInstance, timeout_s: float | None = None) -> TorchRecPlan:
+    """TorchRec's ``EmbeddingShardingPlanner`` plan for ``instance`` (see the module);
+    ``timeout_s``: the planner's own ``timeout_seconds`` (it stops proposing then and keeps
+    its best plan; the enumeration before it is not bounded)."""
     # torchrec is an optional extra and loads in seconds: only here
     from torchrec.distributed.planner import EmbeddingShardingPlanner
     from torchrec.distributed.planner.storage_reservations import (
@@ -120,6 +122,7 @@ def plan(instance: ShardingInstance) -> TorchRecPlan:
         constraints=constraints,
         storage_reservation=FixedPercentageStorageReservation(0.0),
         debug=False,
+        timeout_seconds=None if timeout_s is None else max(1, round(timeout_s)),
     )
     try:
         result = planner.plan(module, [sharder])
