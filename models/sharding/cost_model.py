@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 from placement.models.sharding.instance import (
     COLUMN_WISE,
@@ -280,21 +281,44 @@ class Option:
 
 
 def options(instance: ShardingInstance, t: int) -> list[Option]:
-    """Every way to shard table ``t`` that :func:`offered` allows."""
-    table = instance.tables[t]
+    """Every way to shard table ``t`` that :func:`offered` allows (cached per table and
+    topology: the heuristics, the bounds, the explanation and the encodings all ask)."""
+    key = (tuple(instance.devices), instance.batch_size, instance.cost)
+    return list(_options(key, instance.tables[t]))
+
+
+@lru_cache(maxsize=16384)
+def _options(key: tuple, table: Table) -> tuple[Option, ...]:
+    devices, batch_size, cost = key
+    instance = ShardingInstance([table], list(devices), batch_size, cost)
     out: list[Option] = []
     n_dev = instance.world_size
+    perf_memo: dict[tuple[str, int, float], Perf] = {}
+    hbm_memo: dict[tuple[str, int, int], int] = {}
+
+    def perf(kind: str, cols: int, d: int) -> Perf:
+        k = (kind, cols, devices[d].hbm_bandwidth_bytes_per_ms)
+        if k not in perf_memo:
+            perf_memo[k] = shard_perf(instance, table, kind, cols, d)
+        return perf_memo[k]
+
+    def hbm(kind: str, rows: int, cols: int) -> int:
+        k = (kind, rows, cols)
+        if k not in hbm_memo:
+            hbm_memo[k] = shard_hbm(instance, table, kind, rows, cols)
+        return hbm_memo[k]
+
     for kind in offered(instance, table):
         if kind in (TABLE_WISE, COLUMN_WISE):
             k = 1 if kind == TABLE_WISE else column_shards(instance, table)
             cols = table.dim // k
-            perfs = [shard_perf(instance, table, kind, cols, d) for d in range(n_dev)]
+            perfs = [perf(kind, cols, d) for d in range(n_dev)]
             out.append(
                 Option(
                     kind,
                     free=k,
                     free_cost=tuple(pf.cost_ns for pf in perfs),
-                    free_hbm=shard_hbm(instance, table, kind, table.rows, cols),
+                    free_hbm=hbm(kind, table.rows, cols),
                     free_comm=perfs[0].comm_ns,
                     comm_ns=k * perfs[0].comm_ns,
                 )
@@ -306,13 +330,12 @@ def options(instance: ShardingInstance, t: int) -> list[Option]:
             fixed: dict[int, tuple[int, int]] = {}
             comm = 0
             for s in plan.shards:
-                pf = shard_perf(instance, table, kind, s.cols, s.device)
-                hbm = shard_hbm(instance, table, kind, s.rows, s.cols)
-                cost, mem = fixed.get(s.device, (0, 0))
-                fixed[s.device] = (cost + pf.cost_ns, mem + hbm)
+                pf = perf(kind, s.cols, s.device)
+                c, mem = fixed.get(s.device, (0, 0))
+                fixed[s.device] = (c + pf.cost_ns, mem + hbm(kind, s.rows, s.cols))
                 comm += pf.comm_ns
             out.append(Option(kind, host=h, fixed=fixed, comm_ns=comm))
-    return out
+    return tuple(out)
 
 
 def plan_from_option(
