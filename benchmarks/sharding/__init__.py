@@ -24,11 +24,11 @@ PARAMETERS = (
         "torchrec", "str", "yes", choices=("yes", "no"), help="run TorchRec's planner if installed"
     ),
 )
-"""The suite's settings (``placement bench sharding --param NAME=VALUE``)."""
+"""The suite's settings (``placement bench sharding-dlrm --param NAME=VALUE``)."""
 
 SUITES = (
     Suite(
-        name="sharding",
+        name="sharding-dlrm",
         family="sharding",
         help="MLPerf DLRM tables and generated sets at 8-128 devices: ours vs TorchRec's "
         "planner vs size- and lookup-balanced greedy (bottleneck, communication, headroom, "
