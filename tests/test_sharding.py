@@ -299,3 +299,22 @@ def test_placement_import_writes_the_instance(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     doc = json.loads(out.read_text())
     assert len(doc["sharding"]["tables"]) == 26 and len(doc["sharding"]["devices"]) == 16
+
+
+def test_numbers_whose_costs_would_leave_int64_are_refused_by_field() -> None:
+    base = {
+        "tables": [{"name": "a", "rows": 10, "dim": 8, "pooling_factor": 1.0}],
+        "devices": [{"name": "d0", "host": "h0", "hbm_bytes": 1_000_000}],
+    }
+    doc = json.loads(json.dumps(base))
+    doc["tables"][0].update(pooling_factor=1e6, dim=65536)
+    doc["batch_size"] = 1_000_000
+    doc["cost_model"] = {"intra_host_bandwidth_bytes_per_ms": 1000.0}
+    with pytest.raises(InputError) as info:
+        instance_from_document(_document(doc))
+    assert [e.path for e in info.value.errors] == ["sharding.tables[0]"]
+    doc = json.loads(json.dumps(base))
+    doc["devices"][0]["hbm_bandwidth_bytes_per_ms"] = 1e-300
+    with pytest.raises(InputError) as info:
+        instance_from_document(_document(doc))
+    assert info.value.errors[0].path == "sharding.devices[0].hbm_bandwidth_bytes_per_ms"

@@ -189,6 +189,41 @@ class ShardingSolution:
 # From and to the placement/v1 message
 
 P = "sharding"
+MIN_BANDWIDTH = 1e3
+"""Bytes per ms below which a bandwidth is refused (1 MB/s; 0 means TorchRec's default)."""
+BANDWIDTH_EXPECTED = "0 (the default) or a number in [1000, 1e15] (bytes/ms)"
+MAX_COST_MS = 1e9
+"""Largest cost of one table's shards (ms, about 11.6 days): the integer ns sums of the
+checker and the encodings stay far inside int64."""
+
+
+MAX_SHARD_BYTES = 2**52
+"""Largest HBM one table's shard may need (weights, optimizer state, buffers)."""
+
+
+def hbm_ceiling(table: Table, devices: list[Device], batch: int, c: CostConstants) -> float:
+    """An upper bound on the HBM bytes any shard of ``table`` needs."""
+    W = len(devices)
+    b = float(batch)
+    a = c.comm_bytes or table.bytes_per_element
+    buffers = b * table.pooling_factor * W * c.input_bytes + b * W * table.dim * a
+    return table.bytes * (1 + c.optimizer_multiplier) + buffers + 2
+
+
+def cost_ceiling_ms(table: Table, devices: list[Device], batch: int, c: CostConstants) -> float:
+    """An upper bound (ms) on what any shard of ``table`` costs under the cost model (every
+    term of every sharding type at its largest: the whole global batch, the slowest link)."""
+    W = len(devices)
+    b, p = float(batch), table.pooling_factor
+    e = float(table.bytes_per_element)
+    a = c.comm_bytes or e
+    slow = min(d.hbm_bandwidth_bytes_per_ms for d in devices) / 2  # the dense kernel's half
+    link = min(c.intra_host_bandwidth_bytes_per_ms, c.cross_host_bandwidth_bytes_per_ms)
+    moved = b * p * W * (c.input_bytes + max(table.dim, 32) * e) + 2 * b * W * table.dim * a
+    compute = moved * 1.75 * (1 + c.bwd_compute_multiplier) / slow
+    comms = 4 * b * W * table.dim * a * (1 / link + c.batched_copy_factor / slow)
+    replica = table.bytes * (4 / link + c.dp_elementwise_factor / slow)
+    return compute + comms + replica + 1.0
 
 
 def _or(value: float, default: float) -> float:
@@ -298,6 +333,43 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Sh
             )
         )
     batch = msg.batch_size if RANGES["ShardingInstance.batch_size"].contains(msg.batch_size) else 0
+    for k, d in enumerate(msg.devices):
+        bw = d.hbm_bandwidth_bytes_per_ms
+        if (
+            RANGES["ShardingDevice.hbm_bandwidth_bytes_per_ms"].contains(bw)
+            and 0 < bw < MIN_BANDWIDTH
+        ):
+            v.add(f"{P}.devices[{k}].hbm_bandwidth_bytes_per_ms", bw, BANDWIDTH_EXPECTED)
+    for f in ("intra_host_bandwidth_bytes_per_ms", "cross_host_bandwidth_bytes_per_ms"):
+        bw = getattr(c, f)
+        if ranges_ok[f] and 0 < bw < MIN_BANDWIDTH:
+            v.add(f"{P}.cost_model.{f}", bw, BANDWIDTH_EXPECTED)
+    if not v.errors and devices:
+        total = 0.0
+        for i, t in enumerate(tables):
+            ceiling = cost_ceiling_ms(t, devices, int(batch) or BATCH_SIZE, cost)
+            total += ceiling
+            if (
+                ceiling > MAX_COST_MS
+                or hbm_ceiling(t, devices, int(batch) or BATCH_SIZE, cost) > MAX_SHARD_BYTES
+            ):
+                v.add(
+                    f"{P}.tables[{i}]",
+                    Shown(f"a table of {t.rows} x {t.dim}, pooling {t.pooling_factor:g}"),
+                    f"a table whose shards cost less than {MAX_COST_MS:g} ms and need less "
+                    f"than {MAX_SHARD_BYTES} bytes under the cost model (rows, dim, pooling, "
+                    "batch size and bandwidths too large together: the sums would leave 64-bit "
+                    "integers)",
+                )
+                break
+        else:
+            if total > MAX_COST_MS:
+                v.add(
+                    f"{P}.tables",
+                    Shown(f"{len(tables)} tables"),
+                    f"tables whose shards cost less than {MAX_COST_MS:g} ms together under "
+                    "the cost model",
+                )
     v.raise_if_any()
     return ShardingInstance(
         tables,
