@@ -274,7 +274,6 @@ class Option:
     free: int = 0
     free_cost: tuple[int, ...] = ()
     free_hbm: int = 0
-    free_comm: int = 0
     fixed: dict[int, tuple[int, int]] | None = None
     comm_ns: int = 0
     """The option's total communication (every shard), ns."""
@@ -319,7 +318,6 @@ def _options(key: tuple, table: Table) -> tuple[Option, ...]:
                     free=k,
                     free_cost=tuple(pf.cost_ns for pf in perfs),
                     free_hbm=hbm(kind, table.rows, cols),
-                    free_comm=perfs[0].comm_ns,
                     comm_ns=k * perfs[0].comm_ns,
                 )
             )

@@ -1,10 +1,15 @@
-"""Heuristics: longest-processing-time list scheduling over every sharding option.
+"""Heuristics: list scheduling over every sharding option (no solver).
 
-Tables are taken in decreasing order of a key (their least cost, or their least HBM); each
-table takes the option, and the devices of its free shards, that leave the smallest
-bottleneck (the largest device cost), then the smallest communication, among those that fit
-every device's HBM. Free shards (table-wise, column-wise) go one by one to the device of
-least cost after the shard that still has room. The first heuristic is the fallback.
+* :func:`list_schedule` (``lpt-cost``, the fallback, and ``lpt-hbm``): tables in decreasing
+  order of a key (their least cost, or their least HBM); each takes the option, and the
+  devices of its free shards, that leave the smallest bottleneck (the largest device cost),
+  then the smallest communication, among those that fit every device's HBM. Free shards
+  (table-wise, column-wise) go one by one to the device of least cost after the shard that
+  still has room.
+* :func:`least_total_first` (``lpt-total``): each table's cheapest option in total, longest
+  first, as TorchRec's greedy partitioner places its cheapest proposal.
+* :func:`target_fit` (``target-fit``): bisection on a bottleneck target; each table takes
+  the option of least total cost that keeps every device under it.
 """
 
 from __future__ import annotations
@@ -78,17 +83,10 @@ def _least_cost(option: Option) -> int:
 
 def list_schedule(
     instance: ShardingInstance, order: list[int], opts: list[list[Option]]
-) -> ShardingSolution:
-    """Tables in ``order``, each taking its best fitting option (see the module); a table
-    that fits nowhere takes its option of least HBM on the devices of most room (the
-    checker then names the device over its HBM)."""
-    return _list_schedule(instance, order, opts)[0]
-
-
-def _list_schedule(
-    instance: ShardingInstance, order: list[int], opts: list[list[Option]]
 ) -> tuple[ShardingSolution, Loads]:
-    """:func:`list_schedule` and the loads it leaves."""
+    """Tables in ``order``, each taking its best fitting option (see the module), and the
+    loads left; a table that fits nowhere takes its option of least HBM on the devices of
+    most room (the checker then names the device over its HBM)."""
     loads = Loads(instance)
     plans: list[TablePlan | None] = [None] * len(instance.tables)
     for t in order:
@@ -230,10 +228,10 @@ def greedy_solutions(
         return
     n = len(instance.tables)
     by_cost = sorted(range(n), key=lambda t: (-min(_least_cost(o) for o in opts[t]), t))
-    first, loads = _list_schedule(instance, by_cost, opts)
+    first, loads = list_schedule(instance, by_cost, opts)
     yield "lpt-cost", first
     by_hbm = sorted(range(n), key=lambda t: (-min(_least_hbm(o) for o in opts[t]), t))
-    second, loads2 = _list_schedule(instance, by_hbm, opts)
+    second, loads2 = list_schedule(instance, by_hbm, opts)
     yield "lpt-hbm", second
     third, loads3 = least_total_first(instance, opts)
     yield "lpt-total", third
