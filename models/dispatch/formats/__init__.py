@@ -4,5 +4,7 @@
 
 from __future__ import annotations
 
-IMPORTERS: tuple = ()
+from placement.models.dispatch.formats import sacct, swf
+
+IMPORTERS = (*swf.IMPORTERS, *sacct.IMPORTERS)
 EXPORTERS: tuple = ()

@@ -1,0 +1,167 @@
+"""``placement bench dispatch``: every online policy replayed on each trace.
+
+Cases: one synthetic trace per (load, seed) (:func:`placement.models.dispatch.generate`,
+Weibull sizes, identical single-core servers) and the shared traces under the data root
+(``jobs/pwa-nasa-ipsc-1993``: the SWF log on 2 servers of 64 processors, jobs of 128 left
+out; ``jobs/cirrus-2024q1``: the sacct CSV on 280 nodes of 36 cores); a missing trace gives a
+row that says so. Each case replays every policy (:mod:`placement.models.dispatch.sim`), the
+family's checker checks every schedule (``invalid``), and the row carries the trace's lower
+bound (:mod:`placement.models.dispatch.bound`) as a mean response.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+from typing import Any
+
+from placement.benchmarks.runner import Rechecker
+from placement.benchmarks.tables import markdown_table
+from placement.models.dispatch.bound import lower_bound, own_service_bound, srpt_bound
+from placement.models.dispatch.formats.sacct import load_sacct
+from placement.models.dispatch.formats.swf import load_swf
+from placement.models.dispatch.generate import generate
+from placement.models.dispatch.sim import POLICY_NAMES, replay
+
+TRACES = {
+    "nasa-ipsc-1993": "jobs/pwa-nasa-ipsc-1993/NASA-iPSC-1993-3.1-cln.swf.gz",
+    "cirrus-2024q1": "jobs/cirrus-2024q1/2024_Q1_CPU-sacct-subset.csv",
+}
+
+
+def _settings(config: Any) -> dict[str, Any]:
+    p = config.params
+    quick = config.quick
+    return {
+        "jobs": 500 if quick else int(p.get("jobs", 20_000)),
+        "servers": int(p.get("servers", 8)),
+        "loads": [float(x) for x in p.get("loads", ("0.5", "0.7", "0.9", "0.95"))],
+        "seeds": [int(x) for x in p.get("seeds", ("1",))],
+        "cov": float(p.get("cov", 2.0)),
+        "trace_jobs": 500 if quick else int(p.get("trace_jobs", 10_000)),
+    }
+
+
+def cases(config: Any) -> list[dict[str, Any]]:
+    """One case per synthetic (load, seed), then one per shared trace."""
+    s = _settings(config)
+    out: list[dict[str, Any]] = [
+        {
+            "trace": "synthetic",
+            "load": load,
+            "seed": seed,
+            "jobs": s["jobs"],
+            "servers": s["servers"],
+            "cov": s["cov"],
+        }
+        for load in s["loads"]
+        for seed in s["seeds"]
+    ]
+    for name, rel in TRACES.items():
+        out.append({"trace": name, "path": str(config.data_dir(rel)), "jobs": s["trace_jobs"]})
+    return out
+
+
+def _instance(case: dict[str, Any]) -> Any:
+    if case["trace"] == "synthetic":
+        return generate(case["jobs"], case["servers"], case["load"], case["seed"], cov=case["cov"])
+    if case["trace"] == "nasa-ipsc-1993":
+        return load_swf(case["path"], servers=2, cores=64, limit=case["jobs"])
+    return load_sacct(case["path"], limit=case["jobs"])
+
+
+def _quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def run(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
+    """Every policy on the case's trace: one row per policy, and one for the lower bound."""
+    del config
+    base = {"trace": case["trace"], "load": case.get("load", ""), "seed": case.get("seed", "")}
+    if case["trace"] != "synthetic" and not os.path.exists(case["path"]):
+        return [{**base, "policy": "-", "note": f"skipped: {case['path']} not found", "invalid": 0}]
+    instance = _instance(case)
+    n = len(instance.jobs)
+    bound = lower_bound(instance)
+    rows = [
+        {
+            **base,
+            "jobs": n,
+            "servers": len(instance.servers),
+            "policy": "lower bound",
+            "mean_response": round(bound / n, 3),
+            "note": f"max(own service {own_service_bound(instance)}, SRPT {srpt_bound(instance)}) / jobs",
+            "invalid": 0,
+        }
+    ]
+    for name in POLICY_NAMES:
+        checker = Rechecker("dispatch")
+        r = replay(instance, name)
+        report = checker(instance, r.solution)
+        us = [1e6 * x for x in r.decision_s]
+        rows.append(
+            {
+                **base,
+                "jobs": n,
+                "servers": len(instance.servers),
+                "policy": name,
+                "mean_response": round(r.figures["mean_response"], 3),
+                "mean_slowdown": round(r.figures["mean_slowdown"], 3),
+                "p99_response": r.figures["p99_response"],
+                "objective": report.objective,
+                "decision_p50_us": round(statistics.median(us), 2),
+                "decision_p99_us": round(_quantile(us, 0.99), 2),
+                "invalid": 0 if report.feasible else 1,
+            }
+        )
+    return rows
+
+
+def report(rows: list[dict[str, Any]], config: Any) -> str:
+    """One table per trace: each policy's figures, and the lower bound."""
+    del config
+    out = []
+    keys = sorted({(str(r["trace"]), str(r["load"]), str(r["seed"])) for r in rows})
+    for trace, load, seed in keys:
+        group = [
+            r
+            for r in rows
+            if (str(r["trace"]), str(r["load"]), str(r["seed"])) == (trace, load, seed)
+        ]
+        title = f"### {trace}" + (f", load {load}, seed {seed}" if trace == "synthetic" else "")
+        out.append(title)
+        out.append("")
+        if group and group[0]["policy"] == "-":
+            out.append(group[0]["note"])
+            out.append("")
+            continue
+        jobs, servers = group[0].get("jobs", ""), group[0].get("servers", "")
+        out.append(f"{jobs} jobs, {servers} servers.")
+        out.append("")
+        out += markdown_table(
+            [
+                "policy",
+                "mean response",
+                "mean slowdown",
+                "p99 response",
+                "decision p50 us",
+                "decision p99 us",
+                "invalid",
+            ],
+            [
+                [
+                    r["policy"],
+                    r.get("mean_response", ""),
+                    r.get("mean_slowdown", ""),
+                    r.get("p99_response", ""),
+                    r.get("decision_p50_us", ""),
+                    r.get("decision_p99_us", ""),
+                    r.get("invalid", 0),
+                ]
+                for r in group
+            ],
+            "lrrrrrr",
+        )
+        out.append("")
+    return "\n".join(out)
