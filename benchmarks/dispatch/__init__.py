@@ -6,7 +6,7 @@ from placement.benchmarks.runner import Suite, suite_functions
 from placement.solver.hooks import Parameter
 
 PARAMETERS = (
-    Parameter("jobs", "positive_int", 20_000, help="jobs per synthetic trace (default 20000)"),
+    Parameter("jobs", "positive_int", 10_000, help="jobs per synthetic trace (default 10000)"),
     Parameter("servers", "positive_int", 8, help="servers of the synthetic traces (default 8)"),
     Parameter(
         "loads",

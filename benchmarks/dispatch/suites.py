@@ -21,7 +21,7 @@ from placement.models.dispatch.bound import lower_bound, own_service_bound, srpt
 from placement.models.dispatch.formats.sacct import load_sacct
 from placement.models.dispatch.formats.swf import load_swf
 from placement.models.dispatch.generate import generate
-from placement.models.dispatch.sim import POLICY_NAMES, replay
+from placement.models.dispatch.sim import POLICY_NAMES, make_policy, replay
 
 TRACES = {
     "nasa-ipsc-1993": "jobs/pwa-nasa-ipsc-1993/NASA-iPSC-1993-3.1-cln.swf.gz",
@@ -33,12 +33,12 @@ def _settings(config: Any) -> dict[str, Any]:
     p = config.params
     quick = config.quick
     return {
-        "jobs": 500 if quick else int(p.get("jobs", 20_000)),
+        "jobs": 500 if quick else int(p.get("jobs", 10_000)),
         "servers": int(p.get("servers", 8)),
         "loads": [float(x) for x in p.get("loads", ("0.5", "0.7", "0.9", "0.95"))],
         "seeds": [int(x) for x in p.get("seeds", ("1",))],
         "cov": float(p.get("cov", 2.0)),
-        "trace_jobs": 500 if quick else int(p.get("trace_jobs", 10_000)),
+        "trace_jobs": 500 if quick else int(p.get("trace_jobs", 5_000)),
     }
 
 
@@ -97,7 +97,8 @@ def run(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     ]
     for name in POLICY_NAMES:
         checker = Rechecker("dispatch")
-        r = replay(instance, name)
+        policy = make_policy(name)
+        r = replay(instance, policy)
         report = checker(instance, r.solution)
         us = [1e6 * x for x in r.decision_s]
         rows.append(
@@ -112,6 +113,7 @@ def run(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
                 "objective": report.objective,
                 "decision_p50_us": round(statistics.median(us), 2),
                 "decision_p99_us": round(_quantile(us, 0.99), 2),
+                "fallbacks": getattr(policy, "fallbacks", ""),
                 "invalid": 0 if report.feasible else 1,
             }
         )
@@ -161,7 +163,7 @@ def report(rows: list[dict[str, Any]], config: Any) -> str:
                 ]
                 for r in group
             ],
-            "lrrrrrr",
+            "lrrrrrrr",
         )
         out.append("")
     return "\n".join(out)

@@ -173,7 +173,12 @@ GENERATORS = (
                 help="mean job size in time units (default: 100)",
             ),
             Parameter(
-                "server_cores", "positive_int", 1, metavar="C", help="cores per server (default: 1)"
+                "server_cores",
+                "positive_int",
+                1,
+                metavar="C",
+                maximum=4096,
+                help="cores per server (default: 1)",
             ),
         ),
         build=_build,

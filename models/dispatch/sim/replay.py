@@ -19,6 +19,7 @@ from placement.models.dispatch.greedy import earliest_completion, earliest_start
 from placement.models.dispatch.instance import DispatchInstance, DispatchSolution
 from placement.models.dispatch.peers import POLICIES, Policy
 from placement.models.dispatch.schedule import ServerQueue, queues
+from placement.models.dispatch.sim.rollout import Rollout
 
 
 class GreedyPolicy:
@@ -41,8 +42,10 @@ class GreedyPolicy:
 OURS: dict[str, Callable[[], Policy]] = {
     "ect": lambda: GreedyPolicy("ect", earliest_completion),
     "central-fcfs": lambda: GreedyPolicy("central-fcfs", earliest_start),
+    "rollout": Rollout,
 }
-"""The family's policies: earliest completion (ours), and earliest start, which is the
+"""The family's policies: earliest completion and the rollout over sampled futures (ours,
+:mod:`.rollout`), and earliest start, which is the
 central FCFS queue (M/G/k: each job, in arrival order, takes the first server free for it)."""
 
 POLICY_NAMES = (*POLICIES, *OURS)
