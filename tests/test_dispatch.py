@@ -15,6 +15,7 @@ import pytest
 
 from placement.models.dispatch import FAMILY
 from placement.models.dispatch.bound import lower_bound, own_service_bound, srpt_bound, srpt_flow
+from placement.models.dispatch.explain import explain_waits
 from placement.models.dispatch.formats.sacct import load_sacct
 from placement.models.dispatch.formats.swf import load_swf
 from placement.models.dispatch.generate import generate
@@ -358,3 +359,22 @@ def test_the_rollout_dispatcher_is_checked_and_seeded() -> None:
         assert policy.fallbacks == 0
         runs.append(result.solution)
     assert runs[0] == runs[1]
+
+
+def test_a_typed_instance_with_zero_speed_or_weight_is_refused_by_name() -> None:
+    inst = DispatchInstance(
+        [DispatchServer("a", 1, 0.0)], [DispatchJob("j", 0, 1, 1, 0, 0)], name="typed"
+    )
+    with pytest.raises(InputError) as info:
+        FAMILY.validate(inst)
+    paths = {e.path for e in info.value.errors}
+    assert {"dispatch.servers[0].speed", "dispatch.jobs[0].weight"} <= paths
+
+
+def test_explain_waits_names_the_jobs_ahead() -> None:
+    inst = DispatchInstance(
+        [DispatchServer("a")],
+        [DispatchJob("long", 0, 10), DispatchJob("short", 1, 1), DispatchJob("later", 20, 1)],
+    )
+    reasons = explain_waits(inst, fcfs_solution(inst, (0, 0, 0)))
+    assert [(r["name"], r["wait"], r["ahead"]) for r in reasons] == [("short", 9, ["long"])]

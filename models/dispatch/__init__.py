@@ -29,7 +29,7 @@ from placement.models.dispatch.instance import (
 from placement.models.dispatch.plot import draw
 from placement.models.dispatch.summary import summarize
 from placement.models.dispatch.warm_start import adapt_start
-from placement.solver.errors import InputError
+from placement.solver.errors import InputError, ValidationCollector
 from placement.solver.family import Family
 from placement.solver.options import SolveOptions
 from placement.solver.portfolio import solve
@@ -61,6 +61,14 @@ class DispatchFamily(Family):
         other strings)."""
         if instance.mode not in _instance.MODES:
             raise InputError.single("dispatch.mode", instance.mode, " or ".join(_instance.MODES))
+        # The message reads 0 as 1 for these; a typed instance must say what it means.
+        v = ValidationCollector()
+        for k, s in enumerate(instance.servers):
+            v.require(s.speed > 0, f"dispatch.servers[{k}].speed", s.speed, "a speed > 0")
+        for i, j in enumerate(instance.jobs):
+            v.require(j.cores >= 1, f"dispatch.jobs[{i}].cores", j.cores, "an integer >= 1")
+            v.require(j.weight >= 1, f"dispatch.jobs[{i}].weight", j.weight, "an integer >= 1")
+        v.raise_if_any()
 
     def quick_bound(self, instance: DispatchInstance) -> float:
         """max(own service, one-fast-machine SRPT): see :mod:`.bound`."""

@@ -17,7 +17,7 @@ def draw(instance: DispatchInstance, solution: DispatchSolution, out_path: str) 
 
     m = len(instance.servers)
     fig, ax = plt.subplots(figsize=(9, max(2.5, 0.6 * m + 1)))
-    offset = [0.0] * m
+    offset = [0] * m  # cores stacked so far in each lane (integers: no float drift)
     for j in instance.order:
         s = solution.server_of[j]
         if not 0 <= s < m:
@@ -25,8 +25,8 @@ def draw(instance: DispatchInstance, solution: DispatchSolution, out_path: str) 
         job, server = instance.jobs[j], instance.servers[s]
         start, end = solution.start[j], solution.start[j] + instance.service[j][s]
         h = 0.8 * job.cores / server.cores
-        y = s - 0.4 + offset[s] % 0.8
-        offset[s] += h
+        y = s - 0.4 + 0.8 * (offset[s] % server.cores) / server.cores
+        offset[s] += job.cores
         ax.broken_barh([(start, end - start)], (y, h), edgecolor="black", linewidth=0.3)
         if start > job.arrival:
             ax.plot([job.arrival, start], [y + h / 2] * 2, color="grey", lw=0.6)
