@@ -23,11 +23,11 @@ PARAMETERS = (
         help="jobs read from each shared trace (default 10000)",
     ),
 )
-"""The suite's settings (``placement bench dispatch --param NAME=VALUE``)."""
+"""The suite's settings (``placement bench dispatch-policies --param NAME=VALUE``)."""
 
 SUITES = (
     Suite(
-        name="dispatch",
+        name="dispatch-policies",
         family="dispatch",
         help="mean response, slowdown, p99 and decision latency of every dispatching policy "
         "(RR, JIQ, JSQ, LWL, SITA, JBT, two-stage, central FCFS, ours) against the trace's "

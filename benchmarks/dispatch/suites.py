@@ -1,4 +1,4 @@
-"""``placement bench dispatch``: every online policy replayed on each trace.
+"""``placement bench dispatch-policies``: every online policy replayed on each trace.
 
 Cases: one synthetic trace per (load, seed) (:func:`placement.models.dispatch.generate`,
 Weibull sizes, identical single-core servers) and the shared traces under the data root
