@@ -378,3 +378,21 @@ def test_explain_waits_names_the_jobs_ahead() -> None:
     )
     reasons = explain_waits(inst, fcfs_solution(inst, (0, 0, 0)))
     assert [(r["name"], r["wait"], r["ahead"]) for r in reasons] == [("short", 9, ["long"])]
+
+
+def test_the_command_in_the_description_makes_the_same_file(tmp_path: Path) -> None:
+    cli = [sys.executable, "-m", "placement.api.cli"]
+    first, again = tmp_path / "a", tmp_path / "b"
+    first.mkdir()
+    again.mkdir()
+    argv = ["generate", "dispatch", "--jobs", "20", "--servers", "3", "--load", "0.7",
+            "--distribution", "lognormal", "--server-cores", "2", "--out", "gen.json"]  # fmt: skip
+    done = subprocess.run([*cli, *argv], cwd=first, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    description = json.loads((first / "gen.json").read_text())["description"]
+    command = description[description.index("placement generate ") :].split()
+    done = subprocess.run(
+        [*cli, *command[1:]], cwd=again, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert (again / "gen.json").read_bytes() == (first / "gen.json").read_bytes()

@@ -74,7 +74,6 @@ def generate(
     out: str | None = None,
 ) -> DispatchInstance:
     """A trace of ``jobs`` jobs for ``servers`` identical servers at offered ``load``."""
-    del out
     if not load > 0:
         raise InputError.single("load", load, "a load > 0 (offered work per core and time)")
     if not cov > 0:
@@ -84,10 +83,18 @@ def generate(
     gap = mean_size / (load * servers * server_cores)
     arrival = np.floor(np.cumsum(rng.exponential(gap, jobs))).astype(np.int64)
     realised = float(size.sum()) / max(1, int(arrival[-1]) + 1) / (servers * server_cores)
-    command = (
-        f"placement generate dispatch --jobs {jobs} --servers {servers} --load {load:g} --seed {seed} "
-        f"--distribution {distribution} --cov {cov:g} --mean-size {mean_size:g} "
-        f"--server-cores {server_cores}"
+    command = GENERATORS[0].command(
+        {
+            "jobs": jobs,
+            "servers": servers,
+            "load": load,
+            "seed": seed,
+            "distribution": distribution,
+            "cov": cov,
+            "mean_size": mean_size,
+            "server_cores": server_cores,
+            "out": out,
+        }
     )
     return DispatchInstance(
         [DispatchServer(f"s{k}", server_cores) for k in range(servers)],
