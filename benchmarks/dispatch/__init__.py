@@ -16,6 +16,7 @@ PARAMETERS = (
     ),
     Parameter("seeds", "name_list", ("1",), help="seeds of the synthetic traces (default 1)"),
     Parameter("cov", "positive_float", 2.0, help="CoV of the Weibull sizes (default 2)"),
+    Parameter("windows", "positive_int", 20, help="small traces solved to optimality (default 20)"),
     Parameter(
         "trace_jobs",
         "positive_int",
