@@ -25,7 +25,7 @@ from placement.models.dispatch.instance import (
     DispatchServer,
     DispatchSolution,
 )
-from placement.models.dispatch.schedule import fcfs_solution
+from placement.models.dispatch.schedule import easy_solution, fcfs_solution
 from placement.models.dispatch.sim import POLICY_NAMES, make_policy, replay
 from placement.solver import SolutionStatus, SolveOptions, solve
 from placement.solver.errors import InputError
@@ -396,3 +396,34 @@ def test_the_command_in_the_description_makes_the_same_file(tmp_path: Path) -> N
     )
     assert done.returncode == 0, done.stderr
     assert (again / "gen.json").read_bytes() == (first / "gen.json").read_bytes()
+
+
+def test_easy_backfills_a_short_job_past_a_wide_one_in_backfill_mode() -> None:
+    jobs = [DispatchJob("long", 0, 10), DispatchJob("wide", 1, 1, 2), DispatchJob("short", 2, 2)]
+    fcfs = DispatchInstance([DispatchServer("a", 2)], jobs)
+    backfill = DispatchInstance([DispatchServer("a", 2)], jobs, mode="backfill")
+    assert easy_solution(backfill, (0, 0, 0)).start == (0, 10, 2)
+    assert fcfs_solution(fcfs, (0, 0, 0)).start == (0, 10, 11)
+    # The same out-of-order schedule: accepted in backfill mode, refused under FCFS.
+    easy = easy_solution(backfill, (0, 0, 0))
+    assert FAMILY.check(backfill, easy).feasible
+    assert FAMILY.check(backfill, easy).objective == 10 + 10 + 2
+    report = FAMILY.check(fcfs, easy)
+    assert not report.feasible and "not FCFS" in report.violations[0]
+    names = [name for name, _ in FAMILY.greedy(backfill, SolveOptions())]
+    assert names == ["ect", "ect-easy", "est", "est-easy"]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_easy_schedules_of_multicore_servers_pass_the_checker(seed: int) -> None:
+    rng = random.Random(seed)
+    jobs = [
+        DispatchJob(f"j{i}", rng.randint(0, 30), rng.choice([1, 2, 5, 20]), rng.choice([1, 2, 4]))
+        for i in range(40)
+    ]
+    inst = DispatchInstance(
+        [DispatchServer("a", 4), DispatchServer("b", 2, 1.5, 0.0, 1)], jobs, mode="backfill"
+    )
+    for name, solution in FAMILY.greedy(inst, SolveOptions()):
+        report = FAMILY.check(inst, solution)
+        assert report.feasible, (name, report.violations)

@@ -6,7 +6,8 @@ instance's fields, and checks, in ``immediate_dispatch`` mode:
 
 * every job is served exactly once, on a server of the instance whose cores it fits;
 * no job starts before it arrives (integer starts);
-* on every server, jobs start in FCFS order (arrival, ties by position in the instance);
+* on every server, jobs start in FCFS order (arrival, ties by position in the instance),
+  except in ``backfill`` mode, where a server may start its jobs in any order;
 * on every server the cores of the jobs running at any moment never exceed its cores.
 
 Objective (one tier, min): ``total_weighted_flow_time`` = sum of ``weight * (end - arrival)``.
@@ -20,7 +21,12 @@ import math
 from fractions import Fraction
 from typing import Any
 
-from placement.models.dispatch.instance import OBJECTIVE, DispatchInstance, DispatchSolution
+from placement.models.dispatch.instance import (
+    BACKFILL,
+    OBJECTIVE,
+    DispatchInstance,
+    DispatchSolution,
+)
 from placement.solver.family import CheckReport
 from placement.solver.schema.v1 import dispatch_pb2 as pb
 
@@ -67,6 +73,8 @@ def check(instance: DispatchInstance, solution: DispatchSolution) -> CheckReport
     for s, jobs in enumerate(on):
         name = instance.servers[s].name
         fcfs = sorted(jobs, key=lambda j: (instance.jobs[j].arrival, j))
+        if instance.mode == BACKFILL:
+            fcfs = []  # any order: only the cores bind
         for a, b in zip(fcfs, fcfs[1:], strict=False):
             if solution.start[b] < solution.start[a]:
                 violations.append(

@@ -8,14 +8,15 @@ fits and ``t`` in ``[a_j, T_j - p_js]``. Rows:
 * each job starts once: ``sum_{s,t} y[j,s,t] = 1``;
 * cores: for each server s and time t, ``sum_j cores_j sum_{t-p_js < t' <= t} y[j,s,t'] <=
   cores_s`` (written only where the jobs that could run at t need more than ``cores_s``);
-* FCFS: for jobs j before k (arrival order) and server s, with ``x_js = sum_t y[j,s,t]`` and
+* FCFS (``immediate_dispatch`` mode only): for jobs j before k (arrival order) and server s, with ``x_js = sum_t y[j,s,t]`` and
   ``S_js = sum_t t y[j,s,t]``: ``(S_js - b x_js) - (S_ks - b x_ks) <= M (2 - x_js - x_ks)``,
   ``b`` = k's earliest start, ``M`` = j's latest start on s minus ``b`` (no row when ``M <=
   0``): with both on s, k may not start before j; with one, the row is slack.
 
 Objective: ``min sum w_j (t + p_js - a_j) y[j,s,t]``. An optimal schedule with integer starts
-exists (all data are integers, and the FCFS earliest-start schedule of an optimal assignment
-is optimal), so the model is exact on the window ``T_j`` below.
+exists (all data are integers; shift every job left until it starts at its arrival or at an
+end on its server: each start is then an integer), so the model is exact on the window
+``T_j`` below.
 
 The horizon: a schedule of objective at most ``U`` (an incumbent's: the greedy's) has
 ``w_j F_j <= U - sum_{i != j} w_i min_s p_is``, so each job's end ``T_j = a_j + floor((U -
@@ -31,7 +32,7 @@ from dataclasses import dataclass, field
 from placement.models.dispatch.bound import lower_bound, own_service_bound
 from placement.models.dispatch.check import check
 from placement.models.dispatch.greedy import dispatch, earliest_completion
-from placement.models.dispatch.instance import DispatchInstance, DispatchSolution
+from placement.models.dispatch.instance import BACKFILL, DispatchInstance, DispatchSolution
 from placement.solver.family import ExactContext, ExactOutcome
 from placement.solver.linear import LinearModel
 from placement.solver.linear_backends import LinearBackend
@@ -109,7 +110,8 @@ def time_indexed(instance: DispatchInstance, ends: list[int]) -> TimeIndexed:
                 touching[j] = c
             if sum(touching.values()) > server.cores:
                 lm.row(terms, None, server.cores)
-        order = [j for j in instance.order if j in set(jobs)]
+        # FCFS rows; in backfill mode a server may reorder its jobs: none.
+        order = [] if instance.mode == BACKFILL else [j for j in instance.order if j in set(jobs)]
         for x, j in enumerate(order):
             for k in order[x + 1 :]:
                 cj, ck = by[(j, s)], by[(k, s)]

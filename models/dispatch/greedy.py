@@ -8,6 +8,9 @@ as size-aware policies assume); the server then runs it FCFS (:mod:`.schedule`).
 * ``est``: earliest start time, ties by the faster server (the central FCFS queue on
   heterogeneous servers: the job takes the first server that frees up for it).
 
+In ``backfill`` mode each assignment is also scheduled by EASY backfilling on its server
+(:func:`.schedule.easy_solution`).
+
 The literature's other policies (RR, JIQ, JSQ, LWL, SITA, JBT, two-stage) are peers in
 :mod:`placement.models.dispatch.peers` and run in the simulator.
 """
@@ -16,8 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from placement.models.dispatch.instance import DispatchInstance, DispatchSolution
-from placement.models.dispatch.schedule import ServerQueue, fcfs_solution, queues
+from placement.models.dispatch.instance import BACKFILL, DispatchInstance, DispatchSolution
+from placement.models.dispatch.schedule import ServerQueue, easy_solution, fcfs_solution, queues
 from placement.solver.options import SolveOptions
 
 Chooser = Callable[[DispatchInstance, list[ServerQueue], int], int]
@@ -61,7 +64,11 @@ HEURISTICS: dict[str, Chooser] = {"ect": earliest_completion, "est": earliest_st
 def greedy_solutions(
     instance: DispatchInstance, options: SolveOptions | None = None
 ) -> Iterator[tuple[str, DispatchSolution]]:
-    """Named heuristic schedules, the fallback first."""
+    """Named heuristic schedules, the fallback first; in ``backfill`` mode also each
+    assignment's EASY-backfilling schedule (``ect-easy``, ``est-easy``)."""
     del options
     for name, choose in HEURISTICS.items():
-        yield name, dispatch(instance, choose)
+        solution = dispatch(instance, choose)
+        yield name, solution
+        if instance.mode == BACKFILL:
+            yield f"{name}-easy", easy_solution(instance, solution.server_of)

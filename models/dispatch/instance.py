@@ -18,8 +18,10 @@ from placement.solver.jsonform import FieldRange, check_ranges, register_ranges
 from placement.solver.schema.v1 import dispatch_pb2 as pb
 
 IMMEDIATE_DISPATCH = "immediate_dispatch"
-MODES = (IMMEDIATE_DISPATCH,)
-"""The modes (the checker's rules): each job goes to one server on arrival, FCFS there."""
+BACKFILL = "backfill"
+MODES = (IMMEDIATE_DISPATCH, BACKFILL)
+"""The modes (the checker's rules): each job goes to one server on arrival, served FCFS
+there (``immediate_dispatch``) or in any order the cores allow (``backfill``)."""
 
 OBJECTIVE = "total_weighted_flow_time"
 """The one objective tier: sum over jobs of ``weight * (end - arrival)`` (min)."""
@@ -129,8 +131,8 @@ class DispatchSolution:
 # -------------------------------------------------------------------------------------------
 # From and to the placement/v1 message
 
-_MODES = {0: IMMEDIATE_DISPATCH, 1: IMMEDIATE_DISPATCH}
-_MODE_VALUES = {IMMEDIATE_DISPATCH: 1}
+_MODES = {0: IMMEDIATE_DISPATCH, 1: IMMEDIATE_DISPATCH, 2: BACKFILL}
+_MODE_VALUES = {IMMEDIATE_DISPATCH: 1, BACKFILL: 2}
 
 
 def instance_from_message(msg: Any, name: str = "", description: str = "") -> DispatchInstance:
@@ -143,7 +145,7 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Di
     check_ranges(msg, RANGES, P, v)
     mode = _MODES.get(int(msg.mode))
     if mode is None:
-        v.add(f"{P}.mode", int(msg.mode), "IMMEDIATE_DISPATCH")
+        v.add(f"{P}.mode", int(msg.mode), "IMMEDIATE_DISPATCH or DISPATCH_BACKFILL")
         mode = IMMEDIATE_DISPATCH
     v.require(len(msg.servers) > 0, f"{P}.servers", [], "at least one server")
     servers: list[DispatchServer] = []

@@ -95,3 +95,64 @@ def total_flow_time(instance: DispatchInstance, solution: DispatchSolution) -> i
         job.weight * (solution.start[j] + instance.service[j][solution.server_of[j]] - job.arrival)
         for j, job in enumerate(instance.jobs)
     )
+
+
+def easy_starts(instance: DispatchInstance, server: int, jobs: list[int]) -> dict[int, int]:
+    """EASY backfilling of ``jobs`` (in FCFS order) on one server, with exact run times: at
+    each arrival or end, start queued jobs in order while the first fits; when it does not,
+    reserve its earliest start (the shadow time) and start any later queued job that fits
+    now and either ends by the shadow time or leaves the reserved cores free (Lifka 1995;
+    Mu'alem and Feitelson, TPDS 2001). Returns each job's start."""
+    cores = instance.servers[server].cores
+    service = {j: instance.service[j][server] for j in jobs}
+    need = {j: instance.jobs[j].cores for j in jobs}
+    pending = list(jobs)  # not arrived yet, FCFS order
+    queue: list[int] = []  # arrived, not started, FCFS order
+    running: list[tuple[int, int]] = []  # (end, cores)
+    start: dict[int, int] = {}
+    t = instance.jobs[jobs[0]].arrival if jobs else 0
+    while pending or queue:
+        while pending and instance.jobs[pending[0]].arrival <= t:
+            queue.append(pending.pop(0))
+        running = [(e, c) for e, c in running if e > t]
+        free = cores - sum(c for _, c in running)
+        while queue and need[queue[0]] <= free:
+            j = queue.pop(0)
+            start[j] = t
+            running.append((t + service[j], need[j]))
+            free -= need[j]
+        if queue:
+            # The head waits: its shadow time and the cores spare then.
+            head = queue[0]
+            shadow, spare = t, free
+            for end, c in sorted(running):
+                if spare >= need[head]:
+                    break
+                shadow, spare = end, spare + c
+            extra = spare - need[head]
+            for j in list(queue[1:]):
+                if need[j] <= free and (t + service[j] <= shadow or need[j] <= extra):
+                    queue.remove(j)
+                    start[j] = t
+                    running.append((t + service[j], need[j]))
+                    free -= need[j]
+                    if t + service[j] > shadow:
+                        extra -= need[j]
+        ends = [e for e, _ in running if e > t]
+        arrivals = [instance.jobs[pending[0]].arrival] if pending else []
+        if not ends and not arrivals:
+            break
+        t = min(ends + arrivals)
+    return start
+
+
+def easy_solution(
+    instance: DispatchInstance, server_of: list[int] | tuple[int, ...]
+) -> DispatchSolution:
+    """The EASY-backfilling schedule of an assignment (valid in ``backfill`` mode)."""
+    start = [0] * len(instance.jobs)
+    for s in range(len(instance.servers)):
+        jobs = [j for j in instance.order if server_of[j] == s]
+        for j, t in easy_starts(instance, s, jobs).items():
+            start[j] = t
+    return DispatchSolution(tuple(server_of), tuple(start))

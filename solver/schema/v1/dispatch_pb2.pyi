@@ -11,8 +11,10 @@ class DispatchMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     DISPATCH_MODE_UNSPECIFIED: _ClassVar[DispatchMode]
     IMMEDIATE_DISPATCH: _ClassVar[DispatchMode]
+    DISPATCH_BACKFILL: _ClassVar[DispatchMode]
 DISPATCH_MODE_UNSPECIFIED: DispatchMode
 IMMEDIATE_DISPATCH: DispatchMode
+DISPATCH_BACKFILL: DispatchMode
 
 class DispatchServer(_message.Message):
     __slots__ = ("name", "cores", "speed", "price", "dispatch_overhead")
