@@ -18,9 +18,12 @@ from typing import Any
 from placement.benchmarks.runner import Rechecker
 from placement.benchmarks.tables import markdown_table
 from placement.models.dispatch.bound import lower_bound, own_service_bound, srpt_bound
+from placement.models.dispatch.check import figures
 from placement.models.dispatch.formats.sacct import load_sacct
 from placement.models.dispatch.formats.swf import load_swf
 from placement.models.dispatch.generate import generate
+from placement.models.dispatch.instance import BACKFILL
+from placement.models.dispatch.schedule import easy_solution, fcfs_solution
 from placement.models.dispatch.sim import POLICY_NAMES, make_policy, replay
 from placement.solver import SolutionStatus, SolveOptions, solve
 
@@ -61,6 +64,13 @@ def cases(config: Any) -> list[dict[str, Any]]:
     ]
     for name, rel in TRACES.items():
         out.append({"trace": name, "path": str(config.data_dir(rel)), "jobs": s["trace_jobs"]})
+    out.append(
+        {
+            "trace": "nasa-easy",
+            "path": str(config.data_dir(TRACES["nasa-ipsc-1993"])),
+            "jobs": s["trace_jobs"],
+        }
+    )
     out.append(
         {
             "trace": "windows",
@@ -132,11 +142,59 @@ def run_windows(case: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def bounded_slowdown(instance: Any, solution: Any, floor_s: int = 10) -> float:
+    """Mean of ``max(1, response / max(size, floor_s))`` (the PWA's usual metric)."""
+    total = 0.0
+    for j, job in enumerate(instance.jobs):
+        end = solution.start[j] + instance.service[j][solution.server_of[j]]
+        total += max(1.0, (end - job.arrival) / max(job.size, floor_s))
+    return total / len(instance.jobs)
+
+
+def run_easy(case: dict[str, Any]) -> list[dict[str, Any]]:
+    """The NASA log on its own machine (one server of 128 processors, backfill mode): FCFS
+    against EASY backfilling, the PWA's standard baselines, and the lower bound."""
+    base = {"trace": "nasa-easy", "load": "", "seed": ""}
+    if not os.path.exists(case["path"]):
+        return [{**base, "policy": "-", "note": f"skipped: {case['path']} not found", "invalid": 0}]
+    instance = load_swf(case["path"], servers=1, cores=128, limit=case["jobs"])
+    instance.mode = BACKFILL
+    n = len(instance.jobs)
+    rows = [
+        {**base, "jobs": n, "servers": 1, "policy": "lower bound",
+         "mean_response": round(lower_bound(instance) / n, 3), "invalid": 0}
+    ]  # fmt: skip
+    assignment = (0,) * n
+    for name, solution in (
+        ("fcfs", fcfs_solution(instance, assignment)),
+        ("easy", easy_solution(instance, assignment)),
+    ):
+        report = Rechecker("dispatch")(instance, solution)
+        f = figures(instance, solution)
+        rows.append(
+            {
+                **base,
+                "jobs": n,
+                "servers": 1,
+                "policy": name,
+                "mean_response": round(f["mean_response"], 3),
+                "mean_slowdown": round(f["mean_slowdown"], 3),
+                "bounded_slowdown": round(bounded_slowdown(instance, solution), 3),
+                "p99_response": f["p99_response"],
+                "objective": report.objective,
+                "invalid": 0 if report.feasible else 1,
+            }
+        )
+    return rows
+
+
 def run(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     """Every policy on the case's trace: one row per policy, and one for the lower bound."""
     del config
     if case["trace"] == "windows":
         return run_windows(case)
+    if case["trace"] == "nasa-easy":
+        return run_easy(case)
     base = {"trace": case["trace"], "load": case.get("load", ""), "seed": case.get("seed", "")}
     if case["trace"] != "synthetic" and not os.path.exists(case["path"]):
         return [{**base, "policy": "-", "note": f"skipped: {case['path']} not found", "invalid": 0}]
@@ -191,9 +249,12 @@ def report(rows: list[dict[str, Any]], config: Any) -> str:
         "",
     ]
     windows = [r for r in rows if r["trace"] == "windows"]
-    rows = [r for r in rows if r["trace"] != "windows"]
+    easy = [r for r in rows if r["trace"] == "nasa-easy"]
+    rows = [r for r in rows if r["trace"] not in ("windows", "nasa-easy")]
     if windows:
         out += _windows_table(windows)
+    if easy:
+        out += _easy_table(easy)
     keys = sorted({(str(r["trace"]), str(r["load"]), str(r["seed"])) for r in rows})
     for trace, load, seed in keys:
         group = [
@@ -267,5 +328,28 @@ def _windows_table(rows: list[dict[str, Any]]) -> list[str]:
     lines += markdown_table(
         ["policy", "mean ratio", "worst ratio", "windows at the optimum"], table, "lrrr"
     )
+    lines.append("")
+    return lines
+
+
+def _easy_table(rows: list[dict[str, Any]]) -> list[str]:
+    lines = ["### NASA iPSC/860 on its 128 processors: FCFS and EASY backfilling", ""]
+    if rows[0]["policy"] == "-":
+        return [*lines, rows[0]["note"], ""]
+    lines += [
+        f"{rows[0]['jobs']} jobs, one server of 128 processors (backfill mode); bounded "
+        "slowdown with a 10 s floor.",
+        "",
+    ]
+    lines += markdown_table(
+        ["schedule", "mean response", "mean slowdown", "bounded slowdown", "p99 response",
+         "invalid"],
+        [
+            [r["policy"], r.get("mean_response", ""), r.get("mean_slowdown", ""),
+             r.get("bounded_slowdown", ""), r.get("p99_response", ""), r.get("invalid", 0)]
+            for r in rows
+        ],
+        "lrrrrr",
+    )  # fmt: skip
     lines.append("")
     return lines
