@@ -1,14 +1,15 @@
 """Jobs over time on a cluster (issue 39): each job is dispatched to one server on arrival
-and served there first come, first served; minimise the total weighted flow time.
+and served there first come, first served (or, in backfill mode, in any order its cores
+allow); minimise the total weighted flow time.
 
 Parts: :mod:`.instance` (typed instance and solution, the message), :mod:`.schedule` (the
-FCFS earliest-start schedule of a dispatch, optimal for its assignment; the server queues an
-online policy sees), :mod:`.check` (independent checker and the solution message),
+FCFS earliest-start schedule of a dispatch, optimal for its assignment; EASY backfilling;
+the server queues an online policy sees), :mod:`.check` (independent checker and the solution message),
 :mod:`.greedy` (earliest completion, earliest start), :mod:`.bound` (the own-service and
 one-fast-machine SRPT lower bounds), :mod:`.encoding` with :mod:`.cpsat` and :mod:`.milp`
 (the exact time-indexed model), :mod:`.explain` (why a job waited), :mod:`.generate`,
 :mod:`.plot`, :mod:`.summary`, :mod:`.warm_start`; ``peers/`` (RR, JIQ, JSQ, LWL, SITA, JBT,
-two-stage), ``sim/`` (the trace replay and the rolling-horizon dispatcher), ``formats/``
+two-stage), ``sim/`` (the trace replay and our rollout dispatcher), ``formats/``
 (SWF, Cirrus sacct CSV).
 """
 
