@@ -168,3 +168,29 @@ def test_bad_options_exit_2_naming_the_option(tmp_path: Path) -> None:
         assert option in done.stderr and done.stderr.count("\n") == 1, done.stderr
     done = cli("bench", "gpu-synthetic", "--quick", "--trace", pods, cwd=tmp_path)
     assert done.returncode == 2 and "--trace" in done.stderr and "gpu-openb" in done.stderr
+
+
+def test_curve_mode_brackets_each_budget_between_the_bound_and_a_checked_witness(
+    tmp_path: Path,
+) -> None:
+    pods = small_trace(tmp_path)
+    out = tmp_path / "out"
+    done = cli(
+        "bench", "gpu-openb", "--data", tmp_path / "data", "--out", out, "--quiet",
+        "--trace", pods, "--seeds", "1", "--modes", "curve:Random",
+        "--param", "curve_time=20",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    with open(out / "gpu-openb.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [r["budget"] for r in rows] == ["0 %", "0.5 %", "1 %", "2 %", "5 %", "10 %", "unlimited"]
+    start = float(rows[0]["start_unalloc"])
+    for r in rows:
+        assert r["kind"] == "curve" and r["start"] == "Random" and r["invalid"] == "0"
+        witness, bound = float(r["witness_unalloc"]), float(r["bound_unalloc"])
+        assert bound <= witness + 1e-9 <= start + 1e-9
+        assert int(r["moves"]) <= int(r["budget_pods"])
+    assert float(rows[0]["witness_unalloc"]) == start  # K = 0: the end state, proved
+    assert (out / "gpu-openb-curve.png").is_file()
+    assert "end-state curve" in (out / "gpu-openb.md").read_text()

@@ -240,6 +240,7 @@ def test_every_family_reads_its_solution_by_name() -> None:
             lambda n: next(iter(n.routes.values()))[0].nodes[0],
         ),
         "mc": ("instances/mc/tasks-20x4.json", lambda n: n.core_of["t000"]),
+        "dispatch": ("instances/dispatch/trace-12x2.json", lambda n: n.server_of["j0"]),
         "sharding": ("instances/sharding/tables-20x8.json", lambda n: n.devices["t0000"][0]),
     }
     # Every registered family reads its solutions by name.

@@ -54,6 +54,12 @@ SUITES = (
             Parameter("trace", "path", repeated=True, help="pod lists (--trace FILE)"),
             Parameter("seeds", "str", help="seeds (--seeds A-B; default 42-51)"),
             Parameter("modes", "name_list", help="modes (--modes LIST; default: all)"),
+            Parameter(
+                "curve_time",
+                "float",
+                300.0,
+                help="seconds of column generation per budget of the curve mode (default 300)",
+            ),
         ),
     ),
     Suite(

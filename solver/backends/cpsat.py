@@ -107,7 +107,9 @@ class CpSat:
         return run
 
     @staticmethod
-    def run_subproblem(model: Any, time_limit_s: float, workers: int = 1) -> BackendRun:
+    def run_subproblem(
+        model: Any, time_limit_s: float, workers: int = 1, parameters: dict[str, Any] | None = None
+    ) -> BackendRun:
         """Solve a ``cp_model.CpModel`` that is one step of a larger computation (a pricing
         problem inside column generation, say) rather than a solve of the portfolio.
 
@@ -118,13 +120,15 @@ class CpSat:
         that stopped without a solution still carries CP-SAT's proven objective bound in
         ``bound`` (CP-SAT proves bounds without a solution, and a pricing problem stopped
         early needs no more), except when it stopped before its search began (``bound``
-        None: nothing was proved).
+        None: nothing was proved). ``parameters``: CP-SAT parameters set by name on top.
         """
         # OR-Tools loads a large native library: imported on first use.
         from ortools.sat.python import cp_model
 
         started = time.monotonic()
         solver = cp_model.CpSolver()
+        for name, value in (parameters or {}).items():
+            setattr(solver.parameters, name, value)
         solver.parameters.num_workers = int(workers)
         solver.parameters.max_time_in_seconds = float(time_limit_s)
         # As in _solve_once: CP-SAT's own SIGINT handler aborts the process off the main thread.

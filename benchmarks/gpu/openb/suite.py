@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from placement.benchmarks.gpu.openb.bounds import CONFIG_BOUND_MODES, bound_table
+from placement.benchmarks.gpu.openb.curve import CURVE_STARTS, curve_table, plot_curve, run_curve
 from placement.benchmarks.gpu.openb.defragmentation import DEFRAG_BUDGETS, defrag_tables
 from placement.benchmarks.gpu.openb.departures import (
     DEPARTURE_MODES,
@@ -62,7 +63,9 @@ MODE_HELP = (
     "(the configuration LP at 100 percent arrived), bound:never-refusing (the same over "
     "the packings that hold what every policy that never refuses a pod that fits after "
     "any migration holds), ablation, departures (the "
-    "trace with departures), latency (one cycle on the whole cluster)"
+    "trace with departures), latency (one cycle on the whole cluster), curve[:POLICY] (from "
+    "the end state of ours online and FGD, or of POLICY: the best placement reachable with "
+    "at most K migrations, K = 0 to 10 percent of the arrived pods and unlimited)"
 )
 QUICK_SEEDS = (42,)
 FULL_SEEDS = tuple(range(42, 52))
@@ -183,6 +186,21 @@ def _mode_cases(word: str, trace: str, pods_file: str | None, seeds) -> list[dic
             {**base, "case": f"{trace} latency seed {s}", "kind": "latency", "seed": s}
             for s in seeds
         ]
+    elif name == "curve":
+        starts = [arg] if arg else list(CURVE_STARTS)
+        for start in starts:
+            if start not in (*POLICIES, *OUR_POLICIES):
+                raise InputError.single("--modes", word, "curve or curve:POLICY (a policy name)")
+            out += [
+                {
+                    **base,
+                    "case": f"{trace} curve from {start} seed {s}",
+                    "kind": "curve",
+                    "policy": start,
+                    "seed": s,
+                }
+                for s in seeds
+            ]
     else:
         raise InputError.single("--modes", word, MODE_HELP)
     return out
@@ -238,6 +256,8 @@ def run_openb(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
         return [run_departures(case, config, data)]
     if kind == "latency":
         return run_latency(case, config, data)
+    if kind == "curve":
+        return run_curve(case, config, data)
     row = run_case(
         case["trace"],
         case["policy"],
@@ -301,6 +321,7 @@ def report_openb(rows: list[dict[str, Any]], config: Any) -> str:
     figures ``gpu-openb.png``, ``gpu-openb-modes.png``, ``gpu-openb-departures.png``."""
     departures = [r for r in rows if r.get("kind") == "departures"]
     latency = [r for r in rows if r.get("kind") == "latency"]
+    curve_rows = [r for r in rows if r.get("kind") == "curve"]
     rows = [
         {**r, "curve": np.array([math.nan if v is None else v for v in json.loads(r["curve"])])}
         for r in rows
@@ -333,8 +354,11 @@ def report_openb(rows: list[dict[str, Any]], config: Any) -> str:
         )
     if main:
         plot_modes(main, config.out / "gpu-openb-modes.png", config.command)
+    if curve_rows:
+        plot_curve(curve_rows, config.out / "gpu-openb-curve.png", config.command)
     extra = (
-        bound_table(main)
+        curve_table(curve_rows)
+        + bound_table(main)
         + defrag_tables(main)
         + departure_tables(departures)
         + latency_table(latency)

@@ -1,0 +1,41 @@
+"""The dispatch family's benchmark suite; the code is in :mod:`.suites`."""
+
+from __future__ import annotations
+
+from placement.benchmarks.runner import Suite, suite_functions
+from placement.solver.hooks import Parameter
+
+PARAMETERS = (
+    Parameter("jobs", "positive_int", 10_000, help="jobs per synthetic trace (default 10000)"),
+    Parameter("servers", "positive_int", 8, help="servers of the synthetic traces (default 8)"),
+    Parameter(
+        "loads",
+        "name_list",
+        ("0.5", "0.7", "0.9", "0.95"),
+        help="offered loads (default 0.5,0.7,0.9,0.95)",
+    ),
+    Parameter("seeds", "name_list", ("1",), help="seeds of the synthetic traces (default 1)"),
+    Parameter("cov", "positive_float", 2.0, help="CoV of the Weibull sizes (default 2)"),
+    Parameter("windows", "positive_int", 20, help="small traces solved to optimality (default 20)"),
+    Parameter(
+        "trace_jobs",
+        "positive_int",
+        10_000,
+        help="jobs read from each shared trace (default 10000)",
+    ),
+)
+"""The suite's settings (``placement bench dispatch-policies --param NAME=VALUE``)."""
+
+SUITES = (
+    Suite(
+        name="dispatch-policies",
+        family="dispatch",
+        help="mean response, slowdown, p99 and decision latency of every dispatching policy "
+        "(RR, JIQ, JSQ, LWL, SITA, JBT, two-stage, central FCFS, ours) against the trace's "
+        "lower bound, on synthetic loads and the shared SWF / sacct traces",
+        **suite_functions("placement.benchmarks.dispatch.suites"),
+        time_limit_s=10.0,
+        quick_time_limit_s=1.0,
+        parameters=PARAMETERS,
+    ),
+)

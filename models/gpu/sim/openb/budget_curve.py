@@ -1,0 +1,831 @@
+"""What a migration budget can buy at the end of an openb replay: the best placement reachable
+from a policy's end state with at most ``K`` migrations, with a proof (issue 42).
+
+**The problem, exactly.** A replay ends (100 % arrived) in a state ``S``: the placed pods ``P``
+on their nodes and GPUs, the failed pods ``F``. A *migration* takes a placed pod off its node
+and GPUs and puts it on any node and GPUs where it fits (Kubernetes evicts and recreates it:
+the pods that move are taken off first, then every pod is placed, so a swap needs no spare
+room). Pods of ``F`` may be placed (not a migration); every pod of ``P`` stays placed. A pod
+that keeps its node *and* its GPUs has not moved; every other pod of ``P`` has (a change of
+GPU on the same node is a restart too). Feasibility is the replay's own
+(:meth:`.replay.TraceState.feasible`): CPU, memory, GPU type, ``k`` whole free GPUs or one
+GPU with the milli-GPU free. Objective: the most milli-GPU allocated, that is the fewest GPUs
+unallocated, with at most ``K`` pods of ``P`` moved.
+
+**Column generation over nodes.** Pods of equal (GPUs ``k``, milli ``m``, CPU, memory,
+accepted types) are interchangeable (the classes of :class:`.config_bound.ConfigBound`,
+CPU-only pods included here: they hold CPU and memory and must stay placed). Nodes of equal
+cluster row *and* equal end-state content (the multiset of (class, GPUs) of their pods) form a
+group ``g`` of ``N_g`` nodes. A *configuration* ``j`` of a group says which of its resident
+pods stay where they are (``keep``, per resident slot) and how many pods of each class come
+in (``y_c``, on which GPUs), within the node's capacity. With ``kept_{j,c}`` its kept
+residents of class ``c`` and ``d_c = k_c m_c``::
+
+    max  sum_j d^T (kept_j + y_j) lambda_j
+    s.t. P_c <= sum_j (kept_{j,c} + y_{j,c}) lambda_j <= P_c + F_c      for every class c
+         sum_j |kept_j| lambda_j >= |P| - K                              (the budget)
+         sum_{j in g} lambda_j = N_g                                     for every group g
+         lambda >= 0 (integer in the problem itself)
+
+An integer solution is a placement and back: the moved pods are exactly the residents not
+kept, ``|P| - sum |kept|`` of them (each class's incoming slots take its moved pods first,
+then its failed ones; the lower row places every pod of ``P``). **Bound**: for any
+multipliers ``pi`` (one per row, signed) the Lagrangian value
+``sum_r (pi_r^+ u_r - pi_r^- l_r) + sum_g N_g z_g(pi)`` bounds the integer optimum from above,
+with ``z_g`` the best reduced value of a configuration of ``g`` -- the pricing problem, a small
+CP-SAT model per group solved with its profits rounded *up* (so CP-SAT's proven bound on it is
+a bound on ``z_g``, even when stopped by its time limit). **Witness**: the integer master over
+the generated columns (HiGHS), realised pod by pod and re-checked from an empty cluster by
+:func:`.batch.check_placement`, its moves counted from the two placements, not from the
+model. The optimum lies between the witness and the bound; both are exact statements about
+the problem above, not about a relaxation of it.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from placement.models.gpu.instance import MILLI
+from placement.models.gpu.sim.openb.batch import check_placement
+from placement.models.gpu.sim.openb.config_bound import ConfigBound
+from placement.models.gpu.sim.openb.defrag_cycle import LIGHT_PRESOLVE
+from placement.models.gpu.sim.openb.replay import PodSet, TraceCluster, TraceState
+from placement.solver.backends.base import RunStatus
+from placement.solver.backends.cpsat import CpSat
+from placement.solver.backends.highs import HighsModel
+
+PROFIT_SCALE = 1_000
+"""Pricing profits are rounded up to multiples of 1 / PROFIT_SCALE milli-GPU."""
+PRICING_TIME_S = 5.0
+"""Time limit of one pricing run (its proven bound still enters the Lagrangian value)."""
+REDUCED_TOL = 1e-6
+SMOOTHING = 0.5
+"""Wentges' smoothing factor (as in :mod:`.config_bound`)."""
+DIVE_PRICE_ALL = 64
+"""A dive prices every open group while at most this many are open (else the groups whose
+last reduced value was positive)."""
+CONVERGED_MILLI = 1.0
+"""Stop when the Lagrangian bound is within this of the master LP (milli-GPU)."""
+
+Slot = tuple[int, tuple[int, ...]]
+"""(pod class, GPUs)."""
+
+
+@dataclass(frozen=True)
+class Config:
+    """One node's configuration: the resident slots it keeps (indices into the group's
+    ``residents``) and the pods that come in."""
+
+    group: int
+    keep: tuple[int, ...]
+    incoming: tuple[Slot, ...]
+
+
+@dataclass
+class Group:
+    """Nodes with the same cluster row and the same end-state content."""
+
+    nodes: list[int]
+    residents: tuple[Slot, ...]
+    """(class, GPUs) of each resident pod, sorted."""
+
+
+@dataclass
+class CurvePoint:
+    """The budget ``K``'s row of the curve (milli-GPU throughout)."""
+
+    budget: int
+    bound_milli: int
+    """No placement reachable with at most ``budget`` migrations allocates more."""
+    witness_milli: int | None
+    witness_moves: int | None
+    """Pods of ``P`` whose node or GPUs differ in the witness (counted from the placements)."""
+    witness_placed_failed: int | None
+    errors: list[str] = field(default_factory=list)
+    """What the from-scratch check found wrong with the witness ([] when valid)."""
+    method: str = ""
+    """Where the witness comes from."""
+    iterations: int = 0
+    master_milli: float = math.nan
+    """The last master LP's optimum (the bound meets it at convergence)."""
+    columns: int = 0
+    seconds: float = 0.0
+    witness: dict[int, tuple[int, tuple[int, ...]]] = field(default_factory=dict)
+    """arrival index -> (node, GPUs) of every pod the witness places."""
+
+    @property
+    def proved(self) -> bool:
+        """The witness is optimal (bound and witness agree to the pods' granularity)."""
+        return self.witness_milli is not None and self.bound_milli - self.witness_milli < 10
+
+
+class BudgetCurve:
+    """The problem above for one end state; :meth:`at` solves it for one budget, and keeps
+    its columns for the next (they do not depend on the budget)."""
+
+    def __init__(
+        self,
+        cluster: TraceCluster,
+        pods: PodSet,
+        arrived: Sequence[int] | np.ndarray,
+        node: np.ndarray,
+        gpus: Sequence[tuple[int, ...]],
+        classes: ConfigBound | None = None,
+    ) -> None:
+        """``arrived``: pod indices in arrival order; ``node`` / ``gpus``: where each arrival
+        is at the end (-1 / () for a failed one), as :class:`.replay.Curve` gives them."""
+        self.cluster, self.pods = cluster, pods
+        self.arrived = np.asarray(arrived, dtype=np.int64)
+        self.node = np.asarray(node, dtype=np.int64)
+        self.gpus = [tuple(int(g) for g in x) for x in gpus]
+        self.cb = classes if classes is not None else ConfigBound(cluster, pods)
+        cb = self.cb
+        self.cls = cb.pod_class[self.arrived]
+        self.n_classes = cb.n_classes
+        self.value = cb.value
+        placed = self.node >= 0
+        self.P = np.bincount(self.cls[placed], minlength=self.n_classes)
+        self.F = np.bincount(self.cls[~placed], minlength=self.n_classes)
+        self.start_milli = int(self.value @ self.P)
+        content: list[list[tuple[int, tuple[int, ...], int]]] = [[] for _ in range(cluster.n)]
+        for a in np.flatnonzero(placed):
+            content[int(self.node[a])].append((int(self.cls[a]), self.gpus[a], int(a)))
+        self.residents_of: list[list[int]] = []
+        """Per node, the arrivals on it in the order of its group's ``residents``."""
+        by_key: dict[tuple, int] = {}
+        self.groups: list[Group] = []
+        self.group_of = np.empty(cluster.n, dtype=np.int64)
+        for n in range(cluster.n):
+            items = sorted(content[n])
+            self.residents_of.append([a for _, _, a in items])
+            slots = tuple((c, g) for c, g, _ in items)
+            key = (
+                int(cluster.type_of[n]),
+                int(cluster.gpu_count[n]),
+                int(cluster.cpu_milli[n]),
+                int(cluster.memory_mib[n]),
+                slots,
+            )
+            if key not in by_key:
+                by_key[key] = len(self.groups)
+                self.groups.append(Group([], slots))
+            self.groups[by_key[key]].nodes.append(n)
+            self.group_of[n] = by_key[key]
+        self.parameters: dict = dict(LIGHT_PRESOLVE)
+        self.lines: list[tuple[float, float]] = []
+        """Every full pricing round's Lagrangian line (:meth:`bound_at`)."""
+        self.last_reduced = [math.inf] * len(self.groups)
+        self.columns: list[Config] = []
+        self._seen: set[tuple] = set()
+        for g in range(len(self.groups)):
+            self._add(Config(g, tuple(range(len(self.groups[g].residents))), ()))
+
+    # -- columns ---------------------------------------------------------------------------
+
+    def _counts(self, col: Config) -> tuple[np.ndarray, int]:
+        """(pods of each class the column holds, residents it keeps)."""
+        y = np.zeros(self.n_classes, dtype=np.int64)
+        res = self.groups[col.group].residents
+        for i in col.keep:
+            y[res[i][0]] += 1
+        for c, _ in col.incoming:
+            y[c] += 1
+        return y, len(col.keep)
+
+    def _add(self, col: Config) -> bool:
+        key = (col.group, col.keep, tuple(sorted(col.incoming)))
+        if key in self._seen:
+            return False
+        self._seen.add(key)
+        self.columns.append(col)
+        return True
+
+    # -- pricing ---------------------------------------------------------------------------
+
+    def price(
+        self,
+        g: int,
+        profit: np.ndarray,
+        keep_bonus: float,
+        time_limit_s: float,
+        keep_all: bool = False,
+    ) -> tuple[float, Config | None]:
+        """The pricing problem of group ``g``: (upper bound on the best reduced value before
+        the group's own dual, the best configuration found). ``profit[c]``: what a pod of class
+        ``c`` on the node is worth; ``keep_bonus``: what keeping a resident adds. ``keep_all``:
+        only configurations that keep every resident (pods come in around them)."""
+        # OR-Tools loads a large native library: imported on first use.
+        from ortools.sat.python import cp_model
+
+        cb, group = self.cb, self.groups[g]
+        n = group.nodes[0]
+        t, G = int(self.cluster.type_of[n]), int(self.cluster.gpu_count[n])
+        ncpu, nmem = int(self.cluster.cpu_milli[n]), int(self.cluster.memory_mib[n])
+        avail = self.P + self.F
+        classes = [
+            int(c)
+            for c in np.flatnonzero(avail > 0)
+            if profit[c] > REDUCED_TOL
+            and cb.cpu[c] <= ncpu
+            and cb.mem[c] <= nmem
+            and (cb.k[c] == 0 or (cb.k[c] <= G and cb.type_ok[c, t]))
+        ]
+        model = cp_model.CpModel()
+        res = group.residents
+        keep = [model.new_bool_var(f"k{i}") for i in range(len(res))]
+        if keep_all:
+            for v in keep:
+                model.add(v == 1)
+        y = {}
+        for c in classes:
+            cap = int(avail[c])
+            if cb.cpu[c]:
+                cap = min(cap, ncpu // int(cb.cpu[c]))
+            if cb.mem[c]:
+                cap = min(cap, nmem // int(cb.mem[c]))
+            if cb.k[c]:
+                cap = min(
+                    cap, G // int(cb.k[c]) if cb.m[c] >= MILLI else G * (MILLI // int(cb.m[c]))
+                )
+            if cap > 0:
+                y[c] = model.new_int_var(0, cap, f"y{c}")
+        whole = [c for c in y if cb.k[c] and cb.m[c] >= MILLI]
+        sizes = sorted({int(cb.m[c]) for c in y if cb.k[c] and cb.m[c] < MILLI})
+        w = [model.new_bool_var(f"w{i}") for i in range(G)] if whole else []
+        x = {(s, i): model.new_int_var(0, MILLI // s, f"x{s}_{i}") for s in sizes for i in range(G)}
+        model.add(
+            sum(int(cb.cpu[c]) * keep[i] for i, (c, _) in enumerate(res))
+            + sum(int(cb.cpu[c]) * v for c, v in y.items())
+            <= ncpu
+        )
+        model.add(
+            sum(int(cb.mem[c]) * keep[i] for i, (c, _) in enumerate(res))
+            + sum(int(cb.mem[c]) * v for c, v in y.items())
+            <= nmem
+        )
+        if whole:
+            model.add(sum(int(cb.k[c]) * y[c] for c in whole) == sum(w))
+        for s in sizes:
+            model.add(
+                sum(v for c, v in y.items() if cb.m[c] == s) == sum(x[s, i] for i in range(G))
+            )
+        for i in range(G):
+            kept_load = sum(int(cb.m[c]) * keep[r] for r, (c, gs) in enumerate(res) if i in gs)
+            load = kept_load + sum(s * x[s, i] for s in sizes) + (MILLI * w[i] if whole else 0)
+            model.add(load <= MILLI)
+        kp = [profit[c] + keep_bonus for c, _ in res]
+        obj = sum(int(math.ceil(kp[i] * PROFIT_SCALE)) * keep[i] for i in range(len(res)))
+        obj += sum(int(math.ceil(profit[c] * PROFIT_SCALE)) * v for c, v in y.items())
+        model.maximize(obj)
+        run = CpSat.run_subproblem(model, time_limit_s, workers=1, parameters=self.parameters)
+        if not run.has_solution:
+            if run.status == RunStatus.NO_SOLUTION and run.bound is not None:
+                return run.bound / PROFIT_SCALE, None
+            raise RuntimeError(f"pricing model of group {g}: {run.message or run.status}")
+        solver = run.solver  # type: ignore[attr-defined]
+        kept = tuple(i for i in range(len(res)) if solver.value(keep[i]))
+        incoming: list[Slot] = []
+        free_whole = [i for i in range(len(w)) if solver.value(w[i])]
+        for c in whole:
+            k = int(cb.k[c])
+            for _ in range(int(solver.value(y[c]))):
+                incoming.append((c, tuple(free_whole[:k])))
+                free_whole = free_whole[k:]
+        for s in sizes:
+            gpu_slots = [i for i in range(G) for _ in range(int(solver.value(x[s, i])))]
+            for c, v in y.items():
+                if cb.k[c] and cb.m[c] == s:
+                    for _ in range(int(solver.value(v))):
+                        incoming.append((c, (gpu_slots.pop(),)))
+        for c, v in y.items():
+            if cb.k[c] == 0:
+                incoming.extend((c, ()) for _ in range(int(solver.value(v))))
+        return float(run.bound) / PROFIT_SCALE, Config(g, kept, tuple(incoming))  # type: ignore[arg-type]
+
+    # -- the master ------------------------------------------------------------------------
+
+    def _rows(self, budget: int) -> tuple[np.ndarray, np.ndarray]:
+        total_p = int(self.P.sum())
+        sizes = np.array([len(g.nodes) for g in self.groups], dtype=float)
+        lower = np.concatenate([self.P.astype(float), [float(total_p - budget)], sizes])
+        upper = np.concatenate([(self.P + self.F).astype(float), [float(total_p)], sizes])
+        return lower, upper
+
+    def _matrix(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        C = self.n_classes
+        starts, index, values, cost = [0], [], [], []
+        for col in self.columns:
+            y, kept = self._counts(col)
+            nz = np.flatnonzero(y)
+            index += [int(i) for i in nz] + [C, C + 1 + col.group]
+            values += [float(v) for v in y[nz]] + [float(kept), 1.0]
+            starts.append(len(index))
+            cost.append(float(self.value @ y))
+        return np.array(cost), np.array(starts), np.array(index), np.array(values)
+
+    def _solve_master(
+        self,
+        budget: int,
+        integer: bool,
+        time_limit_s: float | None,
+        fixed: np.ndarray | None = None,
+    ):
+        """The master over the columns so far; ``fixed``: lower bounds on the columns' counts
+        (a dive's fixings)."""
+        lower, upper = self._rows(budget)
+        cost, starts, index, values = self._matrix()
+        model = HighsModel(mip_rel_gap=1e-9) if integer else HighsModel()
+        col_lower = np.zeros(len(cost))
+        if fixed is not None:
+            col_lower[: len(fixed)] = fixed
+        model.load(
+            cost,
+            col_lower,
+            np.full(len(cost), math.inf),
+            lower,
+            upper,
+            starts,
+            index,
+            values,
+            integer=np.ones(len(cost), dtype=bool) if integer else None,
+            maximize=True,
+        )
+        return model.run(time_limit_s)
+
+    def _lagrangian_round(
+        self, dual: np.ndarray, dual_lp: np.ndarray, groups, pricing_time_s: float, deadline: float
+    ) -> tuple[tuple[float, float] | None, int]:
+        """Price ``groups`` at the multipliers ``dual``; add the columns that price positive
+        at the master's ``dual_lp``. Returns (the Lagrangian line ``(a, rho)`` when every group
+        was priced -- the bound at budget ``K`` is ``a + min(rho, 0) * (|P| - K)`` -- and the
+        columns added)."""
+        C = self.n_classes
+        total_p = int(self.P.sum())
+        pi, rho = dual[:C], float(dual[C])
+        profit, bonus = self.value - pi, -rho
+        line = float(
+            np.maximum(pi, 0) @ (self.P + self.F)
+            + np.minimum(pi, 0) @ self.P
+            + max(rho, 0.0) * total_p
+        )
+        full = len(groups) == len(self.groups)
+        added = 0
+        for g in groups:
+            left = deadline - time.perf_counter()
+            zg, col = self.price(g, profit, bonus, max(0.2, min(pricing_time_s, left)))
+            self.last_reduced[g] = zg - float(dual_lp[C + 1 + g])
+            line += len(self.groups[g].nodes) * zg
+            if col is None:
+                continue
+            y, kept = self._counts(col)
+            reduced = float((self.value - dual_lp[:C]) @ y - dual_lp[C] * kept)
+            if reduced > dual_lp[C + 1 + g] + REDUCED_TOL and self._add(col):
+                added += 1
+        return ((line, rho) if full else None), added
+
+    def bound_at(self, budget: int) -> float:
+        """The smallest Lagrangian value at ``budget`` over every full pricing round so far
+        (each round's multipliers give a bound for every budget at once)."""
+        total_p = int(self.P.sum())
+        return min(
+            (a + min(rho, 0.0) * (total_p - budget) for a, rho in self.lines), default=math.inf
+        )
+
+    def _master_lp(self, budget: int) -> tuple[float, np.ndarray]:
+        """The master LP's optimum and its row duals."""
+        run = self._solve_master(budget, False, None)
+        if run.status != RunStatus.OPTIMAL or run.row_dual is None:
+            raise RuntimeError(f"budget master LP not solved: {run.message}")
+        return float(run.objective), np.asarray(run.row_dual, dtype=float)
+
+    def _floored(self, budget: int) -> int:
+        """:meth:`bound_at` made a valid integer bound: at most what all the pods hold, plus a
+        slack for floating point, floored to the pods' granularity."""
+        hold = self.P + self.F
+        best = min(self.bound_at(budget), float(self.value @ hold))
+        total = self.cluster.total_gpu_milli
+        step = math.gcd(*(int(v) for v in self.value[hold > 0] if v)) or 1
+        return int(math.floor((best + 1e-7 * total) / step)) * step
+
+    def at(
+        self,
+        budget: int,
+        time_limit_s: float = 600.0,
+        pricing_time_s: float = PRICING_TIME_S,
+        witness_time_s: float = 120.0,
+        full_every: int = 4,
+        progress: Callable[[int, float, float, int], None] | None = None,
+    ) -> CurvePoint:
+        """The curve's point at ``budget`` migrations: column generation until the
+        Lagrangian bound meets the master LP (or ``time_limit_s``), then the witness. Every
+        ``full_every``-th round prices every group (a Lagrangian bound); the rounds between
+        price only the groups whose last reduced value was positive (partial pricing)."""
+        t0 = time.perf_counter()
+        if budget == 0:
+            point = self._unmoved()
+            if point is not None:
+                point.seconds = round(time.perf_counter() - t0, 2)
+                return point
+        deadline = t0 + time_limit_s
+        center: np.ndarray | None = None
+        center_value = math.inf
+        iterations = 0
+        master_value = -math.inf
+        while time.perf_counter() < deadline:
+            iterations += 1
+            master_value, dual_lp = self._master_lp(budget)
+            active = [g for g, r in enumerate(self.last_reduced) if r > REDUCED_TOL]
+            full = (iterations - 1) % full_every == 0 or not active
+            if not full:
+                _, added = self._lagrangian_round(
+                    dual_lp, dual_lp, active, pricing_time_s, deadline
+                )
+                if added:
+                    if progress is not None:
+                        progress(iterations, master_value, self.bound_at(budget), added)
+                    continue
+            alpha = SMOOTHING if center is not None else 0.0
+            while True:
+                dual = dual_lp if center is None else alpha * center + (1 - alpha) * dual_lp
+                line, added = self._lagrangian_round(
+                    dual, dual_lp, range(len(self.groups)), pricing_time_s, deadline
+                )
+                assert line is not None
+                self.lines.append(line)
+                value = line[0] + min(line[1], 0.0) * (int(self.P.sum()) - budget)
+                if value < center_value:
+                    center, center_value = dual.copy(), value
+                if added or alpha == 0.0 or time.perf_counter() > deadline:
+                    break
+                alpha = 0.0
+            best = self.bound_at(budget)
+            if progress is not None:
+                progress(iterations, master_value, best, added)
+            if best - master_value <= CONVERGED_MILLI or (alpha == 0.0 and not added):
+                break
+        point = CurvePoint(budget, self._floored(budget), None, None, None, iterations=iterations)
+        point.method = "column generation"
+        point.master_milli = master_value
+        self._witness(point, budget, witness_time_s)
+        point.columns = len(self.columns)
+        point.seconds = round(time.perf_counter() - t0, 2)
+        return point
+
+    def _unmoved(self) -> CurvePoint | None:
+        """Budget 0 when no failed pod fits the end state alone: nothing can be added (the
+        first pod added would have to fit alone), so the end state is optimal. None when some
+        failed pod fits (then the column generation decides)."""
+        state = TraceState(self.cluster)
+        where = {}
+        for a in np.flatnonzero(self.node >= 0):
+            state.place(self.pods, int(self.arrived[a]), int(self.node[a]), self.gpus[a])
+            where[int(a)] = (int(self.node[a]), self.gpus[a])
+        if any(
+            len(state.feasible(self.pods, int(self.arrived[a])))
+            for a in np.flatnonzero(self.node < 0)
+        ):
+            return None
+        return CurvePoint(
+            0, self.start_milli, self.start_milli, 0, 0, witness=where, method="end state (proved)"
+        )
+
+    # -- a restriction: every node either keeps all its pods or is packed anew -------------
+
+    def keep_or_reset(
+        self,
+        budget: int,
+        time_limit_s: float = 600.0,
+        pricing_time_s: float = 1.0,
+        witness_time_s: float = 120.0,
+        progress: Callable[[int, float, int], None] | None = None,
+    ) -> CurvePoint:
+        """A witness for ``budget`` from a restriction of the problem: each node keeps every
+        resident (and may take pods into its free room) or gives up all of them and is packed
+        anew, its residents counting as migrations. Pricing a fresh packing depends on the
+        node class only (:meth:`.config_bound.ConfigBound.price`, one CP-SAT model per class),
+        pricing additions on a kept node has the residents fixed: both cheap, against the
+        full pricing of :meth:`at`. The witness is checked as every witness is; its bound is
+        *not* a bound on the problem (the restriction may miss better placements), so the
+        point's ``bound_milli`` is the smallest valid one known (:meth:`bound_at`, the
+        start's value when K = 0)."""
+        t0 = time.perf_counter()
+        deadline = t0 + time_limit_s
+        C = self.n_classes
+        counts = self.P + self.F
+        q_of = np.empty(self.cluster.n, dtype=np.int64)
+        for q, members in enumerate(self.cb.node_members):
+            q_of[members] = q
+        iterations = 0
+        master_value = -math.inf
+        while time.perf_counter() < deadline:
+            iterations += 1
+            master_value, dual = self._master_lp(budget)
+            profit = self.value - dual[:C]
+            mu = dual[C + 1 :]
+            added = 0
+            fresh: dict[int, tuple[float, object]] = {}
+            for q in range(len(self.cb.node_keys)):
+                left = deadline - time.perf_counter()
+                _bound, value, packing = self.cb.price(
+                    q, profit, counts, max(0.2, min(pricing_time_s, left))
+                )
+                fresh[q] = (value, packing)
+            for g, group in enumerate(self.groups):
+                value, packing = fresh[int(q_of[group.nodes[0]])]
+                if packing is not None and value > mu[g] + REDUCED_TOL:
+                    col = Config(g, (), tuple(packing.slots))  # type: ignore[attr-defined]
+                    added += self._add(col)
+                if time.perf_counter() > deadline:
+                    break
+                _zg, col = self.price(
+                    g,
+                    profit,
+                    -float(dual[C]),
+                    max(0.2, min(pricing_time_s, deadline - time.perf_counter())),
+                    keep_all=True,
+                )
+                if col is not None:
+                    y, kept = self._counts(col)
+                    reduced = float(profit @ y - dual[C] * kept)
+                    if reduced > mu[g] + REDUCED_TOL:
+                        added += self._add(col)
+            if progress is not None:
+                progress(iterations, master_value, added)
+            if not added:
+                break
+        point = CurvePoint(budget, self._floored(budget), None, None, None)
+        point.iterations, point.master_milli = iterations, master_value
+        point.method = "keep-or-reset column generation"
+        self._witness(point, budget, witness_time_s)
+        point.columns = len(self.columns)
+        point.seconds = round(time.perf_counter() - t0, 2)
+        return point
+
+    # -- unlimited budget: the configuration bound, realised with the fewest moves -----------
+
+    def unlimited(self, time_limit_s: float = 900.0) -> CurvePoint:
+        """The curve's point with no budget, by the configuration bound of
+        :mod:`.config_bound` over the packings that hold every pod of ``P`` (``forced``; its
+        CPU-only pods are relaxed there, so the bound stays valid), and its witness packing
+        laid onto the cluster with the fewest migrations :func:`lay_out` finds. The
+        migrations counted are what reaching that packing takes (so any budget at least
+        that large reaches it too), not the least over all packings of its value."""
+        t0 = time.perf_counter()
+        placed = np.flatnonzero(self.node >= 0)
+        start = [(int(self.arrived[a]), int(self.node[a]), self.gpus[a]) for a in placed]
+        result = self.cb.at(
+            self.arrived,
+            time_limit_s=time_limit_s,
+            start=[start],
+            stop_gap_milli=CONVERGED_MILLI,
+            forced=self.arrived[placed],
+        )
+        point = CurvePoint(len(placed), result.bound_milli, None, None, None)
+        point.iterations, point.columns = result.iterations, result.columns
+        point.master_milli = result.master_milli
+        if result.witness_milli is not None and not result.witness_errors:
+            self._check_layout(point, len(placed), self.lay_out(result.witness))
+            point.method = "configuration packing laid out"
+        if point.witness_milli is None or point.errors:
+            # no packing, or its layout left a CPU-only pod out (the bound relaxes them)
+            fallback = self.keep_or_reset(len(placed), time_limit_s=time_limit_s)
+            point.witness, point.witness_milli = fallback.witness, fallback.witness_milli
+            point.witness_moves = fallback.witness_moves
+            point.witness_placed_failed = fallback.witness_placed_failed
+            point.errors, point.method = fallback.errors, fallback.method
+        point.seconds = round(time.perf_counter() - t0, 2)
+        return point
+
+    def lay_out(
+        self, packing: Sequence[tuple[int, int, tuple[int, ...]]]
+    ) -> dict[int, tuple[int, tuple[int, ...]]]:
+        """A from-scratch packing ``[(pod, node, gpus)]`` of GPU pods as a placement of the
+        arrivals that keeps as many pods of ``P`` where they are as it can: nodes of one
+        class are interchangeable, so packings go to the nodes by an assignment (most
+        residents of equal class kept, OR-Tools' linear sum assignment), then each node's
+        GPUs are relabelled by a second one (most residents on the same GPU); a slot takes
+        the resident of its class that is on its GPUs, else a displaced pod of its class,
+        else a failed one. CPU-only pods of ``P`` stay on their node where it still has
+        room, else go to the roomiest node (a migration)."""
+        # OR-Tools loads a large native library: imported on first use.
+        from ortools.graph.python import linear_sum_assignment
+
+        cb, cluster = self.cb, self.cluster
+        slots_of: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
+        for pod, node, gpus in packing:
+            slots_of.setdefault(int(node), []).append((int(cb.pod_class[pod]), tuple(gpus)))
+        res_of = [
+            [(int(self.cls[a]), self.gpus[a], int(a)) for a in self.residents_of[n]]
+            for n in range(cluster.n)
+        ]
+        target: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
+        for members in cb.node_members:
+            members = [int(n) for n in members]
+            size = len(members)
+            lsa = linear_sum_assignment.SimpleLinearSumAssignment()
+            for i, n in enumerate(members):
+                have = np.bincount([c for c, _, _ in res_of[n]], minlength=self.n_classes)
+                for j, w in enumerate(members):
+                    want = np.bincount(
+                        [c for c, _ in slots_of.get(w, [])], minlength=self.n_classes
+                    )
+                    lsa.add_arc_with_cost(i, j, -int(np.minimum(have, want).sum()))
+            if size and lsa.solve() != lsa.OPTIMAL:
+                raise RuntimeError("assignment of packings to nodes failed")
+            for i, n in enumerate(members):
+                target[n] = slots_of.get(members[lsa.right_mate(i)], [])
+        where: dict[int, tuple[int, tuple[int, ...]]] = {}
+        displaced: dict[int, list[int]] = {}
+        todo: list[tuple[int, int, tuple[int, ...]]] = []
+        for n in range(cluster.n):
+            G = int(cluster.gpu_count[n])
+            slots = target.get(n, [])
+            if G and slots:
+                lsa = linear_sum_assignment.SimpleLinearSumAssignment()
+                for w in range(G):
+                    mine = [c for c, gs in slots if w in gs]
+                    for g in range(G):
+                        theirs = [c for c, gs, _ in res_of[n] if g in gs]
+                        common = sum(min(mine.count(c), theirs.count(c)) for c in set(mine))
+                        lsa.add_arc_with_cost(w, g, -common)
+                lsa.solve()
+                relabel = {w: lsa.right_mate(w) for w in range(G)}
+                slots = [(c, tuple(sorted(relabel[w] for w in gs))) for c, gs in slots]
+            free = {(c, gs): [] for c, gs in slots}
+            for c, gs, a in res_of[n]:
+                if cb.k[c]:
+                    free.setdefault((c, gs), []).append(a)
+            for c, gs in slots:
+                if free.get((c, gs)):
+                    where[free[(c, gs)].pop()] = (n, gs)
+                else:
+                    todo.append((c, n, gs))
+            for (c, _gs), left in free.items():
+                displaced.setdefault(c, []).extend(left)
+        for a in np.flatnonzero(self.node < 0):
+            if self.cb.k[self.cls[a]]:
+                displaced.setdefault(int(self.cls[a]), []).insert(0, int(a))  # failed last
+        for c, n, gs in todo:
+            if displaced.get(c):
+                where[displaced[c].pop()] = (n, gs)
+        # CPU-only pods of P: stay where they fit, else the node with the most CPU left
+        state = TraceState(cluster)
+        for a, (n, gs) in where.items():
+            state.place(self.pods, int(self.arrived[a]), n, list(gs))
+        cpu_only = [int(a) for a in np.flatnonzero(self.node >= 0) if not cb.k[self.cls[a]]]
+        for a in cpu_only:
+            p, n = int(self.arrived[a]), int(self.node[a])
+            if (
+                state.cpu_left[n] >= self.pods.cpu_milli[p]
+                and state.mem_left[n] >= self.pods.memory_mib[p]
+            ):
+                where[a] = (n, ())
+            else:
+                nodes = state.feasible(self.pods, p)
+                if not len(nodes):
+                    continue  # left out: the check reports it
+                n = int(nodes[np.argmax(state.cpu_left[nodes])])
+                where[a] = (n, ())
+            state.place(self.pods, p, n, [])
+        return where
+
+    def _check_layout(
+        self, point: CurvePoint, budget: int, where: dict[int, tuple[int, tuple[int, ...]]]
+    ) -> None:
+        """Check a placement of the arrivals from scratch and count its migrations."""
+        errors: list[str] = []
+        items = list(where)
+        errors += check_placement(
+            TraceState(self.cluster),
+            self.pods,
+            [int(self.arrived[a]) for a in items],
+            [(i, where[a][0], where[a][1]) for i, a in enumerate(items)],
+        )
+        lost = [int(a) for a in np.flatnonzero(self.node >= 0) if int(a) not in where]
+        if lost:
+            errors.append(f"{len(lost)} pods placed at the start are not placed: {lost[:5]}")
+        moves = sum(
+            1
+            for a in np.flatnonzero(self.node >= 0)
+            if int(a) in where and where[int(a)] != (int(self.node[a]), self.gpus[a])
+        )
+        if moves > budget:
+            errors.append(f"{moves} migrations > budget {budget}")
+        point.witness = where
+        point.witness_milli = int(sum(int(self.pods.demand[self.arrived[a]]) for a in where))
+        point.witness_moves = moves
+        point.witness_placed_failed = sum(1 for a in where if self.node[a] < 0)
+        point.errors = errors
+
+    # -- the witness -----------------------------------------------------------------------
+
+    def _witness(self, point: CurvePoint, budget: int, time_limit_s: float) -> None:
+        """The best of three integer solutions, realised and checked: the integer master over
+        the columns (HiGHS), a dive (:meth:`_dive`) that prices new columns as it fixes, and
+        the end state itself (every node keeps all: the first column of each group), which
+        is feasible at every budget."""
+        t0 = time.perf_counter()
+        start = np.zeros(len(self.columns), dtype=np.int64)
+        start[: len(self.groups)] = [len(g.nodes) for g in self.groups]
+        best = (self.start_milli, start)
+        run = self._solve_master(budget, True, time_limit_s / 2)
+        if run.x is not None:
+            lam = np.rint(run.x).astype(np.int64)
+            if self._value_of(lam) > best[0]:
+                best = (self._value_of(lam), lam)
+        left = time_limit_s - (time.perf_counter() - t0)
+        dived = self._dive(budget, max(left, 1.0))
+        if dived is not None and self._value_of(dived) > best[0]:
+            best = (self._value_of(dived), dived)
+        self._realise(point, budget, best[1])
+
+    def _value_of(self, lam: np.ndarray) -> int:
+        """The milli-GPU the column counts ``lam`` hold."""
+        return int(
+            sum(
+                int(self.value @ self._counts(self.columns[j])[0]) * int(t)
+                for j, t in enumerate(lam)
+                if t
+            )
+        )
+
+    def _dive(self, budget: int, time_limit_s: float) -> np.ndarray | None:
+        """Price-and-dive: solve the master LP, fix every column's integer part (or, when
+        none has one, round up the most fractional-heavy column), price the groups not yet
+        fully fixed at the new duals, repeat until every node has a configuration. None if
+        the master becomes infeasible or time runs out."""
+        deadline = time.perf_counter() + time_limit_s
+        sizes = np.array([len(g.nodes) for g in self.groups])
+        fixed = np.zeros(len(self.columns), dtype=np.int64)
+        while time.perf_counter() < deadline:
+            if len(fixed) < len(self.columns):
+                fixed = np.concatenate([fixed, np.zeros(len(self.columns) - len(fixed), np.int64)])
+            run = self._solve_master(budget, False, None, fixed)
+            if run.status != RunStatus.OPTIMAL or run.x is None or run.row_dual is None:
+                return None
+            x = np.asarray(run.x)
+            if np.all(np.abs(x - np.rint(x)) < 1e-6):
+                return np.rint(x).astype(np.int64)
+            floor = np.floor(x + 1e-6).astype(np.int64)
+            if np.any(floor > fixed):
+                fixed = np.maximum(fixed, floor)
+            else:
+                frac = np.where(x - fixed > 1e-6, x - fixed, -1.0)
+                j = int(np.argmax(frac))
+                fixed[j] += 1
+            used = np.zeros(len(self.groups), dtype=np.int64)
+            for j in np.flatnonzero(fixed):
+                used[self.columns[j].group] += fixed[j]
+            open_groups = [g for g in range(len(self.groups)) if used[g] < sizes[g]]
+            if not open_groups:
+                continue
+            run = self._solve_master(budget, False, None, fixed)
+            if run.status != RunStatus.OPTIMAL or run.row_dual is None:
+                return None
+            dual = np.asarray(run.row_dual, dtype=float)
+            active = (
+                open_groups
+                if len(open_groups) <= DIVE_PRICE_ALL
+                else [g for g in open_groups if self.last_reduced[g] > REDUCED_TOL]
+            )
+            if active:
+                self._lagrangian_round(dual, dual, active, 1.0, deadline)
+        return None
+
+    def _realise(self, point: CurvePoint, budget: int, lam: np.ndarray) -> None:
+        """Turn column counts into a placement, pod by pod, and check it from scratch."""
+        lam = np.concatenate([lam, np.zeros(len(self.columns) - len(lam), dtype=np.int64)])
+        free = [list(g.nodes) for g in self.groups]
+        plan: list[tuple[int, Config]] = []
+        for col, times in zip(self.columns, lam, strict=True):
+            for _ in range(int(times)):
+                plan.append((free[col.group].pop(), col))
+        # Residents not kept anywhere move; each class's incoming slots take them first.
+        kept_arrivals: set[int] = set()
+        for node, col in plan:
+            for i in col.keep:
+                kept_arrivals.add(self.residents_of[node][i])
+        pool: dict[int, list[int]] = {}
+        for a in np.flatnonzero(self.node < 0):
+            pool.setdefault(int(self.cls[a]), []).append(int(a))
+        for a in np.flatnonzero(self.node >= 0):
+            if int(a) not in kept_arrivals:
+                pool.setdefault(int(self.cls[a]), []).append(int(a))  # popped first
+        where: dict[int, tuple[int, tuple[int, ...]]] = {}
+        errors: list[str] = []
+        for node, col in plan:
+            for i in col.keep:
+                a = self.residents_of[node][i]
+                where[a] = (node, self.gpus[a])
+            for c, gs in col.incoming:
+                if not pool.get(c):
+                    errors.append(f"class {c}: more incoming slots than pods")
+                    continue
+                where[pool[c].pop()] = (node, gs)
+        self._check_layout(point, budget, where)
+        point.errors = errors + point.errors

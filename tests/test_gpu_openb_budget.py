@@ -1,0 +1,156 @@
+"""What a migration budget buys at the end of an openb replay (issue 42): the column generation
+of models/gpu/sim/openb/budget_curve.py against an independent CP-SAT model of every pod on
+every GPU with the move budget written out, and its witness re-checked from scratch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from ortools.sat.python import cp_model
+
+from placement.models.gpu.instance import MILLI, GpuJob, GpuNode
+from placement.models.gpu.sim.openb.batch import check_placement
+from placement.models.gpu.sim.openb.budget_curve import BudgetCurve
+from placement.models.gpu.sim.openb.online import make_any
+from placement.models.gpu.sim.openb.replay import PodSet, TraceCluster, TraceState, replay
+from tests.test_gpu_openb_config_bound import _random_case
+
+
+def exact_with_budget(cluster, pods, arrived, node, gpus, budget: int | None) -> int:
+    """The most milli-GPU any placement holds that keeps every pod placed at the start placed
+    and moves at most ``budget`` of them (a pod stays when its node and GPUs are unchanged):
+    one 0/1 variable per (pod, node) and (pod, node, GPU), written out directly."""
+    model = cp_model.CpModel()
+    on_node, on_gpu, stays = {}, {}, []
+    for i, p in enumerate(arrived):
+        k = int(pods.num_gpu[p])
+        for n in range(cluster.n):
+            if k and (k > cluster.gpu_count[n] or not pods.type_ok[p, cluster.type_of[n]]):
+                continue
+            a = on_node[i, n] = model.new_bool_var(f"a{i}_{n}")
+            row = (
+                [
+                    on_gpu.setdefault((i, n, g), model.new_bool_var(f"b{i}_{n}_{g}"))
+                    for g in range(int(cluster.gpu_count[n]))
+                ]
+                if k
+                else []
+            )
+            model.add(sum(row) == k * a)
+        placed = sum(v for (j, _), v in on_node.items() if j == i)
+        if node[i] >= 0:
+            model.add(placed == 1)
+            s = model.new_bool_var(f"s{i}")
+            model.add_implication(s, on_node[i, int(node[i])])
+            for g in gpus[i]:
+                model.add_implication(s, on_gpu[i, int(node[i]), int(g)])
+            stays.append(s)
+        else:
+            model.add(placed <= 1)
+    if budget is not None:
+        model.add(len(stays) - sum(stays) <= budget)
+    for n in range(cluster.n):
+        here = [(i, v) for (i, nn), v in on_node.items() if nn == n]
+        model.add(sum(int(pods.cpu_milli[arrived[i]]) * v for i, v in here) <= cluster.cpu_milli[n])
+        model.add(
+            sum(int(pods.memory_mib[arrived[i]]) * v for i, v in here) <= cluster.memory_mib[n]
+        )
+        for g in range(int(cluster.gpu_count[n])):
+            load = [(i, v) for (i, nn, gg), v in on_gpu.items() if nn == n and gg == g]
+            model.add(sum(int(pods.milli[arrived[i]]) * v for i, v in load) <= MILLI)
+    model.maximize(sum(int(pods.demand[arrived[i]]) * v for (i, _), v in on_node.items()))
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.max_time_in_seconds = 60
+    assert solver.solve(model) == cp_model.OPTIMAL
+    return int(round(solver.objective_value))
+
+
+def _case(rng: np.random.Generator):
+    """A random small cluster and arrivals (as the configuration bound's tests draw them),
+    replayed by a policy that fragments (random fit), which leaves migrations room to help."""
+    cluster, pods, arrived = _random_case(rng)
+    curve = replay(cluster, pods, make_any("Random"), int(rng.integers(1000)), order=arrived)
+    return cluster, pods, arrived, curve.node, curve.gpus
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_curve_brackets_the_exact_optimum_and_its_witness_checks(seed: int) -> None:
+    """At every budget: the bound is at least the exact optimum, the witness at most, it
+    moves at most the budget, keeps every placed pod placed and passes the check."""
+    cluster, pods, arrived, node, gpus = _case(np.random.default_rng(seed))
+    bc = BudgetCurve(cluster, pods, arrived, node, gpus)
+    start = int(pods.demand[arrived[node >= 0]].sum())
+    assert bc.start_milli == start
+    last = start
+    for budget in (0, 1, 2, 100):
+        best = exact_with_budget(cluster, pods, arrived, node, gpus, budget)
+        point = bc.at(budget, time_limit_s=60)
+        assert point.errors == []
+        assert point.bound_milli >= best >= point.witness_milli >= last
+        assert point.witness_moves <= budget
+        if point.proved:
+            assert point.witness_milli == best
+        # the witness, re-checked here too: every pod placed at the start is placed
+        where = point.witness
+        assert all(int(a) in where for a in np.flatnonzero(node >= 0))
+        items = list(where)
+        assert (
+            check_placement(
+                TraceState(cluster),
+                pods,
+                [int(arrived[a]) for a in items],
+                [(i, *where[a]) for i, a in enumerate(items)],
+            )
+            == []
+        )
+        last = point.witness_milli
+        # the keep-or-reset restriction: a checked witness, never above the optimum
+        restricted = bc.keep_or_reset(budget, time_limit_s=60)
+        assert restricted.errors == [] and restricted.witness_moves <= budget
+        assert start <= restricted.witness_milli <= best
+    unlimited = bc.unlimited(time_limit_s=60)
+    best = exact_with_budget(cluster, pods, arrived, node, gpus, None)
+    assert unlimited.errors == [] and unlimited.bound_milli >= best >= unlimited.witness_milli
+
+
+def test_budget_zero_changes_nothing_a_failed_pod_still_does_not_fit() -> None:
+    """With no pods moved nothing that failed fits (capacity only shrank after it failed)."""
+    cluster, pods, arrived, node, gpus = _case(np.random.default_rng(3))
+    point = BudgetCurve(cluster, pods, arrived, node, gpus).at(0, time_limit_s=60)
+    assert point.witness_moves == 0
+    assert point.witness_milli == int(pods.demand[arrived[node >= 0]].sum())
+
+
+def test_one_migration_makes_room_and_the_curve_proves_it() -> None:
+    """Two one-GPU nodes hold a 300- and a 600-milli pod; a whole-GPU pod failed. Moving the
+    300-milli pod beside the 600 frees a GPU: 0 migrations hold 900, 1 holds 1,900."""
+    nodes = [GpuNode(f"n{i}", "G", 1, 0, 0, 32_000, 65_536) for i in range(2)]
+    jobs = [
+        GpuJob("small", gpu_milli=300, cpu_milli=1_000, memory_mib=1_024),
+        GpuJob("large", gpu_milli=600, cpu_milli=1_000, memory_mib=1_024),
+        GpuJob("whole", gpus=1, cpu_milli=1_000, memory_mib=1_024),
+    ]
+    cluster = TraceCluster.from_nodes(nodes)
+    pods = PodSet.from_jobs(jobs, cluster)
+    arrived = np.array([0, 1, 2])
+    node, gpus = np.array([0, 1, -1]), [(0,), (0,), ()]
+    bc = BudgetCurve(cluster, pods, arrived, node, gpus)
+    points = [bc.at(b, time_limit_s=60) for b in (0, 1, 2)]
+    assert [p.witness_milli for p in points] == [900, 1_900, 1_900]
+    assert [p.witness_moves for p in points] == [0, 1, 1]
+    assert all(p.proved and p.errors == [] for p in points)
+    assert points[1].witness[0] == (1, (0,))  # the small pod joined the large one
+    restricted = bc.keep_or_reset(1, time_limit_s=60)
+    assert restricted.errors == [] and restricted.witness_milli == 1_900
+    unlimited = bc.unlimited(time_limit_s=60)
+    assert unlimited.bound_milli == 1_900 == unlimited.witness_milli and unlimited.errors == []
+
+
+def test_every_full_pricing_round_bounds_every_budget() -> None:
+    """The Lagrangian lines of one budget's rounds bound the exact optimum at every budget."""
+    cluster, pods, arrived, node, gpus = _case(np.random.default_rng(4))
+    bc = BudgetCurve(cluster, pods, arrived, node, gpus)
+    bc.at(1, time_limit_s=60)
+    for budget in (0, 1, 2, 100):
+        assert bc.bound_at(budget) >= exact_with_budget(cluster, pods, arrived, node, gpus, budget)
