@@ -546,6 +546,7 @@ FAMILY_MODULES: dict[str, str] = {
     "entanglement": "placement.models.entanglement",
     "mc": "placement.models.mc",
     "dispatch": "placement.models.dispatch",
+    "sharding": "placement.models.sharding",
 }
 """Family name -> module exposing ``FAMILY``. One line per family."""
 

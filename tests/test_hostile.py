@@ -233,9 +233,9 @@ def test_check_refuses_an_end_that_contradicts_start_and_running_time(tmp_path: 
     assert_user_error(proc, "dag.runs[0].end_s", "start_s + the running time")
 
 
-def test_the_library_says_six_families() -> None:
-    assert "Six problem families" in placement.__doc__
-    assert len(family_names()) == 6
+def test_the_library_says_seven_families() -> None:
+    assert "Seven problem families" in placement.__doc__
+    assert len(family_names()) == 7
 
 
 # --- item 12: the greedy phase honours the deadline --------------------------------------------
