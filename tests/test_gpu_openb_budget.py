@@ -6,64 +6,34 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ortools.sat.python import cp_model
 
-from placement.models.gpu.instance import MILLI, GpuJob, GpuNode
+from placement.models.gpu.instance import GpuJob, GpuNode
 from placement.models.gpu.sim.openb.batch import check_placement
 from placement.models.gpu.sim.openb.budget_curve import BudgetCurve
 from placement.models.gpu.sim.openb.online import make_any
 from placement.models.gpu.sim.openb.replay import PodSet, TraceCluster, TraceState, replay
-from tests.test_gpu_openb_config_bound import _random_case
+from tests.test_gpu_openb_config_bound import _random_case, placement_model, solve_optimal
 
 
 def exact_with_budget(cluster, pods, arrived, node, gpus, budget: int | None) -> int:
     """The most milli-GPU any placement holds that keeps every pod placed at the start placed
-    and moves at most ``budget`` of them (a pod stays when its node and GPUs are unchanged):
-    one 0/1 variable per (pod, node) and (pod, node, GPU), written out directly."""
-    model = cp_model.CpModel()
-    on_node, on_gpu, stays = {}, {}, []
-    for i, p in enumerate(arrived):
-        k = int(pods.num_gpu[p])
-        for n in range(cluster.n):
-            if k and (k > cluster.gpu_count[n] or not pods.type_ok[p, cluster.type_of[n]]):
-                continue
-            a = on_node[i, n] = model.new_bool_var(f"a{i}_{n}")
-            row = (
-                [
-                    on_gpu.setdefault((i, n, g), model.new_bool_var(f"b{i}_{n}_{g}"))
-                    for g in range(int(cluster.gpu_count[n]))
-                ]
-                if k
-                else []
-            )
-            model.add(sum(row) == k * a)
-        placed = sum(v for (j, _), v in on_node.items() if j == i)
-        if node[i] >= 0:
-            model.add(placed == 1)
-            s = model.new_bool_var(f"s{i}")
-            model.add_implication(s, on_node[i, int(node[i])])
-            for g in gpus[i]:
-                model.add_implication(s, on_gpu[i, int(node[i]), int(g)])
-            stays.append(s)
-        else:
-            model.add(placed <= 1)
+    and moves at most ``budget`` of them (a pod stays when its node and GPUs are unchanged),
+    on the configuration bound tests' direct model of every pod on every GPU."""
+    model, on_node, on_gpu, placed = placement_model(cluster, pods, arrived)
+    stays = []
+    for i, count in enumerate(placed):
+        if node[i] < 0:
+            model.add(count <= 1)
+            continue
+        model.add(count == 1)
+        s = model.new_bool_var(f"s{i}")
+        model.add_implication(s, on_node[i, int(node[i])])
+        for g in gpus[i]:
+            model.add_implication(s, on_gpu[i, int(node[i]), int(g)])
+        stays.append(s)
     if budget is not None:
         model.add(len(stays) - sum(stays) <= budget)
-    for n in range(cluster.n):
-        here = [(i, v) for (i, nn), v in on_node.items() if nn == n]
-        model.add(sum(int(pods.cpu_milli[arrived[i]]) * v for i, v in here) <= cluster.cpu_milli[n])
-        model.add(
-            sum(int(pods.memory_mib[arrived[i]]) * v for i, v in here) <= cluster.memory_mib[n]
-        )
-        for g in range(int(cluster.gpu_count[n])):
-            load = [(i, v) for (i, nn, gg), v in on_gpu.items() if nn == n and gg == g]
-            model.add(sum(int(pods.milli[arrived[i]]) * v for i, v in load) <= MILLI)
-    model.maximize(sum(int(pods.demand[arrived[i]]) * v for (i, _), v in on_node.items()))
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = 1
-    solver.parameters.max_time_in_seconds = 60
-    assert solver.solve(model) == cp_model.OPTIMAL
-    return int(round(solver.objective_value))
+    return solve_optimal(model)
 
 
 def _case(rng: np.random.Generator):

@@ -22,15 +22,15 @@ def _trace(nodes: list[GpuNode], jobs: list[GpuJob]) -> tuple[TraceCluster, PodS
     return cluster, PodSet.from_jobs(jobs, cluster)
 
 
-def exact_allocation(
-    cluster: TraceCluster, pods: PodSet, arrived: np.ndarray, forced: frozenset[int] = frozenset()
-) -> int:
-    """The most milli-GPU any placement of a subset of ``arrived`` holds: one 0/1 variable
-    per (pod, node) and (pod, node, GPU), the simulator's rules written out directly. The
-    GPU pods at the positions ``forced`` of ``arrived`` must be placed."""
+def placement_model(cluster: TraceCluster, pods: PodSet, arrived: np.ndarray):
+    """The simulator's rules written out directly: one 0/1 variable per (pod, node) and
+    (pod, node, GPU), CPU, memory and milli-GPU per GPU; no pod placed twice is the caller's
+    row. Returns (model, on_node, on_gpu, placed per arrival); the objective is the
+    milli-GPU placed."""
     model = cp_model.CpModel()
     on_node: dict[tuple[int, int], cp_model.IntVar] = {}
     on_gpu: dict[tuple[int, int, int], cp_model.IntVar] = {}
+    placed = []
     for i, p in enumerate(arrived):
         k = int(pods.num_gpu[p])
         for n in range(cluster.n):
@@ -46,8 +46,7 @@ def exact_allocation(
                 else []
             )
             model.add(sum(gpus) == k * a)
-        placed = sum(v for (j, _), v in on_node.items() if j == i)
-        model.add(placed == 1 if i in forced and pods.num_gpu[p] else placed <= 1)
+        placed.append(sum(v for (j, _), v in on_node.items() if j == i))
     for n in range(cluster.n):
         here = [(i, v) for (i, nn), v in on_node.items() if nn == n]
         model.add(sum(int(pods.cpu_milli[arrived[i]]) * v for i, v in here) <= cluster.cpu_milli[n])
@@ -58,11 +57,28 @@ def exact_allocation(
             load = [(i, v) for (i, nn, gg), v in on_gpu.items() if nn == n and gg == g]
             model.add(sum(int(pods.milli[arrived[i]]) * v for i, v in load) <= MILLI)
     model.maximize(sum(int(pods.demand[arrived[i]]) * v for (i, _), v in on_node.items()))
+    return model, on_node, on_gpu, placed
+
+
+def solve_optimal(model: cp_model.CpModel) -> int:
+    """CP-SAT's proved optimum of ``model``."""
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.max_time_in_seconds = 60
     assert solver.solve(model) == cp_model.OPTIMAL
     return int(round(solver.objective_value))
+
+
+def exact_allocation(
+    cluster: TraceCluster, pods: PodSet, arrived: np.ndarray, forced: frozenset[int] = frozenset()
+) -> int:
+    """The most milli-GPU any placement of a subset of ``arrived`` holds
+    (:func:`placement_model`). The GPU pods at the positions ``forced`` of ``arrived`` must be
+    placed."""
+    model, _, _, placed = placement_model(cluster, pods, arrived)
+    for i, (p, count) in enumerate(zip(arrived, placed, strict=True)):
+        model.add(count == 1 if i in forced and pods.num_gpu[p] else count <= 1)
+    return solve_optimal(model)
 
 
 def _random_case(rng: np.random.Generator) -> tuple[TraceCluster, PodSet, np.ndarray]:

@@ -159,7 +159,6 @@ class BudgetCurve:
         """Per node, the arrivals on it in the order of its group's ``residents``."""
         by_key: dict[tuple, int] = {}
         self.groups: list[Group] = []
-        self.group_of = np.empty(cluster.n, dtype=np.int64)
         for n in range(cluster.n):
             items = sorted(content[n])
             self.residents_of.append([a for _, _, a in items])
@@ -175,8 +174,6 @@ class BudgetCurve:
                 by_key[key] = len(self.groups)
                 self.groups.append(Group([], slots))
             self.groups[by_key[key]].nodes.append(n)
-            self.group_of[n] = by_key[key]
-        self.parameters: dict = dict(LIGHT_PRESOLVE)
         self.lines: list[tuple[float, float]] = []
         """Every full pricing round's Lagrangian line (:meth:`bound_at`)."""
         self.last_reduced = [math.inf] * len(self.groups)
@@ -282,7 +279,7 @@ class BudgetCurve:
         obj = sum(int(math.ceil(kp[i] * PROFIT_SCALE)) * keep[i] for i in range(len(res)))
         obj += sum(int(math.ceil(profit[c] * PROFIT_SCALE)) * v for c, v in y.items())
         model.maximize(obj)
-        run = CpSat.run_subproblem(model, time_limit_s, workers=1, parameters=self.parameters)
+        run = CpSat.run_subproblem(model, time_limit_s, workers=1, parameters=LIGHT_PRESOLVE)
         if not run.has_solution:
             if run.status == RunStatus.NO_SOLUTION and run.bound is not None:
                 return run.bound / PROFIT_SCALE, None
@@ -517,9 +514,6 @@ class BudgetCurve:
         deadline = t0 + time_limit_s
         C = self.n_classes
         counts = self.P + self.F
-        q_of = np.empty(self.cluster.n, dtype=np.int64)
-        for q, members in enumerate(self.cb.node_members):
-            q_of[members] = q
         iterations = 0
         master_value = -math.inf
         while time.perf_counter() < deadline:
@@ -536,7 +530,7 @@ class BudgetCurve:
                 )
                 fresh[q] = (value, packing)
             for g, group in enumerate(self.groups):
-                value, packing = fresh[int(q_of[group.nodes[0]])]
+                value, packing = fresh[int(self.cb.node_class[group.nodes[0]])]
                 if packing is not None and value > mu[g] + REDUCED_TOL:
                     col = Config(g, (), tuple(packing.slots))  # type: ignore[attr-defined]
                     added += self._add(col)

@@ -182,6 +182,10 @@ class ConfigBound:
         self.cluster = cluster
         self.pods = pods
         self.node_keys, self.node_count, self.node_members = node_classes(cluster)
+        self.node_class = np.empty(cluster.n, dtype=np.int64)
+        """The class of each node."""
+        for q, members in enumerate(self.node_members):
+            self.node_class[members] = q
         keys = np.concatenate(
             [
                 np.stack([pods.num_gpu, pods.milli, pods.cpu_milli, pods.memory_mib], 1),
@@ -316,10 +320,9 @@ class ConfigBound:
                 by_node.setdefault(int(node), []).append(
                     (int(self.pod_class[pod]), tuple(int(g) for g in gpus))
                 )
-        q_of = np.empty(self.cluster.n, dtype=np.int64)
-        for q, members in enumerate(self.node_members):
-            q_of[members] = q
-        return [Packing(int(q_of[node]), tuple(slots)) for node, slots in by_node.items()]
+        return [
+            Packing(int(self.node_class[node]), tuple(slots)) for node, slots in by_node.items()
+        ]
 
     # -- column generation -----------------------------------------------------------------
 
