@@ -13,6 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from placement.benchmarks.dispatch.sweep import (
+    SERVER_COUNTS,
+    SWEEP_POLICIES,
+    run_sweep,
+    split,
+    total_speed_for,
+)
 from placement.models.dispatch import FAMILY
 from placement.models.dispatch.bound import lower_bound, own_service_bound, srpt_bound, srpt_flow
 from placement.models.dispatch.explain import explain_waits
@@ -27,6 +34,7 @@ from placement.models.dispatch.instance import (
 )
 from placement.models.dispatch.schedule import easy_solution, fcfs_solution
 from placement.models.dispatch.sim import POLICY_NAMES, make_policy, replay
+from placement.models.dispatch.sim.stages import choose_stages, grid, sample_paths, staged_ect
 from placement.solver import SolutionStatus, SolveOptions, solve
 from placement.solver.errors import InputError
 from placement.solver.testing import instance_from_document
@@ -427,3 +435,56 @@ def test_easy_schedules_of_multicore_servers_pass_the_checker(seed: int) -> None
     for name, solution in FAMILY.greedy(inst, SolveOptions()):
         report = FAMILY.check(inst, solution)
         assert report.feasible, (name, report.violations)
+
+
+# --- the staged rollout and the server-count sweep ----------------------------------------
+
+
+def test_the_stages_chosen_are_the_least_score_over_the_whole_grid() -> None:
+    inst = generate(300, 4, 0.95, seed=6)
+    chosen = choose_stages(inst, paths=2, jobs=400, seed=1, budget_s=600.0)
+    paths = sample_paths(inst, 2, 400, 1)
+    scores = {
+        (first, cutoff): sum(staged_ect(inst, a, js, first, second, cutoff) for a, js in paths) / 2
+        for first, second, cutoff in grid(inst)
+    }
+    assert chosen.evaluated == len(grid(inst))
+    assert chosen.score == pytest.approx(min(scores.values()))
+    assert scores[(chosen.first, chosen.cutoff)] == pytest.approx(chosen.score)
+    assert (tuple(range(4)), None) in scores  # no split is a candidate
+
+
+def test_the_staged_rollout_keeps_every_job_in_its_stage() -> None:
+    inst = generate(400, 6, 0.95, seed=2)
+    policy = make_policy("staged-rollout")
+    policy.budget_s = 60.0
+    result = replay(inst, policy)
+    assert FAMILY.check(inst, result.solution).feasible
+    stages = policy.stages
+    if stages.cutoff is not None:
+        for j, s in enumerate(result.solution.server_of):
+            assert s in stages.of(inst.jobs[j].size), (j, s, stages)
+
+
+def test_on_many_servers_the_rollout_leaves_the_decision_to_earliest_completion() -> None:
+    """Above MAX_SCANS server scans a decision is earliest completion's, counted."""
+    inst = generate(120, 1200, 0.5, seed=1)
+    policy = make_policy("rollout")
+    result = replay(inst, policy)
+    assert policy.fallbacks == 120 - policy.warmup
+    assert result.solution == replay(inst, "ect").solution
+
+
+def test_the_sweep_splits_a_fixed_total_speed_and_every_replay_is_checked() -> None:
+    inst = generate(300, 8, 0.9, seed=1)
+    total = total_speed_for(inst, 0.9)
+    work = sum(j.size for j in inst.jobs)
+    span = max(j.arrival for j in inst.jobs) - min(j.arrival for j in inst.jobs)
+    assert float(total) == pytest.approx(work / (0.9 * span), abs=1 / 64)
+    four = split(inst, 4, total)
+    assert [s.speed for s in four.servers] == [float(total / 4)] * 4
+    rows = run_sweep({"sweep": "t"}, inst, total)
+    assert len(rows) == len(SERVER_COUNTS) * len(SWEEP_POLICIES)
+    assert all(r["invalid"] == 0 for r in rows)
+    one = [r["mean_response"] for r in rows if r["servers"] == 1]
+    assert len(set(one)) == 1  # one server: every policy is FCFS on it

@@ -6,7 +6,8 @@ Weibull sizes, identical single-core servers) and the shared traces under the da
 out; ``jobs/cirrus-2024q1``: the sacct CSV on 280 nodes of 36 cores); a missing trace gives a
 row that says so. Each case replays every policy (:mod:`placement.models.dispatch.sim`), the
 family's checker checks every schedule (``invalid``), and the row carries the trace's lower
-bound (:mod:`placement.models.dispatch.bound`) as a mean response.
+bound (:mod:`placement.models.dispatch.bound`) as a mean response. Then Yildiz et al.'s
+server-count sweep on each trace (:mod:`.sweep`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import os
 import statistics
 from typing import Any
 
+from placement.benchmarks.dispatch.sweep import LOAD, run_sweep, sweep_table, total_speed_for
 from placement.benchmarks.runner import Rechecker
 from placement.benchmarks.tables import markdown_table
 from placement.models.dispatch.bound import lower_bound, own_service_bound, srpt_bound
@@ -64,6 +66,18 @@ def cases(config: Any) -> list[dict[str, Any]]:
     ]
     for name, rel in TRACES.items():
         out.append({"trace": name, "path": str(config.data_dir(rel)), "jobs": s["trace_jobs"]})
+    for case in out:
+        case["stage_budget_s"] = 2.0 if config.quick else 30.0
+    out.append({"trace": "sweep", "sweep": "synthetic", "jobs": s["jobs"], "seed": s["seeds"][0]})
+    for name, rel in TRACES.items():
+        out.append(
+            {
+                "trace": "sweep",
+                "sweep": name,
+                "path": str(config.data_dir(rel)),
+                "jobs": s["trace_jobs"],
+            }
+        )
     out.append(
         {
             "trace": "nasa-easy",
@@ -195,6 +209,8 @@ def run(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
         return run_windows(case)
     if case["trace"] == "nasa-easy":
         return run_easy(case)
+    if case["trace"] == "sweep":
+        return _run_sweep(case)
     base = {"trace": case["trace"], "load": case.get("load", ""), "seed": case.get("seed", "")}
     if case["trace"] != "synthetic" and not os.path.exists(case["path"]):
         return [{**base, "policy": "-", "note": f"skipped: {case['path']} not found", "invalid": 0}]
@@ -215,6 +231,8 @@ def run(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     for name in POLICY_NAMES:
         checker = Rechecker("dispatch")
         policy = make_policy(name)
+        if hasattr(policy, "stage_budget_s"):
+            policy.stage_budget_s = case["stage_budget_s"]
         r = replay(instance, policy)
         report = checker(instance, r.solution)
         us = [1e6 * x for x in r.decision_s]
@@ -237,6 +255,19 @@ def run(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     return rows
 
 
+def _run_sweep(case: dict[str, Any]) -> list[dict[str, Any]]:
+    """Yildiz's server-count sweep on one trace (:mod:`.sweep`)."""
+    base = {"trace": "sweep", "sweep": case["sweep"], "load": LOAD, "seed": case.get("seed", "")}
+    if case["sweep"] == "synthetic":
+        instance = generate(case["jobs"], 8, LOAD, case["seed"], cov=2.0)
+    elif not os.path.exists(case["path"]):
+        return [{**base, "policy": "-", "note": f"skipped: {case['path']} not found", "invalid": 0}]
+    else:
+        instance = _instance({**case, "trace": case["sweep"]})
+    total = total_speed_for(instance, LOAD)
+    return run_sweep({**base, "total_speed": str(total)}, instance, total)
+
+
 def report(rows: list[dict[str, Any]], config: Any) -> str:
     """One table per trace: each policy's figures, and the lower bound."""
     del config
@@ -244,17 +275,27 @@ def report(rows: list[dict[str, Any]], config: Any) -> str:
         "Every policy dispatches each job on arrival; servers run FCFS; every schedule is "
         "checked by the family's checker. `lower bound`: max(own service, one-machine SRPT) "
         "over the jobs, as a mean response (docs/formulations/dispatch.md); a policy at the "
-        "bound is optimal. `rollout` is ours (sim/rollout.py); `fallbacks`: its decisions "
-        "that hit the 5 ms budget and took ECT's server (wall-clock, so load-dependent).",
+        "bound is optimal. `staged-rollout` is ours (sim/rollout.py, sim/stages.py: the rollout "
+        "inside a two-stage structure chosen by simulation from the trace's size distribution "
+        "and mean rate); `rollout` the same without stages; `fallbacks`: their decisions that "
+        "hit the 5 ms budget, or were too large for it, and took earliest completion's server "
+        "(wall-clock, so load-dependent).",
         "",
     ]
     windows = [r for r in rows if r["trace"] == "windows"]
     easy = [r for r in rows if r["trace"] == "nasa-easy"]
-    rows = [r for r in rows if r["trace"] not in ("windows", "nasa-easy")]
+    sweeps = [r for r in rows if r["trace"] == "sweep"]
+    rows = [r for r in rows if r["trace"] not in ("windows", "nasa-easy", "sweep")]
     if windows:
         out += _windows_table(windows)
     if easy:
         out += _easy_table(easy)
+    for name in dict.fromkeys(r["sweep"] for r in sweeps):
+        group = [r for r in sweeps if r["sweep"] == name]
+        if group[0]["policy"] == "-":
+            out += [f"### {name}: server-count sweep", "", group[0]["note"], ""]
+        else:
+            out += sweep_table(group)
     keys = sorted({(str(r["trace"]), str(r["load"]), str(r["seed"])) for r in rows})
     for trace, load, seed in keys:
         group = [

@@ -43,9 +43,11 @@ OURS: dict[str, Callable[[], Policy]] = {
     "ect": lambda: GreedyPolicy("ect", earliest_completion),
     "central-fcfs": lambda: GreedyPolicy("central-fcfs", earliest_start),
     "rollout": Rollout,
+    "staged-rollout": lambda: Rollout(staged=True),
 }
-"""The family's policies: earliest completion and the rollout over sampled futures (ours,
-:mod:`.rollout`), and earliest start, which is the
+"""The family's policies: earliest completion, the rollout over sampled futures and the
+same inside a two-stage structure chosen by simulation (ours, :mod:`.rollout`,
+:mod:`.stages`), and earliest start, which is the
 central FCFS queue (M/G/k: each job, in arrival order, takes the first server free for it)."""
 
 POLICY_NAMES = (*POLICIES, *OURS)

@@ -13,17 +13,30 @@ servers where the job itself would end soonest are tried. Until ``warmup`` jobs 
 seen, or when a decision's wall time exceeds ``budget_s``, it falls back to ECT (counted in
 :attr:`fallbacks`). Bertsekas's rollout with ECT as the base policy; the replay checks the
 schedule like every other policy's.
+
+**Staged** (``staged=True``, the policy ``staged-rollout``): the same rollout inside Yildiz et
+al.'s two-stage structure, with the structure (first-stage servers and size cutoff, or no
+split) chosen at the start by :func:`.stages.choose_stages` over the whole grid on sampled
+paths, from the trace's size distribution and mean arrival rate only (what the size-based
+peers are given, plus the rate). A job and every sampled future job are dispatched within
+their stage; the base policy is earliest completion within the stage.
 """
 
 from __future__ import annotations
 
+import heapq
 import time
 
 import numpy as np
 
-from placement.models.dispatch.greedy import earliest_completion
 from placement.models.dispatch.instance import DispatchInstance
 from placement.models.dispatch.schedule import ServerQueue
+from placement.models.dispatch.sim.stages import Stages, choose_stages, no_split
+
+MAX_SCANS = 20_000
+"""Above this many server scans per decision (candidates x scenarios x horizon x servers) the
+rollout cannot fit a few milliseconds in Python: earliest completion decides, counted as a
+fallback."""
 
 
 class Rollout:
@@ -39,6 +52,8 @@ class Rollout:
         warmup: int = 50,
         budget_s: float = 0.005,
         seed: int = 0,
+        staged: bool = False,
+        stage_budget_s: float = 30.0,
     ) -> None:
         self.horizon = horizon
         self.scenarios = scenarios
@@ -46,8 +61,17 @@ class Rollout:
         self.warmup = warmup
         self.budget_s = budget_s
         self.seed = seed
+        self.staged = staged
+        self.stage_budget_s = stage_budget_s
+        if staged:
+            self.name = "staged-rollout"
 
     def start(self, instance: DispatchInstance) -> None:
+        self.stages: Stages = (
+            choose_stages(instance, seed=self.seed, budget_s=self.stage_budget_s)
+            if self.staged
+            else no_split(instance)
+        )
         self.rng = np.random.default_rng(self.seed)
         self.seen: list[int] = []
         self.gaps: list[int] = []
@@ -65,32 +89,46 @@ class Rollout:
             out.append(future)
         return out
 
+    def servers(self, instance: DispatchInstance, job: int) -> list[int]:
+        """The servers ``job`` may go to: those of its stage it fits (every server it fits
+        when none of its stage does)."""
+        if self.stages.cutoff is None:
+            return instance.eligible[job]
+        stage = self.stages.of(instance.jobs[job].size)
+        return [s for s in stage if instance.fits(job, s)] or instance.eligible[job]
+
     def choose(self, instance, queues, job, now):  # noqa: D102
         started = time.perf_counter()
-        base = earliest_completion(instance, queues, job)
+        j = instance.jobs[job]
+        options = self.servers(instance, job)
+        ranked = heapq.nsmallest(
+            max(1, self.candidates),
+            options,
+            key=lambda k: (queues[k].earliest_start(now, j.cores) + instance.service[job][k], k),
+        )
+        base = ranked[0]
         choice = base
-        if len(self.seen) >= self.warmup and len(instance.eligible[job]) > 1:
+        scans = self.candidates * self.scenarios * self.horizon * len(options)
+        if len(self.seen) >= self.warmup and len(options) > 1 and scans > MAX_SCANS:
+            self.fallbacks += 1
+        elif len(self.seen) >= self.warmup and len(options) > 1:
             futures = self._sample_future(now)
             best = None
-            j = instance.jobs[job]
-            ranked = sorted(
-                instance.eligible[job],
-                key=lambda k: (
-                    queues[k].earliest_start(now, j.cores) + instance.service[job][k],
-                    k,
-                ),
-            )
+            deadline = started + self.budget_s
             for s in ranked[: self.candidates]:
-                cost = 0.0
+                cost: float | None = 0.0
                 for future in futures:
-                    cost += _rollout_cost(instance, queues, job, s, now, future)
-                key = (cost, s != base, s)
-                if best is None or key < best:
-                    best, choice = key, s
-                if time.perf_counter() - started > self.budget_s:
+                    part = _rollout_cost(self, instance, queues, job, s, now, future, deadline)
+                    cost = None if part is None or cost is None else cost + part
+                    if cost is None:
+                        break
+                if cost is None:
                     choice = base
                     self.fallbacks += 1
                     break
+                key = (cost, s != base, s)
+                if best is None or key < best:
+                    best, choice = key, s
         self.seen.append(job)
         if self.last_arrival is not None:
             self.gaps.append(now - self.last_arrival)
@@ -99,31 +137,56 @@ class Rollout:
 
 
 def _rollout_cost(
+    policy: Rollout,
     instance: DispatchInstance,
     queues: list[ServerQueue],
     job: int,
     server: int,
     now: int,
     future: list[tuple[int, int]],
-) -> float:
-    """Total weighted flow of ``job`` on ``server`` and the sampled jobs dispatched by ECT."""
-    qs = [ServerQueue(q.cores, q.last_start, list(q.running), [], q.work_end) for q in queues]
+    deadline: float,
+) -> float | None:
+    """Total weighted flow of ``job`` on ``server`` and the sampled jobs dispatched by
+    earliest completion within their stages; None once the wall clock passes ``deadline``
+    (checked before every sampled job)."""
+    qs = _CopyOnCommit(queues)
     j = instance.jobs[job]
     end = (
-        qs[server].commit(now, j.cores, instance.service[job][server])
+        qs.commit(server, now, j.cores, instance.service[job][server])
         + instance.service[job][server]
     )
     cost = float(j.weight * (end - now))
     for arrival, like in future:
+        if time.perf_counter() > deadline:
+            return None
         jl = instance.jobs[like]
         best_end, best_s = None, -1
-        for s in instance.eligible[like]:
+        for s in policy.servers(instance, like):
             e = qs[s].earliest_start(arrival, jl.cores) + instance.service[like][s]
             if best_end is None or e < best_end:
                 best_end, best_s = e, s
-        qs[best_s].commit(arrival, jl.cores, instance.service[like][best_s])
+        qs.commit(best_s, arrival, jl.cores, instance.service[like][best_s])
         cost += jl.weight * (best_end - arrival)
     return cost
+
+
+class _CopyOnCommit:
+    """The queues as a rollout sees them: read through to the real ones, copied on the first
+    commit to a server (a rollout touches a few servers of many)."""
+
+    def __init__(self, queues: list[ServerQueue]) -> None:
+        self.queues = queues
+        self.copies: dict[int, ServerQueue] = {}
+
+    def __getitem__(self, s: int) -> ServerQueue:
+        return self.copies.get(s) or self.queues[s]
+
+    def commit(self, s: int, arrival: int, cores: int, service: int) -> int:
+        q = self.copies.get(s)
+        if q is None:
+            o = self.queues[s]
+            q = self.copies[s] = ServerQueue(o.cores, o.last_start, list(o.running), [], o.work_end)
+        return q.commit(arrival, cores, service)
 
 
 __all__ = ["Rollout"]
