@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from placement.models.dispatch import check as _check
 from placement.models.dispatch import instance as _instance
-from placement.models.dispatch.bound import lower_bound
+from placement.models.dispatch.bound import lower_bound, sweep_bound
 from placement.models.dispatch.formats import EXPORTERS, IMPORTERS
 from placement.models.dispatch.generate import GENERATORS, generate
 from placement.models.dispatch.greedy import greedy_solutions
@@ -62,6 +62,12 @@ class DispatchFamily(Family):
         other strings)."""
         if instance.mode not in _instance.MODES:
             raise InputError.single("dispatch.mode", instance.mode, " or ".join(_instance.MODES))
+        if instance.budget_objective not in _instance.BUDGET_OBJECTIVES:
+            raise InputError.single(
+                "dispatch.budget.objective",
+                instance.budget_objective,
+                " or ".join(_instance.BUDGET_OBJECTIVES),
+            )
         # The message reads 0 as 1 for these; a typed instance must say what it means.
         v = ValidationCollector()
         for k, s in enumerate(instance.servers):
@@ -71,8 +77,16 @@ class DispatchFamily(Family):
             v.require(j.weight >= 1, f"dispatch.jobs[{i}].weight", j.weight, "an integer >= 1")
         v.raise_if_any()
 
+    def auto_backend(self, instance: DispatchInstance) -> str:
+        """HiGHS on a sweep's count model (``budget`` mode: on generated sweeps it finds and
+        closes more than CP-SAT in the same time), else CP-SAT."""
+        return "milp" if instance.mode == _instance.BUDGET else "cpsat"
+
     def quick_bound(self, instance: DispatchInstance) -> float:
-        """max(own service, one-fast-machine SRPT): see :mod:`.bound`."""
+        """max(own service, one-fast-machine SRPT); in ``budget`` mode the cheapest cost or
+        the longest shortest service: see :mod:`.bound`."""
+        if instance.mode == _instance.BUDGET:
+            return float(sweep_bound(instance))
         return float(lower_bound(instance))
 
     def size(self, instance: DispatchInstance) -> dict[str, int]:

@@ -16,6 +16,8 @@ Two relaxations, each valid for every schedule the checker accepts; the bound is
   ``sum_j C_j >= SRPT's sum`` and ``sum_j (C_j - a_j) >= SRPT's total flow``. With weights,
   ``sum_j w_j F_j >= min_j w_j * sum_j F_j``: ``B2 = w_min * SRPT flow``.
 
+In ``budget`` mode the objective is a cost or a makespan: :func:`sweep_bound`.
+
 The objective is an integer, so the bound is rounded up (after a 1e-9 relative allowance for
 the floating-point SRPT).
 """
@@ -25,7 +27,7 @@ from __future__ import annotations
 import heapq
 import math
 
-from placement.models.dispatch.instance import DispatchInstance
+from placement.models.dispatch.instance import BUDGET_TIERS, DispatchInstance
 
 
 def own_service_bound(instance: DispatchInstance) -> int:
@@ -77,3 +79,20 @@ def srpt_bound(instance: DispatchInstance) -> int:
 def lower_bound(instance: DispatchInstance) -> int:
     """max(B1, B2): a proven lower bound on the objective."""
     return max(own_service_bound(instance), srpt_bound(instance))
+
+
+def sweep_bound(instance: DispatchInstance) -> int:
+    """A bound on the primary tier of a ``budget``-mode sweep: the cost of every job on its
+    cheapest server (cost tiers), or the longest of the jobs' shortest service times
+    (makespan)."""
+    if not instance.jobs:
+        return 0
+    if BUDGET_TIERS[instance.budget_objective][0] == "cost":
+        cheapest: dict[int, int] = {}
+        for j, job in enumerate(instance.jobs):
+            if job.size not in cheapest:
+                cheapest[job.size] = min(instance.cost(j, s) for s in instance.eligible[j])
+        return sum(cheapest[job.size] for job in instance.jobs)
+    return max(
+        min(instance.service[j][s] for s in instance.eligible[j]) for j in range(len(instance.jobs))
+    )

@@ -15,6 +15,9 @@ Everything random comes from ``numpy.random.default_rng(seed)``:
   ``sigma^2 = ln(1 + CoV^2)``;
 * arrivals: exponential gaps of mean ``mean_size / (load * m * server_cores)``, so the
   offered load per core is ``load``; arrival times are rounded down to integers.
+
+``mode="budget"`` makes a parameter sweep on priced heterogeneous servers instead
+(:func:`generate_sweep`, Nimrod/G's setting): all its assumptions are ours, stated there.
 """
 
 from __future__ import annotations
@@ -23,12 +26,28 @@ import math
 
 import numpy as np
 
-from placement.models.dispatch.instance import DispatchInstance, DispatchJob, DispatchServer
+from placement.models.dispatch.instance import (
+    BUDGET,
+    BUDGET_OBJECTIVES,
+    COST,
+    IMMEDIATE_DISPATCH,
+    TIME,
+    DispatchInstance,
+    DispatchJob,
+    DispatchServer,
+)
 from placement.solver.errors import InputError
 from placement.solver.hooks import SEED, Generator, Parameter
 from placement.solver.limits import size_limit
 
 DISTRIBUTIONS = ("weibull", "lognormal")
+GENERATED_MODES = (IMMEDIATE_DISPATCH, BUDGET)
+SWEEP_SPEEDS = (1, 2, 3, 4)
+"""Server speeds of a generated sweep (relative to the reference machine)."""
+SWEEP_CORES = (1, 2, 4, 8)
+SWEEP_PRICE_LEVELS = (1, 2, 3, 4, 5)
+"""Price per unit of work at speed 1 (Nimrod/G's G$ per MI); a server's price per core and
+time unit is its level times its speed."""
 
 
 def weibull_shape(cov: float) -> float:
@@ -108,7 +127,104 @@ def generate(
     )
 
 
+def generate_sweep(
+    jobs: int,
+    servers: int,
+    load: float,
+    seed: int = 0,
+    *,
+    kinds: int = 4,
+    mean_size: float = 100.0,
+    budget_factor: float = 0.0,
+    objective: str = COST,
+    out: str | None = None,
+) -> DispatchInstance:
+    """A parameter sweep of ``jobs`` one-core jobs ready at time 0 on ``servers`` priced
+    heterogeneous servers (``budget`` mode). Our assumptions, no paper's fitted values:
+
+    * each server draws its cores from ``SWEEP_CORES``, its speed from ``SWEEP_SPEEDS``, a
+      price level from ``SWEEP_PRICE_LEVELS`` (price = level * speed per core and time unit,
+      so a level is a price per unit of work) and a dispatch overhead of 0-3 time units;
+    * ``kinds`` job sizes, uniform in ``[mean_size / 2, 3 * mean_size / 2]``; each job one of
+      them at random;
+    * the deadline (objectives ``cost`` and ``cost_time``; ``time`` has none): the time the
+      servers' total speed needs for all the work at utilisation ``load`` (``ceil(work /
+      (sum cores * speed) / load)``), at least the longest job's shortest service time;
+      ``load`` near 1 is a tight deadline;
+    * the budget: ``budget_factor`` times the cheapest schedule's cost (every job on its
+      cheapest server; 0: no budget).
+    """
+    if not load > 0:
+        raise InputError.single("load", load, "a load > 0 (the deadline's utilisation)")
+    if objective not in BUDGET_OBJECTIVES:
+        raise InputError.single("objective", objective, " or ".join(BUDGET_OBJECTIVES))
+    if budget_factor and budget_factor < 1:
+        raise InputError.single(
+            "budget_factor", budget_factor, "0 (no budget) or >= 1 (the cheapest schedule's cost)"
+        )
+    rng = np.random.default_rng(seed)
+    made = []
+    for k in range(servers):
+        speed = int(rng.choice(SWEEP_SPEEDS))
+        made.append(
+            DispatchServer(
+                f"r{k}",
+                int(rng.choice(SWEEP_CORES)),
+                float(speed),
+                float(int(rng.choice(SWEEP_PRICE_LEVELS)) * speed),
+                int(rng.integers(0, 4)),
+            )
+        )
+    lo, hi = max(1, int(mean_size / 2)), max(1, int(3 * mean_size / 2))
+    size_of_kind = sorted({int(x) for x in rng.integers(lo, hi + 1, kinds)})
+    kind = rng.integers(0, len(size_of_kind), jobs)
+    tasks = [DispatchJob(f"t{i}", 0, size_of_kind[int(kind[i])]) for i in range(jobs)]
+    instance = DispatchInstance(made, tasks, BUDGET, budget_objective=objective)
+    rate = sum(s.cores * s.speed for s in made)
+    work = sum(t.size for t in tasks)
+    longest = max(min(row) for row in instance.service) if tasks else 0
+    if objective != TIME:  # time-optimisation: the fastest schedule within the budget
+        instance.deadline = max(longest, math.ceil(work / rate / load))
+    cheapest = sum(min(instance.cost(j, s) for s in range(servers)) for j in range(len(tasks)))
+    instance.budget = math.ceil(budget_factor * cheapest) if budget_factor else 0
+    command = GENERATORS[0].command(
+        {
+            "jobs": jobs,
+            "servers": servers,
+            "load": load,
+            "seed": seed,
+            "mode": BUDGET,
+            "kinds": kinds,
+            "mean_size": mean_size,
+            "budget_factor": budget_factor,
+            "objective": objective,
+            "out": out,
+        }
+    )
+    instance.name = f"sweep-{jobs}x{servers}-rho{load:g}-s{seed}"
+    instance.description = (
+        f"Synthetic parameter sweep: {jobs} one-core jobs of {len(size_of_kind)} sizes "
+        f"({', '.join(map(str, size_of_kind))}) on {servers} priced servers; deadline "
+        f"{instance.deadline} (utilisation {load:g}), budget "
+        f"{instance.budget or 'none'} ({budget_factor:g} x the cheapest {cheapest}); "
+        f"objective {objective}. Made by: {command}"
+    )
+    return instance
+
+
 def _build(params: dict) -> DispatchInstance:
+    if params["mode"] == BUDGET:
+        return generate_sweep(
+            params["jobs"],
+            params["servers"],
+            params["load"],
+            params["seed"],
+            kinds=params["kinds"],
+            mean_size=params["mean_size"],
+            budget_factor=params["budget_factor"],
+            objective=params["objective"],
+            out=params["out"],
+        )
     return generate(
         params["jobs"],
         params["servers"],
@@ -129,7 +245,10 @@ GENERATORS = (
         description=(
             "Generate a seeded dispatch trace: exponential inter-arrival gaps giving offered "
             "load --load per core, job sizes of mean --mean-size and coefficient of variation "
-            "--cov (Weibull, as Yildiz et al. validate with, or log-normal)."
+            "--cov (Weibull, as Yildiz et al. validate with, or log-normal). With --mode "
+            "budget, a parameter sweep of --jobs one-core jobs of --kinds sizes on --servers "
+            "priced heterogeneous servers, its deadline at utilisation --load and its budget "
+            "--budget-factor times the cheapest schedule (Nimrod/G's setting)."
         ),
         parameters=(
             Parameter(
@@ -186,6 +305,37 @@ GENERATORS = (
                 metavar="C",
                 maximum=4096,
                 help="cores per server (default: 1)",
+            ),
+            Parameter(
+                "mode",
+                "str",
+                IMMEDIATE_DISPATCH,
+                choices=GENERATED_MODES,
+                help="immediate_dispatch (a trace) or budget (a parameter sweep; default: "
+                "immediate_dispatch)",
+            ),
+            Parameter(
+                "kinds",
+                "positive_int",
+                4,
+                metavar="K",
+                maximum=1000,
+                help="budget mode: distinct job sizes of the sweep (default: 4)",
+            ),
+            Parameter(
+                "budget_factor",
+                "float",
+                0.0,
+                metavar="F",
+                help="budget mode: the budget as a multiple (>= 1) of the cheapest schedule's "
+                "cost; 0 = no budget (default: 0)",
+            ),
+            Parameter(
+                "objective",
+                "str",
+                COST,
+                choices=BUDGET_OBJECTIVES,
+                help="budget mode: cost, time or cost_time (default: cost)",
             ),
         ),
         build=_build,
