@@ -45,6 +45,7 @@ class DispatchFamily(Family):
     encodings = {
         "cpsat": "placement.models.dispatch.cpsat:CpSatEncoding",
         "milp": "placement.models.dispatch.milp:MilpEncoding",
+        "colgen": "placement.models.dispatch.patterns:PatternEncoding",
     }
 
     instance_from_message = staticmethod(_instance.instance_from_message)
@@ -78,9 +79,9 @@ class DispatchFamily(Family):
         v.raise_if_any()
 
     def auto_backend(self, instance: DispatchInstance) -> str:
-        """HiGHS on a sweep's count model (``budget`` mode: on generated sweeps it finds and
-        closes more than CP-SAT in the same time), else CP-SAT."""
-        return "milp" if instance.mode == _instance.BUDGET else "cpsat"
+        """``colgen`` on a sweep (``budget`` mode: the configuration LP's bound and its
+        integer master, :mod:`.patterns`), else CP-SAT."""
+        return "colgen" if instance.mode == _instance.BUDGET else "cpsat"
 
     def quick_bound(self, instance: DispatchInstance) -> float:
         """max(own service, one-fast-machine SRPT); in ``budget`` mode the cheapest cost or
