@@ -1,4 +1,5 @@
-"""The dispatch family's benchmark suite; the code is in :mod:`.suites`."""
+"""The dispatch family's benchmark suites: the dispatching policies (:mod:`.suites`) and the
+budget mode's DBC heuristics against the exact front (:mod:`.budget`)."""
 
 from __future__ import annotations
 
@@ -37,5 +38,16 @@ SUITES = (
         time_limit_s=10.0,
         quick_time_limit_s=1.0,
         parameters=PARAMETERS,
+    ),
+    Suite(
+        name="dispatch-budget",
+        family="dispatch",
+        help="Nimrod/G's DBC cost, time and cost-time heuristics against the exact cost-time "
+        "front (proven gaps) on generated parameter sweeps of 1,000-10,000 jobs on 10-100 "
+        "priced servers",
+        **suite_functions("placement.benchmarks.dispatch.budget", "budget"),
+        time_limit_s=10.0,
+        quick_time_limit_s=5.0,
+        parameters=(Parameter("seed", "int", 1, help="seed of the sweeps (default 1)"),),
     ),
 )
