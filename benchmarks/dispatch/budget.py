@@ -14,6 +14,7 @@ to the proven bound. Every schedule goes through the family's checker (``invalid
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from placement.benchmarks.runner import Rechecker
@@ -65,7 +66,9 @@ def run_budget(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
         "budget": instance.budget or "",
     }
     checker = Rechecker("dispatch")
+    began = time.perf_counter()
     result = solve(instance, SolveOptions(time_limit_s=config.time_limit_s, threads=1))
+    wall = time.perf_counter() - began
     report = checker.result(instance, result)
     bound = result.bound
     rows = [
@@ -76,7 +79,7 @@ def run_budget(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
             "bound": int(bound) if bound is not None else "",
             "gap": round(result.gap, 6) if result.gap is not None else "",
             "status": result.status.value,
-            "seconds": round(sum(result.phase_times_s.values()), 2),
+            "seconds": round(wall, 2),
             "note": result.message[:120],
             "invalid": checker.invalid,
         }

@@ -83,8 +83,8 @@ def lower_bound(instance: DispatchInstance) -> int:
 
 def sweep_bound(instance: DispatchInstance) -> int:
     """A bound on the primary tier of a ``budget``-mode sweep: the cost of every job on its
-    cheapest server (cost tiers), or the longest of the jobs' shortest service times
-    (makespan)."""
+    cheapest server (cost tiers); for the makespan, the longest of the jobs' shortest service
+    times, or their sum over the cores (each job holds a core that long at least)."""
     if not instance.jobs:
         return 0
     if BUDGET_TIERS[instance.budget_objective][0] == "cost":
@@ -93,6 +93,9 @@ def sweep_bound(instance: DispatchInstance) -> int:
             if job.size not in cheapest:
                 cheapest[job.size] = min(instance.cost(j, s) for s in instance.eligible[j])
         return sum(cheapest[job.size] for job in instance.jobs)
-    return max(
+    shortest = [
         min(instance.service[j][s] for s in instance.eligible[j]) for j in range(len(instance.jobs))
-    )
+    ]
+    # Every job holds a core for at least its shortest service; the cores give cores * T.
+    cores = sum(s.cores for s in instance.servers)
+    return max(max(shortest), -(-sum(shortest) // cores))

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from placement.models.dispatch.bound import sweep_bound
 from placement.models.dispatch.check import check
 from placement.models.dispatch.instance import BUDGET, DispatchInstance, DispatchSolution
 from placement.models.dispatch.sweep import MAX_COUNTS, kinds_of, size_of, solve_sweep
@@ -381,7 +382,8 @@ def fastest_within(
     probe = lo  # the search's lower end: above lo where a trial was neither proved nor met
     pool: set[tuple[int, tuple[int, ...]]] = set()
     while probe < hi and time.monotonic() < deadline:
-        mid = (probe + hi) // 2
+        # Geometric while the range is wide: a trial's pricing DP grows with its capacity.
+        mid = math.isqrt(probe * hi) if hi > 4 * probe > 0 else (probe + hi) // 2
         found = cheapest_within(
             instance,
             sweep,
@@ -468,7 +470,8 @@ class PatternEncoding:
             budget, seeds = found.cost, [found.solution]
         else:
             budget = instance.budget
-        lo = int(sweep.service.min(axis=0).max()) if sweep.demand else 0
+        lo = int(sweep_bound(instance)) if objective == "time" else 0
+        lo = max(lo, int(sweep.service.min(axis=0).max()) if sweep.demand else 0)
         lo, best = fastest_within(
             instance,
             sweep,
