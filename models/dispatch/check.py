@@ -31,6 +31,7 @@ from placement.models.dispatch.instance import (
     BACKFILL,
     BUDGET,
     BUDGET_TIERS,
+    BUNDLE,
     OBJECTIVE,
     DispatchInstance,
     DispatchSolution,
@@ -85,6 +86,54 @@ def _budget_report(instance: DispatchInstance, solution: DispatchSolution) -> Ch
     return CheckReport(True, [], {t: values[t] for t in tiers}, ("min",) * len(tiers))
 
 
+def _bundle_violations(instance: DispatchInstance, solution: DispatchSolution) -> list[str]:
+    """Bundle mode's rules: a bundle on one server holds it alone from its first start to
+    its last end; the scheduler launches dispatches one at a time in start order, each
+    ``scheduler_overhead`` after the previous launch and after its last job arrived."""
+    names = solution.bundle or ("",) * len(instance.jobs)
+    if len(names) != len(instance.jobs):
+        return [f"{len(names)} bundle names for {len(instance.jobs)} jobs"]
+    groups: dict[str, list[int]] = {}
+    dispatches = []  # (start, release, label)
+    for j, name in enumerate(names):
+        if name:
+            groups.setdefault(name, []).append(j)
+        else:
+            job = instance.jobs[j]
+            dispatches.append((solution.start[j], job.arrival, f"job {job.name!r}"))
+    violations = []
+    for name, jobs in sorted(groups.items()):
+        servers = {solution.server_of[j] for j in jobs}
+        if len(servers) > 1:
+            violations.append(f"bundle {name!r} spans {len(servers)} servers")
+            continue
+        (s,) = servers
+        first = min(solution.start[j] for j in jobs)
+        last = max(solution.start[j] + _service(instance, j, s) for j in jobs)
+        for i, other in enumerate(names):
+            if other != name and solution.server_of[i] == s:
+                begin, end = solution.start[i], solution.start[i] + _service(instance, i, s)
+                if begin < last and end > first:
+                    violations.append(
+                        f"job {instance.jobs[i].name!r} runs on {instance.servers[s].name!r} "
+                        f"in [{begin}, {end}) inside bundle {name!r}'s whole-node hold "
+                        f"[{first}, {last})"
+                    )
+                    break
+        release = max(instance.jobs[j].arrival for j in jobs)
+        dispatches.append((first, release, f"bundle {name!r}"))
+    launched = 0
+    for start, release, label in sorted(dispatches):
+        launched = max(launched, release) + instance.scheduler_overhead
+        if start < launched:
+            violations.append(
+                f"{label} starts at {start}, before the scheduler can launch it ({launched}: "
+                f"{instance.scheduler_overhead} per dispatch, in start order)"
+            )
+            break
+    return violations
+
+
 def check(instance: DispatchInstance, solution: DispatchSolution) -> CheckReport:
     """Check ``solution`` against ``instance``; list the violations; compute the objective."""
     if not isinstance(solution, DispatchSolution):
@@ -119,7 +168,7 @@ def check(instance: DispatchInstance, solution: DispatchSolution) -> CheckReport
     for s, jobs in enumerate(on):
         name = instance.servers[s].name
         fcfs = sorted(jobs, key=lambda j: (instance.jobs[j].arrival, j))
-        if instance.mode in (BACKFILL, BUDGET):
+        if instance.mode in (BACKFILL, BUDGET, BUNDLE):
             fcfs = []  # any order: only the cores bind
         for a, b in zip(fcfs, fcfs[1:], strict=False):
             if solution.start[b] < solution.start[a]:
@@ -150,6 +199,10 @@ def check(instance: DispatchInstance, solution: DispatchSolution) -> CheckReport
         return _infeasible(instance, violations)
     if instance.mode == BUDGET:
         return _budget_report(instance, solution)
+    if instance.mode == BUNDLE:
+        violations = _bundle_violations(instance, solution)
+        if violations:
+            return _infeasible(instance, violations)
     total = sum(
         job.weight
         * (solution.start[j] + _service(instance, j, solution.server_of[j]) - job.arrival)
@@ -206,6 +259,7 @@ def solution_to_message(instance: DispatchInstance, solution: DispatchSolution) 
             start=solution.start[j],
             end=end,
             response=end - job.arrival,
+            bundle=solution.bundle[j] if solution.bundle else "",
         )
     f = figures(instance, solution)
     msg.figures.total_weighted_flow_time = total

@@ -35,6 +35,7 @@ from placement.models.dispatch.greedy import dispatch, earliest_completion
 from placement.models.dispatch.instance import (
     BACKFILL,
     BUDGET,
+    BUNDLE,
     DispatchInstance,
     DispatchSolution,
 )
@@ -164,6 +165,13 @@ class DispatchEncoding:
     def solve(self, instance: DispatchInstance, ctx: ExactContext) -> ExactOutcome:
         """Build the model under the incumbent's horizon, solve, report, prove; in
         ``budget`` mode the count model of :mod:`.sweep` instead."""
+        if instance.mode == BUNDLE:
+            return ExactOutcome(
+                StopReason.SEARCH_EXHAUSTED,
+                bound=float(lower_bound(instance)),
+                message=f"{self.source}: no exact model of bundle mode; the heuristic "
+                "schedule stands with the trace's lower bound",
+            )
         if instance.mode == BUDGET:
             return solve_sweep(
                 instance, ctx, self._backend(ctx), self.source, sweep_bound(instance)

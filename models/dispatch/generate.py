@@ -17,7 +17,9 @@ Everything random comes from ``numpy.random.default_rng(seed)``:
   offered load per core is ``load``; arrival times are rounded down to integers.
 
 ``mode="budget"`` makes a parameter sweep on priced heterogeneous servers instead
-(:func:`generate_sweep`, Nimrod/G's setting): all its assumptions are ours, stated there.
+(:func:`generate_sweep`, Nimrod/G's setting), ``mode="bundle"`` a burst of short tasks beside
+long jobs (:func:`generate_bundle`, Byun et al.'s setting): all their assumptions are ours,
+stated there.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import numpy as np
 from placement.models.dispatch.instance import (
     BUDGET,
     BUDGET_OBJECTIVES,
+    BUNDLE,
     COST,
     IMMEDIATE_DISPATCH,
     TIME,
@@ -41,7 +44,7 @@ from placement.solver.hooks import SEED, Generator, Parameter
 from placement.solver.limits import size_limit
 
 DISTRIBUTIONS = ("weibull", "lognormal")
-GENERATED_MODES = (IMMEDIATE_DISPATCH, BUDGET)
+GENERATED_MODES = (IMMEDIATE_DISPATCH, BUDGET, BUNDLE)
 SWEEP_SPEEDS = (1, 2, 3, 4)
 """Server speeds of a generated sweep (relative to the reference machine)."""
 SWEEP_CORES = (1, 2, 4, 8)
@@ -212,7 +215,83 @@ def generate_sweep(
     return instance
 
 
+def generate_bundle(
+    jobs: int,
+    servers: int,
+    load: float,
+    seed: int = 0,
+    *,
+    server_cores: int = 32,
+    mean_size: float = 100.0,
+    scheduler_overhead: int = 10,
+    out: str | None = None,
+) -> DispatchInstance:
+    """``jobs`` short one-core tasks submitted together at time 0 (an array job, Byun et
+    al.'s case) beside long jobs on ``servers`` identical nodes of ``server_cores`` cores
+    (``bundle`` mode). Our assumptions, no paper's fitted values:
+
+    * short sizes uniform in ``[mean_size / 2, 3 * mean_size / 2]``; ``short_size`` = 2 *
+      ``mean_size``;
+    * ``max(1, jobs // 50)`` long jobs of size 50 * ``mean_size`` times a uniform factor in
+      [0.5, 1.5], each on 1 to ``server_cores`` cores (uniform), Poisson arrivals whose long
+      work alone offers ``load`` of the cluster's cores;
+    * a scheduler overhead of ``scheduler_overhead`` per dispatch.
+    """
+    if not load > 0:
+        raise InputError.single("load", load, "a load > 0 (the long jobs' offered load)")
+    rng = np.random.default_rng(seed)
+    lo, hi = max(1, int(mean_size / 2)), max(1, int(3 * mean_size / 2))
+    made = [DispatchJob(f"t{i}", 0, int(x)) for i, x in enumerate(rng.integers(lo, hi + 1, jobs))]
+    longs = max(1, jobs // 50)
+    sizes = np.ceil(50 * mean_size * rng.uniform(0.5, 1.5, longs)).astype(np.int64)
+    cores = rng.integers(1, server_cores + 1, longs)
+    mean_work = float(np.mean(sizes * cores))
+    gap = mean_work / (load * servers * server_cores)
+    arrival = np.floor(np.cumsum(rng.exponential(gap, longs))).astype(np.int64)
+    made += [
+        DispatchJob(f"l{i}", int(arrival[i]), int(sizes[i]), int(cores[i])) for i in range(longs)
+    ]
+    command = GENERATORS[0].command(
+        {
+            "jobs": jobs,
+            "servers": servers,
+            "load": load,
+            "seed": seed,
+            "mode": BUNDLE,
+            "server_cores": server_cores,
+            "mean_size": mean_size,
+            "scheduler_overhead": scheduler_overhead,
+            "out": out,
+        }
+    )
+    return DispatchInstance(
+        [DispatchServer(f"n{k}", server_cores) for k in range(servers)],
+        made,
+        BUNDLE,
+        name=f"bundle-{jobs}x{servers}-h{scheduler_overhead}-s{seed}",
+        description=(
+            f"Synthetic short-task burst: {jobs} one-core tasks at time 0 (sizes "
+            f"{lo}-{hi}) and {longs} long jobs (load {load:g}) on {servers} nodes of "
+            f"{server_cores} cores; scheduler overhead {scheduler_overhead} per dispatch. "
+            f"Made by: {command}"
+        ),
+        scheduler_overhead=scheduler_overhead,
+        short_size=int(2 * mean_size),
+    )
+
+
 def _build(params: dict) -> DispatchInstance:
+    if params["mode"] == BUNDLE:
+        return generate_bundle(
+            params["jobs"],
+            params["servers"],
+            params["load"],
+            params["seed"],
+            server_cores=params["server_cores"],
+            mean_size=params["mean_size"],
+            scheduler_overhead=params["scheduler_overhead"],
+            out=params["out"],
+        )
     if params["mode"] == BUDGET:
         return generate_sweep(
             params["jobs"],
@@ -311,8 +390,8 @@ GENERATORS = (
                 "str",
                 IMMEDIATE_DISPATCH,
                 choices=GENERATED_MODES,
-                help="immediate_dispatch (a trace) or budget (a parameter sweep; default: "
-                "immediate_dispatch)",
+                help="immediate_dispatch (a trace), budget (a parameter sweep) or bundle (short "
+                "tasks beside long jobs; default: immediate_dispatch)",
             ),
             Parameter(
                 "kinds",
@@ -336,6 +415,13 @@ GENERATORS = (
                 COST,
                 choices=BUDGET_OBJECTIVES,
                 help="budget mode: cost, time or cost_time (default: cost)",
+            ),
+            Parameter(
+                "scheduler_overhead",
+                "int",
+                10,
+                metavar="H",
+                help="bundle mode: scheduler time units per dispatch (default: 10)",
             ),
         ),
         build=_build,

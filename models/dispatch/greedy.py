@@ -10,7 +10,8 @@ as size-aware policies assume); the server then runs it FCFS (:mod:`.schedule`).
 
 In ``backfill`` mode each assignment is also scheduled by EASY backfilling on its server
 (:func:`.schedule.easy_solution`). In ``budget`` mode the heuristics are Nimrod/G's three
-DBC heuristics (:mod:`.dbc`), the one of the instance's objective first.
+DBC heuristics (:mod:`.dbc`), the one of the instance's objective first; in ``bundle`` mode
+ours, Byun et al.'s node bundling and per-task dispatch (:mod:`.bundling`).
 
 The literature's other policies (RR, JIQ, JSQ, LWL, SITA, JBT, two-stage) are peers in
 :mod:`placement.models.dispatch.peers` and run in the simulator.
@@ -20,10 +21,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+from placement.models.dispatch.bundling import BUNDLING
 from placement.models.dispatch.dbc import DBC
 from placement.models.dispatch.instance import (
     BACKFILL,
     BUDGET,
+    BUNDLE,
     COST,
     TIME,
     DispatchInstance,
@@ -77,6 +80,10 @@ def greedy_solutions(
     assignment's EASY-backfilling schedule (``ect-easy``, ``est-easy``); in ``budget`` mode
     the DBC heuristics, the one of the instance's objective first."""
     del options
+    if instance.mode == BUNDLE:
+        for name, heuristic in BUNDLING.items():
+            yield name, heuristic(instance)
+        return
     if instance.mode == BUDGET:
         first = {COST: "dbc-cost", TIME: "dbc-time"}.get(instance.budget_objective, "dbc-cost-time")
         for name in sorted(DBC, key=lambda n: n != first):

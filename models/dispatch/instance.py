@@ -20,10 +20,13 @@ from placement.solver.schema.v1 import dispatch_pb2 as pb
 IMMEDIATE_DISPATCH = "immediate_dispatch"
 BACKFILL = "backfill"
 BUDGET = "budget"
-MODES = (IMMEDIATE_DISPATCH, BACKFILL, BUDGET)
+BUNDLE = "bundle"
+MODES = (IMMEDIATE_DISPATCH, BACKFILL, BUDGET, BUNDLE)
 """The modes (the checker's rules): each job goes to one server on arrival, served FCFS
 there (``immediate_dispatch``) or in any order the cores allow (``backfill``); or a parameter
-sweep on priced servers under a deadline and a budget (``budget``, Nimrod/G)."""
+sweep on priced servers under a deadline and a budget (``budget``, Nimrod/G); or jobs
+dispatched alone or in whole-node bundles by a serial scheduler with a per-dispatch overhead
+(``bundle``, Byun et al.)."""
 
 OBJECTIVE = "total_weighted_flow_time"
 """The one objective tier of the dispatch modes: sum over jobs of ``weight * (end - arrival)``
@@ -59,6 +62,10 @@ RANGES = register_ranges(
         "DispatchJob.weight": FieldRange(0, MAX_WEIGHT, integer=True, unit="0 = 1"),
         "DispatchBudget.deadline": FieldRange(0, 2 * MAX_TIME, integer=True, unit="0 = none"),
         "DispatchBudget.budget": FieldRange(0, MAX_BUDGET, integer=True, unit="0 = none"),
+        "DispatchBundle.scheduler_overhead": FieldRange(
+            0, MAX_TIME, integer=True, unit="time units per dispatch"
+        ),
+        "DispatchBundle.short_size": FieldRange(0, MAX_TIME, integer=True, unit="0 = none"),
     }
 )
 """The documented range of every numeric field; a job must also fit on some server."""
@@ -95,7 +102,8 @@ class DispatchJob:
 @dataclass(eq=False)
 class DispatchInstance:
     """Servers, jobs and the mode; in ``budget`` mode also the sweep's deadline and budget
-    (0: none) and what is minimised (``budget_objective``)."""
+    (0: none) and what is minimised (``budget_objective``); in ``bundle`` mode the
+    scheduler's overhead per dispatch and the largest short job's size."""
 
     family_name = "dispatch"
 
@@ -108,6 +116,8 @@ class DispatchInstance:
     deadline: int = 0
     budget: int = 0
     budget_objective: str = COST
+    scheduler_overhead: int = 0
+    short_size: int = 0
 
     @cached_property
     def service(self) -> list[list[int]]:
@@ -152,17 +162,20 @@ class DispatchInstance:
 
 @dataclass(frozen=True)
 class DispatchSolution:
-    """The server and start time of every job (``server_of[j]``, ``start[j]``)."""
+    """The server and start time of every job (``server_of[j]``, ``start[j]``); in
+    ``bundle`` mode the bundle each job runs in (``bundle[j]``, "" = its own dispatch; an
+    empty tuple: none)."""
 
     server_of: tuple[int, ...] = ()
     start: tuple[int, ...] = ()
+    bundle: tuple[str, ...] = ()
 
 
 # -------------------------------------------------------------------------------------------
 # From and to the placement/v1 message
 
-_MODES = {0: IMMEDIATE_DISPATCH, 1: IMMEDIATE_DISPATCH, 2: BACKFILL, 3: BUDGET}
-_MODE_VALUES = {IMMEDIATE_DISPATCH: 1, BACKFILL: 2, BUDGET: 3}
+_MODES = {0: IMMEDIATE_DISPATCH, 1: IMMEDIATE_DISPATCH, 2: BACKFILL, 3: BUDGET, 4: BUNDLE}
+_MODE_VALUES = {IMMEDIATE_DISPATCH: 1, BACKFILL: 2, BUDGET: 3, BUNDLE: 4}
 _OBJECTIVES = {0: COST, 1: COST, 2: TIME, 3: COST_TIME}
 _OBJECTIVE_VALUES = {COST: 1, TIME: 2, COST_TIME: 3}
 
@@ -178,7 +191,9 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Di
     mode = _MODES.get(int(msg.mode))
     if mode is None:
         v.add(
-            f"{P}.mode", int(msg.mode), "IMMEDIATE_DISPATCH, DISPATCH_BACKFILL or DISPATCH_BUDGET"
+            f"{P}.mode",
+            int(msg.mode),
+            "IMMEDIATE_DISPATCH, DISPATCH_BACKFILL, DISPATCH_BUDGET or DISPATCH_BUNDLE",
         )
         mode = IMMEDIATE_DISPATCH
     objective = _OBJECTIVES.get(int(msg.budget.objective))
@@ -191,6 +206,8 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Di
         objective = COST
     if msg.HasField("budget") and mode != BUDGET:
         v.add(f"{P}.budget", "set", "no budget section outside DISPATCH_BUDGET mode")
+    if msg.HasField("bundle") and mode != BUNDLE:
+        v.add(f"{P}.bundle", "set", "no bundle section outside DISPATCH_BUNDLE mode")
     v.require(len(msg.servers) > 0, f"{P}.servers", [], "at least one server")
     servers: list[DispatchServer] = []
     names: set[str] = set()
@@ -243,6 +260,10 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Di
     budget = int(msg.budget.budget if ok["budget"] else 0)
     if mode == BUDGET:
         sweep_rules(servers, jobs, deadline, budget, v)
+    bundle_ok = all(
+        RANGES[f"DispatchBundle.{f}"].contains(getattr(msg.bundle, f))
+        for f in ("scheduler_overhead", "short_size")
+    )
     v.raise_if_any()
     return DispatchInstance(
         servers,
@@ -254,6 +275,8 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Di
         deadline=deadline,
         budget=budget,
         budget_objective=objective,
+        scheduler_overhead=int(msg.bundle.scheduler_overhead) if bundle_ok else 0,
+        short_size=int(msg.bundle.short_size) if bundle_ok else 0,
     )
 
 
@@ -345,6 +368,9 @@ def instance_to_message(instance: DispatchInstance) -> Any:
         msg.budget.deadline = instance.deadline
         msg.budget.budget = instance.budget
         msg.budget.objective = _OBJECTIVE_VALUES[instance.budget_objective]
+    if instance.mode == BUNDLE:
+        msg.bundle.scheduler_overhead = instance.scheduler_overhead
+        msg.bundle.short_size = instance.short_size
     return msg
 
 
@@ -357,6 +383,7 @@ def solution_from_message(instance: DispatchInstance, msg: Any) -> DispatchSolut
     v = ValidationCollector()
     server_of = [-1] * len(instance.jobs)
     start = [-1] * len(instance.jobs)
+    bundle = [""] * len(instance.jobs)
     seen: set[int] = set()
     for i, r in enumerate(msg.runs):
         path = f"dispatch.runs[{i}]"
@@ -369,8 +396,9 @@ def solution_from_message(instance: DispatchInstance, msg: Any) -> DispatchSolut
             seen.add(job)
             server_of[job] = server
             start[job] = int(r.start)
+            bundle[job] = r.bundle
     v.raise_if_any()
-    return DispatchSolution(tuple(server_of), tuple(start))
+    return DispatchSolution(tuple(server_of), tuple(start), tuple(bundle) if any(bundle) else ())
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ class DispatchMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     IMMEDIATE_DISPATCH: _ClassVar[DispatchMode]
     DISPATCH_BACKFILL: _ClassVar[DispatchMode]
     DISPATCH_BUDGET: _ClassVar[DispatchMode]
+    DISPATCH_BUNDLE: _ClassVar[DispatchMode]
 
 class BudgetObjective(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -24,6 +25,7 @@ DISPATCH_MODE_UNSPECIFIED: DispatchMode
 IMMEDIATE_DISPATCH: DispatchMode
 DISPATCH_BACKFILL: DispatchMode
 DISPATCH_BUDGET: DispatchMode
+DISPATCH_BUNDLE: DispatchMode
 BUDGET_OBJECTIVE_UNSPECIFIED: BudgetObjective
 BUDGET_COST: BudgetObjective
 BUDGET_TIME: BudgetObjective
@@ -60,16 +62,26 @@ class DispatchJob(_message.Message):
     def __init__(self, name: _Optional[str] = ..., arrival: _Optional[int] = ..., size: _Optional[int] = ..., cores: _Optional[int] = ..., deadline: _Optional[int] = ..., weight: _Optional[int] = ...) -> None: ...
 
 class DispatchInstance(_message.Message):
-    __slots__ = ("servers", "jobs", "mode", "budget")
+    __slots__ = ("servers", "jobs", "mode", "budget", "bundle")
     SERVERS_FIELD_NUMBER: _ClassVar[int]
     JOBS_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
     BUDGET_FIELD_NUMBER: _ClassVar[int]
+    BUNDLE_FIELD_NUMBER: _ClassVar[int]
     servers: _containers.RepeatedCompositeFieldContainer[DispatchServer]
     jobs: _containers.RepeatedCompositeFieldContainer[DispatchJob]
     mode: DispatchMode
     budget: DispatchBudget
-    def __init__(self, servers: _Optional[_Iterable[_Union[DispatchServer, _Mapping]]] = ..., jobs: _Optional[_Iterable[_Union[DispatchJob, _Mapping]]] = ..., mode: _Optional[_Union[DispatchMode, str]] = ..., budget: _Optional[_Union[DispatchBudget, _Mapping]] = ...) -> None: ...
+    bundle: DispatchBundle
+    def __init__(self, servers: _Optional[_Iterable[_Union[DispatchServer, _Mapping]]] = ..., jobs: _Optional[_Iterable[_Union[DispatchJob, _Mapping]]] = ..., mode: _Optional[_Union[DispatchMode, str]] = ..., budget: _Optional[_Union[DispatchBudget, _Mapping]] = ..., bundle: _Optional[_Union[DispatchBundle, _Mapping]] = ...) -> None: ...
+
+class DispatchBundle(_message.Message):
+    __slots__ = ("scheduler_overhead", "short_size")
+    SCHEDULER_OVERHEAD_FIELD_NUMBER: _ClassVar[int]
+    SHORT_SIZE_FIELD_NUMBER: _ClassVar[int]
+    scheduler_overhead: int
+    short_size: int
+    def __init__(self, scheduler_overhead: _Optional[int] = ..., short_size: _Optional[int] = ...) -> None: ...
 
 class DispatchBudget(_message.Message):
     __slots__ = ("deadline", "budget", "objective")
@@ -82,18 +94,20 @@ class DispatchBudget(_message.Message):
     def __init__(self, deadline: _Optional[int] = ..., budget: _Optional[int] = ..., objective: _Optional[_Union[BudgetObjective, str]] = ...) -> None: ...
 
 class DispatchRun(_message.Message):
-    __slots__ = ("job", "server", "start", "end", "response")
+    __slots__ = ("job", "server", "start", "end", "response", "bundle")
     JOB_FIELD_NUMBER: _ClassVar[int]
     SERVER_FIELD_NUMBER: _ClassVar[int]
     START_FIELD_NUMBER: _ClassVar[int]
     END_FIELD_NUMBER: _ClassVar[int]
     RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    BUNDLE_FIELD_NUMBER: _ClassVar[int]
     job: str
     server: str
     start: int
     end: int
     response: int
-    def __init__(self, job: _Optional[str] = ..., server: _Optional[str] = ..., start: _Optional[int] = ..., end: _Optional[int] = ..., response: _Optional[int] = ...) -> None: ...
+    bundle: str
+    def __init__(self, job: _Optional[str] = ..., server: _Optional[str] = ..., start: _Optional[int] = ..., end: _Optional[int] = ..., response: _Optional[int] = ..., bundle: _Optional[str] = ...) -> None: ...
 
 class DispatchFigures(_message.Message):
     __slots__ = ("total_weighted_flow_time", "mean_response", "mean_slowdown", "p99_response", "makespan", "deadlines_missed", "cost")
