@@ -1,13 +1,18 @@
 """Jobs over time on a cluster (issue 39): each job is dispatched to one server on arrival
 and served there first come, first served (or, in backfill mode, in any order its cores
-allow); minimise the total weighted flow time.
+allow); minimise the total weighted flow time. Budget mode: a parameter sweep on priced
+servers under a deadline and a budget (Nimrod/G); bundle mode: jobs alone or in whole-node
+bundles under a scheduler with a per-dispatch overhead (Byun et al.).
 
 Parts: :mod:`.instance` (typed instance and solution, the message), :mod:`.schedule` (the
 FCFS earliest-start schedule of a dispatch, optimal for its assignment; EASY backfilling;
 the server queues an online policy sees), :mod:`.check` (independent checker and the solution message),
 :mod:`.greedy` (earliest completion, earliest start), :mod:`.bound` (the own-service and
 one-fast-machine SRPT lower bounds), :mod:`.encoding` with :mod:`.cpsat` and :mod:`.milp`
-(the exact time-indexed model), :mod:`.explain` (why a job waited), :mod:`.generate`,
+(the exact time-indexed model), :mod:`.dbc` (Nimrod/G's DBC heuristics), :mod:`.sweep`
+(a sweep's per-core count model), :mod:`.patterns` (its configuration LP by column
+generation, the ``colgen`` backend), :mod:`.bundling` (per-task, Byun's and our bundling),
+:mod:`.explain` (why a job waited), :mod:`.generate`,
 :mod:`.plot`, :mod:`.summary`, :mod:`.warm_start`; ``peers/`` (RR, JIQ, JSQ, LWL, SITA, JBT,
 two-stage), ``sim/`` (the trace replay and our rollout dispatcher), ``formats/``
 (SWF, Cirrus sacct CSV).

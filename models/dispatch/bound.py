@@ -3,7 +3,8 @@
 Two relaxations, each valid for every schedule the checker accepts; the bound is the larger:
 
 * **own service**: job j's flow time is at least its shortest service time on a server it
-  fits, ``min_s p_js``: ``B1 = sum_j w_j min_s p_js``.
+  fits, ``min_s p_js``: ``B1 = sum_j w_j min_s p_js`` (in bundle mode plus the scheduler's
+  overhead ``h`` per job: no dispatch starts before its jobs' arrival + h).
 * **one fast machine (SRPT)**: give job j the work ``q_j = cores_j * size_j`` (core-time at
   speed 1). On server s a job runs for ``p_js >= size_j / speed_s`` on ``cores_j`` cores, so it
   receives at least ``q_j`` units of work at rate ``cores_j * speed_s``; at any moment the
@@ -31,9 +32,12 @@ from placement.models.dispatch.instance import BUDGET_TIERS, DispatchInstance
 
 
 def own_service_bound(instance: DispatchInstance) -> int:
-    """B1: every job's weighted shortest service time."""
+    """B1: every job's weighted shortest service time; in bundle mode plus the scheduler's
+    overhead (a job's dispatch, alone or in a bundle, is launched no earlier than its arrival
+    plus the overhead; 0 in the other modes)."""
     return sum(
-        job.weight * min(instance.service[j][s] for s in instance.eligible[j])
+        job.weight
+        * (instance.scheduler_overhead + min(instance.service[j][s] for s in instance.eligible[j]))
         for j, job in enumerate(instance.jobs)
     )
 
