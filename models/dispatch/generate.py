@@ -280,39 +280,22 @@ def generate_bundle(
     )
 
 
+_VARIANTS = {
+    IMMEDIATE_DISPATCH: (generate, ("distribution", "cov", "mean_size", "server_cores")),
+    BUDGET: (generate_sweep, ("kinds", "mean_size", "budget_factor", "objective")),
+    BUNDLE: (generate_bundle, ("server_cores", "mean_size", "scheduler_overhead")),
+}
+"""Each mode's generator and the options it reads (besides jobs, servers, load and seed)."""
+
+
 def _build(params: dict) -> DispatchInstance:
-    if params["mode"] == BUNDLE:
-        return generate_bundle(
-            params["jobs"],
-            params["servers"],
-            params["load"],
-            params["seed"],
-            server_cores=params["server_cores"],
-            mean_size=params["mean_size"],
-            scheduler_overhead=params["scheduler_overhead"],
-            out=params["out"],
-        )
-    if params["mode"] == BUDGET:
-        return generate_sweep(
-            params["jobs"],
-            params["servers"],
-            params["load"],
-            params["seed"],
-            kinds=params["kinds"],
-            mean_size=params["mean_size"],
-            budget_factor=params["budget_factor"],
-            objective=params["objective"],
-            out=params["out"],
-        )
-    return generate(
+    make, options = _VARIANTS[params["mode"]]
+    return make(
         params["jobs"],
         params["servers"],
         params["load"],
         params["seed"],
-        distribution=params["distribution"],
-        cov=params["cov"],
-        mean_size=params["mean_size"],
-        server_cores=params["server_cores"],
+        **{name: params[name] for name in options},
         out=params["out"],
     )
 

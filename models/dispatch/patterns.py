@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -212,7 +213,9 @@ class Master:
         return run.x if run.has_solution and run.x is not None else None
 
 
-def patterns_of(instance: DispatchInstance, sweep: Sweep, solution: DispatchSolution) -> list:
+def patterns_of(
+    instance: DispatchInstance, sweep: Sweep, solution: DispatchSolution
+) -> list[tuple[int, tuple[int, ...]]]:
     """The (class, pattern) of every core of a schedule (jobs laid on the cores free first)."""
     cls_of = {slot: q for q, cl in enumerate(sweep.slots) for slot in cl}
     kind_of = {j: k for k, js in enumerate(sweep.kinds) for j in js}
@@ -367,7 +370,7 @@ def fastest_within(
     hi: int,
     incumbents: list[DispatchSolution],
     deadline: float,
-    on_found: object = None,
+    on_found: Callable[[DispatchSolution], object] | None = None,
 ) -> tuple[float, DispatchSolution | None]:
     """Bisection on the makespan within ``budget``: (the largest makespan proven
     impossible + 1, the fastest schedule found, None if none) with ``lo`` a proven lower
@@ -401,7 +404,7 @@ def fastest_within(
         elif found.solution is not None:
             best = found.solution
             hi = makespan_of(instance, best)
-            if callable(on_found):
+            if on_found is not None:
                 on_found(best)
         else:
             probe = mid + 1  # not proved impossible, not met: look higher, keep lo
