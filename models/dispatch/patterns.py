@@ -385,8 +385,9 @@ def fastest_within(
     probe = lo  # the search's lower end: above lo where a trial was neither proved nor met
     pool: set[tuple[int, tuple[int, ...]]] = set()
     while probe < hi and time.monotonic() < deadline:
-        # Geometric while the range is wide: a trial's pricing DP grows with its capacity.
-        mid = math.isqrt(probe * hi) if hi > 4 * probe > 0 else (probe + hi) // 2
+        # At most a quarter above the lower end: the optimum is usually near the bound, and a
+        # trial's pricing DP grows with its capacity.
+        mid = min((probe + hi) // 2, probe + max(1, probe // 4))
         found = cheapest_within(
             instance,
             sweep,
