@@ -294,3 +294,17 @@ def test_generate_budget_sweeps_and_a_short_deadline_on_the_command_line(tmp_pat
     assert done.returncode == 2
     assert "dispatch.budget.deadline" in done.stderr and "short by" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_start_naming_every_job_is_kept_as_given_and_a_partial_one_is_not() -> None:
+    instance = _sweep(10, 0, "cost")
+    first = solve(instance, SolveOptions(time_limit_s=10, threads=1))
+    message = FAMILY.solution_to_message(instance, first.solution)
+    again = solve(instance, SolveOptions(time_limit_s=10, threads=1), start=message)
+    assert again.warm_start is not None and again.warm_start.feasible
+    assert again.warm_start.kept == len(instance.jobs)
+    assert again.warm_start.objective == first.objective
+    del message.runs[0]
+    partial = solve(instance, SolveOptions(time_limit_s=10, threads=1), start=message)
+    assert partial.warm_start is not None and partial.warm_start.kept == 0
+    assert partial.objective == first.objective
