@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from placement.benchmarks.dispatch.bundle import short_makespan_bound
 from placement.models.dispatch import FAMILY
 from placement.models.dispatch.bound import lower_bound
 from placement.models.dispatch.bundling import BUNDLING, bundle_opt, byun, per_task, split
@@ -147,3 +148,19 @@ def test_generate_and_solve_a_bundle_workload_on_the_command_line(tmp_path: Path
     assert done.returncode == 0, done.stderr
     runs = json.loads(done.stdout)["solution"]["dispatch"]["runs"]
     assert any(r.get("bundle") for r in runs)
+
+
+def test_the_short_makespan_bound_holds_and_is_tight_on_the_hand_burst() -> None:
+    # h = 3, four tasks of 2 on two nodes of 2 cores: by 6 the launches at 3 give at most
+    # 2 * (6 - 3) = 6 < 8 core-time; by 7 two launches give 2 * (4 + 1) = 10. Ours ends at 7.
+    instance = _burst()
+    assert short_makespan_bound(instance, [0, 1, 2, 3]) == 7
+    solution = bundle_opt(instance)
+    assert max(s + 2 for s in solution.start) == 7
+    burst = generate_bundle(400, 4, 0.5, seed=2, server_cores=8, scheduler_overhead=10)
+    shorts = [j for j, job in enumerate(burst.jobs) if job.size <= burst.short_size]
+    bound = short_makespan_bound(burst, shorts)
+    for heuristic in BUNDLING.values():
+        solution = heuristic(burst)
+        ends = [solution.start[j] + burst.service[j][solution.server_of[j]] for j in shorts]
+        assert max(ends) >= bound
