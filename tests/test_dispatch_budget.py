@@ -308,3 +308,23 @@ def test_a_start_naming_every_job_is_kept_as_given_and_a_partial_one_is_not() ->
     partial = solve(instance, SolveOptions(time_limit_s=10, threads=1), start=message)
     assert partial.warm_start is not None and partial.warm_start.kept == 0
     assert partial.objective == first.objective
+
+
+def test_a_sweep_and_a_bundle_workload_solve_through_the_grpc_service(tmp_path: Path) -> None:
+    from placement.api.client import Client
+    from placement.models.dispatch.generate import generate_bundle
+    from tests.service_harness import start_server
+
+    sweep = _sweep(10, 0, "cost_time")
+    burst = generate_bundle(60, 2, 0.5, seed=1, server_cores=4, scheduler_overhead=5)
+    server = start_server(tmp_path, workers=1)
+    try:
+        with Client(server.target) as client:
+            for instance in (sweep, burst):
+                local = solve(instance, SolveOptions(time_limit_s=10, threads=1))
+                remote = client.solve(instance, time_limit_s=10)
+                assert remote.objective_terms == local.objective_terms
+                assert FAMILY.check(instance, remote.solution).feasible
+                assert remote.solution.bundle == local.solution.bundle
+    finally:
+        server.stop()
