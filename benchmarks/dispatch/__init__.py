@@ -48,7 +48,7 @@ SUITES = (
         "priced servers",
         **suite_functions("placement.benchmarks.dispatch.budget", "budget"),
         time_limit_s=10.0,
-        quick_time_limit_s=5.0,
+        quick_time_limit_s=2.0,
         parameters=(Parameter("seed", "int", 1, help="seed of the sweeps (default 1)"),),
     ),
     Suite(
@@ -58,7 +58,7 @@ SUITES = (
         "node bundling and ours, at per-dispatch scheduler overheads 0, 1, 10 and 50",
         **suite_functions("placement.benchmarks.dispatch.bundle", "bundle"),
         time_limit_s=10.0,
-        quick_time_limit_s=5.0,
+        quick_time_limit_s=1.0,
         parameters=(
             Parameter("tasks", "positive_int", 5_000, help="short tasks (default 5000)"),
             Parameter("nodes", "positive_int", 16, help="nodes (default 16)"),

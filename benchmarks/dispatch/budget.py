@@ -31,15 +31,18 @@ BUDGET_FACTORS = (1.1, 1.3, 1.6)
 
 
 def cases_budget(config: Any) -> list[dict[str, Any]]:
-    """One case per (size, point of the front)."""
-    sizes = SIZES[:1] if config.quick else SIZES
+    """One case per (size, point of the front); ``--quick``: 300 jobs on 5 servers, one
+    deadline and one budget."""
+    sizes = ((300, 5),) if config.quick else SIZES
+    loads = DEADLINE_LOADS[1:2] if config.quick else DEADLINE_LOADS
+    factors = BUDGET_FACTORS[1:2] if config.quick else BUDGET_FACTORS
     seed = int(config.params.get("seed", 1))
     out = []
     for jobs, servers in sizes:
-        for load in DEADLINE_LOADS:
+        for load in loads:
             out.append({"jobs": jobs, "servers": servers, "seed": seed, "objective": "cost",
                         "load": load, "budget_factor": 0.0})  # fmt: skip
-        for factor in BUDGET_FACTORS:
+        for factor in factors:
             out.append({"jobs": jobs, "servers": servers, "seed": seed, "objective": "time",
                         "load": 1.0, "budget_factor": factor})  # fmt: skip
     return out
