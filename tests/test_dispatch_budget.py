@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -30,6 +28,7 @@ from placement.models.dispatch.patterns import best_pattern, sweep_of
 from placement.solver import SolutionStatus, SolveOptions, StopReason, solve
 from placement.solver.errors import InputError
 from placement.solver.testing import instance_from_document
+from tests.test_cli import assert_user_error, run
 
 
 def _sweep(deadline: int = 0, budget: int = 0, objective: str = "cost") -> DispatchInstance:
@@ -268,32 +267,18 @@ def test_a_generated_sweep_is_seeded_and_solved_within_a_proven_gap() -> None:
 
 def test_generate_budget_sweeps_and_a_short_deadline_on_the_command_line(tmp_path: Path) -> None:
     out = tmp_path / "sweep.json"
-    cli = [sys.executable, "-m", "placement.api.cli"]
     words = ["--jobs", "40", "--servers", "4", "--load", "0.7", "--mode", "budget"]
-    done = subprocess.run(
-        [*cli, "generate", "dispatch", *words, "--kinds", "2", "--out", str(out)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = run("generate", "dispatch", *words, "--kinds", "2", "--out", out, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     document = json.loads(out.read_text())
     assert document["dispatch"]["mode"] == "DISPATCH_BUDGET"
     assert "--mode budget" in document["description"]
-    done = subprocess.run(
-        [*cli, "solve", str(out), "--json", "--time-limit", "20"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = run("solve", out, "--json", "--time-limit", "20", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["status"] in ("optimal", "feasible")
     document["dispatch"]["budget"]["deadline"] = 1
     out.write_text(json.dumps(document))
-    done = subprocess.run([*cli, "solve", str(out)], capture_output=True, text=True, check=False)
-    assert done.returncode == 2
-    assert "dispatch.budget.deadline" in done.stderr and "short by" in done.stderr
-    assert "Traceback" not in done.stderr
+    assert_user_error(run("solve", out, cwd=tmp_path), "dispatch.budget.deadline", "short by")
 
 
 def test_a_start_naming_every_job_is_kept_as_given_and_a_partial_one_is_not() -> None:

@@ -4,8 +4,6 @@ scheduler rules, the three heuristics on a hand-computed case, the generator and
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -25,6 +23,7 @@ from placement.models.dispatch.instance import (
 from placement.solver import SolutionStatus, SolveOptions, StopReason, solve
 from placement.solver.errors import InputError
 from placement.solver.testing import instance_from_document
+from tests.test_cli import run
 
 
 def _burst(overhead: int = 3) -> DispatchInstance:
@@ -128,23 +127,12 @@ def test_solve_keeps_the_best_heuristic_with_the_trace_bound() -> None:
 
 def test_generate_and_solve_a_bundle_workload_on_the_command_line(tmp_path: Path) -> None:
     out = tmp_path / "bundle.json"
-    cli = [sys.executable, "-m", "placement.api.cli"]
     words = ["--jobs", "100", "--servers", "2", "--load", "0.5", "--mode", "bundle"]
-    done = subprocess.run(
-        [*cli, "generate", "dispatch", *words, "--server-cores", "4", "--out", str(out)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = run("generate", "dispatch", *words, "--server-cores", "4", "--out", out, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     document = json.loads(out.read_text())
     assert document["dispatch"]["bundle"]["scheduler_overhead"] == 10
-    done = subprocess.run(
-        [*cli, "solve", str(out), "--json", "--time-limit", "10"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = run("solve", out, "--json", "--time-limit", "10", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     runs = json.loads(done.stdout)["solution"]["dispatch"]["runs"]
     assert any(r.get("bundle") for r in runs)
