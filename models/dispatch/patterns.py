@@ -326,7 +326,8 @@ def cheapest_within(
     second = two.solve_lp(deadline)
     if second is None:
         return None
-    bound = float(math.ceil(second[0] - 1e-6))
+    # The LP's value is a float: round up only past a relative allowance for its tolerances.
+    bound = float(math.ceil(second[0] - 1e-6 * max(1.0, abs(second[0]))))
     if pool is not None:
         pool.update(two.columns)  # a later, larger capacity fits them all
     trial = _at(instance, capacity, budget)

@@ -25,6 +25,7 @@ sweep of 4 kinds on 100 servers of up to 8 cores has at most 3,200 counts.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from placement.models.dispatch.check import check
@@ -159,10 +160,11 @@ def hint_of(instance: DispatchInstance, sm: SweepModel, solution: DispatchSoluti
 
 
 def _ceil_bound(bound: float | None, floor: float) -> float:
-    """A solver's bound on an integer objective, rounded up, never below ``floor``."""
+    """A solver's bound on an integer objective, rounded up past a relative allowance for
+    float tolerances, never below ``floor``."""
     if bound is None:
         return floor
-    return max(floor, float(int(-(-(bound - 1e-6) // 1))))
+    return max(floor, float(math.ceil(bound - 1e-6 * max(1.0, abs(bound)))))
 
 
 def solve_sweep(
