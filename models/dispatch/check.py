@@ -268,9 +268,10 @@ def solution_to_message(instance: DispatchInstance, solution: DispatchSolution) 
     msg.figures.p99_response = f["p99_response"]
     msg.figures.makespan = int(f["makespan"])
     msg.figures.deadlines_missed = int(f["deadlines_missed"])
-    msg.figures.cost = sum(
-        _cost(instance, j, s)
-        for j, s in enumerate(solution.server_of)
-        if 0 <= s < len(instance.servers)
-    )
+    if instance.mode == BUDGET:  # elsewhere prices may be fractional and unbounded: no cost
+        msg.figures.cost = sum(
+            _cost(instance, j, s)
+            for j, s in enumerate(solution.server_of)
+            if 0 <= s < len(instance.servers)
+        )
     return msg

@@ -45,13 +45,15 @@ MAX_CORES = 10**6
 MAX_WEIGHT = 10**3
 MAX_SPEED = 10**6
 MAX_PRICE = 10**6
+"""Largest price in budget mode (keeps a sweep's costs and the models' coefficients in
+int64)."""
 MAX_BUDGET = 10**18
 
 RANGES = register_ranges(
     {
         "DispatchServer.cores": FieldRange(1, MAX_CORES, integer=True, unit="cores"),
         "DispatchServer.speed": FieldRange(0, MAX_SPEED, unit="relative speed, 0 = 1"),
-        "DispatchServer.price": FieldRange(0, MAX_PRICE, unit="per core and time unit"),
+        "DispatchServer.price": FieldRange(0, 1e12, unit="per core and time unit"),
         "DispatchServer.dispatch_overhead": FieldRange(
             0, MAX_TIME, integer=True, unit="time units"
         ),
@@ -297,10 +299,10 @@ def sweep_rules(
     for k, s in enumerate(servers):
         prices_ok = (
             v.require(
-                float(s.price).is_integer(),
+                float(s.price).is_integer() and s.price <= MAX_PRICE,
                 f"{P}.servers[{k}].price",
                 s.price,
-                "an integer price in budget mode",
+                f"an integer price of at most {MAX_PRICE} in budget mode",
             )
             and prices_ok
         )
