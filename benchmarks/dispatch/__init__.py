@@ -1,4 +1,6 @@
-"""The dispatch family's benchmark suite; the code is in :mod:`.suites`."""
+"""The dispatch family's benchmark suites: the dispatching policies (:mod:`.suites`) and the
+budget mode's DBC heuristics against the exact front (:mod:`.budget`), the bundle mode's
+bundlings (:mod:`.bundle`)."""
 
 from __future__ import annotations
 
@@ -37,5 +39,31 @@ SUITES = (
         time_limit_s=10.0,
         quick_time_limit_s=1.0,
         parameters=PARAMETERS,
+    ),
+    Suite(
+        name="dispatch-budget",
+        family="dispatch",
+        help="Nimrod/G's DBC cost, time and cost-time heuristics against the exact cost-time "
+        "front (proven gaps) on generated parameter sweeps of 1,000-10,000 jobs on 10-100 "
+        "priced servers",
+        **suite_functions("placement.benchmarks.dispatch.budget", "budget"),
+        time_limit_s=10.0,
+        quick_time_limit_s=2.0,
+        parameters=(Parameter("seed", "int", 1, help="seed of the sweeps (default 1)"),),
+    ),
+    Suite(
+        name="dispatch-bundle",
+        family="dispatch",
+        help="short-task throughput and long-job wait under per-task dispatch, Byun et al.'s "
+        "node bundling and ours, at per-dispatch scheduler overheads 0, 1, 10 and 50",
+        **suite_functions("placement.benchmarks.dispatch.bundle", "bundle"),
+        time_limit_s=10.0,
+        quick_time_limit_s=1.0,
+        parameters=(
+            Parameter("tasks", "positive_int", 5_000, help="short tasks (default 5000)"),
+            Parameter("nodes", "positive_int", 16, help="nodes (default 16)"),
+            Parameter("cores", "positive_int", 32, help="cores per node (default 32)"),
+            Parameter("seed", "int", 1, help="seed of the workload (default 1)"),
+        ),
     ),
 )

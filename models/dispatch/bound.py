@@ -3,7 +3,8 @@
 Two relaxations, each valid for every schedule the checker accepts; the bound is the larger:
 
 * **own service**: job j's flow time is at least its shortest service time on a server it
-  fits, ``min_s p_js``: ``B1 = sum_j w_j min_s p_js``.
+  fits, ``min_s p_js``: ``B1 = sum_j w_j min_s p_js`` (in bundle mode plus the scheduler's
+  overhead ``h`` per job: no dispatch starts before its jobs' arrival + h).
 * **one fast machine (SRPT)**: give job j the work ``q_j = cores_j * size_j`` (core-time at
   speed 1). On server s a job runs for ``p_js >= size_j / speed_s`` on ``cores_j`` cores, so it
   receives at least ``q_j`` units of work at rate ``cores_j * speed_s``; at any moment the
@@ -16,6 +17,8 @@ Two relaxations, each valid for every schedule the checker accepts; the bound is
   ``sum_j C_j >= SRPT's sum`` and ``sum_j (C_j - a_j) >= SRPT's total flow``. With weights,
   ``sum_j w_j F_j >= min_j w_j * sum_j F_j``: ``B2 = w_min * SRPT flow``.
 
+In ``budget`` mode the objective is a cost or a makespan: :func:`sweep_bound`.
+
 The objective is an integer, so the bound is rounded up (after a 1e-9 relative allowance for
 the floating-point SRPT).
 """
@@ -25,13 +28,16 @@ from __future__ import annotations
 import heapq
 import math
 
-from placement.models.dispatch.instance import DispatchInstance
+from placement.models.dispatch.instance import BUDGET_TIERS, DispatchInstance
 
 
 def own_service_bound(instance: DispatchInstance) -> int:
-    """B1: every job's weighted shortest service time."""
+    """B1: every job's weighted shortest service time; in bundle mode plus the scheduler's
+    overhead (a job's dispatch, alone or in a bundle, is launched no earlier than its arrival
+    plus the overhead; 0 in the other modes)."""
     return sum(
-        job.weight * min(instance.service[j][s] for s in instance.eligible[j])
+        job.weight
+        * (instance.scheduler_overhead + min(instance.service[j][s] for s in instance.eligible[j]))
         for j, job in enumerate(instance.jobs)
     )
 
@@ -77,3 +83,23 @@ def srpt_bound(instance: DispatchInstance) -> int:
 def lower_bound(instance: DispatchInstance) -> int:
     """max(B1, B2): a proven lower bound on the objective."""
     return max(own_service_bound(instance), srpt_bound(instance))
+
+
+def sweep_bound(instance: DispatchInstance) -> int:
+    """A bound on the primary tier of a ``budget``-mode sweep: the cost of every job on its
+    cheapest server (cost tiers); for the makespan, the longest of the jobs' shortest service
+    times, or their sum over the cores (each job holds a core that long at least)."""
+    if not instance.jobs:
+        return 0
+    if BUDGET_TIERS[instance.budget_objective][0] == "cost":
+        cheapest: dict[int, int] = {}
+        for j, job in enumerate(instance.jobs):
+            if job.size not in cheapest:
+                cheapest[job.size] = min(instance.cost(j, s) for s in instance.eligible[j])
+        return sum(cheapest[job.size] for job in instance.jobs)
+    shortest = [
+        min(instance.service[j][s] for s in instance.eligible[j]) for j in range(len(instance.jobs))
+    ]
+    # Every job holds a core for at least its shortest service; the cores give cores * T.
+    cores = sum(s.cores for s in instance.servers)
+    return max(max(shortest), -(-sum(shortest) // cores))

@@ -29,10 +29,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from placement.models.dispatch.bound import lower_bound, own_service_bound
+from placement.models.dispatch.bound import lower_bound, own_service_bound, sweep_bound
 from placement.models.dispatch.check import check
 from placement.models.dispatch.greedy import dispatch, earliest_completion
-from placement.models.dispatch.instance import BACKFILL, DispatchInstance, DispatchSolution
+from placement.models.dispatch.instance import (
+    BACKFILL,
+    BUDGET,
+    BUNDLE,
+    DispatchInstance,
+    DispatchSolution,
+)
+from placement.models.dispatch.sweep import solve_sweep
 from placement.solver.family import ExactContext, ExactOutcome
 from placement.solver.linear import LinearModel
 from placement.solver.linear_backends import LinearBackend
@@ -156,7 +163,19 @@ class DispatchEncoding:
         raise NotImplementedError
 
     def solve(self, instance: DispatchInstance, ctx: ExactContext) -> ExactOutcome:
-        """Build the model under the incumbent's horizon, solve, report, prove."""
+        """Build the model under the incumbent's horizon, solve, report, prove; in
+        ``budget`` mode the count model of :mod:`.sweep` instead."""
+        if instance.mode == BUNDLE:
+            return ExactOutcome(
+                StopReason.SEARCH_EXHAUSTED,
+                bound=float(lower_bound(instance)),
+                message=f"{self.source}: no exact model of bundle mode; the heuristic "
+                "schedule stands with the trace's lower bound",
+            )
+        if instance.mode == BUDGET:
+            return solve_sweep(
+                instance, ctx, self._backend(ctx), self.source, sweep_bound(instance)
+            )
         incumbent = ctx.incumbent()
         if incumbent is None or not check(instance, incumbent).feasible:
             incumbent = dispatch(instance, earliest_completion)

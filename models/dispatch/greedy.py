@@ -9,7 +9,9 @@ as size-aware policies assume); the server then runs it FCFS (:mod:`.schedule`).
   heterogeneous servers: the job takes the first server that frees up for it).
 
 In ``backfill`` mode each assignment is also scheduled by EASY backfilling on its server
-(:func:`.schedule.easy_solution`).
+(:func:`.schedule.easy_solution`). In ``budget`` mode the heuristics are Nimrod/G's three
+DBC heuristics (:mod:`.dbc`), the one of the instance's objective first; in ``bundle`` mode
+ours, Byun et al.'s node bundling and per-task dispatch (:mod:`.bundling`).
 
 The literature's other policies (RR, JIQ, JSQ, LWL, SITA, JBT, two-stage) are peers in
 :mod:`placement.models.dispatch.peers` and run in the simulator.
@@ -19,7 +21,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from placement.models.dispatch.instance import BACKFILL, DispatchInstance, DispatchSolution
+from placement.models.dispatch.bundling import BUNDLING
+from placement.models.dispatch.dbc import DBC
+from placement.models.dispatch.instance import (
+    BACKFILL,
+    BUDGET,
+    BUNDLE,
+    COST,
+    TIME,
+    DispatchInstance,
+    DispatchSolution,
+)
 from placement.models.dispatch.schedule import ServerQueue, easy_solution, fcfs_solution, queues
 from placement.solver.options import SolveOptions
 
@@ -65,8 +77,18 @@ def greedy_solutions(
     instance: DispatchInstance, options: SolveOptions | None = None
 ) -> Iterator[tuple[str, DispatchSolution]]:
     """Named heuristic schedules, the fallback first; in ``backfill`` mode also each
-    assignment's EASY-backfilling schedule (``ect-easy``, ``est-easy``)."""
+    assignment's EASY-backfilling schedule (``ect-easy``, ``est-easy``); in ``budget`` mode
+    the DBC heuristics, the one of the instance's objective first."""
     del options
+    if instance.mode == BUNDLE:
+        for name, heuristic in BUNDLING.items():
+            yield name, heuristic(instance)
+        return
+    if instance.mode == BUDGET:
+        first = {COST: "dbc-cost", TIME: "dbc-time"}.get(instance.budget_objective, "dbc-cost-time")
+        for name in sorted(DBC, key=lambda n: n != first):
+            yield name, DBC[name](instance)
+        return
     for name, choose in HEURISTICS.items():
         solution = dispatch(instance, choose)
         yield name, solution

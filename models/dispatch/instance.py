@@ -19,24 +19,41 @@ from placement.solver.schema.v1 import dispatch_pb2 as pb
 
 IMMEDIATE_DISPATCH = "immediate_dispatch"
 BACKFILL = "backfill"
-MODES = (IMMEDIATE_DISPATCH, BACKFILL)
+BUDGET = "budget"
+BUNDLE = "bundle"
+MODES = (IMMEDIATE_DISPATCH, BACKFILL, BUDGET, BUNDLE)
 """The modes (the checker's rules): each job goes to one server on arrival, served FCFS
-there (``immediate_dispatch``) or in any order the cores allow (``backfill``)."""
+there (``immediate_dispatch``) or in any order the cores allow (``backfill``); or a parameter
+sweep on priced servers under a deadline and a budget (``budget``, Nimrod/G); or jobs
+dispatched alone or in whole-node bundles by a serial scheduler with a per-dispatch overhead
+(``bundle``, Byun et al.)."""
 
 OBJECTIVE = "total_weighted_flow_time"
-"""The one objective tier: sum over jobs of ``weight * (end - arrival)`` (min)."""
+"""The one objective tier of the dispatch modes: sum over jobs of ``weight * (end - arrival)``
+(min)."""
+
+COST, TIME, COST_TIME = "cost", "time", "cost_time"
+BUDGET_OBJECTIVES = (COST, TIME, COST_TIME)
+"""What budget mode minimises: the total cost (Nimrod/G's cost-optimisation), the makespan
+(time-optimisation), or the cost then the makespan (cost-time optimisation)."""
+BUDGET_TIERS = {COST: ("cost",), TIME: ("makespan",), COST_TIME: ("cost", "makespan")}
+"""The checker's objective tiers of each budget objective (all minimised)."""
 
 MAX_TIME = 10**9
 """Largest arrival, size, deadline or overhead (keeps the objective of 10^5 jobs in int64)."""
 MAX_CORES = 10**6
 MAX_WEIGHT = 10**3
 MAX_SPEED = 10**6
+MAX_PRICE = 10**6
+"""Largest price in budget mode (keeps a sweep's costs and the models' coefficients in
+int64)."""
+MAX_BUDGET = 10**18
 
 RANGES = register_ranges(
     {
         "DispatchServer.cores": FieldRange(1, MAX_CORES, integer=True, unit="cores"),
         "DispatchServer.speed": FieldRange(0, MAX_SPEED, unit="relative speed, 0 = 1"),
-        "DispatchServer.price": FieldRange(0, 1e12, unit="per time unit"),
+        "DispatchServer.price": FieldRange(0, 1e12, unit="per core and time unit"),
         "DispatchServer.dispatch_overhead": FieldRange(
             0, MAX_TIME, integer=True, unit="time units"
         ),
@@ -45,6 +62,12 @@ RANGES = register_ranges(
         "DispatchJob.cores": FieldRange(0, MAX_CORES, integer=True, unit="cores, 0 = 1"),
         "DispatchJob.deadline": FieldRange(0, 2 * MAX_TIME, integer=True, unit="0 = none"),
         "DispatchJob.weight": FieldRange(0, MAX_WEIGHT, integer=True, unit="0 = 1"),
+        "DispatchBudget.deadline": FieldRange(0, 2 * MAX_TIME, integer=True, unit="0 = none"),
+        "DispatchBudget.budget": FieldRange(0, MAX_BUDGET, integer=True, unit="0 = none"),
+        "DispatchBundle.scheduler_overhead": FieldRange(
+            0, MAX_TIME, integer=True, unit="time units per dispatch"
+        ),
+        "DispatchBundle.short_size": FieldRange(0, MAX_TIME, integer=True, unit="0 = none"),
     }
 )
 """The documented range of every numeric field; a job must also fit on some server."""
@@ -52,7 +75,8 @@ RANGES = register_ranges(
 
 @dataclass(frozen=True)
 class DispatchServer:
-    """A server: cores, relative speed, price per time unit, per-job dispatch overhead."""
+    """A server: cores, relative speed, price per core and time unit, per-job dispatch
+    overhead."""
 
     name: str
     cores: int = 1
@@ -79,7 +103,9 @@ class DispatchJob:
 
 @dataclass(eq=False)
 class DispatchInstance:
-    """Servers, jobs and the mode."""
+    """Servers, jobs and the mode; in ``budget`` mode also the sweep's deadline and budget
+    (0: none) and what is minimised (``budget_objective``); in ``bundle`` mode the
+    scheduler's overhead per dispatch and the largest short job's size."""
 
     family_name = "dispatch"
 
@@ -89,11 +115,21 @@ class DispatchInstance:
     name: str = ""
     description: str = ""
     validated: bool = field(default=False, repr=False)
+    deadline: int = 0
+    budget: int = 0
+    budget_objective: str = COST
+    scheduler_overhead: int = 0
+    short_size: int = 0
 
     @cached_property
     def service(self) -> list[list[int]]:
-        """``service[j][s]``: job j's service time on server s."""
-        return [[s.service_time(j.size) for s in self.servers] for j in self.jobs]
+        """``service[j][s]``: job j's service time on server s (one row per size, shared:
+        a sweep of 10^4 jobs has a few sizes)."""
+        rows: dict[int, list[int]] = {}
+        for j in self.jobs:
+            if j.size not in rows:
+                rows[j.size] = [s.service_time(j.size) for s in self.servers]
+        return [rows[j.size] for j in self.jobs]
 
     @cached_property
     def order(self) -> list[int]:
@@ -111,6 +147,12 @@ class DispatchInstance:
             [s for s in range(len(self.servers)) if self.fits(j, s)] for j in range(len(self.jobs))
         ]
 
+    def cost(self, job: int, server: int) -> int:
+        """What ``job`` costs on ``server``: price * cores * service time (an integer in
+        ``budget`` mode, where prices are integers)."""
+        price = self.servers[server].price
+        return round(price * self.jobs[job].cores * self.service[job][server])
+
     @cached_property
     def job_index(self) -> dict[str, int]:
         return {j.name: i for i, j in enumerate(self.jobs)}
@@ -122,17 +164,22 @@ class DispatchInstance:
 
 @dataclass(frozen=True)
 class DispatchSolution:
-    """The server and start time of every job (``server_of[j]``, ``start[j]``)."""
+    """The server and start time of every job (``server_of[j]``, ``start[j]``); in
+    ``bundle`` mode the bundle each job runs in (``bundle[j]``, "" = its own dispatch; an
+    empty tuple: none)."""
 
     server_of: tuple[int, ...] = ()
     start: tuple[int, ...] = ()
+    bundle: tuple[str, ...] = ()
 
 
 # -------------------------------------------------------------------------------------------
 # From and to the placement/v1 message
 
-_MODES = {0: IMMEDIATE_DISPATCH, 1: IMMEDIATE_DISPATCH, 2: BACKFILL}
-_MODE_VALUES = {IMMEDIATE_DISPATCH: 1, BACKFILL: 2}
+_MODES = {0: IMMEDIATE_DISPATCH, 1: IMMEDIATE_DISPATCH, 2: BACKFILL, 3: BUDGET, 4: BUNDLE}
+_MODE_VALUES = {IMMEDIATE_DISPATCH: 1, BACKFILL: 2, BUDGET: 3, BUNDLE: 4}
+_OBJECTIVES = {0: COST, 1: COST, 2: TIME, 3: COST_TIME}
+_OBJECTIVE_VALUES = {COST: 1, TIME: 2, COST_TIME: 3}
 
 
 def instance_from_message(msg: Any, name: str = "", description: str = "") -> DispatchInstance:
@@ -145,8 +192,24 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Di
     check_ranges(msg, RANGES, P, v)
     mode = _MODES.get(int(msg.mode))
     if mode is None:
-        v.add(f"{P}.mode", int(msg.mode), "IMMEDIATE_DISPATCH or DISPATCH_BACKFILL")
+        v.add(
+            f"{P}.mode",
+            int(msg.mode),
+            "IMMEDIATE_DISPATCH, DISPATCH_BACKFILL, DISPATCH_BUDGET or DISPATCH_BUNDLE",
+        )
         mode = IMMEDIATE_DISPATCH
+    objective = _OBJECTIVES.get(int(msg.budget.objective))
+    if objective is None:
+        v.add(
+            f"{P}.budget.objective",
+            int(msg.budget.objective),
+            "BUDGET_COST, BUDGET_TIME or BUDGET_COST_TIME",
+        )
+        objective = COST
+    if msg.HasField("budget") and mode != BUDGET:
+        v.add(f"{P}.budget", "set", "no budget section outside DISPATCH_BUDGET mode")
+    if msg.HasField("bundle") and mode != BUNDLE:
+        v.add(f"{P}.bundle", "set", "no bundle section outside DISPATCH_BUNDLE mode")
     v.require(len(msg.servers) > 0, f"{P}.servers", [], "at least one server")
     servers: list[DispatchServer] = []
     names: set[str] = set()
@@ -194,11 +257,92 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Di
                 int((j.weight or 1) if ok["weight"] else 1),
             )
         )
+    ok = {f: RANGES[f"DispatchBudget.{f}"].contains(getattr(msg.budget, f)) for f in _BUDGET_FIELDS}
+    deadline = int(msg.budget.deadline if ok["deadline"] else 0)
+    budget = int(msg.budget.budget if ok["budget"] else 0)
+    if mode == BUDGET:
+        sweep_rules(servers, jobs, deadline, budget, v)
+    bundle_ok = all(
+        RANGES[f"DispatchBundle.{f}"].contains(getattr(msg.bundle, f))
+        for f in ("scheduler_overhead", "short_size")
+    )
     v.raise_if_any()
-    return DispatchInstance(servers, jobs, mode, name, description, validated=True)
+    return DispatchInstance(
+        servers,
+        jobs,
+        mode,
+        name,
+        description,
+        validated=True,
+        deadline=deadline,
+        budget=budget,
+        budget_objective=objective,
+        scheduler_overhead=int(msg.bundle.scheduler_overhead) if bundle_ok else 0,
+        short_size=int(msg.bundle.short_size) if bundle_ok else 0,
+    )
+
+
+def sweep_rules(
+    servers: list[DispatchServer],
+    jobs: list[DispatchJob],
+    deadline: int,
+    budget: int,
+    v: ValidationCollector,
+) -> None:
+    """What ``budget`` mode asks beyond the message's ranges: a sweep's jobs are ready at
+    time 0 and need one core (Nimrod/G's sequential tasks); prices are integers, so every
+    cost is an exact integer; the deadline is no earlier than some server can run every job
+    (what no server can meet, by how much) and the budget no lower than the cheapest
+    schedule (every job on its cheapest server, no deadline: by how much it falls short)."""
+    P = "dispatch"
+    prices_ok = True
+    for k, s in enumerate(servers):
+        prices_ok = (
+            v.require(
+                float(s.price).is_integer() and s.price <= MAX_PRICE,
+                f"{P}.servers[{k}].price",
+                s.price,
+                f"an integer price of at most {MAX_PRICE} in budget mode",
+            )
+            and prices_ok
+        )
+    for i, j in enumerate(jobs):
+        v.require(j.arrival == 0, f"{P}.jobs[{i}].arrival", j.arrival, "0 in budget mode")
+        v.require(j.cores == 1, f"{P}.jobs[{i}].cores", j.cores, "1 in budget mode")
+    if not servers or not jobs:
+        return
+    fastest: dict[int, tuple[int, int]] = {}  # size -> (shortest service, server)
+    cheapest: dict[int, int] = {}  # size -> least cost
+    for j in jobs:
+        if j.size not in fastest:
+            times = [s.service_time(j.size) for s in servers]
+            k = min(range(len(servers)), key=lambda k: (times[k], k))
+            fastest[j.size] = (times[k], k)
+            cheapest[j.size] = min(round(s.price * t) for s, t in zip(servers, times, strict=True))
+    if deadline:
+        worst = max(range(len(jobs)), key=lambda i: fastest[jobs[i].size][0])
+        need, k = fastest[jobs[worst].size]
+        v.require(
+            need <= deadline,
+            f"{P}.budget.deadline",
+            deadline,
+            f"at least {need}: job {jobs[worst].name!r} (size {jobs[worst].size}) ends at "
+            f"{need} at the earliest, on server {servers[k].name!r}; no server meets the "
+            f"deadline, short by {need - deadline}",
+        )
+    if budget and prices_ok:
+        least = sum(cheapest[j.size] for j in jobs)
+        v.require(
+            least <= budget,
+            f"{P}.budget.budget",
+            budget,
+            f"at least {least}: the cheapest schedule (every job on its cheapest server) "
+            f"costs {least}, {least - budget} more than the budget",
+        )
 
 
 RANGES_JOB = ("arrival", "size", "cores", "deadline", "weight")
+_BUDGET_FIELDS = ("deadline", "budget")
 
 
 def instance_to_message(instance: DispatchInstance) -> Any:
@@ -222,6 +366,13 @@ def instance_to_message(instance: DispatchInstance) -> Any:
             weight=j.weight,
         )
     msg.mode = _MODE_VALUES[instance.mode]
+    if instance.mode == BUDGET:
+        msg.budget.deadline = instance.deadline
+        msg.budget.budget = instance.budget
+        msg.budget.objective = _OBJECTIVE_VALUES[instance.budget_objective]
+    if instance.mode == BUNDLE:
+        msg.bundle.scheduler_overhead = instance.scheduler_overhead
+        msg.bundle.short_size = instance.short_size
     return msg
 
 
@@ -234,6 +385,7 @@ def solution_from_message(instance: DispatchInstance, msg: Any) -> DispatchSolut
     v = ValidationCollector()
     server_of = [-1] * len(instance.jobs)
     start = [-1] * len(instance.jobs)
+    bundle = [""] * len(instance.jobs)
     seen: set[int] = set()
     for i, r in enumerate(msg.runs):
         path = f"dispatch.runs[{i}]"
@@ -246,8 +398,9 @@ def solution_from_message(instance: DispatchInstance, msg: Any) -> DispatchSolut
             seen.add(job)
             server_of[job] = server
             start[job] = int(r.start)
+            bundle[job] = r.bundle
     v.raise_if_any()
-    return DispatchSolution(tuple(server_of), tuple(start))
+    return DispatchSolution(tuple(server_of), tuple(start), tuple(bundle) if any(bundle) else ())
 
 
 @dataclass(frozen=True)

@@ -24,25 +24,31 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bplacement/v1/dispatch.proto\x12\x0cplacement.v1\"f\n\x0e\x44ispatchServer\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05\x63ores\x18\x02 \x01(\x03\x12\r\n\x05speed\x18\x03 \x01(\x01\x12\r\n\x05price\x18\x04 \x01(\x01\x12\x19\n\x11\x64ispatch_overhead\x18\x05 \x01(\x03\"k\n\x0b\x44ispatchJob\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07\x61rrival\x18\x02 \x01(\x03\x12\x0c\n\x04size\x18\x03 \x01(\x03\x12\r\n\x05\x63ores\x18\x04 \x01(\x03\x12\x10\n\x08\x64\x65\x61\x64line\x18\x05 \x01(\x03\x12\x0e\n\x06weight\x18\x06 \x01(\x03\"\x94\x01\n\x10\x44ispatchInstance\x12-\n\x07servers\x18\x01 \x03(\x0b\x32\x1c.placement.v1.DispatchServer\x12\'\n\x04jobs\x18\x02 \x03(\x0b\x32\x19.placement.v1.DispatchJob\x12(\n\x04mode\x18\x03 \x01(\x0e\x32\x1a.placement.v1.DispatchMode\"X\n\x0b\x44ispatchRun\x12\x0b\n\x03job\x18\x01 \x01(\t\x12\x0e\n\x06server\x18\x02 \x01(\t\x12\r\n\x05start\x18\x03 \x01(\x03\x12\x0b\n\x03\x65nd\x18\x04 \x01(\x03\x12\x10\n\x08response\x18\x05 \x01(\x03\"\xa3\x01\n\x0f\x44ispatchFigures\x12 \n\x18total_weighted_flow_time\x18\x01 \x01(\x03\x12\x15\n\rmean_response\x18\x02 \x01(\x01\x12\x15\n\rmean_slowdown\x18\x03 \x01(\x01\x12\x14\n\x0cp99_response\x18\x04 \x01(\x01\x12\x10\n\x08makespan\x18\x05 \x01(\x03\x12\x18\n\x10\x64\x65\x61\x64lines_missed\x18\x06 \x01(\x03\"k\n\x10\x44ispatchSolution\x12\'\n\x04runs\x18\x01 \x03(\x0b\x32\x19.placement.v1.DispatchRun\x12.\n\x07\x66igures\x18\x02 \x01(\x0b\x32\x1d.placement.v1.DispatchFigures*\\\n\x0c\x44ispatchMode\x12\x1d\n\x19\x44ISPATCH_MODE_UNSPECIFIED\x10\x00\x12\x16\n\x12IMMEDIATE_DISPATCH\x10\x01\x12\x15\n\x11\x44ISPATCH_BACKFILL\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bplacement/v1/dispatch.proto\x12\x0cplacement.v1\"f\n\x0e\x44ispatchServer\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05\x63ores\x18\x02 \x01(\x03\x12\r\n\x05speed\x18\x03 \x01(\x01\x12\r\n\x05price\x18\x04 \x01(\x01\x12\x19\n\x11\x64ispatch_overhead\x18\x05 \x01(\x03\"k\n\x0b\x44ispatchJob\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07\x61rrival\x18\x02 \x01(\x03\x12\x0c\n\x04size\x18\x03 \x01(\x03\x12\r\n\x05\x63ores\x18\x04 \x01(\x03\x12\x10\n\x08\x64\x65\x61\x64line\x18\x05 \x01(\x03\x12\x0e\n\x06weight\x18\x06 \x01(\x03\"\xf0\x01\n\x10\x44ispatchInstance\x12-\n\x07servers\x18\x01 \x03(\x0b\x32\x1c.placement.v1.DispatchServer\x12\'\n\x04jobs\x18\x02 \x03(\x0b\x32\x19.placement.v1.DispatchJob\x12(\n\x04mode\x18\x03 \x01(\x0e\x32\x1a.placement.v1.DispatchMode\x12,\n\x06\x62udget\x18\x04 \x01(\x0b\x32\x1c.placement.v1.DispatchBudget\x12,\n\x06\x62undle\x18\x05 \x01(\x0b\x32\x1c.placement.v1.DispatchBundle\"@\n\x0e\x44ispatchBundle\x12\x1a\n\x12scheduler_overhead\x18\x01 \x01(\x03\x12\x12\n\nshort_size\x18\x02 \x01(\x03\"d\n\x0e\x44ispatchBudget\x12\x10\n\x08\x64\x65\x61\x64line\x18\x01 \x01(\x03\x12\x0e\n\x06\x62udget\x18\x02 \x01(\x03\x12\x30\n\tobjective\x18\x03 \x01(\x0e\x32\x1d.placement.v1.BudgetObjective\"h\n\x0b\x44ispatchRun\x12\x0b\n\x03job\x18\x01 \x01(\t\x12\x0e\n\x06server\x18\x02 \x01(\t\x12\r\n\x05start\x18\x03 \x01(\x03\x12\x0b\n\x03\x65nd\x18\x04 \x01(\x03\x12\x10\n\x08response\x18\x05 \x01(\x03\x12\x0e\n\x06\x62undle\x18\x06 \x01(\t\"\xb1\x01\n\x0f\x44ispatchFigures\x12 \n\x18total_weighted_flow_time\x18\x01 \x01(\x03\x12\x15\n\rmean_response\x18\x02 \x01(\x01\x12\x15\n\rmean_slowdown\x18\x03 \x01(\x01\x12\x14\n\x0cp99_response\x18\x04 \x01(\x01\x12\x10\n\x08makespan\x18\x05 \x01(\x03\x12\x18\n\x10\x64\x65\x61\x64lines_missed\x18\x06 \x01(\x03\x12\x0c\n\x04\x63ost\x18\x07 \x01(\x03\"k\n\x10\x44ispatchSolution\x12\'\n\x04runs\x18\x01 \x03(\x0b\x32\x19.placement.v1.DispatchRun\x12.\n\x07\x66igures\x18\x02 \x01(\x0b\x32\x1d.placement.v1.DispatchFigures*\x86\x01\n\x0c\x44ispatchMode\x12\x1d\n\x19\x44ISPATCH_MODE_UNSPECIFIED\x10\x00\x12\x16\n\x12IMMEDIATE_DISPATCH\x10\x01\x12\x15\n\x11\x44ISPATCH_BACKFILL\x10\x02\x12\x13\n\x0f\x44ISPATCH_BUDGET\x10\x03\x12\x13\n\x0f\x44ISPATCH_BUNDLE\x10\x04*k\n\x0f\x42udgetObjective\x12 \n\x1c\x42UDGET_OBJECTIVE_UNSPECIFIED\x10\x00\x12\x0f\n\x0b\x42UDGET_COST\x10\x01\x12\x0f\n\x0b\x42UDGET_TIME\x10\x02\x12\x14\n\x10\x42UDGET_COST_TIME\x10\x03\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'placement.v1.dispatch_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_DISPATCHMODE']._serialized_start=774
-  _globals['_DISPATCHMODE']._serialized_end=866
+  _globals['_DISPATCHMODE']._serialized_start=1065
+  _globals['_DISPATCHMODE']._serialized_end=1199
+  _globals['_BUDGETOBJECTIVE']._serialized_start=1201
+  _globals['_BUDGETOBJECTIVE']._serialized_end=1308
   _globals['_DISPATCHSERVER']._serialized_start=45
   _globals['_DISPATCHSERVER']._serialized_end=147
   _globals['_DISPATCHJOB']._serialized_start=149
   _globals['_DISPATCHJOB']._serialized_end=256
   _globals['_DISPATCHINSTANCE']._serialized_start=259
-  _globals['_DISPATCHINSTANCE']._serialized_end=407
-  _globals['_DISPATCHRUN']._serialized_start=409
-  _globals['_DISPATCHRUN']._serialized_end=497
-  _globals['_DISPATCHFIGURES']._serialized_start=500
-  _globals['_DISPATCHFIGURES']._serialized_end=663
-  _globals['_DISPATCHSOLUTION']._serialized_start=665
-  _globals['_DISPATCHSOLUTION']._serialized_end=772
+  _globals['_DISPATCHINSTANCE']._serialized_end=499
+  _globals['_DISPATCHBUNDLE']._serialized_start=501
+  _globals['_DISPATCHBUNDLE']._serialized_end=565
+  _globals['_DISPATCHBUDGET']._serialized_start=567
+  _globals['_DISPATCHBUDGET']._serialized_end=667
+  _globals['_DISPATCHRUN']._serialized_start=669
+  _globals['_DISPATCHRUN']._serialized_end=773
+  _globals['_DISPATCHFIGURES']._serialized_start=776
+  _globals['_DISPATCHFIGURES']._serialized_end=953
+  _globals['_DISPATCHSOLUTION']._serialized_start=955
+  _globals['_DISPATCHSOLUTION']._serialized_end=1062
 # @@protoc_insertion_point(module_scope)

@@ -12,9 +12,24 @@ class DispatchMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     DISPATCH_MODE_UNSPECIFIED: _ClassVar[DispatchMode]
     IMMEDIATE_DISPATCH: _ClassVar[DispatchMode]
     DISPATCH_BACKFILL: _ClassVar[DispatchMode]
+    DISPATCH_BUDGET: _ClassVar[DispatchMode]
+    DISPATCH_BUNDLE: _ClassVar[DispatchMode]
+
+class BudgetObjective(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    BUDGET_OBJECTIVE_UNSPECIFIED: _ClassVar[BudgetObjective]
+    BUDGET_COST: _ClassVar[BudgetObjective]
+    BUDGET_TIME: _ClassVar[BudgetObjective]
+    BUDGET_COST_TIME: _ClassVar[BudgetObjective]
 DISPATCH_MODE_UNSPECIFIED: DispatchMode
 IMMEDIATE_DISPATCH: DispatchMode
 DISPATCH_BACKFILL: DispatchMode
+DISPATCH_BUDGET: DispatchMode
+DISPATCH_BUNDLE: DispatchMode
+BUDGET_OBJECTIVE_UNSPECIFIED: BudgetObjective
+BUDGET_COST: BudgetObjective
+BUDGET_TIME: BudgetObjective
+BUDGET_COST_TIME: BudgetObjective
 
 class DispatchServer(_message.Message):
     __slots__ = ("name", "cores", "speed", "price", "dispatch_overhead")
@@ -47,44 +62,70 @@ class DispatchJob(_message.Message):
     def __init__(self, name: _Optional[str] = ..., arrival: _Optional[int] = ..., size: _Optional[int] = ..., cores: _Optional[int] = ..., deadline: _Optional[int] = ..., weight: _Optional[int] = ...) -> None: ...
 
 class DispatchInstance(_message.Message):
-    __slots__ = ("servers", "jobs", "mode")
+    __slots__ = ("servers", "jobs", "mode", "budget", "bundle")
     SERVERS_FIELD_NUMBER: _ClassVar[int]
     JOBS_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
+    BUDGET_FIELD_NUMBER: _ClassVar[int]
+    BUNDLE_FIELD_NUMBER: _ClassVar[int]
     servers: _containers.RepeatedCompositeFieldContainer[DispatchServer]
     jobs: _containers.RepeatedCompositeFieldContainer[DispatchJob]
     mode: DispatchMode
-    def __init__(self, servers: _Optional[_Iterable[_Union[DispatchServer, _Mapping]]] = ..., jobs: _Optional[_Iterable[_Union[DispatchJob, _Mapping]]] = ..., mode: _Optional[_Union[DispatchMode, str]] = ...) -> None: ...
+    budget: DispatchBudget
+    bundle: DispatchBundle
+    def __init__(self, servers: _Optional[_Iterable[_Union[DispatchServer, _Mapping]]] = ..., jobs: _Optional[_Iterable[_Union[DispatchJob, _Mapping]]] = ..., mode: _Optional[_Union[DispatchMode, str]] = ..., budget: _Optional[_Union[DispatchBudget, _Mapping]] = ..., bundle: _Optional[_Union[DispatchBundle, _Mapping]] = ...) -> None: ...
+
+class DispatchBundle(_message.Message):
+    __slots__ = ("scheduler_overhead", "short_size")
+    SCHEDULER_OVERHEAD_FIELD_NUMBER: _ClassVar[int]
+    SHORT_SIZE_FIELD_NUMBER: _ClassVar[int]
+    scheduler_overhead: int
+    short_size: int
+    def __init__(self, scheduler_overhead: _Optional[int] = ..., short_size: _Optional[int] = ...) -> None: ...
+
+class DispatchBudget(_message.Message):
+    __slots__ = ("deadline", "budget", "objective")
+    DEADLINE_FIELD_NUMBER: _ClassVar[int]
+    BUDGET_FIELD_NUMBER: _ClassVar[int]
+    OBJECTIVE_FIELD_NUMBER: _ClassVar[int]
+    deadline: int
+    budget: int
+    objective: BudgetObjective
+    def __init__(self, deadline: _Optional[int] = ..., budget: _Optional[int] = ..., objective: _Optional[_Union[BudgetObjective, str]] = ...) -> None: ...
 
 class DispatchRun(_message.Message):
-    __slots__ = ("job", "server", "start", "end", "response")
+    __slots__ = ("job", "server", "start", "end", "response", "bundle")
     JOB_FIELD_NUMBER: _ClassVar[int]
     SERVER_FIELD_NUMBER: _ClassVar[int]
     START_FIELD_NUMBER: _ClassVar[int]
     END_FIELD_NUMBER: _ClassVar[int]
     RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    BUNDLE_FIELD_NUMBER: _ClassVar[int]
     job: str
     server: str
     start: int
     end: int
     response: int
-    def __init__(self, job: _Optional[str] = ..., server: _Optional[str] = ..., start: _Optional[int] = ..., end: _Optional[int] = ..., response: _Optional[int] = ...) -> None: ...
+    bundle: str
+    def __init__(self, job: _Optional[str] = ..., server: _Optional[str] = ..., start: _Optional[int] = ..., end: _Optional[int] = ..., response: _Optional[int] = ..., bundle: _Optional[str] = ...) -> None: ...
 
 class DispatchFigures(_message.Message):
-    __slots__ = ("total_weighted_flow_time", "mean_response", "mean_slowdown", "p99_response", "makespan", "deadlines_missed")
+    __slots__ = ("total_weighted_flow_time", "mean_response", "mean_slowdown", "p99_response", "makespan", "deadlines_missed", "cost")
     TOTAL_WEIGHTED_FLOW_TIME_FIELD_NUMBER: _ClassVar[int]
     MEAN_RESPONSE_FIELD_NUMBER: _ClassVar[int]
     MEAN_SLOWDOWN_FIELD_NUMBER: _ClassVar[int]
     P99_RESPONSE_FIELD_NUMBER: _ClassVar[int]
     MAKESPAN_FIELD_NUMBER: _ClassVar[int]
     DEADLINES_MISSED_FIELD_NUMBER: _ClassVar[int]
+    COST_FIELD_NUMBER: _ClassVar[int]
     total_weighted_flow_time: int
     mean_response: float
     mean_slowdown: float
     p99_response: float
     makespan: int
     deadlines_missed: int
-    def __init__(self, total_weighted_flow_time: _Optional[int] = ..., mean_response: _Optional[float] = ..., mean_slowdown: _Optional[float] = ..., p99_response: _Optional[float] = ..., makespan: _Optional[int] = ..., deadlines_missed: _Optional[int] = ...) -> None: ...
+    cost: int
+    def __init__(self, total_weighted_flow_time: _Optional[int] = ..., mean_response: _Optional[float] = ..., mean_slowdown: _Optional[float] = ..., p99_response: _Optional[float] = ..., makespan: _Optional[int] = ..., deadlines_missed: _Optional[int] = ..., cost: _Optional[int] = ...) -> None: ...
 
 class DispatchSolution(_message.Message):
     __slots__ = ("runs", "figures")
