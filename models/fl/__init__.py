@@ -91,7 +91,10 @@ class FlFamily(Family):
 
     def warm_up(self) -> None:
         """Run every code path of a solve once on a small generated instance."""
-        solve(generate(30, 2, rounds=2, min_k=3, max_k=5), SolveOptions(time_limit_s=0.5))
+        solve(
+            generate(30, 2, rounds=2, classes=4, min_k=3, max_k=5),
+            SolveOptions(time_limit_s=0.5),
+        )
 
     generators = GENERATORS
 

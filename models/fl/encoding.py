@@ -54,7 +54,7 @@ from placement.solver.linear import LinearModel
 from placement.solver.linear_backends import LinearBackend
 from placement.solver.result import StopReason
 
-FULL_MODEL_VARIABLES = 40_000
+FULL_MODEL_VARIABLES = 20_000
 """Largest horizon model (device-block variables) solved in one piece when the
 participation limit binds."""
 MIN_ROUND_SECONDS = 0.05

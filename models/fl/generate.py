@@ -72,6 +72,13 @@ def generate(
         raise InputError.single(
             "max_k", max_k, f"at most devices / jobs ({devices // max(1, jobs)})"
         )
+    if 4 * min_k < classes:
+        raise InputError.single(
+            "min_k",
+            min_k,
+            f"at least {-(-classes // 4)}: a device holds at most 4 of the "
+            f"{classes} classes, and every round must cover them all",
+        )
     if not 0 <= offline < 1:
         raise InputError.single("offline", offline, "a probability in [0, 1)")
     if not 2 <= classes <= 1000:
