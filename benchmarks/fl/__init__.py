@@ -1,4 +1,5 @@
-"""The fl family's benchmark suite; the code is in :mod:`.suites`."""
+"""The fl family's benchmark suites: fleets (:mod:`.suites`) and real training under each
+policy (:mod:`.training`)."""
 
 from __future__ import annotations
 
@@ -35,5 +36,15 @@ SUITES = (
         quick_time_limit_s=3.0,
         exclusive=True,
         parameters=PARAMETERS,
+    ),
+    Suite(
+        name="fl-training",
+        family="fl",
+        help="real FedAvg training (numpy logistic regression on scikit-learn's digits) under "
+        "each policy's assignment: test accuracy, JCT and time to 85 % (needs scikit-learn)",
+        **suite_functions("placement.benchmarks.fl.training"),
+        time_limit_s=10.0,
+        quick_time_limit_s=2.0,
+        exclusive=True,
     ),
 )
