@@ -126,7 +126,14 @@ def run(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
     """Every policy's assignment on the case's fleet, then FedAvg per job under each."""
     data = _digits()
     if data is None:
-        return [{"seed": case["seed"], "policy": "-", "note": "scikit-learn not installed"}]
+        return [
+            {
+                "seed": case["seed"],
+                "policy": "-",
+                "note": "scikit-learn not installed",
+                "invalid": 0,
+            }
+        ]
     inst = generate(
         case["devices"],
         case["jobs"],
