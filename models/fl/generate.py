@@ -200,11 +200,32 @@ GENERATORS = (
                 help="rounds of the horizon (default 20)",
             ),
             SEED,
-            Parameter("classes", "positive_int", 10, metavar="C", help="data classes (10)"),
-            Parameter("min_k", "positive_int", 10, metavar="K", help="least devices per round"),
-            Parameter("max_k", "positive_int", 50, metavar="K", help="most devices per round"),
             Parameter(
-                "samples", "positive_int", 500, metavar="S", help="samples per device per round"
+                "classes", "positive_int", 10, metavar="C", maximum=1000, help="data classes (10)"
+            ),
+            Parameter(
+                "min_k",
+                "positive_int",
+                10,
+                metavar="K",
+                maximum=size_limit("devices"),
+                help="least devices per round",
+            ),
+            Parameter(
+                "max_k",
+                "positive_int",
+                50,
+                metavar="K",
+                maximum=size_limit("devices"),
+                help="most devices per round",
+            ),
+            Parameter(
+                "samples",
+                "positive_int",
+                500,
+                metavar="S",
+                maximum=1_000_000,
+                help="samples per device per round",
             ),
             Parameter(
                 "offline", "fraction", 0.1, metavar="P", help="chance a device is offline a round"
