@@ -17,6 +17,7 @@ def draw(instance: FlInstance, solution: FlSolution, out_path: str) -> None:
     matplotlib.use("Agg")
     # pyplot after the Agg backend is chosen (no display needed)
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     per = round_times_us(instance, solution)
     fig, (ax, ax2) = plt.subplots(2, 1, figsize=(7, 6))
@@ -24,13 +25,15 @@ def draw(instance: FlInstance, solution: FlSolution, out_path: str) -> None:
         xs = [r for r in range(len(per)) if per[r][j]]
         ax.plot(xs, [per[r][j] / US_PER_S for r in xs], marker=".", label=job.name)
     ax.set_xlabel("round")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel("round time (s)")
     ax.legend(fontsize=7)
     ax.set_title(
         f"{instance.name or 'fl'}: {len(instance.jobs)} jobs, {len(instance.devices)} devices"
     )
     counts = participation(instance, solution)
-    ax2.hist(counts, bins=range(int(counts.max(initial=0)) + 2))
+    ax2.hist(counts, bins=range(int(counts.max(initial=0)) + 2), align="left", rwidth=0.8)
+    ax2.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax2.set_xlabel("rounds served by a device")
     ax2.set_ylabel("devices")
     fig.tight_layout()
