@@ -7,15 +7,19 @@ from __future__ import annotations
 import dataclasses
 import itertools
 
+import numpy as np
 import pytest
 
 from placement.models.fl import FAMILY, generate
 from placement.models.fl.check import check, jain_index, participation
+from placement.models.fl.encoding import fl_linear, lp_bound
+from placement.models.fl.greedy import fastest_cover
 from placement.models.fl.instance import Device, FlInstance, FlSolution, Job
 from placement.models.fl.peers.fedact import fedact
 from placement.models.fl.peers.random_selection import random_selection
 from placement.models.fl.timing import device_time_us
 from placement.solver import SolutionStatus, SolveOptions, StopReason, solve
+from placement.solver.cancel import CancellationToken
 from placement.solver.errors import InputError
 from placement.solver.testing import instance_document, instance_from_document
 from tests import optima
@@ -228,3 +232,19 @@ def test_generation_is_seeded_and_jain_index_is_in_range() -> None:
     with pytest.raises(InputError) as info:
         generate(10, 3, max_k=5)
     assert info.value.errors[0].path == "max_k"
+
+
+@pytest.mark.parametrize("case", optima.cases("fl"), ids=lambda c: c.name)
+def test_the_lp_and_quick_bounds_are_below_the_enumerated_optimum(case: optima.Case) -> None:
+    """The LP relaxation of the whole horizon's model (capped by the fallback's objective)
+    and the quick bound never exceed the optimum; the LP is at least the blocks' own
+    lower bounds."""
+    inst = case.instance()
+    upper = check(inst, fastest_cover(inst)).objective
+    budget = np.full(len(inst.devices), inst.participation_limit, dtype=np.int64)
+    lin = fl_linear(inst, list(range(inst.rounds)), budget, int(upper))
+    assert lin is not None
+    bound = lp_bound(lin, 10.0, CancellationToken())
+    assert bound is not None
+    assert lin.constant <= bound <= case.primary
+    assert FAMILY.quick_bound(inst) <= case.primary
