@@ -312,7 +312,6 @@ class FlEncoding:
                 proven_infeasible=True,
                 message="; ".join(r["message"] for r in reasons),
             )
-        started = time.monotonic()
         self.last_stats = {}
         incumbent = ctx.incumbent()
         if incumbent is None or not check(instance, incumbent).feasible:
@@ -322,7 +321,7 @@ class FlEncoding:
         H = instance.rounds
         full_budget = np.full(len(instance.devices), instance.participation_limit, dtype=np.int64)
         if not instance.fairness_binds:
-            return self._independent(instance, ctx, incumbent, quick, full_budget, started)
+            return self._independent(instance, ctx, incumbent, quick, full_budget)
         size = sum(
             int(m.sum()) for m in blocks_mask(instance, list(range(H)), full_budget).values()
         )
@@ -351,10 +350,8 @@ class FlEncoding:
         incumbent: FlSolution | None,
         quick: float,
         budget: np.ndarray,
-        started: float,
     ) -> ExactOutcome:
         """Rounds solved one by one; their optima add up to the horizon's."""
-        del started
         if incumbent is None:
             return ExactOutcome(
                 StopReason.ERROR,
