@@ -22,6 +22,7 @@ the average JCT and each method's gap to it, whether ours is proved, the time.
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
@@ -156,6 +157,9 @@ def run(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
         row["bound_avg_jct_s"] = round(bound, 3)
     row["proven"] = "yes" if result.status.value == "optimal" else ""
     row["note"] = result.stop_reason.value + ("; rolled" if "rolled" in result.message else "")
+    proved = re.search(r"(\d+) of (\d+) rounds proved", result.message)
+    if proved:
+        row["note"] += f"; {proved.group(1)}/{proved.group(2)} rounds proved"
     rows.append(row)
     for name, method in (
         ("fastest-cover", fastest_cover),
