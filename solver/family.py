@@ -547,6 +547,7 @@ FAMILY_MODULES: dict[str, str] = {
     "mc": "placement.models.mc",
     "dispatch": "placement.models.dispatch",
     "sharding": "placement.models.sharding",
+    "serving": "placement.models.serving",
 }
 """Family name -> module exposing ``FAMILY``. One line per family."""
 

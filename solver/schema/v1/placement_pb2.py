@@ -28,18 +28,19 @@ from placement.solver.schema.v1 import entanglement_pb2 as placement_dot_v1_dot_
 from placement.solver.schema.v1 import gpu_pb2 as placement_dot_v1_dot_gpu__pb2
 from placement.solver.schema.v1 import mc_pb2 as placement_dot_v1_dot_mc__pb2
 from placement.solver.schema.v1 import partition_pb2 as placement_dot_v1_dot_partition__pb2
+from placement.solver.schema.v1 import serving_pb2 as placement_dot_v1_dot_serving__pb2
 from placement.solver.schema.v1 import sharding_pb2 as placement_dot_v1_dot_sharding__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cplacement/v1/placement.proto\x12\x0cplacement.v1\x1a\x16placement/v1/dag.proto\x1a\x1bplacement/v1/dispatch.proto\x1a\x1fplacement/v1/entanglement.proto\x1a\x16placement/v1/gpu.proto\x1a\x15placement/v1/mc.proto\x1a\x1cplacement/v1/partition.proto\x1a\x1bplacement/v1/sharding.proto\"\x8d\x03\n\x08Instance\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12(\n\x03gpu\x18\n \x01(\x0b\x32\x19.placement.v1.GpuInstanceH\x00\x12(\n\x03\x64\x61g\x18\x0b \x01(\x0b\x32\x19.placement.v1.DagInstanceH\x00\x12\x34\n\tpartition\x18\x0c \x01(\x0b\x32\x1f.placement.v1.PartitionInstanceH\x00\x12:\n\x0c\x65ntanglement\x18\r \x01(\x0b\x32\".placement.v1.EntanglementInstanceH\x00\x12&\n\x02mc\x18\x0e \x01(\x0b\x32\x18.placement.v1.McInstanceH\x00\x12\x32\n\x08sharding\x18\x0f \x01(\x0b\x32\x1e.placement.v1.ShardingInstanceH\x00\x12\x32\n\x08\x64ispatch\x18\x10 \x01(\x0b\x32\x1e.placement.v1.DispatchInstanceH\x00\x42\x08\n\x06\x66\x61mily\"\x81\x03\n\x08Solution\x12\x15\n\rinstance_name\x18\x01 \x01(\t\x12(\n\x03gpu\x18\n \x01(\x0b\x32\x19.placement.v1.GpuSolutionH\x00\x12(\n\x03\x64\x61g\x18\x0b \x01(\x0b\x32\x19.placement.v1.DagSolutionH\x00\x12\x34\n\tpartition\x18\x0c \x01(\x0b\x32\x1f.placement.v1.PartitionSolutionH\x00\x12:\n\x0c\x65ntanglement\x18\r \x01(\x0b\x32\".placement.v1.EntanglementSolutionH\x00\x12&\n\x02mc\x18\x0e \x01(\x0b\x32\x18.placement.v1.McSolutionH\x00\x12\x32\n\x08sharding\x18\x0f \x01(\x0b\x32\x1e.placement.v1.ShardingSolutionH\x00\x12\x32\n\x08\x64ispatch\x18\x10 \x01(\x0b\x32\x1e.placement.v1.DispatchSolutionH\x00\x42\x08\n\x06\x66\x61milyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cplacement/v1/placement.proto\x12\x0cplacement.v1\x1a\x16placement/v1/dag.proto\x1a\x1bplacement/v1/dispatch.proto\x1a\x1fplacement/v1/entanglement.proto\x1a\x16placement/v1/gpu.proto\x1a\x15placement/v1/mc.proto\x1a\x1cplacement/v1/partition.proto\x1a\x1aplacement/v1/serving.proto\x1a\x1bplacement/v1/sharding.proto\"\xbf\x03\n\x08Instance\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12(\n\x03gpu\x18\n \x01(\x0b\x32\x19.placement.v1.GpuInstanceH\x00\x12(\n\x03\x64\x61g\x18\x0b \x01(\x0b\x32\x19.placement.v1.DagInstanceH\x00\x12\x34\n\tpartition\x18\x0c \x01(\x0b\x32\x1f.placement.v1.PartitionInstanceH\x00\x12:\n\x0c\x65ntanglement\x18\r \x01(\x0b\x32\".placement.v1.EntanglementInstanceH\x00\x12&\n\x02mc\x18\x0e \x01(\x0b\x32\x18.placement.v1.McInstanceH\x00\x12\x32\n\x08sharding\x18\x0f \x01(\x0b\x32\x1e.placement.v1.ShardingInstanceH\x00\x12\x32\n\x08\x64ispatch\x18\x10 \x01(\x0b\x32\x1e.placement.v1.DispatchInstanceH\x00\x12\x30\n\x07serving\x18\x11 \x01(\x0b\x32\x1d.placement.v1.ServingInstanceH\x00\x42\x08\n\x06\x66\x61mily\"\xb3\x03\n\x08Solution\x12\x15\n\rinstance_name\x18\x01 \x01(\t\x12(\n\x03gpu\x18\n \x01(\x0b\x32\x19.placement.v1.GpuSolutionH\x00\x12(\n\x03\x64\x61g\x18\x0b \x01(\x0b\x32\x19.placement.v1.DagSolutionH\x00\x12\x34\n\tpartition\x18\x0c \x01(\x0b\x32\x1f.placement.v1.PartitionSolutionH\x00\x12:\n\x0c\x65ntanglement\x18\r \x01(\x0b\x32\".placement.v1.EntanglementSolutionH\x00\x12&\n\x02mc\x18\x0e \x01(\x0b\x32\x18.placement.v1.McSolutionH\x00\x12\x32\n\x08sharding\x18\x0f \x01(\x0b\x32\x1e.placement.v1.ShardingSolutionH\x00\x12\x32\n\x08\x64ispatch\x18\x10 \x01(\x0b\x32\x1e.placement.v1.DispatchSolutionH\x00\x12\x30\n\x07serving\x18\x11 \x01(\x0b\x32\x1d.placement.v1.ServingSolutionH\x00\x42\x08\n\x06\x66\x61milyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'placement.v1.placement_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_INSTANCE']._serialized_start=239
-  _globals['_INSTANCE']._serialized_end=636
-  _globals['_SOLUTION']._serialized_start=639
-  _globals['_SOLUTION']._serialized_end=1024
+  _globals['_INSTANCE']._serialized_start=267
+  _globals['_INSTANCE']._serialized_end=714
+  _globals['_SOLUTION']._serialized_start=717
+  _globals['_SOLUTION']._serialized_end=1152
 # @@protoc_insertion_point(module_scope)

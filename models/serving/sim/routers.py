@@ -1,0 +1,147 @@
+"""Routers of the simulator: which requests a cluster admits and which instance serves each
+phase. A router has ``admit(request, sim) -> instance index or None`` (None: rejected) and,
+for requests prefilled on a prefill instance, ``pick_decode(request, sim) -> instance index``.
+Instances are read duck-typed (``kind.role``, ``outstanding``, ``kv_capacity_bytes``,
+``profile.kv_bytes_per_token``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from placement.models.serving.instance import (
+    DECODE,
+    MIXED,
+    PREFILL,
+    ServingInstance,
+    ServingSolution,
+    kinds,
+)
+
+
+def _fits(inst: Any, req: Any, role: str) -> bool:
+    tokens = req.input_tokens + (req.output_tokens if role != PREFILL else 0)
+    return tokens * inst.profile.kv_bytes_per_token <= inst.kv_capacity_bytes
+
+
+def least_outstanding(candidates: list[Any]) -> Any:
+    """The instance with the fewest requests in flight (the lowest index on ties)."""
+    return min(candidates, key=lambda i: (i.outstanding, i.index))
+
+
+class SmoothWeighted:
+    """Smooth weighted round robin (nginx's): picks in proportion to the weights, evenly
+    spread."""
+
+    def __init__(self, weights: dict[int, int]) -> None:
+        self.weights = {k: w for k, w in weights.items() if w > 0}
+        self.current = dict.fromkeys(self.weights, 0)
+
+    def pick(self) -> int | None:
+        if not self.weights:
+            return None
+        total = sum(self.weights.values())
+        for k, w in self.weights.items():
+            self.current[k] += w
+        best = max(self.current, key=lambda k: (self.current[k], -k))
+        self.current[best] -= total
+        return best
+
+
+class ConfiguredRouter:
+    """Our configuration's router: class ``c`` is admitted at the share ``served_c /
+    lambda_c`` of its arrivals (a deterministic credit, so an overloaded cluster turns away
+    what it cannot serve within the targets instead of queueing it), sent to a deployment in
+    proportion to the routes' rates, and within it to the instance with the fewest requests
+    in flight."""
+
+    def __init__(
+        self, instance: ServingInstance, solution: ServingSolution, instances: list[Any]
+    ) -> None:
+        ks = kinds(instance)
+        self.by_deployment: dict[int, list[Any]] = {}
+        start = 0
+        for i, d in enumerate(solution.deployments):
+            self.by_deployment[i] = instances[start : start + d.instances]
+            start += d.instances
+        first: dict[int, dict[int, int]] = {}
+        second: dict[int, dict[int, int]] = {}
+        for r in solution.routes:
+            role = ks[solution.deployments[r.deployment].kind].role
+            table = second if role == DECODE else first
+            table.setdefault(r.cls, {})[r.deployment] = r.rate_milli
+        self.first = {c: SmoothWeighted(w) for c, w in first.items()}
+        self.second = {c: SmoothWeighted(w) for c, w in second.items()}
+        rates = instance.class_rates_milli
+        self.share = {
+            c: min(1.0, sum(w.values()) / rates[c]) if rates[c] else 0.0 for c, w in first.items()
+        }
+        self.credit: dict[int, float] = {}
+
+    def admit(self, req: Any, sim: Any) -> int | None:
+        share = self.share.get(req.cls, 0.0)
+        credit = self.credit.get(req.cls, 0.0) + share
+        if credit < 1 - 1e-9:
+            self.credit[req.cls] = credit
+            return None
+        self.credit[req.cls] = credit - 1
+        dep = self.first[req.cls].pick()
+        if dep is None:
+            return None
+        inst = least_outstanding(self.by_deployment[dep])
+        return inst.index if _fits(inst, req, inst.kind.role) else None
+
+    def pick_decode(self, req: Any, sim: Any) -> int:
+        dep = self.second[req.cls].pick()
+        assert dep is not None  # the checker's rule: what is prefilled is decoded
+        return least_outstanding(self.by_deployment[dep]).index
+
+
+class RoundRobinRouter:
+    """Every request admitted, sent to the mixed instances in turn (the usual vLLM-style
+    deployment behind a round-robin load balancer); a request whose KV cache can never fit
+    is rejected."""
+
+    def __init__(self, instances: list[Any]) -> None:
+        self.instances = [i for i in instances if i.kind.role == MIXED]
+        self.next = 0
+
+    def admit(self, req: Any, sim: Any) -> int | None:
+        if not self.instances:
+            return None
+        inst = self.instances[self.next % len(self.instances)]
+        self.next += 1
+        return inst.index if _fits(inst, req, MIXED) else None
+
+    def pick_decode(self, req: Any, sim: Any) -> int:  # pragma: no cover (mixed only)
+        raise AssertionError("round robin serves mixed instances only")
+
+
+class LeastOutstandingRouter(RoundRobinRouter):
+    """Every request admitted, sent to the mixed instance with the fewest requests in flight
+    (vLLM production-stack's and most gateways' least-request policy)."""
+
+    def admit(self, req: Any, sim: Any) -> int | None:
+        if not self.instances:
+            return None
+        inst = least_outstanding(self.instances)
+        return inst.index if _fits(inst, req, MIXED) else None
+
+
+class PoolRouter:
+    """Splitwise's cluster-level scheduler over a prompt pool and a token pool: every request
+    admitted; its prompt to the prompt instance with the fewest requests in flight (JSQ), its
+    decode to the token instance with the fewest (Patel et al., ISCA 2024, section 4.2)."""
+
+    def __init__(self, instances: list[Any]) -> None:
+        self.prefill = [i for i in instances if i.kind.role == PREFILL]
+        self.decode = [i for i in instances if i.kind.role == DECODE]
+
+    def admit(self, req: Any, sim: Any) -> int | None:
+        if not self.prefill:
+            return None
+        inst = least_outstanding(self.prefill)
+        fits = any(_fits(d, req, DECODE) for d in self.decode)
+        return inst.index if fits and _fits(inst, req, PREFILL) else None
+
+    def pick_decode(self, req: Any, sim: Any) -> int:
+        return least_outstanding(self.decode).index
