@@ -108,7 +108,7 @@ class ServingFamily(Family):
 
     def warm_up(self) -> None:
         """Run every code path of a solve once on a small generated instance."""
-        solve(generate(2, 1.0, 2, budget=2), SolveOptions(time_limit_s=0.5, threads=1))
+        solve(generate(2, 1.0, 8, budget=8), SolveOptions(time_limit_s=0.5, threads=1))
 
     generators = GENERATORS
     importers = IMPORTERS

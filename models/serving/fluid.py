@@ -18,7 +18,12 @@ decodes):
   O_c tpot (per_seq + per_1k ctx_c / 1000) <= n (D - base) 10^6``;
 * **KV cache** (decode and mixed kinds): those sequences hold ``I + O`` tokens each at most:
   ``sum_c x_c O_c tpot (I_c + O_c) kv <= n free 10^6`` with ``free`` the memory left by the
-  weights at the memory utilisation.
+  weights at the memory utilisation;
+* **headroom** (decode and KV rows): the sequences on an instance are a random count, not
+  their mean; with ``B`` the most sequences a row allows (its capacity over the largest
+  per-sequence coefficient of the classes), the mean may use ``m / B`` of it where ``m + z
+  sqrt(m) = B`` (a Poisson count within ``B`` at the target percentile, ``z`` its normal
+  quantile; :func:`headroom`).
 
 Each coefficient is rounded up and each capacity down to an integer, so the integer model is
 a restriction of the real-valued one; the checker uses these very integers, so the model's
@@ -30,6 +35,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from statistics import NormalDist
 
 from placement.models.serving.instance import (
     DECODE,
@@ -119,6 +125,17 @@ def _prefill_rows(
     return tuple(queue), PREFILL_SCALE * 1000, tuple(busy), cap
 
 
+def headroom(capacity_sequences: float, percentile: float) -> float:
+    """The share of a capacity of ``capacity_sequences`` sequences the mean may use so that
+    a Poisson count of sequences (mean ``m``, spread ``sqrt(m)``) stays within it at the
+    ``percentile``: ``m + z sqrt(m) <= B`` gives ``m = (sqrt(z^2 / 4 + B) - z / 2)^2``."""
+    if capacity_sequences <= 0:
+        return 0.0
+    z = max(0.0, NormalDist().inv_cdf(min(percentile, 99.99) / 100))
+    mean = (math.sqrt(z * z / 4 + capacity_sequences) - z / 2) ** 2
+    return mean / capacity_sequences
+
+
 def step_target_ms(instance: ServingInstance, kind: Kind) -> float:
     """The decode step time a kind must keep: the TPOT target, less the prefill share on a
     mixed kind."""
@@ -147,6 +164,8 @@ def _decode_rows(
     free = free_kv_bytes(instance, kind)
     dec: list[int | None] = []
     kv: list[int | None] = []
+    most_per_seq = 0.0
+    most_kv = 0
     for c in instance.classes:
         ctx_max = c.input_tokens + c.output_tokens
         alone = p.decode_step_ms(1, ctx_max)
@@ -156,12 +175,19 @@ def _decode_rows(
             continue
         ctx = c.input_tokens + c.output_tokens / 2
         per = p.decode_per_sequence_ms + p.decode_per_1k_context_ms * ctx / 1000
+        most_per_seq = max(most_per_seq, per)
+        most_kv = max(most_kv, ctx_max * p.kv_bytes_per_token)
         dec.append(max(1, math.ceil(c.output_tokens * tpot * per * DECODE_SCALE / 1e9 - 1e-9)))
         kv.append(
             max(1, math.ceil(c.output_tokens * tpot * ctx_max * p.kv_bytes_per_token / 1e6 - 1e-9))
         )
-    cap = max(0, int((d - p.decode_base_ms) * DECODE_SCALE / 1000 + 1e-6))
-    return tuple(dec), cap, tuple(kv), free
+    room = max(0.0, d - p.decode_base_ms)
+    pct = instance.slo.percentile
+    if most_per_seq > 0:
+        room *= headroom(room / most_per_seq, pct)
+    cap = max(0, int(room * DECODE_SCALE / 1000 + 1e-6))
+    kv_cap = int(free * headroom(free / most_kv, pct)) if most_kv else free
+    return tuple(dec), cap, tuple(kv), kv_cap
 
 
 def rows(instance: ServingInstance) -> list[Rows]:

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from placement.models.serving.instance import LengthClass, ServingInstance, Slo
-from placement.models.serving.profiles import MODELS, catalogue_profiles
+from placement.models.serving.profiles import CATALOGUE, MEASURED_MODEL, catalogue_profiles
 from placement.solver.errors import InputError
 from placement.solver.hooks import SEED, Generator, Parameter
 
@@ -23,7 +23,7 @@ def generate(
     h100: int = 0,
     budget: int = 0,
     seed: int = 0,
-    model: str = "llama2-13b",
+    model: str = MEASURED_MODEL,
     ttft_ms: float = 2000.0,
     tpot_ms: float = 100.0,
     min_input: int = 64,
@@ -34,8 +34,8 @@ def generate(
 ) -> ServingInstance:
     """A seeded instance (module docstring)."""
     del out
-    if model not in MODELS:
-        raise InputError.single("model", model, f"one of {', '.join(MODELS)}")
+    if model not in CATALOGUE:
+        raise InputError.single("model", model, f"one of {', '.join(CATALOGUE)}")
     if min_input > max_input:
         raise InputError.single("max_input", max_input, f"at least --min-input ({min_input})")
     if min_output > max_output:
@@ -103,7 +103,7 @@ GENERATORS = (
             Parameter("h100", "non_negative_int", 0, metavar="N", help="H100s (default 0)"),
             Parameter("budget", "non_negative_int", 0, metavar="G", help="GPU budget (0: none)"),
             SEED,
-            Parameter("model", "str", "llama2-13b", choices=tuple(MODELS), help="the model"),
+            Parameter("model", "str", MEASURED_MODEL, choices=CATALOGUE, help="the model"),
             Parameter("ttft_ms", "positive_float", 2000.0, metavar="MS", help="default 2000"),
             Parameter("tpot_ms", "positive_float", 100.0, metavar="MS", help="default 100"),
             Parameter("min_input", "positive_int", 64, metavar="T", help="default 64"),

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from placement.models.serving.instance import LengthClass, ServingInstance, Slo
-from placement.models.serving.profiles import MODELS, catalogue_profiles
+from placement.models.serving.profiles import CATALOGUE, MEASURED_MODEL, catalogue_profiles
 from placement.solver.errors import InputError
 from placement.solver.hooks import Importer, Parameter
 
@@ -121,13 +121,15 @@ def trace_instance(
     h100: int = 0,
     budget: int = 0,
     rate_scale: float = 1.0,
-    model: str = "llama2-13b",
+    model: str = MEASURED_MODEL,
     ttft_ms: float = 2000.0,
     tpot_ms: float = 100.0,
     name: str | None = None,
+    limit: int | None = None,
 ) -> ServingInstance:
-    """An instance of the trace's length classes at its mean rate times ``rate_scale``."""
-    requests = read_trace(path)
+    """An instance of the trace's length classes at its mean rate times ``rate_scale`` (of
+    its first ``limit`` requests when given)."""
+    requests = read_trace(path, limit)
     gpus = {k: v for k, v in (("a100", a100), ("h100", h100)) if v > 0}
     if not gpus:
         raise InputError.single("a100", a100, "at least one GPU (--a100 or --h100)")
@@ -179,7 +181,7 @@ IMPORTERS = (
             Parameter("h100", "non_negative_int", 0, metavar="N", help="H100s (default 0)"),
             Parameter("budget", "non_negative_int", 0, metavar="G", help="GPU budget (0: none)"),
             Parameter("rate_scale", "positive_float", 1.0, metavar="X", help="default 1"),
-            Parameter("model", "str", "llama2-13b", choices=tuple(MODELS), help="the model"),
+            Parameter("model", "str", MEASURED_MODEL, choices=CATALOGUE, help="the model"),
             Parameter("ttft_ms", "positive_float", 2000.0, metavar="MS", help="default 2000"),
             Parameter("tpot_ms", "positive_float", 100.0, metavar="MS", help="default 100"),
             Parameter("name", "str", None, help="instance name"),

@@ -47,12 +47,22 @@ class SmoothWeighted:
         return best
 
 
+def predicted_ttft_ms(inst: Any, req: Any, now: float) -> float:
+    """The prompt's first token if it joined ``inst`` now: the prefill of every prompt
+    waiting there, the iteration under way (at most its whole time), and its own."""
+    queued = sum(inst.profile.prefill_ms(r.input_tokens) for r in inst.waiting)
+    running = max(0.0, 1000 * (inst.busy_until - now)) if inst.busy else 0.0
+    return queued + running + inst.profile.prefill_ms(req.input_tokens)
+
+
 class ConfiguredRouter:
     """Our configuration's router: class ``c`` is admitted at the share ``served_c /
     lambda_c`` of its arrivals (a deterministic credit, so an overloaded cluster turns away
     what it cannot serve within the targets instead of queueing it), sent to a deployment in
     proportion to the routes' rates, and within it to the instance with the fewest requests
-    in flight."""
+    in flight. A request whose predicted first token (:func:`predicted_ttft_ms`) would miss
+    the TTFT target there goes to the class's instance with the earliest prediction, and is
+    turned away when that misses too (bursts: the fluid model plans for the mean rate)."""
 
     def __init__(
         self, instance: ServingInstance, solution: ServingSolution, instances: list[Any]
@@ -76,6 +86,7 @@ class ConfiguredRouter:
             c: min(1.0, sum(w.values()) / rates[c]) if rates[c] else 0.0 for c, w in first.items()
         }
         self.credit: dict[int, float] = {}
+        self.ttft_ms = instance.slo.ttft_ms
 
     def admit(self, req: Any, sim: Any) -> int | None:
         share = self.share.get(req.cls, 0.0)
@@ -88,6 +99,11 @@ class ConfiguredRouter:
         if dep is None:
             return None
         inst = least_outstanding(self.by_deployment[dep])
+        if predicted_ttft_ms(inst, req, sim.now) > self.ttft_ms:
+            others = [i for d in self.first[req.cls].weights for i in self.by_deployment[d]]
+            inst = min(others, key=lambda i: (predicted_ttft_ms(i, req, sim.now), i.index))
+            if predicted_ttft_ms(inst, req, sim.now) > self.ttft_ms:
+                return None
         return inst.index if _fits(inst, req, inst.kind.role) else None
 
     def pick_decode(self, req: Any, sim: Any) -> int:
