@@ -10,7 +10,8 @@ decodes):
   the decode step under way, ``D`` below). Its load limit ``rho_c`` is the utilisation at
   which the target percentile of an M/M/1 queue's wait, ``P(W > t) = rho exp(-(1 - rho) t /
   s)``, plus ``s`` reaches ``T`` (:func:`load_limit`). Row: ``sum_c x_c s_c / rho_c <= n
-  10^6``; a mixed kind of prefill share ``a`` also keeps ``sum_c x_c s_c <= n a 10^6``;
+  10^6``; a mixed kind of prefill share ``a`` also keeps ``sum_c x_c s_c <= n a h 10^6``, with
+  ``h`` the stall headroom (:func:`stall_headroom`: a prefill stalls every decode there);
 * **decode** (decode and mixed kinds): a step must take at most ``D = tpot`` (decode) or ``(1
   - a) tpot`` (mixed: prefill takes up to ``a`` of the time); a token's wall time is at most
   ``tpot``, so by Little's law a class holds at most ``x O tpot / 10^6`` sequences, and the
@@ -120,9 +121,26 @@ def _prefill_rows(
         queue.append(max(1, math.ceil(s / rho * 1000 - 1e-9)))
         busy.append(max(1, math.ceil(s * 1000 - 1e-9)))
     if kind.role != MIXED:
-        busy = list(none)
-    cap = int(kind.prefill_share * PREFILL_SCALE * 1000 + 1e-6) if kind.role == MIXED else 0
+        return tuple(queue), PREFILL_SCALE * 1000, none, 0
+    share = kind.prefill_share * stall_headroom(instance, kind)
+    cap = int(share * PREFILL_SCALE * 1000 + 1e-6)
     return tuple(queue), PREFILL_SCALE * 1000, tuple(busy), cap
+
+
+def stall_headroom(instance: ServingInstance, kind: Kind) -> float:
+    """The share of a mixed kind's prefill share its mean may use: a prompt's prefill stalls
+    every decode on the instance, and a sequence of ``O`` tokens has ``a tpot (O - 1)`` ms of
+    slack for stalls. With ``B`` the number of the longest prefills (of the classes the kind
+    can prefill) that fit the slack of the shortest output (of the classes it can decode),
+    the count of prefills during a sequence's life must stay within ``B`` at the target
+    percentile (:func:`headroom`)."""
+    p = instance.profiles[kind.profile]
+    longest = max((p.prefill_ms(c.input_tokens) for c in instance.classes), default=0.0)
+    shortest = min((c.output_tokens for c in instance.classes), default=1)
+    if longest <= 0 or shortest <= 1:
+        return 1.0
+    fits = kind.prefill_share * instance.slo.tpot_ms * (shortest - 1) / longest
+    return headroom(fits, instance.slo.percentile)
 
 
 def headroom(capacity_sequences: float, percentile: float) -> float:

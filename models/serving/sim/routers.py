@@ -55,6 +55,21 @@ def predicted_ttft_ms(inst: Any, req: Any, now: float) -> float:
     return queued + running + inst.profile.prefill_ms(req.input_tokens)
 
 
+def decode_room(inst: Any, tpot_ms: float) -> int:
+    """Sequences the instance can decode at once within the step target (the TPOT target, less
+    the prefill share on a mixed instance) by its profile's step time at zero context."""
+    target = tpot_ms * (1 - inst.kind.prefill_share)
+    p = inst.profile
+    if p.decode_per_sequence_ms <= 0:
+        return 1 << 30
+    return max(1, int((target - p.decode_base_ms) / p.decode_per_sequence_ms))
+
+
+def decode_load(inst: Any) -> int:
+    """Sequences decoding or waiting to decode on the instance."""
+    return len(inst.running) + len(inst.moved)
+
+
 class ConfiguredRouter:
     """Our configuration's router: class ``c`` is admitted at the share ``served_c /
     lambda_c`` of its arrivals (a deterministic credit, so an overloaded cluster turns away
@@ -62,7 +77,9 @@ class ConfiguredRouter:
     proportion to the routes' rates, and within it to the instance with the fewest requests
     in flight. A request whose predicted first token (:func:`predicted_ttft_ms`) would miss
     the TTFT target there goes to the class's instance with the earliest prediction, and is
-    turned away when that misses too (bursts: the fluid model plans for the mean rate)."""
+    turned away when that misses too, or when every instance that could decode it already
+    holds as many sequences as its step target allows (:func:`decode_room`): bursts, since
+    the fluid model plans for the mean rate."""
 
     def __init__(
         self, instance: ServingInstance, solution: ServingSolution, instances: list[Any]
@@ -87,6 +104,7 @@ class ConfiguredRouter:
         }
         self.credit: dict[int, float] = {}
         self.ttft_ms = instance.slo.ttft_ms
+        self.tpot_ms = instance.slo.tpot_ms
 
     def admit(self, req: Any, sim: Any) -> int | None:
         share = self.share.get(req.cls, 0.0)
@@ -97,6 +115,15 @@ class ConfiguredRouter:
         self.credit[req.cls] = credit - 1
         dep = self.first[req.cls].pick()
         if dep is None:
+            return None
+        decoders = [
+            i
+            for table in (self.first, self.second)
+            for d in (table[req.cls].weights if req.cls in table else ())
+            for i in self.by_deployment[d]
+            if i.kind.role != PREFILL
+        ]
+        if decoders and all(decode_load(i) >= decode_room(i, self.tpot_ms) for i in decoders):
             return None
         inst = least_outstanding(self.by_deployment[dep])
         if predicted_ttft_ms(inst, req, sim.now) > self.ttft_ms:
