@@ -108,10 +108,11 @@ def _figures(r: Replay) -> dict[str, Any]:
 
 
 def _draw(path: Path, title: str, replays: dict[str, Replay], ttft: float, tpot: float) -> None:
-    # matplotlib only when a report is drawn
+    # matplotlib with pyplot loads in 1-2 s: only when a drawing is asked for
     import matplotlib
 
     matplotlib.use("Agg")
+    # pyplot after the Agg backend is chosen (no display needed)
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))

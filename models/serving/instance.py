@@ -259,14 +259,18 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Se
         path = f"{P}.gpu_types[{i}]"
         v.unique_name(f"{path}.name", g.name, seen, "GPU type")
         seen.add(g.name)
-        milli = g.cost_per_hour * 1000
-        v.require(
-            abs(milli - round(milli)) < 1e-6,
-            f"{path}.cost_per_hour",
-            g.cost_per_hour,
-            "a multiple of 0.001",
-        )
-        gpus.append(GpuType(g.name, int(g.count), float(g.cost_per_hour), int(g.memory_bytes)))
+        cost = g.cost_per_hour
+        if RANGES["ServingGpuType.cost_per_hour"].contains(cost):
+            milli = cost * 1000
+            v.require(
+                abs(milli - round(milli)) < 1e-6,
+                f"{path}.cost_per_hour",
+                cost,
+                "a multiple of 0.001",
+            )
+        else:
+            cost = 0.0
+        gpus.append(GpuType(g.name, int(g.count), float(cost), int(g.memory_bytes)))
     by_name = {g.name: g for g in gpus}
     profiles: list[Profile] = []
     pairs: set[tuple[str, int]] = set()
