@@ -1,7 +1,7 @@
 """Seeded synthetic serving instances: length classes drawn log-uniformly (prompts in
 [--min-input, --max-input] tokens, outputs in [--min-output, --max-output]) with random
-shares, an arrival rate, targets, and the GPUs of :mod:`.profiles` (roofline profiles from
-datasheets: not measurements)."""
+shares, an arrival rate, targets, and the GPUs of :mod:`.profiles` (Splitwise's measured
+Llama-2-70B profiles by default; the roofline ones are not measurements)."""
 
 from __future__ import annotations
 
@@ -67,6 +67,32 @@ def generate(
     )
 
 
+def cluster_parameters(a100: int) -> tuple[Parameter, ...]:
+    """``--a100`` (default ``a100``), ``--h100`` and ``--budget``: the GPUs of a generated or
+    imported instance."""
+    return (
+        Parameter(
+            "a100", "non_negative_int", a100, maximum=100_000, metavar="N", shown=True,
+            help="A100s",
+        ),
+        Parameter(
+            "h100", "non_negative_int", 0, maximum=100_000, metavar="N", help="H100s (default 0)"
+        ),
+        Parameter(
+            "budget", "non_negative_int", 0, maximum=1_000_000, metavar="G",
+            help="GPU budget (0: none)",
+        ),
+    )  # fmt: skip
+
+
+TARGET_PARAMETERS = (
+    Parameter("model", "str", MEASURED_MODEL, choices=CATALOGUE, help="the model's profiles"),
+    Parameter("ttft_ms", "positive_float", 2000.0, metavar="MS", help="default 2000"),
+    Parameter("tpot_ms", "positive_float", 100.0, metavar="MS", help="default 100"),
+)
+"""``--model``, ``--ttft-ms`` and ``--tpot-ms``."""
+
+
 def _build(p: dict[str, Any]) -> ServingInstance:
     return generate(
         p["classes"],
@@ -92,9 +118,10 @@ GENERATORS = (
         help="an LLM serving cluster: length classes, an arrival rate, targets, GPUs",
         description=(
             "Generate seeded length classes (log-uniform prompt and output lengths) at an "
-            "arrival rate, with TTFT and TPOT targets, on A100 and H100 GPUs whose profiles "
-            "are roofline estimates from datasheets (not measurements); --budget 0 asks for "
-            "the least cost serving everything, else the most goodput within the budget."
+            "arrival rate, with TTFT and TPOT targets, on A100 and H100 GPUs (Llama-2-70B "
+            "on 8 GPUs measured by Splitwise, or --model llama2-13b / llama2-70b: roofline "
+            "estimates, not measurements); --budget 0 asks for the least cost serving "
+            "everything, else the most goodput within the budget."
         ),
         parameters=(
             Parameter(
@@ -107,35 +134,9 @@ GENERATORS = (
                 help="default 4",
             ),
             Parameter("rate", "positive_float", 4.0, metavar="R", shown=True, help="req/s"),
-            Parameter(
-                "a100",
-                "non_negative_int",
-                8,
-                maximum=100_000,
-                metavar="N",
-                shown=True,
-                help="A100s",
-            ),
-            Parameter(
-                "h100",
-                "non_negative_int",
-                0,
-                maximum=100_000,
-                metavar="N",
-                help="H100s (default 0)",
-            ),
-            Parameter(
-                "budget",
-                "non_negative_int",
-                0,
-                maximum=1_000_000,
-                metavar="G",
-                help="GPU budget (0: none)",
-            ),
+            *cluster_parameters(8),
             SEED,
-            Parameter("model", "str", MEASURED_MODEL, choices=CATALOGUE, help="the model"),
-            Parameter("ttft_ms", "positive_float", 2000.0, metavar="MS", help="default 2000"),
-            Parameter("tpot_ms", "positive_float", 100.0, metavar="MS", help="default 100"),
+            *TARGET_PARAMETERS,
             Parameter(
                 "min_input", "positive_int", 64, maximum=1_000_000, metavar="T", help="default 64"
             ),

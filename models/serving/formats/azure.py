@@ -18,8 +18,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from placement.models.serving.generate import TARGET_PARAMETERS, cluster_parameters
 from placement.models.serving.instance import LengthClass, ServingInstance, Slo
-from placement.models.serving.profiles import CATALOGUE, MEASURED_MODEL, catalogue_profiles
+from placement.models.serving.profiles import MEASURED_MODEL, catalogue_profiles
 from placement.solver.errors import InputError
 from placement.solver.hooks import Importer, Parameter
 
@@ -177,35 +178,9 @@ IMPORTERS = (
         ),
         parameters=(
             Parameter("trace", "path", positional=True, metavar="TRACE.csv", help="the CSV"),
-            Parameter(
-                "a100",
-                "non_negative_int",
-                16,
-                maximum=100_000,
-                metavar="N",
-                shown=True,
-                help="A100s",
-            ),
-            Parameter(
-                "h100",
-                "non_negative_int",
-                0,
-                maximum=100_000,
-                metavar="N",
-                help="H100s (default 0)",
-            ),
-            Parameter(
-                "budget",
-                "non_negative_int",
-                0,
-                maximum=1_000_000,
-                metavar="G",
-                help="GPU budget (0: none)",
-            ),
+            *cluster_parameters(16),
             Parameter("rate_scale", "positive_float", 1.0, metavar="X", help="default 1"),
-            Parameter("model", "str", MEASURED_MODEL, choices=CATALOGUE, help="the model"),
-            Parameter("ttft_ms", "positive_float", 2000.0, metavar="MS", help="default 2000"),
-            Parameter("tpot_ms", "positive_float", 100.0, metavar="MS", help="default 100"),
+            *TARGET_PARAMETERS,
             Parameter("name", "str", None, help="instance name"),
         ),
         build=_build,
