@@ -11,6 +11,8 @@ import pytest
 from placement.models.serving import generate
 from placement.models.serving.instance import DECODE, MIXED, PREFILL, Deployment, ServingSolution
 from placement.models.serving.instance import kinds as kinds_of
+from placement.models.serving.peers.distserve import phase_goodput
+from placement.models.serving.peers.distserve import placement as distserve_placement
 from placement.models.serving.peers.splitwise import designs, pool_sizing
 from placement.models.serving.peers.vllm import homogeneous_cluster
 from placement.models.serving.sim.check_replay import check_replay
@@ -22,6 +24,7 @@ from placement.models.serving.sim.replay import (
     simulate,
 )
 from placement.models.serving.sim.routers import (
+    Admitting,
     LeastOutstandingRouter,
     PoolRouter,
     RoundRobinRouter,
@@ -127,3 +130,43 @@ def test_our_router_turns_away_what_would_miss_the_ttft_target() -> None:
     assert check_replay(r) == []
     assert r.rejected
     assert all(s.ttft_ms <= instance.slo.ttft_ms + 1e-6 for s in r.served)
+
+
+def test_distserve_replicates_each_phase_within_the_budget(setting) -> None:
+    instance, _, requests = setting
+    solution = distserve_placement(instance, requests)
+    roles = [kinds_of(instance)[d.kind].role for d in solution.deployments]
+    assert roles == [PREFILL, DECODE]
+    gpus = sum(
+        d.instances * instance.profiles[kinds_of(instance)[d.kind].profile].tensor_parallel
+        for d in solution.deployments
+    )
+    assert gpus <= instance.gpu_budget
+    machines = build_instances(instance, solution)
+    assert check_replay(replay(instance, machines, PoolRouter(machines), requests)) == []
+
+
+def test_a_phase_goodput_is_what_one_instance_carries_within_its_target(setting) -> None:
+    instance, _, requests = setting
+    prefill = _kind(instance, PREFILL, "h100")
+    rate = phase_goodput(instance, prefill, requests)
+    assert rate > 0
+    # The instance alone is much faster than the rate that breaks it: the search went up.
+    assert rate > instance.arrival_rate_per_s
+
+
+def test_admission_on_a_peer_turns_away_only_what_would_miss(setting) -> None:
+    instance, _, requests = setting
+    c = instance.classes[0]
+    burst = [SimRequest(i, 0.0, c.input_tokens, c.output_tokens, 0) for i in range(300)]
+    cluster = homogeneous_cluster(instance)
+    machines = build_instances(instance, cluster)
+    plain = replay(instance, machines, LeastOutstandingRouter(machines), burst)
+    machines = build_instances(instance, cluster)
+    slo = instance.slo
+    gated = Admitting(LeastOutstandingRouter(machines), slo.ttft_ms, slo.tpot_ms, machines)
+    admitted = replay(instance, machines, gated, burst)
+    assert check_replay(admitted) == []
+    assert not plain.rejected and admitted.rejected
+    assert all(s.ttft_ms <= slo.ttft_ms + 1e-6 for s in admitted.served)
+    del requests

@@ -8,7 +8,12 @@ scaled to that rate through: ours (the exact model's configuration for an instan
 slice's length classes at that rate, and its router with admission), ``rr`` and ``lor``
 (identical mixed instances of the GPU type that serves them best filling the budget,
 :mod:`placement.models.serving.peers.vllm`),
-and ``splitwise`` (its pools, sized by its simulated search). Every configuration and replay
+``splitwise`` (its pools, sized by its simulated search) and ``distserve`` (its per-phase
+simulated goodput and replication, :mod:`placement.models.serving.peers.distserve`, JSQ in
+each pool); ``lor+admission`` and
+``splitwise+admission`` are those clusters with our admission added
+(:class:`placement.models.serving.sim.routers.Admitting`), to tell the configuration's share
+of the difference from the admission's. Every configuration and replay
 is checked: ``invalid`` counts a configuration the family's checker rejects (ours) and a
 replay the replay checker rejects (every system).
 """
@@ -26,6 +31,7 @@ from placement.benchmarks.runner import Rechecker
 from placement.benchmarks.tables import markdown_table
 from placement.models.serving.formats.azure import read_trace, trace_instance
 from placement.models.serving.instance import ServingInstance, ServingSolution
+from placement.models.serving.peers.distserve import placement as distserve_placement
 from placement.models.serving.peers.splitwise import pool_sizing
 from placement.models.serving.peers.vllm import best_cluster
 from placement.models.serving.sim.check_replay import check_replay
@@ -38,6 +44,7 @@ from placement.models.serving.sim.replay import (
     simulate,
 )
 from placement.models.serving.sim.routers import (
+    Admitting,
     LeastOutstandingRouter,
     PoolRouter,
     RoundRobinRouter,
@@ -164,12 +171,23 @@ def run(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
         invalid: dict[str, int] = {"ours": checker.invalid}
         if result.solution is not None:
             replays["ours"] = simulate(instance, result.solution, requests)
+        slo = instance.slo
         for name, router in (("rr", RoundRobinRouter), ("lor", LeastOutstandingRouter)):
-            machines = build_instances(instance, best_cluster(instance, requests, router))
+            cluster = best_cluster(instance, requests, router)
+            machines = build_instances(instance, cluster)
             replays[name] = replay(instance, machines, router(machines), requests)
+            if name == "lor":
+                machines = build_instances(instance, cluster)
+                admitting = Admitting(router(machines), slo.ttft_ms, slo.tpot_ms, machines)
+                replays["lor+admission"] = replay(instance, machines, admitting, requests)
         pools = pool_sizing(instance, requests) or ServingSolution()
         machines = build_instances(instance, pools)
         replays["splitwise"] = replay(instance, machines, PoolRouter(machines), requests)
+        machines = build_instances(instance, pools)
+        admitting = Admitting(PoolRouter(machines), slo.ttft_ms, slo.tpot_ms, machines)
+        replays["splitwise+admission"] = replay(instance, machines, admitting, requests)
+        machines = build_instances(instance, distserve_placement(instance, requests))
+        replays["distserve"] = replay(instance, machines, PoolRouter(machines), requests)
         for name, r in replays.items():
             bad = check_replay(r)
             figures = _figures(r)
@@ -221,7 +239,8 @@ def report(rows: list[dict[str, Any]], config: Any) -> str:
         "goodput **for the fluid model** at that rate (not a bound on the simulator); `gap`: "
         "(fluid bound - simulated goodput) / fluid bound. Profiles: Llama-2-70B on DGX-A100 "
         "and DGX-H100 (tensor parallel 8) from Splitwise's measurements. Percentiles are over "
-        "served requests; `rejected` were turned away (ours: admission; peers admit all).",
+        "served requests; `rejected` were turned away (ours and `+admission`: admission; the peers "
+        "as published admit all).",
         "",
     ]
     keys = sorted({(str(r["trace"]), int(r["budget"]), float(r.get("load") or 0)) for r in rows})

@@ -1,4 +1,4 @@
 """Other systems' configurations, written from their papers and public code: the usual
 vLLM-style cluster of identical mixed instances (:mod:`.vllm`, routed round-robin or to the
-least-outstanding instance by :mod:`..sim.routers`) and Splitwise's prompt and token pools
-(:mod:`.splitwise`)."""
+least-outstanding instance by :mod:`..sim.routers`), Splitwise's prompt and token pools
+(:mod:`.splitwise`) and DistServe's per-phase placement (:mod:`.distserve`)."""

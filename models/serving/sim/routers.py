@@ -188,3 +188,32 @@ class PoolRouter:
 
     def pick_decode(self, req: Any, sim: Any) -> int:
         return least_outstanding(self.decode).index
+
+
+class Admitting:
+    """A peer's router with our admission added (for comparison only, not the peer as
+    published): a request is turned away when the instance the peer picks would give it its
+    first token after the TTFT target (:func:`predicted_ttft_ms`), or when that instance
+    (mixed) or every decode instance (split pools) already holds as many sequences as its
+    step target allows (:func:`decode_room`)."""
+
+    def __init__(self, router: Any, ttft_ms: float, tpot_ms: float, instances: list[Any]) -> None:
+        self.router = router
+        self.ttft_ms = ttft_ms
+        self.tpot_ms = tpot_ms
+        self.decoders = [i for i in instances if i.kind.role != PREFILL]
+
+    def admit(self, req: Any, sim: Any) -> int | None:
+        target = self.router.admit(req, sim)
+        if target is None:
+            return None
+        inst = sim.instances[target]
+        if predicted_ttft_ms(inst, req, sim.now) > self.ttft_ms:
+            return None
+        pool = [inst] if inst.kind.role == MIXED else self.decoders
+        if pool and all(decode_load(i) >= decode_room(i, self.tpot_ms) for i in pool):
+            return None
+        return target
+
+    def pick_decode(self, req: Any, sim: Any) -> int:
+        return self.router.pick_decode(req, sim)
