@@ -33,6 +33,19 @@ SUITES = (
         quick_time_limit_s=2.0,
         parameters=PARAMETERS,
     ),
+    Suite(
+        name="serving-lite",
+        family="serving",
+        help="Lite-GPU: a workload on H100s and on four times as many quarter-H100 GPUs, "
+        "the exact fluid plan and its simulated goodput (roofline profiles)",
+        **suite_functions("placement.benchmarks.serving.lite", "lite"),
+        time_limit_s=10.0,
+        quick_time_limit_s=2.0,
+        parameters=(
+            Parameter("requests", "positive_int", 3000, help="requests read (default 3000)"),
+            Parameter("h100", "positive_int", 8, help="H100s (default 8; Lite-GPUs: 4x)"),
+        ),
+    ),
 )
 """``placement bench serving``: per shared trace and GPU budget, three arrival rates
 (light, near the fluid capacity, overloaded); at each, our configuration (the exact fluid

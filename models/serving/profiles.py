@@ -82,6 +82,15 @@ GPUS = {
         "h100", 80 * GB, 3350 * GB, 989e12, "NVIDIA H100 datasheet (SXM5 80GB, dense BF16)"
     ),
 }
+LITE = GpuSpec(
+    "lite",
+    20 * GB,
+    3350 * GB / 4,
+    989e12 / 4,
+    "modelling choice, not a product: a quarter of the H100 SXM5's memory, bandwidth and "
+    "BF16 throughput (Lite-GPU, HotOS 2025: small single-die GPUs in place of a package)",
+)
+"""A hypothetical small GPU for the Lite-GPU comparison (``benchmarks/serving/lite.py``)."""
 MODELS = {
     "llama2-13b": ModelSpec(
         "llama2-13b", 13.0e9, 40, 40, 128, "Llama 2 (Touvron et al. 2023), config.json"
@@ -90,8 +99,9 @@ MODELS = {
         "llama2-70b", 69.0e9, 80, 8, 128, "Llama 2 (Touvron et al. 2023), config.json"
     ),
 }
-PRICE_PER_GPU_HOUR = {"a100": 1.0, "h100": 2.0}
-"""Modelling choice: relative prices (not a provider's list price)."""
+PRICE_PER_GPU_HOUR = {"a100": 1.0, "h100": 2.0, "lite": 0.5}
+"""Modelling choice: relative prices (not a provider's list price); a Lite-GPU at a quarter
+of an H100's."""
 
 
 def roofline_profile(gpu: GpuSpec, model: ModelSpec, tensor_parallel: int) -> Profile:
