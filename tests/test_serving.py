@@ -326,3 +326,22 @@ def test_a_warm_start_drops_kinds_that_are_gone(budget_instance) -> None:
     assert check(fewer, adapted.solution).feasible
     gone = [d.name for d in msg.deployments if d.gpu_type == "h100"]
     assert {name for name, _ in adapted.dropped} == set(gone)
+
+
+def test_unserved_classes_are_explained() -> None:
+    instance = generate(4, 200.0, 8, budget=8, seed=6)
+    result = solve(instance, SolveOptions(time_limit_s=10))
+    assert result.solution is not None
+    reasons = FAMILY.explain_unplaced(instance, result.solution)
+    served = {r.cls for r in result.solution.routes}
+    assert reasons
+    assert {r["name"] for r in reasons} >= {
+        c.name for i, c in enumerate(instance.classes) if i not in served
+    }
+    assert all(r["kind"] in ("capacity", "no_kind") and r["unserved_per_s"] > 0 for r in reasons)
+
+
+def test_measured_profiles_need_eight_gpus_of_a_type() -> None:
+    with pytest.raises(InputError) as info:
+        generate(2, 2.0, 4)
+    assert "need 8 GPUs" in str(info.value)

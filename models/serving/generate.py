@@ -46,7 +46,12 @@ def generate(
     rng = np.random.default_rng(seed)
     types, profiles = catalogue_profiles(model, gpus)
     if not profiles:
-        raise InputError.single("model", model, "a model whose weights fit the GPUs given")
+        raise InputError.single(
+            "model",
+            model,
+            "a model whose weights fit the GPUs given (the measured llama2-70b-splitwise "
+            "profiles need 8 GPUs of a type: --a100 8 or --h100 8)",
+        )
     out_classes = []
     for i in range(classes):
         inp = int(math.exp(rng.uniform(math.log(min_input), math.log(max_input))))

@@ -135,6 +135,13 @@ def trace_instance(
     if not gpus:
         raise InputError.single("a100", a100, "at least one GPU (--a100 or --h100)")
     types, profiles = catalogue_profiles(model, gpus)
+    if not profiles:
+        raise InputError.single(
+            "model",
+            model,
+            "a model whose weights fit the GPUs given (the measured llama2-70b-splitwise "
+            "profiles need 8 GPUs of a type: --a100 8 or --h100 8)",
+        )
     rate = mean_rate(requests) * rate_scale
     stem = Path(path).stem
     return ServingInstance(
@@ -148,7 +155,11 @@ def trace_instance(
         description=(
             f"{stem}: {len(requests)} requests, mean rate x {rate_scale:g}; {model} on "
             + ", ".join(f"{n} {g}" for g, n in gpus.items())
-            + " (roofline profiles from datasheets, not measured)"
+            + (
+                " (Splitwise's measured profiles)"
+                if model == MEASURED_MODEL
+                else " (roofline profiles from datasheets, not measured)"
+            )
         ),
     )
 
