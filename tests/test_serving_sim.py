@@ -11,6 +11,7 @@ import pytest
 from placement.models.serving import generate
 from placement.models.serving.instance import DECODE, MIXED, PREFILL, Deployment, ServingSolution
 from placement.models.serving.instance import kinds as kinds_of
+from placement.models.serving.peers.accellm import PairRouter, paired_instances
 from placement.models.serving.peers.distserve import phase_goodput
 from placement.models.serving.peers.distserve import placement as distserve_placement
 from placement.models.serving.peers.splitwise import designs, pool_sizing
@@ -170,3 +171,23 @@ def test_admission_on_a_peer_turns_away_only_what_would_miss(setting) -> None:
     assert not plain.rejected and admitted.rejected
     assert all(s.ttft_ms <= slo.ttft_ms + 1e-6 for s in admitted.served)
     del requests
+
+
+def test_an_accellm_pair_hands_decodes_to_the_partner_that_holds_their_kv(setting) -> None:
+    instance, _, requests = setting
+    cluster = homogeneous_cluster(instance)
+    machines = paired_instances(instance, cluster)
+    assert machines[0].partner == 1 and machines[1].partner == 0
+    r = replay(instance, machines, PairRouter(machines), requests)
+    assert check_replay(r) == []
+    moved = [s for s in r.served if s.decode_instance != s.prefill_instance]
+    assert moved
+    assert all(machines[s.prefill_instance].partner == s.decode_instance for s in moved)
+    # The checker rejects a decode on the partner without a KV replica there.
+    broken = copy.copy(r)
+    broken.kv_reservations = [
+        k
+        for k in r.kv_reservations
+        if not (k[4] == moved[0].id and k[0] == moved[0].decode_instance)
+    ]
+    assert any("KV" in v for v in check_replay(broken))

@@ -8,7 +8,9 @@ scaled to that rate through: ours (the exact model's configuration for an instan
 slice's length classes at that rate, and its router with admission), ``rr`` and ``lor``
 (identical mixed instances of the GPU type that serves them best filling the budget,
 :mod:`placement.models.serving.peers.vllm`),
-``splitwise`` (its pools, sized by its simulated search) and ``distserve`` (its per-phase
+``accellm`` (the round-robin peer's instances in AcceLLM's pairs,
+:mod:`placement.models.serving.peers.accellm`), ``splitwise`` (its pools, sized by its
+simulated search) and ``distserve`` (its per-phase
 simulated goodput and replication, :mod:`placement.models.serving.peers.distserve`, JSQ in
 each pool); ``lor+admission`` and
 ``splitwise+admission`` are those clusters with our admission added
@@ -31,6 +33,7 @@ from placement.benchmarks.runner import Rechecker
 from placement.benchmarks.tables import markdown_table
 from placement.models.serving.formats.azure import read_trace, trace_instance
 from placement.models.serving.instance import ServingInstance, ServingSolution
+from placement.models.serving.peers.accellm import PairRouter, paired_instances
 from placement.models.serving.peers.distserve import placement as distserve_placement
 from placement.models.serving.peers.splitwise import pool_sizing
 from placement.models.serving.peers.vllm import best_cluster
@@ -177,6 +180,9 @@ def run(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
             cluster = best_cluster(instance, requests, router)
             machines = build_instances(instance, cluster)
             replays[name] = replay(instance, machines, router(machines), requests)
+            if name == "rr":
+                machines = paired_instances(instance, cluster)
+                replays["accellm"] = replay(instance, machines, PairRouter(machines), requests)
             if name == "lor":
                 machines = build_instances(instance, cluster)
                 admitting = Admitting(router(machines), slo.ttft_ms, slo.tpot_ms, machines)

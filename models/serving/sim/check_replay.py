@@ -1,8 +1,8 @@
 """Independent checker of a replay: it reads only the replay's records, never the event loop.
 
 Rules: every request of the stream is served or rejected, exactly once; a served request's
-prefill ran on a mixed or prefill instance and its decode on the same mixed instance or on a
-decode instance; its times are in order (arrival <= first token <= finish); every request that
+prefill ran on a mixed or prefill instance and its decode on the same mixed instance (or its
+AcceLLM partner, which must hold a replica of its KV cache) or on a decode instance; its times are in order (arrival <= first token <= finish); every request that
 ran on an instance held one KV reservation there, covering its stay; at no time does an
 instance's reserved KV cache exceed its capacity (a sweep over the reservations).
 """
@@ -41,8 +41,14 @@ def check_replay(replay: Any) -> list[str]:
             continue
         if roles[s.prefill_instance] not in (MIXED, PREFILL):
             out.append(f"request {s.id}: prefilled on a {roles[s.prefill_instance]} instance")
-        if roles[s.prefill_instance] == MIXED and s.decode_instance != s.prefill_instance:
+        partner = getattr(replay.instances[s.prefill_instance], "partner", -1)
+        if roles[s.prefill_instance] == MIXED and s.decode_instance not in (
+            s.prefill_instance,
+            partner,
+        ):
             out.append(f"request {s.id}: prefilled on a mixed instance, decoded elsewhere")
+        if partner >= 0 and (partner, s.id) not in held:
+            out.append(f"request {s.id}: no KV replica on the pair's other instance")
         if roles[s.prefill_instance] == PREFILL and s.output_tokens > 1:
             if roles[s.decode_instance] != DECODE:
                 out.append(f"request {s.id}: decoded on a {roles[s.decode_instance]} instance")

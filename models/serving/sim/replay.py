@@ -111,6 +111,10 @@ class SimInstance:
     busy_until: float = 0.0
     outstanding: int = 0
     """Requests routed here and not finished (least-outstanding routers read it)."""
+    partner: int = -1
+    """The other instance of an AcceLLM pair (:mod:`..peers.accellm`), or -1: a pair holds
+    every request's KV cache on both, and a member that starts a prefill hands its decodes
+    to the other."""
 
 
 @dataclass
@@ -221,6 +225,32 @@ class Simulation:
         self.kv_open[(inst.index, req.id)] = (self.now, need)
         return True
 
+    def reserve_all(self, inst: SimInstance, req: SimRequest, tokens: int) -> bool:
+        """Reserve on ``inst`` and, for a pair member, on its partner too (both or neither)."""
+        if inst.partner < 0:
+            return self.reserve(inst, req, tokens)
+        other = self.instances[inst.partner]
+        need = tokens * other.profile.kv_bytes_per_token
+        if other.kv_used + need > other.kv_capacity_bytes or len(other.running) >= MAX_SEQS:
+            return False
+        if not self.reserve(inst, req, tokens):
+            return False
+        return self.reserve(other, req, tokens)
+
+    def hand_off(self, inst: SimInstance) -> None:
+        """A pair member about to prefill gives its decodes to its partner (which holds their
+        KV cache), unless the partner is prefilling too."""
+        other = self.instances[inst.partner]
+        if other.busy and self.batches.get(other.index, ("",))[0] == "prefill":
+            return
+        for rid in list(inst.running):
+            other.running[rid] = inst.running.pop(rid)
+            other.context[rid] = inst.context.pop(rid)
+            self.records[rid].decode_instance = other.index
+            inst.outstanding -= 1
+            other.outstanding += 1
+        self.start(other)
+
     def release(self, inst: SimInstance, rid: int) -> None:
         start, need = self.kv_open.pop((inst.index, rid))
         inst.kv_used -= need
@@ -240,7 +270,7 @@ class Simulation:
                 if batch and tokens + req.input_tokens > MAX_BATCH_TOKENS:
                     break
                 total = req.input_tokens + (req.output_tokens if inst.kind.role == MIXED else 0)
-                if not self.reserve(inst, req, total):
+                if not self.reserve_all(inst, req, total):
                     break
                 inst.waiting.popleft()
                 batch.append(req.id)
@@ -250,6 +280,8 @@ class Simulation:
                 inst.busy = True
                 self.batches[inst.index] = ("prefill", batch)
                 self.push(self.now + busy_ms / 1000, self.DONE, inst.index)
+                if inst.partner >= 0 and inst.running:
+                    self.hand_off(inst)
                 return
         if inst.kind.role == DECODE:
             while inst.moved:
@@ -271,6 +303,8 @@ class Simulation:
         inst.running.pop(rid, None)
         inst.context.pop(rid, None)
         self.release(inst, rid)
+        if inst.partner >= 0 and (inst.partner, rid) in self.kv_open:
+            self.release(self.instances[inst.partner], rid)
         inst.outstanding -= 1
 
     def done(self, inst: SimInstance) -> None:
