@@ -26,8 +26,9 @@ SUITES = (
         name="serving",
         family="serving",
         help="goodput, TTFT, TPOT and end-to-end percentiles of our configuration against "
-        "round-robin and least-outstanding vLLM-style clusters and Splitwise's pools, in the "
-        "simulator, on the Azure LLM traces at three rates and two GPU budgets",
+        "round-robin and least-outstanding vLLM-style clusters, AcceLLM's pairs, Splitwise's "
+        "pools and DistServe's placement, in the simulator, on the Azure LLM traces at three "
+        "rates and two GPU budgets",
         **suite_functions("placement.benchmarks.serving.suites"),
         time_limit_s=10.0,
         quick_time_limit_s=2.0,
