@@ -10,10 +10,27 @@ from typing import Any
 
 import numpy as np
 
-from placement.models.serving.instance import LengthClass, ServingInstance, Slo
+from placement.models.serving.instance import GpuType, LengthClass, Profile, ServingInstance, Slo
 from placement.models.serving.profiles import CATALOGUE, MEASURED_MODEL, catalogue_profiles
 from placement.solver.errors import InputError
 from placement.solver.hooks import SEED, Generator, Parameter
+
+
+def cluster(model: str, a100: int, h100: int) -> tuple[list[GpuType], list[Profile]]:
+    """The GPU types (``a100`` A100s, ``h100`` H100s) and the model's profiles on them
+    (:func:`.profiles.catalogue_profiles`); InputError naming the flag when there are none."""
+    gpus = {k: v for k, v in (("a100", a100), ("h100", h100)) if v > 0}
+    if not gpus:
+        raise InputError.single("a100", a100, "at least one GPU (--a100 or --h100)")
+    types, profiles = catalogue_profiles(model, gpus)
+    if not profiles:
+        raise InputError.single(
+            "model",
+            model,
+            "a model whose weights fit the GPUs given (the measured llama2-70b-splitwise "
+            "profiles need 8 GPUs of a type: --a100 8 or --h100 8)",
+        )
+    return types, profiles
 
 
 def generate(
@@ -40,18 +57,8 @@ def generate(
         raise InputError.single("max_input", max_input, f"at least --min-input ({min_input})")
     if min_output > max_output:
         raise InputError.single("max_output", max_output, f"at least --min-output ({min_output})")
-    gpus = {k: v for k, v in (("a100", a100), ("h100", h100)) if v > 0}
-    if not gpus:
-        raise InputError.single("a100", a100, "at least one GPU (--a100 or --h100)")
+    types, profiles = cluster(model, a100, h100)
     rng = np.random.default_rng(seed)
-    types, profiles = catalogue_profiles(model, gpus)
-    if not profiles:
-        raise InputError.single(
-            "model",
-            model,
-            "a model whose weights fit the GPUs given (the measured llama2-70b-splitwise "
-            "profiles need 8 GPUs of a type: --a100 8 or --h100 8)",
-        )
     out_classes = []
     for i in range(classes):
         inp = int(math.exp(rng.uniform(math.log(min_input), math.log(max_input))))

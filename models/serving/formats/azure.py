@@ -18,9 +18,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from placement.models.serving.generate import TARGET_PARAMETERS, cluster_parameters
+from placement.models.serving.generate import TARGET_PARAMETERS, cluster, cluster_parameters
 from placement.models.serving.instance import LengthClass, ServingInstance, Slo
-from placement.models.serving.profiles import MEASURED_MODEL, catalogue_profiles
+from placement.models.serving.profiles import MEASURED_MODEL
 from placement.solver.errors import InputError
 from placement.solver.hooks import Importer, Parameter
 
@@ -131,17 +131,8 @@ def trace_instance(
     """An instance of the trace's length classes at its mean rate times ``rate_scale`` (of
     its first ``limit`` requests when given)."""
     requests = read_trace(path, limit)
-    gpus = {k: v for k, v in (("a100", a100), ("h100", h100)) if v > 0}
-    if not gpus:
-        raise InputError.single("a100", a100, "at least one GPU (--a100 or --h100)")
-    types, profiles = catalogue_profiles(model, gpus)
-    if not profiles:
-        raise InputError.single(
-            "model",
-            model,
-            "a model whose weights fit the GPUs given (the measured llama2-70b-splitwise "
-            "profiles need 8 GPUs of a type: --a100 8 or --h100 8)",
-        )
+    types, profiles = cluster(model, a100, h100)
+    gpus = {g.name: g.count for g in types}
     rate = mean_rate(requests) * rate_scale
     stem = Path(path).stem
     return ServingInstance(
