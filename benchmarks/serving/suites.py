@@ -1,4 +1,4 @@
-"""``placement bench serving``: our configuration against the peers, in the simulator.
+"""``placement bench serving-azure``: our configuration against the peers, in the simulator.
 
 Cases: one per shared Azure LLM trace (``serving/azure-llm-2023``: code, conversation) and GPU
 budget; a missing trace gives a row that says so. Per case, the fluid capacity of the budget
