@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from placement.models.serving.check import check
 from placement.models.serving.fluid import cost_milli, gpu_type_of, gpus_of, rows
@@ -184,7 +185,16 @@ class ServingEncoding:
     def _backend(self, ctx: ExactContext) -> LinearBackend:
         raise NotImplementedError
 
-    def _run(self, backend, sense, objective, hint, share, ctx):  # type: ignore[no-untyped-def]
+    def _run(
+        self,
+        backend: LinearBackend,
+        sense: str,
+        objective: dict[int, float],
+        hint: list[int] | None,
+        share: float,
+        ctx: ExactContext,
+    ) -> tuple[Any, list[float] | None]:
+        """One run of ``backend`` with ``share`` of the time left."""
         left = share * ctx.time_left()
         with deadline_token(ctx.cancel, left) as token:
             return backend.run(sense, objective, 0.0, hint, left, token, None)
@@ -244,7 +254,16 @@ class ServingEncoding:
         outcome.tier_bounds = {"goodput_per_s": value}
         return outcome
 
-    def _cost_tier(self, instance, ctx, lin, backend, hint, goodput):  # type: ignore[no-untyped-def]
+    def _cost_tier(
+        self,
+        instance: ServingInstance,
+        ctx: ExactContext,
+        lin: ServingLinear,
+        backend: LinearBackend,
+        hint: list[int] | None,
+        goodput: float | None,
+    ) -> ExactOutcome:
+        """The least cost (at ``goodput`` when given: tier 2), with its proof."""
         run, final = self._run(backend, "min", dict(lin.cost), hint, 1.0, ctx)
         bound = None
         if run.bound is not None and math.isfinite(run.bound):
