@@ -1,7 +1,7 @@
 """placement: exact and heuristic placement solvers as a Python library.
 
-Seven problem families (``gpu``, ``dag``, ``partition``, ``entanglement``, ``mc``,
-``dispatch``, ``sharding``) behind one engine:
+Nine problem families (``gpu``, ``dag``, ``partition``, ``entanglement``, ``mc``,
+``dispatch``, ``sharding``, ``fl``, ``serving``) behind one engine:
 a greedy fallback, an independent checker, an exact backend (CP-SAT or a MILP) and the best
 checked solution with its bound. The three functions here are the short way in::
 

@@ -548,6 +548,7 @@ FAMILY_MODULES: dict[str, str] = {
     "dispatch": "placement.models.dispatch",
     "sharding": "placement.models.sharding",
     "fl": "placement.models.fl",
+    "serving": "placement.models.serving",
 }
 """Family name -> module exposing ``FAMILY``. One line per family."""
 

@@ -242,6 +242,8 @@ def test_every_family_reads_its_solution_by_name() -> None:
         "mc": ("instances/mc/tasks-20x4.json", lambda n: n.core_of["t000"]),
         "dispatch": ("instances/dispatch/trace-12x2.json", lambda n: n.server_of["j0"]),
         "sharding": ("instances/sharding/tables-20x8.json", lambda n: n.devices["t0000"][0]),
+        "fl": ("instances/fl/fleet-100x3.json", lambda n: n.devices[("j0-vgg16-cifar10", 0)][0]),
+        "serving": ("instances/serving/azure-conv-16gpu.json", lambda n: next(iter(n.instances))),
     }
     # Every registered family reads its solutions by name.
     assert set(views) == set(family_names())

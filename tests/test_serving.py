@@ -1,0 +1,347 @@
+"""The serving family: the known optima by enumeration, the checker's rules, errors that name
+the field and by how much, the exact model against the heuristics, the Azure importer, the
+measured profiles, and the warm start."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from placement.models.serving import FAMILY, generate
+from placement.models.serving.check import check
+from placement.models.serving.formats.azure import length_classes, read_trace, trace_instance
+from placement.models.serving.instance import (
+    DECODE,
+    MIXED,
+    PREFILL,
+    Deployment,
+    Route,
+    ServingSolution,
+    kinds,
+)
+from placement.models.serving.profiles import SPLITWISE_MEASURED, splitwise_profile
+from placement.models.serving.routing import gpus_fit, route_fill
+from placement.solver import SolutionStatus, SolveOptions, StopReason, solve
+from placement.solver.errors import InputError
+from placement.solver.testing import instance_document, instance_from_document
+from tests import optima
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "serving"
+CONV = SHARED / "azure-llm-2023" / "AzureLLMInferenceTrace_conv.csv"
+CODE = SHARED / "azure-llm-2023" / "AzureLLMInferenceTrace_code.csv"
+
+
+def _kind(instance, role: str, gpu: str = "a100", share: float | None = None) -> int:
+    for i, k in enumerate(kinds(instance)):
+        p = instance.profiles[k.profile]
+        if k.role == role and p.gpu_type == gpu and (share is None or k.prefill_share == share):
+            return i
+    raise AssertionError(role)
+
+
+def _document(instance) -> dict:
+    return json.loads(json.dumps(instance_document(instance)))
+
+
+# --- the known optima ---------------------------------------------------------------------
+
+
+def _brute(instance):
+    """Every count of every kind within the GPUs, each routed by route_fill (exact for one
+    class: each deployment's capacity is its own)."""
+    best = None
+    ks = kinds(instance)
+    ub = [
+        instance.gpu_types[instance.gpu_index[instance.profiles[k.profile].gpu_type]].count
+        // instance.profiles[k.profile].tensor_parallel
+        for k in ks
+    ]
+    for counts in itertools.product(*[range(u + 1) for u in ub]):
+        chosen = {k: n for k, n in enumerate(counts) if n}
+        if not gpus_fit(instance, chosen):
+            continue
+        report = check(instance, route_fill(instance, chosen))
+        if report.feasible and (best is None or report.better_than(best)):
+            best = report
+    return best
+
+
+@pytest.mark.parametrize("case", optima.cases("serving"), ids=lambda c: c.name)
+def test_the_known_optima_are_what_enumeration_finds(case) -> None:
+    instance = case.instance()
+    assert len(instance.classes) == 1
+    assert _brute(instance).terms == case.optimum
+
+
+# --- the checker --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def budget_instance():
+    return generate(4, 6.0, 16, h100=8, budget=16, seed=3)
+
+
+def test_the_checker_accepts_the_solver_and_rejects_broken_solutions(budget_instance) -> None:
+    instance = budget_instance
+    result = solve(instance, SolveOptions(time_limit_s=10))
+    good = result.solution
+    assert check(instance, good).feasible
+    deployments, routes = good.deployments, good.routes
+    broken = {
+        "over the GPU count": ServingSolution(
+            (Deployment(deployments[0].kind, 99), *deployments[1:]), routes
+        ),
+        "unknown kind": ServingSolution((Deployment(999, 1), *deployments[1:]), routes),
+        "kind twice": ServingSolution((*deployments, deployments[0]), routes),
+        "more than arrives": ServingSolution(
+            deployments,
+            (
+                *routes,
+                *(
+                    Route(r.cls, r.deployment, 10 * instance.class_rates_milli[r.cls])
+                    for r in routes[:1]
+                ),
+            ),
+        ),
+        "zero rate": ServingSolution(deployments, (Route(routes[0].cls, routes[0].deployment, 0),)),
+    }
+    for what, solution in broken.items():
+        report = check(instance, solution)
+        assert not report.feasible, what
+        assert report.violations, what
+
+
+def test_the_checker_rejects_an_unbalanced_split_and_an_overload() -> None:
+    instance = generate(1, 50.0, 16, budget=16, seed=1)
+    pre, dec = _kind(instance, PREFILL), _kind(instance, DECODE)
+    rate = instance.class_rates_milli[0]
+    deployments = (Deployment(pre, 1), Deployment(dec, 1))
+    # Prefilled but not decoded.
+    report = check(instance, ServingSolution(deployments, (Route(0, 0, 100),)))
+    assert not report.feasible
+    assert any("prefilled but" in v for v in report.violations)
+    # Everything on one pair: beyond its SLO-feasible capacity.
+    report = check(instance, ServingSolution(deployments, (Route(0, 0, rate), Route(0, 1, rate))))
+    assert not report.feasible
+    assert any("SLO-feasible capacity" in v for v in report.violations)
+
+
+def test_the_budget_is_a_rule() -> None:
+    instance = generate(2, 2.0, 16, budget=8, seed=2)
+    mixed = _kind(instance, MIXED)
+    report = check(instance, route_fill(instance, {mixed: 2}))
+    assert not report.feasible
+    assert any("over the budget of 8" in v for v in report.violations)
+
+
+def test_without_a_budget_every_class_must_be_served() -> None:
+    instance = generate(2, 2.0, 16, seed=2)
+    assert not instance.maximise_goodput
+    mixed = _kind(instance, MIXED)
+    full = route_fill(instance, {mixed: 1})
+    assert check(instance, full).feasible
+    short = ServingSolution(full.deployments, full.routes[:-1])
+    report = check(instance, short)
+    assert not report.feasible
+    assert any("every request is served" in v for v in report.violations)
+
+
+# --- the exact model against the heuristics ------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("backend", ["milp", "cpsat"])
+def test_the_exact_model_is_at_least_every_greedy(seed: int, backend: str) -> None:
+    instance = generate(4, 8.0, 16, h100=8, budget=16, seed=seed)
+    result = solve(instance, SolveOptions(time_limit_s=20, backend=backend, threads=1))
+    assert result.solution is not None
+    report = check(instance, result.solution)
+    assert report.feasible
+    for name, solution in FAMILY.greedy(instance, SolveOptions()):
+        greedy = check(instance, solution)
+        assert greedy.feasible, name
+        assert report.score() >= greedy.score(), name
+    if result.status == SolutionStatus.OPTIMAL:
+        assert result.stop_reason == StopReason.PROVEN
+        assert "fluid model" in result.message
+
+
+def test_the_result_says_the_bound_is_the_fluid_models() -> None:
+    instance = generate(3, 30.0, 16, budget=8, seed=4)
+    result = solve(instance, SolveOptions(time_limit_s=20))
+    assert result.status == SolutionStatus.OPTIMAL
+    assert "fluid model" in result.message
+    assert result.bound == pytest.approx(result.objective)
+
+
+def test_without_enough_gpus_the_least_cost_model_is_proved_infeasible() -> None:
+    instance = generate(2, 500.0, 8, seed=5)
+    result = solve(instance, SolveOptions(time_limit_s=20))
+    assert result.solution is None
+    assert result.status == SolutionStatus.INFEASIBLE
+    assert "fluid model" in result.message
+
+
+# --- bad input ----------------------------------------------------------------------------
+
+
+def _error(document: dict) -> InputError:
+    with pytest.raises(InputError) as info:
+        instance_from_document(document)
+    return info.value
+
+
+def test_a_negative_rate_is_refused_naming_the_field() -> None:
+    document = _document(generate(2, 2.0, 8))
+    document["serving"]["arrival_rate_per_s"] = -3.0
+    err = _error(document)
+    assert [e.path for e in err.errors] == ["serving.arrival_rate_per_s"]
+    assert "req/s" in str(err)
+
+
+def test_a_profile_that_gets_faster_with_more_tokens_is_refused() -> None:
+    document = _document(generate(2, 2.0, 8))
+    points = document["serving"]["profiles"][0]["prefill"]
+    points[2]["ms"] = points[1]["ms"] - 5.0
+    err = _error(document)
+    assert [e.path for e in err.errors] == ["serving.profiles[0].prefill[2].ms"]
+    assert "5 ms short" in str(err)
+
+
+def test_a_ttft_target_no_profile_meets_names_the_field_and_the_margin() -> None:
+    instance = generate(2, 2.0, 8, h100=8, seed=1)
+    document = _document(instance)
+    longest = max(instance.classes, key=lambda c: c.input_tokens)
+    best = min(p.prefill_ms(longest.input_tokens) for p in instance.profiles)
+    document["serving"]["slo"]["ttft_ms"] = best - 10.0
+    err = _error(document)
+    assert [e.path for e in err.errors] == ["serving.slo.ttft_ms"]
+    assert f"at least {best:.3f} ms" in str(err)
+    assert "10.000 ms short" in str(err)
+
+
+def test_a_tpot_target_no_profile_meets_names_the_field() -> None:
+    document = _document(generate(2, 2.0, 8))
+    document["serving"]["slo"]["tpot_ms"] = 5.0
+    err = _error(document)
+    assert [e.path for e in err.errors] == ["serving.slo.tpot_ms"]
+    assert "ms short" in str(err)
+
+
+def test_weights_that_do_not_fit_are_refused() -> None:
+    document = _document(generate(2, 2.0, 8))
+    document["serving"]["profiles"][0]["weights_bytes"] = 10**13
+    err = _error(document)
+    assert [e.path for e in err.errors] == ["serving.profiles[0].weights_bytes"]
+
+
+def test_the_cli_exits_2_on_a_bad_instance(tmp_path: Path) -> None:
+    document = _document(generate(2, 2.0, 8))
+    document["serving"]["arrival_rate_per_s"] = -1
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({"name": "bad", **document}))
+    run = subprocess.run(
+        [sys.executable, "-m", "placement.api.cli", "solve", str(path)],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 2
+    assert "serving.arrival_rate_per_s" in run.stderr
+
+
+# --- profiles, the importer, the warm start ------------------------------------------------
+
+
+def test_the_measured_profiles_keep_the_measured_points_and_fit_the_decode_line() -> None:
+    for gpu, data in SPLITWISE_MEASURED.items():
+        p = splitwise_profile(gpu)
+        assert dict(p.prefill) == data["prompt_ms"]
+        for batch, ms in data["token_ms"].items():
+            # A least-squares line through the measured steps stays within 15 % of each.
+            assert abs(p.decode_step_ms(batch, 0) - ms) < 0.15 * ms, (gpu, batch)
+        assert "measured" in p.source
+
+
+@pytest.mark.skipif(not CONV.exists(), reason=f"shared trace absent: {CONV}")
+def test_the_azure_conversation_trace_reads_as_published() -> None:
+    requests = read_trace(CONV)
+    assert len(requests) == 19366
+    assert requests[0].arrival_s == 0
+    assert all(a.arrival_s <= b.arrival_s for a, b in itertools.pairwise(requests))
+    classes = length_classes(requests)
+    assert sum(c.share for c in classes) == 19366
+    instance = trace_instance(CONV, a100=16, budget=16)
+    assert instance.arrival_rate_per_s == pytest.approx(5.53, abs=0.01)
+
+
+@pytest.mark.skipif(not CODE.exists(), reason=f"shared trace absent: {CODE}")
+def test_the_azure_code_trace_imports_through_the_cli(tmp_path: Path) -> None:
+    out = tmp_path / "code.json"
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "placement.api.cli",
+            "import",
+            "azure-llm",
+            str(CODE),
+            "--a100",
+            "16",
+            "--budget",
+            "16",
+            "--out",
+            str(out),
+        ],  # fmt: skip
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    instance = instance_from_document(json.loads(out.read_text()))
+    assert instance.arrival_rate_per_s == pytest.approx(2.57, abs=0.01)
+
+
+def test_a_malformed_trace_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03.97,12,x\n")
+    with pytest.raises(InputError) as info:
+        read_trace(path)
+    assert "line 2" in str(info.value)
+
+
+def test_a_warm_start_drops_kinds_that_are_gone(budget_instance) -> None:
+    instance = budget_instance
+    result = solve(instance, SolveOptions(time_limit_s=10))
+    msg = FAMILY.solution_to_message(instance, result.solution)
+    fewer = copy.deepcopy(instance)
+    fewer.profiles = [p for p in instance.profiles if p.gpu_type == "a100"]
+    fewer.__dict__.pop("_fluid_rows", None)
+    adapted = FAMILY.adapt_start(fewer, msg)
+    assert adapted.solution is not None
+    assert check(fewer, adapted.solution).feasible
+    gone = [d.name for d in msg.deployments if d.gpu_type == "h100"]
+    assert {name for name, _ in adapted.dropped} == set(gone)
+
+
+def test_unserved_classes_are_explained() -> None:
+    instance = generate(4, 200.0, 8, budget=8, seed=6)
+    result = solve(instance, SolveOptions(time_limit_s=10))
+    assert result.solution is not None
+    reasons = FAMILY.explain_unplaced(instance, result.solution)
+    served = {r.cls for r in result.solution.routes}
+    assert reasons
+    assert {r["name"] for r in reasons} >= {
+        c.name for i, c in enumerate(instance.classes) if i not in served
+    }
+    assert all(r["kind"] in ("capacity", "no_kind") and r["unserved_per_s"] > 0 for r in reasons)
+
+
+def test_measured_profiles_need_eight_gpus_of_a_type() -> None:
+    with pytest.raises(InputError) as info:
+        generate(2, 2.0, 4)
+    assert "need 8 GPUs" in str(info.value)
