@@ -61,6 +61,19 @@ class LinearModel:
         self.rows.append((idx, coef, lo, hi))
         self._csr = None
 
+    def csr(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The rows as arrays (kept until the next row is added): ``starts`` (one per row and
+        the end, so row k's terms are ``starts[k]:starts[k+1]``), variable indices,
+        coefficients, and the rows' lower and upper sides (-inf / inf where open)."""
+        if self._csr is None:
+            starts = np.cumsum([0] + [len(r[0]) for r in self.rows])
+            idx = np.fromiter((i for r in self.rows for i in r[0]), dtype=np.int64)
+            coef = np.fromiter((c for r in self.rows for c in r[1]), dtype=np.float64)
+            lo = np.array([-np.inf if r[2] is None else r[2] for r in self.rows], dtype=np.float64)
+            hi = np.array([np.inf if r[3] is None else r[3] for r in self.rows], dtype=np.float64)
+            self._csr = (starts, idx, coef, lo, hi)
+        return self._csr
+
     def violated_rows(self, values: Values) -> list[int]:
         """Indices of rows (and -1 - index of variable bounds) that ``values`` violates."""
         v = np.asarray(values, dtype=np.float64)
@@ -68,15 +81,8 @@ class LinearModel:
         out = [-1 - int(i) for i in bad]
         if not self.rows:
             return out
-        if self._csr is None:
-            starts = np.cumsum([0] + [len(r[0]) for r in self.rows])[:-1]
-            idx = np.fromiter((i for r in self.rows for i in r[0]), dtype=np.int64)
-            coef = np.fromiter((c for r in self.rows for c in r[1]), dtype=np.float64)
-            lo = np.array([-np.inf if r[2] is None else r[2] for r in self.rows], dtype=np.float64)
-            hi = np.array([np.inf if r[3] is None else r[3] for r in self.rows], dtype=np.float64)
-            self._csr = (starts, idx, coef, lo, hi)
-        starts, idx, coef, lo, hi = self._csr
-        act = np.add.reduceat(v[idx] * coef, starts)
+        starts, idx, coef, lo, hi = self.csr()
+        act = np.add.reduceat(v[idx] * coef, starts[:-1])
         tol = 1e-6 * np.maximum(1.0, np.abs(act))
         out.extend(np.flatnonzero((act < lo - tol) | (act > hi + tol)).tolist())
         return out

@@ -65,11 +65,7 @@ def full_model_bound(
     cost = np.zeros(n)
     for i, c in model.tier1.terms.items():
         cost[i] = float(c)
-    starts = np.cumsum([0] + [len(r[0]) for r in lm.rows])
-    index = np.fromiter((i for r in lm.rows for i in r[0]), dtype=np.int64, count=int(starts[-1]))
-    value = np.fromiter((c for r in lm.rows for c in r[1]), dtype=float, count=int(starts[-1]))
-    lower = np.array([-math.inf if r[2] is None else r[2] for r in lm.rows], dtype=float)
-    upper = np.array([math.inf if r[3] is None else r[3] for r in lm.rows], dtype=float)
+    starts, index, value, lower, upper = lm.csr()
     mip = HighsModel(mip_rel_gap=0.0, random_seed=seed)
     mip.load(
         cost,

@@ -172,11 +172,7 @@ def lp_bound(lin: FlLinear, seconds: float, cancel: CancellationToken) -> float 
     m = lin.model
     if not m.rows:
         return float(lin.constant)
-    starts = np.cumsum([0] + [len(r[0]) for r in m.rows])
-    index = np.fromiter((i for r in m.rows for i in r[0]), dtype=np.int64)
-    value = np.fromiter((c for r in m.rows for c in r[1]), dtype=np.float64)
-    lower = np.array([-math.inf if r[2] is None else r[2] for r in m.rows], dtype=np.float64)
-    upper = np.array([math.inf if r[3] is None else r[3] for r in m.rows], dtype=np.float64)
+    starts, index, value, lower, upper = m.csr()
     cost = np.zeros(m.num_vars)
     for var, coef in lin.objective.items():
         cost[var] = coef
