@@ -380,7 +380,7 @@ def test_sigterm_says_which_queued_solves_never_started(tmp_path: Path) -> None:
                     call.result()
                 assert info.value.code() == grpc.StatusCode.UNAVAILABLE
                 assert "never started" in info.value.details(), info.value.details()
-        assert srv.proc.wait(60) == 0
+        assert srv.exit_code(60) == 0
     finally:
         srv.kill() if srv.proc.poll() is None else None
     log = "\n".join(srv.lines)

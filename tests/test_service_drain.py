@@ -48,6 +48,6 @@ def test_sigterm_lets_calls_in_progress_finish_and_refuses_new_ones(tmp_path: Pa
             assert result.status == service_pb2.SOLUTION_STATUS_FEASIBLE  # the best incumbent
             assert "shutting down" in result.message
             assert result.objective >= first.incumbent.objective
-        assert srv.proc.wait(30) == 0
+        assert srv.exit_code(30) == 0
     finally:
         srv.kill() if srv.proc.poll() is None else None

@@ -3,6 +3,7 @@ TLS and token auth, metrics and graceful shutdown."""
 
 from __future__ import annotations
 
+import faulthandler
 import hmac
 import logging
 import os
@@ -343,6 +344,11 @@ def _start_serving(config: ServerConfig, store: JobStore, pool: SolvePool, keep:
     return Running(server, port, service, pool, store, health_servicer, metrics, monitor)
 
 
+SHUTDOWN_HANG_S = 45.0
+"""Seconds past the drain's grace after which a stop that still has not ended is a hang:
+the server writes every thread's stack to stderr and exits 1 (the bounded steps of
+:meth:`Running.stop` take under 40 s together)."""
+
 STOP_SIGNALS = tuple(
     getattr(signal, name) for name in ("SIGTERM", "SIGINT", "SIGHUP") if hasattr(signal, name)
 )
@@ -402,6 +408,9 @@ def serve(config: ServerConfig) -> int:
         file=sys.stderr,
         flush=True,
     )
+    # Every step of the stop is bounded; should one still hang, the server must not: every
+    # thread's stack goes to stderr (what hung) and the process ends with exit code 1.
+    faulthandler.dump_traceback_later(config.shutdown_grace_s + SHUTDOWN_HANG_S, exit=True)
     report = running.stop(config.shutdown_grace_s, hurry)
     if report.stopped:
         print(f"placement: {report.line()}", file=sys.stderr, flush=True)

@@ -44,6 +44,10 @@ EventCallback = Callable[[str, Any], None]
 ``("incumbent", (incumbent_bytes, solution_bytes))``."""
 
 
+PEBBLE_WORKER = "pebble_pool_worker"
+"""The name pebble gives its worker processes (``pebble.pool.process.WORKERS_NAME``)."""
+
+
 class Stopping(Exception):
     """The warm-up was stopped (see :meth:`SolvePool.warm`)."""
 
@@ -134,6 +138,8 @@ class SolvePool:
         Seconds kept free before a client's deadline (for the answer to travel back).
     """
 
+    CLOSE_WAIT_S = 15.0
+    """Seconds :meth:`close` waits for the pebble pool to stop before it kills the workers."""
     CANCEL_BOARD_SIZE = 256
     """Slots of the shared cancel board (a ring of recently cancelled ticket numbers)."""
 
@@ -214,8 +220,23 @@ class SolvePool:
         # Stop the event thread before the queue goes away under it.
         self._events.put(("close", "", None))
         self._threads[0].join(timeout=5)
-        self._pool.stop()
-        self._pool.join(timeout=10)
+        stopper = threading.Thread(
+            target=_stop_pool, args=(self._pool,), name="pool-stop", daemon=True
+        )
+        stopper.start()
+        stopper.join(self.CLOSE_WAIT_S)
+        if stopper.is_alive():
+            # pebble's stop can wait on a channel lock that a killed worker held (pebble
+            # issues #147 and #163): a shutdown must not. What is left is killed here.
+            left = [p for p in multiprocessing.active_children() if p.name == PEBBLE_WORKER]
+            log.warning(
+                "worker pool did not stop within %g s; killing %d workers",
+                self.CLOSE_WAIT_S,
+                len(left),
+            )
+            for proc in left:
+                proc.kill()
+                proc.join(5)
 
     @property
     def in_flight(self) -> int:
@@ -422,6 +443,6 @@ class SolvePool:
 def _stop_pool(pool: Any) -> None:
     try:
         pool.stop()
-        pool.join(timeout=10)
+        pool.join()  # (pebble ignores a timeout once stopped: callers bound the wait)
     except Exception:  # noqa: BLE001 - it is broken already
         log.exception("stopping a broken worker pool failed")

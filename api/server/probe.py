@@ -47,6 +47,17 @@ class Server:
         """Pids of the solve worker processes (spawned children of the server)."""
         return worker_pids(self.proc.pid)
 
+    def exit_code(self, timeout: float) -> int:
+        """Wait for the server to end; its exit code. Still running after ``timeout`` s:
+        TimeoutError with everything it wrote on stderr (a hung stop shows its stacks)."""
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            time.sleep(0.5)  # the last lines
+            raise TimeoutError(
+                f"server still running {timeout:g} s later; its stderr:\n" + "\n".join(self.lines)
+            ) from None
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
