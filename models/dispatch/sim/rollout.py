@@ -10,8 +10,10 @@ look at the trace's future), and for every candidate server replays the job and 
 future with ECT on copies of the queues; it picks the server of least mean total flow time
 (the job's own plus the sampled jobs'), ties to ECT's choice; only the ``candidates``
 servers where the job itself would end soonest are tried. Until ``warmup`` jobs have been
-seen, or when a decision's wall time exceeds ``budget_s``, it falls back to ECT (counted in
-:attr:`fallbacks`). Bertsekas's rollout with ECT as the base policy; the replay checks the
+seen, or when a decision would scan more than :data:`MAX_SCANS` servers, it falls back to ECT
+(counted in :attr:`fallbacks`). Both tests count work, not time, so a replay's decisions do
+not depend on the machine's load; ``budget_s`` adds a wall-clock limit per decision (also a
+fallback) for callers that need one. Bertsekas's rollout with ECT as the base policy; the replay checks the
 schedule like every other policy's.
 
 **Staged** (``staged=True``, the policy ``staged-rollout``): the same rollout inside Yildiz et
@@ -50,10 +52,10 @@ class Rollout:
         scenarios: int = 4,
         candidates: int = 4,
         warmup: int = 50,
-        budget_s: float = 0.005,
+        budget_s: float | None = None,
         seed: int = 0,
         staged: bool = False,
-        stage_budget_s: float = 30.0,
+        stage_budget_s: float | None = None,
     ) -> None:
         self.horizon = horizon
         self.scenarios = scenarios
@@ -114,7 +116,7 @@ class Rollout:
         elif len(self.seen) >= self.warmup and len(options) > 1:
             futures = self._sample_future(now)
             best = None
-            deadline = started + self.budget_s
+            deadline = None if self.budget_s is None else started + self.budget_s
             for s in ranked[: self.candidates]:
                 cost: float | None = 0.0
                 for future in futures:
@@ -144,11 +146,11 @@ def _rollout_cost(
     server: int,
     now: int,
     future: list[tuple[int, int]],
-    deadline: float,
+    deadline: float | None,
 ) -> float | None:
     """Total weighted flow of ``job`` on ``server`` and the sampled jobs dispatched by
     earliest completion within their stages; None once the wall clock passes ``deadline``
-    (checked before every sampled job)."""
+    (checked before every sampled job; None: no limit)."""
     qs = _CopyOnCommit(queues)
     j = instance.jobs[job]
     end = (
@@ -157,7 +159,7 @@ def _rollout_cost(
     )
     cost = float(j.weight * (end - now))
     for arrival, like in future:
-        if time.perf_counter() > deadline:
+        if deadline is not None and time.perf_counter() > deadline:
             return None
         jl = instance.jobs[like]
         best_end, best_s = None, -1
