@@ -38,6 +38,7 @@ from placement.models.partition.instance import (
     PartitionSolution,
 )
 from placement.models.partition.layergraph_exact import order_split
+from placement.models.partition.peers.qpart import qpart_plan, server_only
 from placement.models.partition.serving_plan_solve import greedy_plans
 from placement.models.partition.tables import Tables, build_tables
 from placement.solver.options import SolveOptions
@@ -168,6 +169,10 @@ def greedy_solutions(
     bisection fill, Petals-style spans and PipeDream's planner (LLM_SERVING_FLOW: the two
     orders of :func:`petals_flow`)."""
     del options
+    if instance.workload.edge_split:
+        # QPART's own rule first, everything on the server (always within accuracy) second
+        plans = [("qpart", qpart_plan(instance)), ("server-only", server_only(instance))]
+        return [(name, sol) for name, sol in plans if sol is not None]
     if instance.workload.plan:
         return greedy_plans(instance)
     if instance.workload.flow:
