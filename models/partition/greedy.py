@@ -31,6 +31,7 @@ import numpy as np
 
 from placement.models.partition.check import objective_ns
 from placement.models.partition.dp import dp_applies, try_dp
+from placement.models.partition.edge_split_greedy import uniform_width_plan
 from placement.models.partition.ideals import needs_layer_graph
 from placement.models.partition.instance import (
     PartitionFlowDeviceType,
@@ -38,7 +39,6 @@ from placement.models.partition.instance import (
     PartitionSolution,
 )
 from placement.models.partition.layergraph_exact import order_split
-from placement.models.partition.peers.qpart import qpart_plan, server_only
 from placement.models.partition.serving_plan_solve import greedy_plans
 from placement.models.partition.tables import Tables, build_tables
 from placement.solver.options import SolveOptions
@@ -170,9 +170,8 @@ def greedy_solutions(
     orders of :func:`petals_flow`)."""
     del options
     if instance.workload.edge_split:
-        # QPART's own rule first, everything on the server (always within accuracy) second
-        plans = [("qpart", qpart_plan(instance)), ("server-only", server_only(instance))]
-        return [(name, sol) for name, sol in plans if sol is not None]
+        # one width per split (QPART's own rule is a peer: peers.qpart, run by the bench)
+        return [("uniform-width", uniform_width_plan(instance))]
     if instance.workload.plan:
         return greedy_plans(instance)
     if instance.workload.flow:
