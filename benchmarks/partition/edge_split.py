@@ -25,7 +25,7 @@ from placement.models.partition.peers.qpart import qpart_plan
 from placement.solver import SolutionStatus, SolveOptions, solve
 from placement.solver.family import instance_document, instance_from_document
 
-FULL = {"layers": (8, 16, 32), "seeds": tuple(range(10)), "budgets": (0.5, 1.0)}
+FULL = {"layers": (8, 12, 16, 24, 32), "seeds": tuple(range(20)), "budgets": (0.5, 1.0)}
 QUICK = {"layers": (6,), "seeds": (0, 1), "budgets": (1.0,)}
 
 
