@@ -155,6 +155,9 @@ def test_the_checker_rejects_plans_over_the_device_and_channel_budgets() -> None
     assert not report.feasible and "channel time 8 s" in report.violations[0]
     result = solve(inst, SolveOptions(time_limit_s=10, threads=1))
     assert result.status is SolutionStatus.INFEASIBLE
+    # the least channel time: conv at 4 bits, its weights down and output up, 0.375 s
+    assert "every plan needs at least 0.375 s on it" in result.message, result.message
+    assert "the budget is 0.3 s (0.075 s short)" in result.message
 
 
 def test_the_objective_and_payload_are_the_hand_computed_ones() -> None:

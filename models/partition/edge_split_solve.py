@@ -23,7 +23,12 @@ from __future__ import annotations
 
 import math
 
-from placement.models.partition.edge_split import UNITS, EdgeSplitChoice, instance_tables
+from placement.models.partition.edge_split import (
+    UNITS,
+    EdgeSplitChoice,
+    EdgeTables,
+    instance_tables,
+)
 from placement.models.partition.instance import PartitionInstance, PartitionSolution
 from placement.solver.backends.base import RunStatus
 from placement.solver.cancel import deadline_token
@@ -144,8 +149,7 @@ def solve_edge_split(instance: PartitionInstance, ctx: ExactContext, source: str
         return ExactOutcome(
             StopReason.PROVEN,
             proven_infeasible=True,
-            message="no split and bit-widths meet the device, channel and accuracy budgets "
-            f"({backend.source} proved it)",
+            message=f"{why_infeasible(em.tables)} ({backend.source} proved no plan fits)",
         )
     if not run.has_solution or final is None:
         return ExactOutcome(
@@ -185,3 +189,28 @@ def edge_quick_bound(instance: PartitionInstance) -> float:
         prefix += min(t.dev_obj[p - 1])
         best = min(best, prefix + min(t.up_obj[p - 1]) + t.server_obj_from(p))
     return best / UNITS
+
+
+def why_infeasible(t: EdgeTables) -> str:
+    """What no plan can meet, and by how much: the channel when even the cheapest plan on it
+    (every device layer at its lowest width within the accuracy budget) is over its budget,
+    else the budgets together."""
+    channel = t.in_ns
+    for p in range(1, t.layers + 1):
+        allowed = [
+            [k for k in range(len(t.options)) if t.loss[lay][k] <= t.loss_budget]
+            for lay in range(p)
+        ]
+        least = sum(min(t.down_ns[lay][k] for k in ks) for lay, ks in enumerate(allowed))
+        channel = min(channel, least + min(t.up_ns[p - 1][k] for k in allowed[-1]))
+    if t.channel_budget_ns is not None and channel > t.channel_budget_ns:
+        return (
+            f"the channel: every plan needs at least {channel / UNITS:.6g} s on it "
+            f"(everything on the server: {t.in_ns / UNITS:.6g} s for the input), the budget is "
+            f"{t.channel_budget_ns / UNITS:.6g} s ({(channel - t.channel_budget_ns) / UNITS:.6g} "
+            "s short)"
+        )
+    return (
+        "no split and bit-widths meet the device, channel and accuracy budgets together "
+        "(each alone can be met)"
+    )
