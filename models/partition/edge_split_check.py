@@ -84,6 +84,13 @@ def plan_figures(t: EdgeTables, choice: EdgeSplitChoice) -> PlanFigures:
     return PlanFigures(objective, device_ns, channel_ns, loss, payload, full_payload)
 
 
+def within_budgets(t: EdgeTables, fig: PlanFigures) -> bool:
+    """Whether a well-formed plan's figures meet the device, channel and accuracy budgets."""
+    device_ok = t.device_budget_ns is None or fig.device_ns <= t.device_budget_ns
+    channel_ok = t.channel_budget_ns is None or fig.channel_ns <= t.channel_budget_ns
+    return device_ok and channel_ok and fig.loss <= t.loss_budget
+
+
 def _over(what: str, value: int, budget: int, unit: str, scale: int) -> str:
     return (
         f"{what} {value / scale:.9g} {unit} is over the budget {budget / scale:.9g} {unit} "

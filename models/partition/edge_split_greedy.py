@@ -7,7 +7,7 @@ QPART's own rule, the peer the bench measures, is :mod:`.peers.qpart`.
 from __future__ import annotations
 
 from placement.models.partition.edge_split import EdgeSplitChoice, instance_tables
-from placement.models.partition.edge_split_check import plan_figures
+from placement.models.partition.edge_split_check import plan_figures, within_budgets
 from placement.models.partition.instance import PartitionInstance, PartitionSolution
 
 
@@ -20,11 +20,7 @@ def uniform_width_plan(instance: PartitionInstance) -> PartitionSolution:
         for b in t.options if p else (t.options[-1],):
             choice = EdgeSplitChoice(p, (b,) * p)
             fig = plan_figures(t, choice)
-            if t.device_budget_ns is not None and fig.device_ns > t.device_budget_ns:
-                continue
-            if t.channel_budget_ns is not None and fig.channel_ns > t.channel_budget_ns:
-                continue
-            if fig.loss > t.loss_budget:
+            if not within_budgets(t, fig):
                 continue
             if best[0] is None or fig.objective < best[0]:
                 best = (fig.objective, choice)

@@ -28,7 +28,7 @@ not the weighted objective, and never trades bits between the segment and device
 from __future__ import annotations
 
 from placement.models.partition.edge_split import EdgeSplitChoice, EdgeTables, instance_tables
-from placement.models.partition.edge_split_check import plan_figures
+from placement.models.partition.edge_split_check import plan_figures, within_budgets
 from placement.models.partition.instance import PartitionInstance, PartitionSolution
 
 
@@ -71,11 +71,7 @@ def qpart_plan(instance: PartitionInstance) -> PartitionSolution | None:
     for p in range(t.layers + 1):
         choice = EdgeSplitChoice(p, segment_bits(t, p))
         fig = plan_figures(t, choice)
-        if t.device_budget_ns is not None and fig.device_ns > t.device_budget_ns:
-            continue
-        if t.channel_budget_ns is not None and fig.channel_ns > t.channel_budget_ns:
-            continue
-        if fig.loss > t.loss_budget:
+        if not within_budgets(t, fig):
             continue
         if best is None or fig.objective < best[0]:
             best = (fig.objective, choice)
