@@ -126,11 +126,13 @@ def test_partition_encodings_prove_without_the_dp(case: optima.Case, encoding: t
 STAGE_CASES = [
     c
     for c in PARTITION
-    if c.document["partition"]["workload"]["mode"] != "LLM_SERVING_FLOW"
+    if c.document["partition"]["workload"]["mode"]
+    not in ("LLM_SERVING_FLOW", "EDGE_SPLIT_QUANTIZED")
     and "serving_plan" not in c.document["partition"]["workload"]
 ]
 """The cases with one pipeline of stages (LLM_SERVING_FLOW places overlapping layer ranges,
-and a serving plan several pipelines: no DP split)."""
+a serving plan several pipelines, and QPART's request a split with bit-widths: no DP
+split)."""
 
 
 @pytest.mark.parametrize("case", STAGE_CASES, ids=[c.name for c in STAGE_CASES])

@@ -39,8 +39,9 @@ def instances(draw: st.DrawFn, uniform: bool = True) -> PartitionInstance:
     n = draw(st.integers(1, 6))
     n_dev = draw(st.integers(1, 3))
     types = draw(st.lists(st.sampled_from(["x", "y"]), min_size=n_dev, max_size=n_dev))
-    # LLM_SERVING_FLOW is Helix's max-flow model (its own tests: test_partition_helix.py)
-    mode = draw(st.sampled_from([m for m in Mode if m is not Mode.SERVING_FLOW]))
+    # LLM_SERVING_FLOW is Helix's max-flow model (its own tests: test_partition_helix.py);
+    # EDGE_SPLIT_QUANTIZED is QPART's request (test_partition_edge_split.py)
+    mode = draw(st.sampled_from([m for m in Mode if m not in (Mode.SERVING_FLOW, Mode.EDGE_SPLIT)]))
     groups = draw(st.lists(st.sampled_from(["", "", "", "g"]), min_size=n, max_size=n))
     layers = [
         Layer(

@@ -43,6 +43,14 @@ SUITES = (
         exclusive=True,
     ),
     Suite(
+        name="partition-qpart",
+        family="partition",
+        help="QPART's quantized edge split on generated requests: our proven optimum beside QPART's own rule (payload, accuracy loss, gap)",
+        **suite_functions("placement.benchmarks.partition.edge_split", "qpart"),
+        time_limit_s=60.0,
+        quick_time_limit_s=5.0,
+    ),
+    Suite(
         name="partition-chain",
         family="partition",
         help="the DP on homogeneous chains up to 4,000 layers x 64 devices, checked against MILP proofs",

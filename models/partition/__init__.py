@@ -14,7 +14,10 @@ fallback where it applies; bisection fill, Petals-style spans, PipeDream's plann
 :mod:`.formats` (the public formats: Tarnawski's layer graphs, HF configs, the Helix
 artifact), :mod:`.peers` (PipeDream's planner as Tarnawski ran it); :mod:`.serving_cluster`
 (a Helix-style layer-placement max-flow instance in index form), scored by :mod:`.serving_flow` and
-solved exactly by :mod:`.serving_milp`; serving plans (``workload.serving_plan``: replicas and
+solved exactly by :mod:`.serving_milp`; QPART's quantized edge splits
+(``EDGE_SPLIT_QUANTIZED``: :mod:`.edge_split` the request and its integer tables,
+:mod:`.edge_split_check` the checker, :mod:`.edge_split_solve` the exact model,
+:mod:`.peers.qpart` QPART's rule); serving plans (``workload.serving_plan``: replicas and
 tensor-parallel stages) checked by :func:`.check.check_plan` and solved by
 :mod:`.serving_plan_solve` over :mod:`.serving_tp`'s planner.
 """
@@ -24,6 +27,8 @@ from __future__ import annotations
 from placement.models.partition import instance as _instance
 from placement.models.partition.check import check, solution_to_message
 from placement.models.partition.cost_model import NS_PER_MS
+from placement.models.partition.edge_split import EdgeSplitChoice
+from placement.models.partition.edge_split_solve import edge_quick_bound
 from placement.models.partition.explain import quick_bound_ns
 from placement.models.partition.formats import IMPORTERS
 from placement.models.partition.generate import GENERATORS
@@ -100,6 +105,8 @@ class PartitionFamily(Family):
             return relaxation_bound(cluster_of(instance))
         if instance.workload.plan:
             return plan_quick_bound(instance)
+        if instance.workload.edge_split:
+            return edge_quick_bound(instance)
         return quick_bound_ns(instance) / NS_PER_MS
 
     generators = GENERATORS
@@ -109,7 +116,11 @@ class PartitionFamily(Family):
         self, instance: PartitionInstance, solution: PartitionSolution
     ) -> PartitionSolution:
         """A solution made infeasible: layer 0 (flow mode: the first range) on a device that
-        does not exist; a serving plan: its first stage)."""
+        does not exist; a serving plan: its first stage); a quantized edge split: one layer
+        more on the device than the model has."""
+        if instance.workload.edge_split:
+            n = len(instance.layers)
+            return PartitionSolution(edge_split=EdgeSplitChoice(n + 1, (32,) * (n + 1)))
         if solution.pipelines:
             (devs, first, count), *rest = solution.pipelines[0]
             broken = (((len(instance.devices), *devs[1:]), first, count), *rest)

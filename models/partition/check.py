@@ -19,6 +19,9 @@ Rules (docs/formulations/partition.md, "The checker"):
 5. serving: at most ``in_flight_microbatches`` devices are used (one micro-batch per stage);
 6. a layer with ``allowed_device_types`` runs only on those types.
 
+EDGE_SPLIT_QUANTIZED (QPART's split and bit-widths) is checked and scored by
+:mod:`.edge_split_check`: the objective is ``request_cost`` (minimised).
+
 LLM_SERVING_FLOW (Helix's model) is checked and scored by :mod:`.serving_flow` instead: each
 range's device exists and holds one range, ``1 <= count <=`` its type's limit, the range lies
 inside the layer order; the objective is ``tokens_per_s``, the max flow (maximised).
@@ -43,6 +46,7 @@ from __future__ import annotations
 from typing import Any
 
 from placement.models.partition.cost_model import NS_PER_MS, edge_time_ns, layer_time_ns
+from placement.models.partition.edge_split_check import OBJECTIVE, check_edge_split
 from placement.models.partition.instance import (
     Mode,
     PartitionContiguity,
@@ -56,6 +60,8 @@ from placement.solver.schema.v1 import partition_pb2 as pb
 
 def objective_name(instance: PartitionInstance) -> str:
     """The primary objective's name for the instance's mode."""
+    if instance.workload.edge_split:
+        return OBJECTIVE
     if instance.workload.flow or instance.workload.plan:
         return "tokens_per_s"
     return "latency_ms" if instance.workload.mode is Mode.INFERENCE else "step_time_ms"
@@ -72,6 +78,8 @@ def _terms(instance: PartitionInstance, objective_ns: int | None) -> dict[str, f
 
 def senses(instance: PartitionInstance) -> tuple[str, ...]:
     """The sense of each term."""
+    if instance.workload.edge_split:
+        return ("min",)
     if instance.workload.flow or instance.workload.plan:
         return ("max",)
     return ("min", "max") if instance.workload.mode is Mode.SERVING else ("min",)
@@ -128,6 +136,8 @@ def check(instance: PartitionInstance, solution: PartitionSolution) -> CheckRepo
         return check_flow(instance, solution)
     if instance.workload.plan:
         return check_plan(instance, solution)
+    if instance.workload.edge_split:
+        return check_edge_split(instance, solution)
     violations: list[str] = []
     layers, devices = instance.layers, instance.devices
     if solution.ranges:
@@ -473,6 +483,9 @@ def solution_to_message(
 ) -> Any:
     """The ``placement.v1.PartitionSolution`` message of a solution."""
     msg = pb.PartitionSolution()
+    if solution.edge_split is not None:
+        msg.edge_split.device_layers = solution.edge_split.device_layers
+        msg.edge_split.bits.extend(solution.edge_split.bits)
     n_dev = len(instance.devices)
     for stages in solution.pipelines:
         pipe = msg.pipelines.add()

@@ -46,6 +46,9 @@ class PartitionMode(StrEnum):
     SERVING_FLOW = "LLM_SERVING_FLOW"
     """Maximise tokens per second as the max flow through devices holding layer ranges
     (Helix); the data is in :attr:`PartitionInstance.serving_flow`."""
+    EDGE_SPLIT = "EDGE_SPLIT_QUANTIZED"
+    """QPART: one request's split between an edge device and a server and the device layers'
+    bit-widths; the data is in :attr:`PartitionInstance.edge_split`."""
 
     @property
     def bottleneck(self) -> bool:

@@ -39,6 +39,7 @@ import numpy as np
 
 from placement.models.partition.check import objective_ns
 from placement.models.partition.dp import dp_applies, try_dp
+from placement.models.partition.edge_split_solve import solve_edge_split
 from placement.models.partition.explain import explain_infeasible, quick_bound_ns
 from placement.models.partition.ideals import needs_layer_graph
 from placement.models.partition.instance import NS_PER_MS, PartitionInstance, PartitionSolution
@@ -346,6 +347,9 @@ class StageEncoding:
             # Serving plans: the stage-shape planner of serving_tp whichever backend was asked
             # for (its enumeration is the proof; the message says what it is over).
             return dataclasses.replace(solve_plan(instance, ctx, "serving-tp"), ran="serving-tp")
+        if instance.workload.edge_split:
+            # QPART's request: one integer program over split and bit-widths (CP-SAT or MILP)
+            return solve_edge_split(instance, ctx, self.source)
         if instance.workload.flow:
             # Helix's max-flow model has one exact encoding, the boundary-flow MILP on HiGHS,
             # whichever backend was asked for (the solve's message says so)

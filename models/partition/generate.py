@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from placement.models.partition.edge_split_generate import generate_edge_split
 from placement.models.partition.instance import (
     MAX_DEVICES,
     MAX_LAYERS,
@@ -170,6 +171,15 @@ def generate(
 
 
 def _build(params: dict) -> PartitionInstance:
+    if params["mode"] == "edge_split":
+        # QPART's request: one edge device and one server (edge_split_generate's docstring)
+        if params["devices"] != 2:
+            raise InputError.single(
+                "devices", params["devices"], "2 with --mode edge_split (the device, the server)"
+            )
+        if params["dag"]:
+            raise InputError.single("dag", True, "a chain with --mode edge_split (no --dag)")
+        return generate_edge_split(params["layers"], params["seed"])
     return generate(
         params["layers"],
         params["devices"],
@@ -218,9 +228,10 @@ GENERATORS = (
                 "mode",
                 "str",
                 "training",
-                choices=("inference", "serving", "training"),
+                choices=("edge_split", "inference", "serving", "training"),
                 shown=True,
-                help="workload mode (default: training)",
+                help="workload mode (default: training); edge_split: a QPART request "
+                "(quantized split between an edge device and a server, --devices 2)",
             ),
             Parameter(
                 "device_types",

@@ -31,6 +31,7 @@ import numpy as np
 
 from placement.models.partition.check import objective_ns
 from placement.models.partition.dp import dp_applies, try_dp
+from placement.models.partition.edge_split_greedy import uniform_width_plan
 from placement.models.partition.ideals import needs_layer_graph
 from placement.models.partition.instance import (
     PartitionFlowDeviceType,
@@ -168,6 +169,9 @@ def greedy_solutions(
     bisection fill, Petals-style spans and PipeDream's planner (LLM_SERVING_FLOW: the two
     orders of :func:`petals_flow`)."""
     del options
+    if instance.workload.edge_split:
+        # one width per split (QPART's own rule is a peer: peers.qpart, run by the bench)
+        return [("uniform-width", uniform_width_plan(instance))]
     if instance.workload.plan:
         return greedy_plans(instance)
     if instance.workload.flow:

@@ -22,6 +22,17 @@ from placement.models.partition.cost_model import (
 
 # NS_PER_MS re-exported for the encodings that import it from here (cpsat.py, encoding.py).
 from placement.models.partition.cost_model import NS_PER_MS as NS_PER_MS
+from placement.models.partition.edge_split import RANGES as EDGE_SPLIT_RANGES
+from placement.models.partition.edge_split import (
+    EdgeSplitChoice,
+    PartitionEdgeSplit,
+    choice_from_message,
+    edge_split_from_message,
+    edge_split_rules,
+    edge_split_to_message,
+    instance_tables,
+    table_magnitudes,
+)
 from placement.solver.errors import ValidationCollector
 from placement.solver.jsonform import FieldRange, check_ranges, finite, register_ranges
 from placement.solver.schema.v1 import partition_pb2 as pb
@@ -74,6 +85,7 @@ RANGES = register_ranges(
             1, MAX_TENSOR_PARALLEL, integer=True
         ),
         "PartitionServingPlan.allreduce_latency_s": FieldRange(0, MAX_SECONDS, unit="seconds"),
+        **EDGE_SPLIT_RANGES,
     }
 )
 """The documented range of every numeric field (docs/library.md lists them); beyond them,
@@ -207,6 +219,11 @@ class PartitionWorkload:
         return self.serving_plan is not None and self.mode is PartitionMode.SERVING
 
     @property
+    def edge_split(self) -> bool:
+        """EDGE_SPLIT_QUANTIZED (QPART): solutions give a split point and bit-widths."""
+        return self.mode is PartitionMode.EDGE_SPLIT
+
+    @property
     def contiguity(self) -> PartitionContiguity:
         """The contiguity rule in force."""
         if self.contiguity_rule is not None:
@@ -291,6 +308,8 @@ class PartitionInstance:
     """Explicit DAG edges; empty for a chain (then :attr:`graph_edges` derives them)."""
     serving_flow: PartitionServingFlow | None = None
     """LLM_SERVING_FLOW mode's per-type throughputs and link capacities; None otherwise."""
+    edge_split: PartitionEdgeSplit | None = None
+    """EDGE_SPLIT_QUANTIZED mode's request (QPART); None otherwise."""
     name: str = ""
     description: str = ""
     validated: bool = field(default=False, repr=False)
@@ -372,6 +391,8 @@ class PartitionSolution:
     pipelines: tuple[tuple[PlanStage, ...], ...] = ()
     """Serving plans (``workload.serving_plan``): disjoint pipelines, each its stages in
     order; ``device_of`` and ``ranges`` empty."""
+    edge_split: EdgeSplitChoice | None = None
+    """EDGE_SPLIT_QUANTIZED: the split and the device layers' bit-widths; the rest empty."""
 
     def stages(self) -> list[tuple[int, int, int]]:
         """Maximal runs of consecutive layers on one device: (device, first, last)."""
@@ -393,6 +414,7 @@ _MODES = {
     2: PartitionMode.INFERENCE,
     3: PartitionMode.SERVING,
     4: PartitionMode.SERVING_FLOW,
+    5: PartitionMode.EDGE_SPLIT,
 }
 
 
@@ -438,7 +460,8 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
         v.add(
             f"{P}.workload.mode",
             int(wl.mode),
-            "TRAINING_PIPELINE, INFERENCE_LATENCY, LLM_SERVING or LLM_SERVING_FLOW",
+            "TRAINING_PIPELINE, INFERENCE_LATENCY, LLM_SERVING, LLM_SERVING_FLOW or "
+            "EDGE_SPLIT_QUANTIZED",
         )
         mode = PartitionMode.TRAINING
     batch = wl.batch_size if wl.HasField("batch_size") else 1
@@ -599,6 +622,21 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
             "bytes/s > 0 (edges send bytes between devices)",
         )
     flow = _serving_flow_from_message(msg, mode, devices, v)
+    edge = edge_split_from_message(
+        msg,
+        mode is PartitionMode.EDGE_SPLIT,
+        [lay.name for lay in layers],
+        [d.name for d in devices],
+        v,
+    )
+    if edge is not None:
+        edge_split_rules(layers, len(msg.edges), v)
+        v.require(
+            inter > 0,
+            f"{P}.links.inter_node_bandwidth_bytes_per_s",
+            inter,
+            "bytes/s > 0 (the channel's capacity, EDGE_SPLIT_QUANTIZED)",
+        )
     if plan is not None:
         # The plan model cuts a chain between consecutive layers (docs/formulations).
         v.require(
@@ -622,11 +660,14 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Pa
         workload=workload,
         edges=edges,
         serving_flow=flow,
+        edge_split=edge,
         name=name,
         description=description,
         validated=True,
     )
     check_magnitudes(instance, v)
+    if edge is not None:
+        table_magnitudes(instance_tables(instance), v)
     if accounting is PartitionTransferAccounting.PER_TENSOR_VIA_HOST:
         check_tensor_times(instance, v)
     v.raise_if_any()
@@ -742,6 +783,7 @@ _MODE_VALUES = {
     PartitionMode.INFERENCE: 2,
     PartitionMode.SERVING: 3,
     PartitionMode.SERVING_FLOW: 4,
+    PartitionMode.EDGE_SPLIT: 5,
 }
 
 
@@ -808,6 +850,8 @@ def instance_to_message(instance: PartitionInstance) -> Any:
         for link in sf.links:
             msg.serving_flow.links.add(src=link.src, dst=link.dst, tokens_per_s=link.tokens_per_s)
         msg.serving_flow.partial_inference = sf.partial_inference
+    if instance.edge_split is not None:
+        edge_split_to_message(instance.edge_split, [lay.name for lay in instance.layers], msg)
     return msg
 
 
@@ -818,6 +862,10 @@ def solution_from_message(instance: PartitionInstance, msg: Any) -> PartitionSol
     is the checker's business (it is kept as -1, "unplaced").
     """
     v = ValidationCollector()
+    if instance.workload.edge_split or msg.HasField("edge_split"):
+        choice = choice_from_message(msg, v)
+        v.raise_if_any()
+        return PartitionSolution(edge_split=choice)
     if instance.workload.plan or msg.pipelines:
         pipelines: list[tuple[PlanStage, ...]] = []
         for p, pipe in enumerate(msg.pipelines):
@@ -894,12 +942,19 @@ class NamedPartitionSolution:
     ``stages`` stay empty: a layer may be held by several devices)."""
     pipelines: tuple[tuple[tuple[tuple[str, ...], tuple[str, ...]], ...], ...] = ()
     """Serving plans: per pipeline, per stage (its devices, its layers), by name."""
+    edge_split: dict[str, int] = field(default_factory=dict)
+    """EDGE_SPLIT_QUANTIZED: each device layer's bit-width by layer name (the rest run on
+    the server at full precision)."""
 
 
 def named_solution(
     instance: PartitionInstance, solution: PartitionSolution
 ) -> NamedPartitionSolution:
     """The assignment keyed by layer name, and the stages keyed by device name."""
+    if solution.edge_split is not None:
+        names = [lay.name for lay in instance.layers]
+        bits = dict(zip(names, solution.edge_split.bits, strict=False))
+        return NamedPartitionSolution({}, {}, edge_split=bits)
     if solution.pipelines:
         n_dev = len(instance.devices)
         plan = tuple(

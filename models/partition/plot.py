@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from placement.models.partition.check import check, plan_stage_seconds
 from placement.models.partition.cost_model import NS_PER_MS, edge_time_ns, layer_time_ns
+from placement.models.partition.edge_split_plot import draw_edge_split
 from placement.models.partition.instance import PartitionInstance, PartitionSolution
 
 if TYPE_CHECKING:  # matplotlib is optional; only the annotation needs it
@@ -27,6 +28,8 @@ def draw(instance: PartitionInstance, solution: PartitionSolution, out_path: str
     # pyplot after the Agg backend is chosen (no display needed)
     import matplotlib.pyplot as plt
 
+    if instance.workload.edge_split:
+        return draw_edge_split(plt, instance, solution, out_path)
     if instance.workload.flow:
         return _draw_ranges(plt, instance, solution, out_path)
     if instance.workload.plan:

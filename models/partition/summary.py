@@ -7,7 +7,18 @@ from typing import Any
 
 def summarize(section: dict[str, Any]) -> tuple[str, list[str]]:
     """Stage by stage: its range of consecutive layers and the device it runs on (flow mode:
-    each device's layer range, by first layer; serving plans: each pipeline's stages)."""
+    each device's layer range, by first layer; serving plans: each pipeline's stages; a
+    quantized edge split: the device layers and their bit-widths)."""
+    if section.get("edge_split"):
+        choice = section["edge_split"]
+        bits = [int(b) for b in choice.get("bits", [])]
+        p = int(choice.get("device_layers", 0))
+        if not p:
+            return "edge split", ["every layer on the server (the input goes up)"]
+        return "edge split", [
+            f"layers 0..{p - 1} on the device at {'/'.join(map(str, bits))} bits, "
+            f"the rest on the server"
+        ]
     if section.get("pipelines"):
         rows = []
         for p, pipe in enumerate(section["pipelines"], start=1):

@@ -14,6 +14,7 @@ class PartitionMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     INFERENCE_LATENCY: _ClassVar[PartitionMode]
     LLM_SERVING: _ClassVar[PartitionMode]
     LLM_SERVING_FLOW: _ClassVar[PartitionMode]
+    EDGE_SPLIT_QUANTIZED: _ClassVar[PartitionMode]
 
 class PartitionContiguity(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -32,6 +33,7 @@ TRAINING_PIPELINE: PartitionMode
 INFERENCE_LATENCY: PartitionMode
 LLM_SERVING: PartitionMode
 LLM_SERVING_FLOW: PartitionMode
+EDGE_SPLIT_QUANTIZED: PartitionMode
 CONTIGUITY_UNSPECIFIED: PartitionContiguity
 CONTIGUITY_ORDER: PartitionContiguity
 CONTIGUITY_CONVEX: PartitionContiguity
@@ -176,21 +178,65 @@ class PartitionServingFlow(_message.Message):
     partial_inference: bool
     def __init__(self, device_types: _Optional[_Iterable[_Union[PartitionFlowDeviceType, _Mapping]]] = ..., links: _Optional[_Iterable[_Union[PartitionFlowLink, _Mapping]]] = ..., partial_inference: _Optional[bool] = ...) -> None: ...
 
+class PartitionLayerLoss(_message.Message):
+    __slots__ = ("layer", "loss_pp")
+    LAYER_FIELD_NUMBER: _ClassVar[int]
+    LOSS_PP_FIELD_NUMBER: _ClassVar[int]
+    layer: str
+    loss_pp: _containers.RepeatedScalarFieldContainer[float]
+    def __init__(self, layer: _Optional[str] = ..., loss_pp: _Optional[_Iterable[float]] = ...) -> None: ...
+
+class PartitionEdgeSplit(_message.Message):
+    __slots__ = ("device", "server", "full_precision_bits", "bit_widths", "accuracy_loss", "accuracy_budget_pp", "input_bytes", "device_compute_budget_s", "channel_budget_s", "time_weight", "energy_weight", "cost_weight", "device_joules_per_flop", "transmit_power_w", "server_cost_per_flop")
+    DEVICE_FIELD_NUMBER: _ClassVar[int]
+    SERVER_FIELD_NUMBER: _ClassVar[int]
+    FULL_PRECISION_BITS_FIELD_NUMBER: _ClassVar[int]
+    BIT_WIDTHS_FIELD_NUMBER: _ClassVar[int]
+    ACCURACY_LOSS_FIELD_NUMBER: _ClassVar[int]
+    ACCURACY_BUDGET_PP_FIELD_NUMBER: _ClassVar[int]
+    INPUT_BYTES_FIELD_NUMBER: _ClassVar[int]
+    DEVICE_COMPUTE_BUDGET_S_FIELD_NUMBER: _ClassVar[int]
+    CHANNEL_BUDGET_S_FIELD_NUMBER: _ClassVar[int]
+    TIME_WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    ENERGY_WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    COST_WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    DEVICE_JOULES_PER_FLOP_FIELD_NUMBER: _ClassVar[int]
+    TRANSMIT_POWER_W_FIELD_NUMBER: _ClassVar[int]
+    SERVER_COST_PER_FLOP_FIELD_NUMBER: _ClassVar[int]
+    device: str
+    server: str
+    full_precision_bits: int
+    bit_widths: _containers.RepeatedScalarFieldContainer[int]
+    accuracy_loss: _containers.RepeatedCompositeFieldContainer[PartitionLayerLoss]
+    accuracy_budget_pp: float
+    input_bytes: int
+    device_compute_budget_s: float
+    channel_budget_s: float
+    time_weight: float
+    energy_weight: float
+    cost_weight: float
+    device_joules_per_flop: float
+    transmit_power_w: float
+    server_cost_per_flop: float
+    def __init__(self, device: _Optional[str] = ..., server: _Optional[str] = ..., full_precision_bits: _Optional[int] = ..., bit_widths: _Optional[_Iterable[int]] = ..., accuracy_loss: _Optional[_Iterable[_Union[PartitionLayerLoss, _Mapping]]] = ..., accuracy_budget_pp: _Optional[float] = ..., input_bytes: _Optional[int] = ..., device_compute_budget_s: _Optional[float] = ..., channel_budget_s: _Optional[float] = ..., time_weight: _Optional[float] = ..., energy_weight: _Optional[float] = ..., cost_weight: _Optional[float] = ..., device_joules_per_flop: _Optional[float] = ..., transmit_power_w: _Optional[float] = ..., server_cost_per_flop: _Optional[float] = ...) -> None: ...
+
 class PartitionInstance(_message.Message):
-    __slots__ = ("layers", "edges", "devices", "links", "workload", "serving_flow")
+    __slots__ = ("layers", "edges", "devices", "links", "workload", "serving_flow", "edge_split")
     LAYERS_FIELD_NUMBER: _ClassVar[int]
     EDGES_FIELD_NUMBER: _ClassVar[int]
     DEVICES_FIELD_NUMBER: _ClassVar[int]
     LINKS_FIELD_NUMBER: _ClassVar[int]
     WORKLOAD_FIELD_NUMBER: _ClassVar[int]
     SERVING_FLOW_FIELD_NUMBER: _ClassVar[int]
+    EDGE_SPLIT_FIELD_NUMBER: _ClassVar[int]
     layers: _containers.RepeatedCompositeFieldContainer[PartitionLayer]
     edges: _containers.RepeatedCompositeFieldContainer[PartitionEdge]
     devices: _containers.RepeatedCompositeFieldContainer[PartitionDevice]
     links: PartitionLinks
     workload: PartitionWorkload
     serving_flow: PartitionServingFlow
-    def __init__(self, layers: _Optional[_Iterable[_Union[PartitionLayer, _Mapping]]] = ..., edges: _Optional[_Iterable[_Union[PartitionEdge, _Mapping]]] = ..., devices: _Optional[_Iterable[_Union[PartitionDevice, _Mapping]]] = ..., links: _Optional[_Union[PartitionLinks, _Mapping]] = ..., workload: _Optional[_Union[PartitionWorkload, _Mapping]] = ..., serving_flow: _Optional[_Union[PartitionServingFlow, _Mapping]] = ...) -> None: ...
+    edge_split: PartitionEdgeSplit
+    def __init__(self, layers: _Optional[_Iterable[_Union[PartitionLayer, _Mapping]]] = ..., edges: _Optional[_Iterable[_Union[PartitionEdge, _Mapping]]] = ..., devices: _Optional[_Iterable[_Union[PartitionDevice, _Mapping]]] = ..., links: _Optional[_Union[PartitionLinks, _Mapping]] = ..., workload: _Optional[_Union[PartitionWorkload, _Mapping]] = ..., serving_flow: _Optional[_Union[PartitionServingFlow, _Mapping]] = ..., edge_split: _Optional[_Union[PartitionEdgeSplit, _Mapping]] = ...) -> None: ...
 
 class PartitionAssignment(_message.Message):
     __slots__ = ("layer", "device")
@@ -226,12 +272,22 @@ class PartitionPipeline(_message.Message):
     stages: _containers.RepeatedCompositeFieldContainer[PartitionPlanStage]
     def __init__(self, stages: _Optional[_Iterable[_Union[PartitionPlanStage, _Mapping]]] = ...) -> None: ...
 
+class PartitionEdgeSplitChoice(_message.Message):
+    __slots__ = ("device_layers", "bits")
+    DEVICE_LAYERS_FIELD_NUMBER: _ClassVar[int]
+    BITS_FIELD_NUMBER: _ClassVar[int]
+    device_layers: int
+    bits: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, device_layers: _Optional[int] = ..., bits: _Optional[_Iterable[int]] = ...) -> None: ...
+
 class PartitionSolution(_message.Message):
-    __slots__ = ("assignments", "ranges", "pipelines")
+    __slots__ = ("assignments", "ranges", "pipelines", "edge_split")
     ASSIGNMENTS_FIELD_NUMBER: _ClassVar[int]
     RANGES_FIELD_NUMBER: _ClassVar[int]
     PIPELINES_FIELD_NUMBER: _ClassVar[int]
+    EDGE_SPLIT_FIELD_NUMBER: _ClassVar[int]
     assignments: _containers.RepeatedCompositeFieldContainer[PartitionAssignment]
     ranges: _containers.RepeatedCompositeFieldContainer[PartitionRange]
     pipelines: _containers.RepeatedCompositeFieldContainer[PartitionPipeline]
-    def __init__(self, assignments: _Optional[_Iterable[_Union[PartitionAssignment, _Mapping]]] = ..., ranges: _Optional[_Iterable[_Union[PartitionRange, _Mapping]]] = ..., pipelines: _Optional[_Iterable[_Union[PartitionPipeline, _Mapping]]] = ...) -> None: ...
+    edge_split: PartitionEdgeSplitChoice
+    def __init__(self, assignments: _Optional[_Iterable[_Union[PartitionAssignment, _Mapping]]] = ..., ranges: _Optional[_Iterable[_Union[PartitionRange, _Mapping]]] = ..., pipelines: _Optional[_Iterable[_Union[PartitionPipeline, _Mapping]]] = ..., edge_split: _Optional[_Union[PartitionEdgeSplitChoice, _Mapping]] = ...) -> None: ...
