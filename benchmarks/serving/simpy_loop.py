@@ -47,6 +47,9 @@ class SimpySimulation(Simulation):
         if what == self.DONE:
             self.done(self.instances[who])
             return
+        if what == self.MIGRATED:
+            self.migrated(who)
+            return
         self.arrive(who)
 
     def arrive(self, rid: int) -> None:

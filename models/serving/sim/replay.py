@@ -8,7 +8,14 @@ Each deployment's instances run iterations back to back, vLLM-style continuous b
 * a **prefill** instance runs prefill iterations; at the end of one, each request has its first
   token and moves to a decode instance (the KV transfer takes no time: a modelling choice,
   Splitwise overlaps it with the prefill layer by layer);
-* a **decode** instance admits moved requests while their KV cache fits and runs decode steps.
+* a **decode** instance admits moved requests while their KV cache fits and runs decode steps;
+* a mixed instance of an **L4 stage** (:mod:`..peers.l4`, ``stage_limit`` > 0) hands each
+  request whose context grows past its stage's limit to an instance of the next stage (the
+  router's ``pick_downstream``): the request stops decoding, waits there until its KV cache
+  fits, and its cache (``context * kv_bytes_per_token`` bytes) is then copied at
+  ``MIGRATION_BYTES_PER_S``; both instances hold its reservation during the copy, and the
+  source frees it when the copy ends (a modelling choice: L4's migration is a KV transfer
+  between instances; no recomputation, no overlap with the decode).
 
 A request's whole KV cache (``(input + output) * kv_bytes_per_token``) is reserved when it is
 admitted and freed when it finishes, so the cache is never over-committed (no preemption);
@@ -49,6 +56,9 @@ MAX_BATCH_TOKENS = 8192
 roofline profiles)."""
 MAX_SEQS = 256
 """Sequences one instance runs at most (vLLM's ``max_num_seqs`` default)."""
+MIGRATION_BYTES_PER_S = 25e9
+"""KV-cache copy rate of a migration between instances (modelling choice: one 200 Gb/s HDR
+InfiniBand link of a DGX node, 25 GB/s)."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +93,8 @@ class Served:
         return 1000 * (self.finish_s - self.arrival_s)
 
     output_tokens: int = 1
+    path: list[int] = field(default_factory=list)
+    """The instances a request migrated to, in order (L4 stages; empty otherwise)."""
 
     @property
     def tpot_ms(self) -> float:
@@ -115,6 +127,13 @@ class SimInstance:
     """The other instance of an AcceLLM pair (:mod:`..peers.accellm`), or -1: a pair holds
     every request's KV cache on both, and a member that starts a prefill hands its decodes
     to the other."""
+    stage: int = -1
+    """The L4 stage of the instance (:mod:`..peers.l4`), or -1."""
+    stage_limit: int = 0
+    """The context (tokens) past which a request leaves for the next stage; 0: none."""
+    incoming: deque[tuple[SimRequest, int, int, int]] = field(default_factory=deque)
+    """Migrated requests waiting for KV room: (request, tokens still to generate, context,
+    source instance)."""
 
 
 @dataclass
@@ -208,6 +227,8 @@ class Simulation:
         self.kv: list[tuple[int, float, float, int, int]] = []
         self.kv_open: dict[tuple[int, int], tuple[float, int]] = {}
         self.batches: dict[int, tuple[str, list[int]]] = {}
+        self.transfers: dict[int, tuple[int, int, int, int, int]] = {}
+        self.copies = 0
 
     def push(self, t: float, what: int, who: int) -> None:
         if what == self.DONE:
@@ -215,7 +236,7 @@ class Simulation:
         heapq.heappush(self.events, (t, self.seq, what, who))
         self.seq += 1
 
-    ARRIVE, DONE = 0, 1
+    ARRIVE, DONE, MIGRATED = 0, 1, 2
 
     def reserve(self, inst: SimInstance, req: SimRequest, tokens: int) -> bool:
         need = tokens * inst.profile.kv_bytes_per_token
@@ -256,8 +277,46 @@ class Simulation:
         inst.kv_used -= need
         self.kv.append((inst.index, start, self.now, need, rid))
 
+    def migrate(self, inst: SimInstance, rid: int) -> None:
+        """Hand a running request to an instance of the next L4 stage (module docstring)."""
+        req = self.by_id[rid]
+        target = self.instances[self.router.pick_downstream(req, self, inst.index)]  # type: ignore[attr-defined]
+        remaining, context = inst.running.pop(rid), inst.context.pop(rid)
+        inst.outstanding -= 1
+        target.outstanding += 1
+        rec = self.records[rid]
+        rec.path.append(target.index)
+        rec.decode_instance = target.index
+        target.incoming.append((req, remaining, context, inst.index))
+        self.start(target)
+
+    def admit_incoming(self, inst: SimInstance) -> None:
+        """Reserve KV for migrated requests while it fits and start their copies."""
+        while inst.incoming:
+            req, remaining, context, source = inst.incoming[0]
+            if not self.reserve(inst, req, req.input_tokens + req.output_tokens):
+                return
+            inst.incoming.popleft()
+            key = self.copies
+            self.copies += 1
+            self.transfers[key] = (req.id, remaining, context, source, inst.index)
+            copy_s = context * inst.profile.kv_bytes_per_token / MIGRATION_BYTES_PER_S
+            self.push(self.now + copy_s, self.MIGRATED, key)
+
+    def migrated(self, key: int) -> None:
+        """A KV copy ended: the source frees its reservation, the target decodes."""
+        rid, remaining, context, source, target = self.transfers.pop(key)
+        self.release(self.instances[source], rid)
+        inst = self.instances[target]
+        inst.running[rid] = remaining
+        inst.context[rid] = context
+        self.start(inst)
+        self.start(self.instances[source])
+
     def start(self, inst: SimInstance) -> None:
         """Start the instance's next iteration, if it has work."""
+        if inst.incoming:
+            self.admit_incoming(inst)
         if inst.busy:
             return
         p = inst.profile
@@ -338,6 +397,10 @@ class Simulation:
                 inst.context[rid] += 1
                 if inst.running[rid] <= 0:
                     self.finish(inst, rid)
+            if inst.stage_limit:
+                for rid in ids:
+                    if rid in inst.running and inst.context[rid] > inst.stage_limit:
+                        self.migrate(inst, rid)
         self.start(inst)
 
     def run(self, requests: list[SimRequest]) -> tuple[list[Served], list[int]]:
@@ -349,6 +412,9 @@ class Simulation:
             self.now, _, what, who = heapq.heappop(self.events)
             if what == self.DONE:
                 self.done(self.instances[who])
+                continue
+            if what == self.MIGRATED:
+                self.migrated(who)
                 continue
             req = self.by_id[who]
             target = self.router.admit(req, self)  # type: ignore[attr-defined]
