@@ -28,8 +28,8 @@ from placement.models.serving.peers.l4 import (
     staged_instances,
 )
 from placement.models.serving.peers.vllm import homogeneous_cluster
+from placement.models.serving.replay import poisson_requests, replay
 from placement.models.serving.sim.check_replay import check_replay
-from placement.models.serving.sim.replay import poisson_requests, replay
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,7 @@
 to replace the heapq loop (docs/formulations/serving.md, "Simulator").
 
 :class:`SimpySimulation` keeps every scheduling rule of
-:class:`placement.models.serving.sim.replay.Simulation` and hands its events to a SimPy
+:class:`placement.models.serving.replay.Simulation` and hands its events to a SimPy
 ``Environment`` instead of a heap (an arrival or an iteration's end is a ``timeout`` whose
 callback runs the same handler), so both loops replay a stream to the same records.
 ``python -m placement.benchmarks.serving.simpy_loop`` times both on the same requests.
@@ -16,13 +16,13 @@ import time
 from typing import Any
 
 from placement.models.serving import generate
-from placement.models.serving.sim.replay import (
+from placement.models.serving.replay import (
     Served,
     Simulation,
     build_instances,
     poisson_requests,
 )
-from placement.models.serving.sim.routers import ConfiguredRouter
+from placement.models.serving.router import ConfiguredRouter
 from placement.solver import SolveOptions, solve
 
 

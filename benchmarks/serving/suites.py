@@ -40,8 +40,7 @@ from placement.models.serving.peers.distserve import placement as distserve_plac
 from placement.models.serving.peers.l4 import L4Router, l4_stages, staged_instances
 from placement.models.serving.peers.splitwise import pool_sizing
 from placement.models.serving.peers.vllm import best_cluster
-from placement.models.serving.sim.check_replay import check_replay
-from placement.models.serving.sim.replay import (
+from placement.models.serving.replay import (
     Replay,
     SimRequest,
     build_instances,
@@ -49,6 +48,7 @@ from placement.models.serving.sim.replay import (
     replay,
     simulate,
 )
+from placement.models.serving.sim.check_replay import check_replay
 from placement.models.serving.sim.routers import (
     Admitting,
     LeastOutstandingRouter,

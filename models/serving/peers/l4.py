@@ -24,7 +24,7 @@ and said so:
   load), which is where length heterogeneity costs in this simulator (a short prompt waits
   behind long ones, and a mixed instance's decodes stall behind every prefill). A request
   whose context passes the stage's limit pays the copy of its KV cache
-  (:data:`..sim.replay.MIGRATION_BYTES_PER_S`). A stage whose prefill and decode work
+  (:data:`..replay.MIGRATION_BYTES_PER_S`). A stage whose prefill and decode work
   (decode per token: ``per_sequence + per_1k * context / 1000`` plus the step's base time
   shared by the sequences the TPOT target allows) reaches its instances' time is infeasible.
 * **Routing** (:class:`L4Router`): a prompt to the least-loaded instance of its stage
@@ -47,12 +47,12 @@ from placement.models.serving.instance import (
     ServingSolution,
     kinds,
 )
-from placement.models.serving.sim.replay import (
+from placement.models.serving.replay import (
     MIGRATION_BYTES_PER_S,
     SimInstance,
     build_instances,
 )
-from placement.models.serving.sim.routers import least_outstanding
+from placement.models.serving.router import least_outstanding
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""A request-level discrete-event simulator of a serving configuration (a heapq event loop).
+"""The request-level discrete-event simulator of a serving configuration (a heapq event loop).
 
 Each deployment's instances run iterations back to back, vLLM-style continuous batching:
 
@@ -24,9 +24,14 @@ Times: a prefill iteration takes the sum of its prompts' ``prefill_ms`` (prefill
 bound: in Splitwise's measurements 8 prompts of 512 tokens take 767 ms, 8 x 94 ms alone), a
 decode step ``decode_step_ms(batch, context tokens)`` from the profile.
 
-The router decides which requests are admitted and where they go (:mod:`.routers`). The
-replay records, per request, where it ran and when its first and last tokens came, and per
-instance every KV reservation, for the independent checker (:mod:`.check_replay`).
+The router decides which requests are admitted and where they go (:mod:`.router` for our
+configuration, :mod:`.sim.routers` and :mod:`.peers` for the others). The replay records, per
+request, where it ran and when its first and last tokens came, and per instance every KV
+reservation, for the independent checker (:mod:`.sim.check_replay`).
+
+The replay is the family's own (``placement plot`` draws our configuration's latency
+distributions from it); the peers' routers and the replay's checker are neighbours in
+:mod:`.sim`.
 """
 
 from __future__ import annotations
@@ -49,7 +54,7 @@ from placement.models.serving.instance import (
     ServingSolution,
     kinds,
 )
-from placement.models.serving.sim.routers import ConfiguredRouter
+from placement.models.serving.router import ConfiguredRouter
 
 MAX_BATCH_TOKENS = 8192
 """Prompt tokens one prefill iteration takes at most (modelling choice: the last point of the
@@ -462,6 +467,6 @@ def simulate(
     instance: ServingInstance, solution: ServingSolution, requests: list[SimRequest]
 ) -> Replay:
     """Replay ``requests`` through the configuration with its own routes
-    (:class:`.routers.ConfiguredRouter`)."""
+    (:class:`.router.ConfiguredRouter`)."""
     instances = build_instances(instance, solution)
     return replay(instance, instances, ConfiguredRouter(instance, solution, instances), requests)
