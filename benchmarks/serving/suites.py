@@ -62,7 +62,8 @@ TRACES = {
     "conv": "serving/azure-llm-2023/AzureLLMInferenceTrace_conv.csv",
 }
 CAPACITY_SCALE = 20.0
-LOAD_NAMES = {0: "light", 1: "near capacity", 2: "overloaded"}
+LOAD_NAMES = {0.5: "light", 0.95: "near capacity", 1.5: "overloaded"}
+"""The default loads' names; another load is named by its share of the fluid capacity."""
 
 
 def _settings(config: Any) -> dict[str, Any]:
@@ -208,7 +209,7 @@ def run(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
                 {
                     **base,
                     "load": load,
-                    "load_name": LOAD_NAMES.get(k, f"{load:g}"),
+                    "load_name": LOAD_NAMES.get(load, f"{load:g} x capacity"),
                     "rate_per_s": instance.arrival_rate_per_s,
                     "requests": len(requests),
                     "system": name,
@@ -263,7 +264,7 @@ def report(rows: list[dict[str, Any]], config: Any) -> str:
     del config
     out = [
         "Every system replays the same requests in the simulator "
-        "(`models/serving/sim`: continuous batching, KV-cache reservations, the system's "
+        "(`models/serving/replay.py`: continuous batching, KV-cache reservations, the system's "
         "router); goodput counts the requests that met both targets (TTFT 2 s, TPOT 100 ms) "
         "per second of the arrivals' span. `fluid bound`: the exact model's proven optimum "
         "goodput **for the fluid model** at that rate (not a bound on the simulator); `gap`: "
