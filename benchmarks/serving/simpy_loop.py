@@ -17,7 +17,6 @@ from typing import Any
 
 from placement.models.serving import generate
 from placement.models.serving.replay import (
-    Served,
     Simulation,
     build_instances,
     poisson_requests,
@@ -34,7 +33,6 @@ class SimpySimulation(Simulation):
 
         super().__init__(instances, router)
         self.env = simpy.Environment()
-        self.rejected: list[int] = []
 
     def push(self, t: float, what: int, who: int) -> None:
         if what == self.DONE:
@@ -44,28 +42,7 @@ class SimpySimulation(Simulation):
 
     def _fire(self, what: int, who: int) -> None:
         self.now = self.env.now
-        if what == self.DONE:
-            self.done(self.instances[who])
-            return
-        if what == self.MIGRATED:
-            self.migrated(who)
-            return
-        self.arrive(who)
-
-    def arrive(self, rid: int) -> None:
-        """An arrival: the router's decision, as in :meth:`Simulation.run`."""
-        req = self.by_id[rid]
-        target = self.router.admit(req, self)  # type: ignore[attr-defined]
-        if target is None:
-            self.rejected.append(rid)
-            return
-        inst = self.instances[target]
-        self.records[rid] = Served(
-            rid, req.cls, inst.index, inst.index, req.arrival_s, output_tokens=req.output_tokens
-        )
-        inst.outstanding += 1
-        inst.waiting.append(req)
-        self.start(inst)
+        self.handle(what, who)
 
     def run(self, requests: list[Any]) -> tuple[list[Any], list[int]]:
         for req in requests:

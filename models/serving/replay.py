@@ -234,6 +234,7 @@ class Simulation:
         self.batches: dict[int, tuple[str, list[int]]] = {}
         self.transfers: dict[int, tuple[int, int, int, int, int]] = {}
         self.copies = 0
+        self.rejected: list[int] = []
 
     def push(self, t: float, what: int, who: int) -> None:
         if what == self.DONE:
@@ -408,37 +409,38 @@ class Simulation:
                         self.migrate(inst, rid)
         self.start(inst)
 
+    def arrive(self, rid: int) -> None:
+        """An arrival: the router admits it to an instance, or it is rejected."""
+        req = self.by_id[rid]
+        target = self.router.admit(req, self)  # type: ignore[attr-defined]
+        if target is None:
+            self.rejected.append(rid)
+            return
+        inst = self.instances[target]
+        self.records[rid] = Served(
+            rid, req.cls, inst.index, inst.index, req.arrival_s, output_tokens=req.output_tokens
+        )
+        inst.outstanding += 1
+        inst.waiting.append(req)
+        self.start(inst)
+
+    def handle(self, what: int, who: int) -> None:
+        """One event at ``self.now``: an iteration's end, a KV copy's end, or an arrival."""
+        if what == self.DONE:
+            self.done(self.instances[who])
+        elif what == self.MIGRATED:
+            self.migrated(who)
+        else:
+            self.arrive(who)
+
     def run(self, requests: list[SimRequest]) -> tuple[list[Served], list[int]]:
-        rejected: list[int] = []
         for req in requests:
             self.by_id[req.id] = req
             self.push(req.arrival_s, self.ARRIVE, req.id)
         while self.events:
             self.now, _, what, who = heapq.heappop(self.events)
-            if what == self.DONE:
-                self.done(self.instances[who])
-                continue
-            if what == self.MIGRATED:
-                self.migrated(who)
-                continue
-            req = self.by_id[who]
-            target = self.router.admit(req, self)  # type: ignore[attr-defined]
-            if target is None:
-                rejected.append(req.id)
-                continue
-            inst = self.instances[target]
-            self.records[req.id] = Served(
-                req.id,
-                req.cls,
-                inst.index,
-                inst.index,
-                req.arrival_s,
-                output_tokens=req.output_tokens,
-            )
-            inst.outstanding += 1
-            inst.waiting.append(req)
-            self.start(inst)
-        return [self.records[i] for i in sorted(self.records)], rejected
+            self.handle(what, who)
+        return [self.records[i] for i in sorted(self.records)], self.rejected
 
 
 def replay(
