@@ -28,7 +28,7 @@ from placement.models.serving.peers.l4 import (
     staged_instances,
 )
 from placement.models.serving.peers.vllm import homogeneous_cluster
-from placement.models.serving.replay import poisson_requests, replay
+from placement.models.serving.replay import MIGRATION_BYTES_PER_S, poisson_requests, replay
 from placement.models.serving.sim.check_replay import check_replay
 
 
@@ -123,3 +123,21 @@ def test_the_checker_rejects_broken_migrations(setting) -> None:
         for x in r.served
     ]
     assert any("not its decode instance" in v for v in check_replay(served))
+
+
+def test_without_a_partition_that_carries_the_load_the_dp_keeps_one_stage(setting) -> None:
+    _, _, model = setting
+    flood = [Demand(500.0, 100, 50), Demand(100.0, 4000, 50)]
+    found = stage_partition(flood, model, 3)
+    assert math.isinf(found.cost) and found.counts == (3,)
+    assert math.isinf(brute_force_partition(flood, model, 3))
+
+
+def test_a_migrated_kv_cache_is_held_on_both_instances_for_its_copy(setting) -> None:
+    r = _migrating_replay(setting)
+    kv = {(k[0], k[4]): k for k in r.kv_reservations}
+    bytes_per_token = r.instances[0].profile.kv_bytes_per_token
+    for s in (s for s in r.served if s.path):
+        source, target = kv[(s.prefill_instance, s.id)], kv[(s.path[0], s.id)]
+        copy_s = 301 * bytes_per_token / MIGRATION_BYTES_PER_S  # context 300 + 1 at the move
+        assert source[2] >= target[1] + copy_s - 1e-9
