@@ -31,6 +31,7 @@ from placement.solver import SolutionStatus, SolveOptions, StopReason, solve
 from placement.solver.errors import InputError
 from placement.solver.testing import instance_document, instance_from_document
 from tests import optima
+from tests.conftest import REPO
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "serving"
 CONV = SHARED / "azure-llm-2023" / "AzureLLMInferenceTrace_conv.csv"
@@ -253,6 +254,21 @@ def test_the_cli_exits_2_on_a_bad_instance(tmp_path: Path) -> None:
     )
     assert run.returncode == 2
     assert "serving.arrival_rate_per_s" in run.stderr
+
+
+def test_plot_draws_the_bundled_configuration_and_its_replayed_latencies(tmp_path: Path) -> None:
+    """``placement solve`` then ``placement plot`` on the bundled Azure instance: a PNG with
+    the configuration and the TTFT / TPOT / end-to-end CDFs of a simulator replay."""
+    cli = [sys.executable, "-m", "placement.api.cli"]
+    instance = REPO / "instances" / "serving" / "azure-conv-16gpu.json"
+    solution, png = tmp_path / "s.json", tmp_path / "s.png"
+    for args in (
+        ["solve", str(instance), "--time-limit", "5", "--threads", "1", "--out", str(solution)],
+        ["plot", str(instance), str(solution), "--out", str(png)],
+    ):
+        run = subprocess.run([*cli, *args], capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr[-2000:]
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000
 
 
 # --- profiles, the importer, the warm start ------------------------------------------------

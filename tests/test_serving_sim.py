@@ -16,14 +16,14 @@ from placement.models.serving.peers.distserve import phase_goodput
 from placement.models.serving.peers.distserve import placement as distserve_placement
 from placement.models.serving.peers.splitwise import designs, pool_sizing
 from placement.models.serving.peers.vllm import homogeneous_cluster
-from placement.models.serving.sim.check_replay import check_replay
-from placement.models.serving.sim.replay import (
+from placement.models.serving.replay import (
     SimRequest,
     build_instances,
     poisson_requests,
     replay,
     simulate,
 )
+from placement.models.serving.sim.check_replay import check_replay
 from placement.models.serving.sim.routers import (
     Admitting,
     LeastOutstandingRouter,

@@ -19,16 +19,16 @@ PARAMETERS = (
     Parameter("a100", "positive_int", 32, help="A100s available (default 32)"),
     Parameter("h100", "non_negative_int", 16, help="H100s available (default 16)"),
 )
-"""The suite's settings (``placement bench serving-azure --param NAME=VALUE``)."""
+"""The suite's settings (``placement bench serving --param NAME=VALUE``)."""
 
 SUITES = (
     Suite(
-        name="serving-azure",
+        name="serving",
         family="serving",
         help="goodput, TTFT, TPOT and end-to-end percentiles of our configuration against "
-        "round-robin and least-outstanding vLLM-style clusters, AcceLLM's pairs, Splitwise's "
-        "pools and DistServe's placement, in the simulator, on the Azure LLM traces at three "
-        "rates and two GPU budgets",
+        "round-robin and least-outstanding vLLM-style clusters, AcceLLM's pairs, L4's stages, "
+        "Splitwise's pools and DistServe's placement, in the simulator, on the Azure LLM "
+        "traces at three rates and two GPU budgets",
         **suite_functions("placement.benchmarks.serving.suites"),
         time_limit_s=10.0,
         quick_time_limit_s=2.0,
@@ -48,6 +48,6 @@ SUITES = (
         ),
     ),
 )
-"""``placement bench serving-azure``: per shared trace and GPU budget, three arrival rates
+"""``placement bench serving``: per shared trace and GPU budget, three arrival rates
 (light, near the fluid capacity, overloaded); at each, our configuration (the exact fluid
 model's optimum, our router) and the peers replayed request by request in the simulator."""

@@ -28,8 +28,8 @@ from placement.models.serving.profiles import (
     PRICE_PER_GPU_HOUR,
     roofline_profile,
 )
+from placement.models.serving.replay import SimRequest, nearest_class, simulate
 from placement.models.serving.sim.check_replay import check_replay
-from placement.models.serving.sim.replay import SimRequest, nearest_class, simulate
 from placement.solver import SolveOptions, solve
 
 TRACES = {"conv": "serving/azure-llm-2023/AzureLLMInferenceTrace_conv.csv"}

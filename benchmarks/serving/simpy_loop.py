@@ -2,7 +2,7 @@
 to replace the heapq loop (docs/formulations/serving.md, "Simulator").
 
 :class:`SimpySimulation` keeps every scheduling rule of
-:class:`placement.models.serving.sim.replay.Simulation` and hands its events to a SimPy
+:class:`placement.models.serving.replay.Simulation` and hands its events to a SimPy
 ``Environment`` instead of a heap (an arrival or an iteration's end is a ``timeout`` whose
 callback runs the same handler), so both loops replay a stream to the same records.
 ``python -m placement.benchmarks.serving.simpy_loop`` times both on the same requests.
@@ -16,13 +16,12 @@ import time
 from typing import Any
 
 from placement.models.serving import generate
-from placement.models.serving.sim.replay import (
-    Served,
+from placement.models.serving.replay import (
     Simulation,
     build_instances,
     poisson_requests,
 )
-from placement.models.serving.sim.routers import ConfiguredRouter
+from placement.models.serving.router import ConfiguredRouter
 from placement.solver import SolveOptions, solve
 
 
@@ -34,7 +33,6 @@ class SimpySimulation(Simulation):
 
         super().__init__(instances, router)
         self.env = simpy.Environment()
-        self.rejected: list[int] = []
 
     def push(self, t: float, what: int, who: int) -> None:
         if what == self.DONE:
@@ -44,25 +42,7 @@ class SimpySimulation(Simulation):
 
     def _fire(self, what: int, who: int) -> None:
         self.now = self.env.now
-        if what == self.DONE:
-            self.done(self.instances[who])
-            return
-        self.arrive(who)
-
-    def arrive(self, rid: int) -> None:
-        """An arrival: the router's decision, as in :meth:`Simulation.run`."""
-        req = self.by_id[rid]
-        target = self.router.admit(req, self)  # type: ignore[attr-defined]
-        if target is None:
-            self.rejected.append(rid)
-            return
-        inst = self.instances[target]
-        self.records[rid] = Served(
-            rid, req.cls, inst.index, inst.index, req.arrival_s, output_tokens=req.output_tokens
-        )
-        inst.outstanding += 1
-        inst.waiting.append(req)
-        self.start(inst)
+        self.handle(what, who)
 
     def run(self, requests: list[Any]) -> tuple[list[Any], list[int]]:
         for req in requests:

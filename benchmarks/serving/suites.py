@@ -1,4 +1,4 @@
-"""``placement bench serving-azure``: our configuration against the peers, in the simulator.
+"""``placement bench serving``: our configuration against the peers, in the simulator.
 
 Cases: one per shared Azure LLM trace (``serving/azure-llm-2023``: code, conversation) and GPU
 budget; a missing trace gives a row that says so. Per case, the fluid capacity of the budget
@@ -9,7 +9,9 @@ slice's length classes at that rate, and its router with admission), ``rr`` and 
 (identical mixed instances of the GPU type that serves them best filling the budget,
 :mod:`placement.models.serving.peers.vllm`),
 ``accellm`` (the round-robin peer's instances in AcceLLM's pairs,
-:mod:`placement.models.serving.peers.accellm`), ``splitwise`` (its pools, sized by its
+:mod:`placement.models.serving.peers.accellm`), ``l4`` (the round-robin peer's instances in
+L4's length stages, chosen by its DP for the slice's classes at that rate, requests migrating
+downstream as they grow, :mod:`placement.models.serving.peers.l4`), ``splitwise`` (its pools, sized by its
 simulated search) and ``distserve`` (its per-phase
 simulated goodput and replication, :mod:`placement.models.serving.peers.distserve`, JSQ in
 each pool); ``lor+admission`` and
@@ -35,10 +37,10 @@ from placement.models.serving.formats.azure import read_trace, trace_instance
 from placement.models.serving.instance import ServingInstance, ServingSolution
 from placement.models.serving.peers.accellm import PairRouter, paired_instances
 from placement.models.serving.peers.distserve import placement as distserve_placement
+from placement.models.serving.peers.l4 import L4Router, l4_stages, staged_instances
 from placement.models.serving.peers.splitwise import pool_sizing
 from placement.models.serving.peers.vllm import best_cluster
-from placement.models.serving.sim.check_replay import check_replay
-from placement.models.serving.sim.replay import (
+from placement.models.serving.replay import (
     Replay,
     SimRequest,
     build_instances,
@@ -46,6 +48,7 @@ from placement.models.serving.sim.replay import (
     replay,
     simulate,
 )
+from placement.models.serving.sim.check_replay import check_replay
 from placement.models.serving.sim.routers import (
     Admitting,
     LeastOutstandingRouter,
@@ -59,7 +62,8 @@ TRACES = {
     "conv": "serving/azure-llm-2023/AzureLLMInferenceTrace_conv.csv",
 }
 CAPACITY_SCALE = 20.0
-LOAD_NAMES = {0: "light", 1: "near capacity", 2: "overloaded"}
+LOAD_NAMES = {0.5: "light", 0.95: "near capacity", 1.5: "overloaded"}
+"""The default loads' names; another load is named by its share of the fluid capacity."""
 
 
 def _settings(config: Any) -> dict[str, Any]:
@@ -112,6 +116,7 @@ def _figures(r: Replay) -> dict[str, Any]:
         "ttft_p99_ms": _pct(ttft, 99),
         "tpot_p50_ms": _pct(tpot, 50),
         "tpot_p99_ms": _pct(tpot, 99),
+        "e2e_p50_ms": _pct(e2e, 50),
         "e2e_p99_ms": _pct(e2e, 99),
         "gpus": sum(i.profile.tensor_parallel for i in r.instances),
     }
@@ -183,6 +188,8 @@ def run(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
             if name == "rr":
                 machines = paired_instances(instance, cluster)
                 replays["accellm"] = replay(instance, machines, PairRouter(machines), requests)
+                machines = staged_instances(instance, cluster, l4_stages(instance, cluster))
+                replays["l4"] = replay(instance, machines, L4Router(machines), requests)
             if name == "lor":
                 machines = build_instances(instance, cluster)
                 admitting = Admitting(router(machines), slo.ttft_ms, slo.tpot_ms, machines)
@@ -202,7 +209,7 @@ def run(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
                 {
                     **base,
                     "load": load,
-                    "load_name": LOAD_NAMES.get(k, f"{load:g}"),
+                    "load_name": LOAD_NAMES.get(load, f"{load:g} x capacity"),
                     "rate_per_s": instance.arrival_rate_per_s,
                     "requests": len(requests),
                     "system": name,
@@ -234,7 +241,22 @@ def _describe(instance: ServingInstance, r: Replay) -> str:
     counts: dict[str, int] = {}
     for i in r.instances:
         counts[i.kind.name] = counts.get(i.kind.name, 0) + 1
-    return " + ".join(f"{n} {k}" for k, n in counts.items()) or "none"
+    text = " + ".join(f"{n} {k}" for k, n in counts.items()) or "none"
+    stages: dict[int, list[int]] = {}
+    for i in r.instances:
+        if i.stage >= 0:
+            stages.setdefault(i.stage, [0, i.stage_limit])[0] += 1
+    if stages:
+        moved = sum(1 for s in r.served if s.path)
+        if len(stages) == 1:
+            text += "; one stage (no split)"
+        else:
+            text += "; stages of " + ", ".join(
+                f"{n} up to {limit} tokens" if limit else f"{n} beyond"
+                for n, limit in stages.values()
+            )
+            text += f"; {moved} migrated"
+    return text
 
 
 def report(rows: list[dict[str, Any]], config: Any) -> str:
@@ -242,7 +264,7 @@ def report(rows: list[dict[str, Any]], config: Any) -> str:
     del config
     out = [
         "Every system replays the same requests in the simulator "
-        "(`models/serving/sim`: continuous batching, KV-cache reservations, the system's "
+        "(`models/serving/replay.py`: continuous batching, KV-cache reservations, the system's "
         "router); goodput counts the requests that met both targets (TTFT 2 s, TPOT 100 ms) "
         "per second of the arrivals' span. `fluid bound`: the exact model's proven optimum "
         "goodput **for the fluid model** at that rate (not a bound on the simulator); `gap`: "
@@ -287,6 +309,54 @@ def report(rows: list[dict[str, Any]], config: Any) -> str:
             "lrrlrrrrrrrrlr",
         )  # fmt: skip
         out.append("")
+    out += _l4_summary(rows)
     for trace in sorted({str(r["trace"]) for r in rows}):
         out.append(f"![{trace} latency CDFs](serving-latency-{trace}.png)")
     return "\n".join(out)
+
+
+def _l4_summary(rows: list[dict[str, Any]]) -> list[str]:
+    """L4 against round robin on the same instances: the direction of its published gain
+    (lower end-to-end and tail latency, more throughput) in this simulator."""
+    by = {(r["trace"], r["budget"], r.get("load"), r["system"]): r for r in rows}
+    lines = []
+    for (trace, budget, load, system), l4 in sorted(by.items(), key=lambda kv: str(kv[0])):
+        rr = by.get((trace, budget, load, "rr"))
+        if system != "l4" or rr is None:
+            continue
+        lines.append(
+            [
+                trace, budget, l4["load_name"], rr["goodput_per_s"], l4["goodput_per_s"],
+                rr["e2e_p50_ms"], l4["e2e_p50_ms"], rr["e2e_p99_ms"], l4["e2e_p99_ms"],
+                l4["config"],
+            ]
+        )  # fmt: skip
+    if not lines:
+        return []
+    return [
+        "### L4 against round robin (same instances)",
+        "",
+        "L4 reports up to 67 % lower end-to-end latency, 69 % lower tail latency and 2.89x "
+        "throughput against multi-instance schedulers; its gain comes from attention kernels "
+        "slowed by batches of mixed lengths, which these profiles do not have (see the "
+        "formulation page). Here its stages can only cut the wait of short prompts behind "
+        "long ones, at the price of migrations and of fewer instances per length range.",
+        "",
+        *markdown_table(
+            [
+                "trace",
+                "budget",
+                "load",
+                "rr goodput/s",
+                "l4 goodput/s",
+                "rr e2e p50",
+                "l4 e2e p50",
+                "rr e2e p99",
+                "l4 e2e p99",
+                "l4 configuration",
+            ],
+            lines,
+            "lrlrrrrrrl",
+        ),  # fmt: skip
+        "",
+    ]

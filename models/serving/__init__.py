@@ -14,8 +14,9 @@ capacity model's integer rows), :mod:`.check` (independent checker and the solut
 homogeneous cluster), :mod:`.encoding` with :mod:`.cpsat` and :mod:`.milp` (the exact model),
 :mod:`.profiles` (roofline profiles from datasheets), :mod:`.explain`, :mod:`.generate`,
 :mod:`.summary`, :mod:`.plot`, :mod:`.warm_start`; :mod:`.formats` (the Azure LLM traces),
-:mod:`.peers` (round-robin and least-outstanding routing, Splitwise's pools) and :mod:`.sim`
-(the request-level simulator and its checker).
+:mod:`.peers` (round-robin and least-outstanding routing, Splitwise's pools, DistServe's
+placement, AcceLLM's pairs, L4's stages) and :mod:`.sim` (the request-level simulator and its
+checker).
 """
 
 from __future__ import annotations

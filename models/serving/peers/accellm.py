@@ -7,7 +7,7 @@ keeps decodes from stalling behind prefills and balances load between roles.
 
 Here: the vLLM-style cluster of identical mixed instances (:func:`.vllm.homogeneous_cluster`)
 paired in order (an odd one out stays alone); the simulator does the hand-off and the double
-KV reservation (:meth:`..sim.replay.Simulation.hand_off`); :class:`PairRouter` sends a prompt
+KV reservation (:meth:`..replay.Simulation.hand_off`); :class:`PairRouter` sends a prompt
 to the pair with the fewest requests in flight and, in it, to the member with the least
 prefill work queued. Every request is admitted.
 """
@@ -17,8 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 from placement.models.serving.instance import ServingInstance, ServingSolution
-from placement.models.serving.sim.replay import SimInstance, build_instances
-from placement.models.serving.sim.routers import predicted_ttft_ms
+from placement.models.serving.replay import SimInstance, build_instances
+from placement.models.serving.router import predicted_ttft_ms
 
 
 def paired_instances(instance: ServingInstance, cluster: ServingSolution) -> list[SimInstance]:

@@ -27,7 +27,7 @@ from placement.models.serving.instance import (
     ServingSolution,
     kinds,
 )
-from placement.models.serving.sim.replay import SimInstance, SimRequest, build_instances, replay
+from placement.models.serving.replay import SimInstance, SimRequest, build_instances, replay
 from placement.models.serving.sim.routers import PoolRouter
 
 SEARCH_REQUESTS = 400

@@ -20,7 +20,7 @@ from placement.models.serving.instance import (
     ServingSolution,
     kinds,
 )
-from placement.models.serving.sim.replay import SimRequest, build_instances, replay
+from placement.models.serving.replay import SimRequest, build_instances, replay
 from placement.models.serving.sim.routers import PoolRouter
 
 SEARCH_REQUESTS = 600

@@ -1,3 +1,3 @@
-"""The serving simulator: :mod:`.replay` (the request-level event loop), :mod:`.routers` (our
-configuration's router and the peers' routers) and :mod:`.check_replay` (the independent
-checker of a replay)."""
+"""The serving simulator's neighbours: :mod:`.routers` (the peers' routers) and
+:mod:`.check_replay` (the independent checker of a replay). The event loop and our router are
+the family's own (:mod:`..replay`, :mod:`..router`)."""

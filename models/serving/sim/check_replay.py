@@ -3,8 +3,11 @@
 Rules: every request of the stream is served or rejected, exactly once; a served request's
 prefill ran on a mixed or prefill instance and its decode on the same mixed instance (or its
 AcceLLM partner, which must hold a replica of its KV cache) or on a decode instance; its times are in order (arrival <= first token <= finish); every request that
-ran on an instance held one KV reservation there, covering its stay; at no time does an
-instance's reserved KV cache exceed its capacity (a sweep over the reservations).
+ran on an instance held one KV reservation there, covering its stay; a request that migrated
+between L4 stages (its ``path``) went from its prefill instance to instances of strictly later
+stages, ends on its decode instance, and its KV cache was always held somewhere (each
+instance's reservation lasts until the next one's starts); at no time does an instance's
+reserved KV cache exceed its capacity (a sweep over the reservations).
 """
 
 from __future__ import annotations
@@ -42,7 +45,10 @@ def check_replay(replay: Any) -> list[str]:
         if roles[s.prefill_instance] not in (MIXED, PREFILL):
             out.append(f"request {s.id}: prefilled on a {roles[s.prefill_instance]} instance")
         partner = getattr(replay.instances[s.prefill_instance], "partner", -1)
-        if roles[s.prefill_instance] == MIXED and s.decode_instance not in (
+        path = getattr(s, "path", [])
+        if path:
+            out.extend(_path_violations(replay, s, [s.prefill_instance, *path], held))
+        elif roles[s.prefill_instance] == MIXED and s.decode_instance not in (
             s.prefill_instance,
             partner,
         ):
@@ -71,4 +77,26 @@ def check_replay(replay: Any) -> list[str]:
                 f"instance {k}: KV cache over-committed, {peak} bytes reserved of "
                 f"{inst.kv_capacity_bytes}"
             )
+    return out
+
+
+def _path_violations(
+    replay: Any, s: Any, path: list[int], held: dict[tuple[int, int], tuple[float, float]]
+) -> list[str]:
+    """The rules of a request that migrated along L4 stages (module docstring)."""
+    out: list[str] = []
+    stages = [getattr(replay.instances[i], "stage", -1) for i in path]
+    if any(b <= a or a < 0 for a, b in zip(stages, stages[1:], strict=False)):
+        out.append(f"request {s.id}: migrated along stages {stages}, not strictly downstream")
+    if s.decode_instance != path[-1]:
+        out.append(f"request {s.id}: its path ends on {path[-1]}, not its decode instance")
+    for a, b in zip(path, path[1:], strict=False):
+        here, there = held.get((a, s.id)), held.get((b, s.id))
+        if here is None or there is None:
+            out.append(f"request {s.id}: no KV reservation on instance {a if here is None else b}")
+        elif here[1] < there[0] - 1e-12:
+            out.append(f"request {s.id}: its KV cache was held nowhere between {a} and {b}")
+    window = held.get((s.decode_instance, s.id))
+    if window is not None and window[1] < s.finish_s - 1e-12:
+        out.append(f"request {s.id}: no KV reservation covering its decode")
     return out

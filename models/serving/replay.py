@@ -1,4 +1,4 @@
-"""A request-level discrete-event simulator of a serving configuration (a heapq event loop).
+"""The request-level discrete-event simulator of a serving configuration (a heapq event loop).
 
 Each deployment's instances run iterations back to back, vLLM-style continuous batching:
 
@@ -8,7 +8,14 @@ Each deployment's instances run iterations back to back, vLLM-style continuous b
 * a **prefill** instance runs prefill iterations; at the end of one, each request has its first
   token and moves to a decode instance (the KV transfer takes no time: a modelling choice,
   Splitwise overlaps it with the prefill layer by layer);
-* a **decode** instance admits moved requests while their KV cache fits and runs decode steps.
+* a **decode** instance admits moved requests while their KV cache fits and runs decode steps;
+* a mixed instance of an **L4 stage** (:mod:`..peers.l4`, ``stage_limit`` > 0) hands each
+  request whose context grows past its stage's limit to an instance of the next stage (the
+  router's ``pick_downstream``): the request stops decoding, waits there until its KV cache
+  fits, and its cache (``context * kv_bytes_per_token`` bytes) is then copied at
+  ``MIGRATION_BYTES_PER_S``; both instances hold its reservation during the copy, and the
+  source frees it when the copy ends (a modelling choice: L4's migration is a KV transfer
+  between instances; no recomputation, no overlap with the decode).
 
 A request's whole KV cache (``(input + output) * kv_bytes_per_token``) is reserved when it is
 admitted and freed when it finishes, so the cache is never over-committed (no preemption);
@@ -17,9 +24,14 @@ Times: a prefill iteration takes the sum of its prompts' ``prefill_ms`` (prefill
 bound: in Splitwise's measurements 8 prompts of 512 tokens take 767 ms, 8 x 94 ms alone), a
 decode step ``decode_step_ms(batch, context tokens)`` from the profile.
 
-The router decides which requests are admitted and where they go (:mod:`.routers`). The
-replay records, per request, where it ran and when its first and last tokens came, and per
-instance every KV reservation, for the independent checker (:mod:`.check_replay`).
+The router decides which requests are admitted and where they go (:mod:`.router` for our
+configuration, :mod:`.sim.routers` and :mod:`.peers` for the others). The replay records, per
+request, where it ran and when its first and last tokens came, and per instance every KV
+reservation, for the independent checker (:mod:`.sim.check_replay`).
+
+The replay is the family's own (``placement plot`` draws our configuration's latency
+distributions from it); the peers' routers and the replay's checker are neighbours in
+:mod:`.sim`.
 """
 
 from __future__ import annotations
@@ -42,13 +54,16 @@ from placement.models.serving.instance import (
     ServingSolution,
     kinds,
 )
-from placement.models.serving.sim.routers import ConfiguredRouter
+from placement.models.serving.router import ConfiguredRouter
 
 MAX_BATCH_TOKENS = 8192
 """Prompt tokens one prefill iteration takes at most (modelling choice: the last point of the
 roofline profiles)."""
 MAX_SEQS = 256
 """Sequences one instance runs at most (vLLM's ``max_num_seqs`` default)."""
+MIGRATION_BYTES_PER_S = 25e9
+"""KV-cache copy rate of a migration between instances (modelling choice: one 200 Gb/s HDR
+InfiniBand link of a DGX node, 25 GB/s)."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +98,8 @@ class Served:
         return 1000 * (self.finish_s - self.arrival_s)
 
     output_tokens: int = 1
+    path: list[int] = field(default_factory=list)
+    """The instances a request migrated to, in order (L4 stages; empty otherwise)."""
 
     @property
     def tpot_ms(self) -> float:
@@ -115,6 +132,13 @@ class SimInstance:
     """The other instance of an AcceLLM pair (:mod:`..peers.accellm`), or -1: a pair holds
     every request's KV cache on both, and a member that starts a prefill hands its decodes
     to the other."""
+    stage: int = -1
+    """The L4 stage of the instance (:mod:`..peers.l4`), or -1."""
+    stage_limit: int = 0
+    """The context (tokens) past which a request leaves for the next stage; 0: none."""
+    incoming: deque[tuple[SimRequest, int, int, int]] = field(default_factory=deque)
+    """Migrated requests waiting for KV room: (request, tokens still to generate, context,
+    source instance)."""
 
 
 @dataclass
@@ -208,6 +232,9 @@ class Simulation:
         self.kv: list[tuple[int, float, float, int, int]] = []
         self.kv_open: dict[tuple[int, int], tuple[float, int]] = {}
         self.batches: dict[int, tuple[str, list[int]]] = {}
+        self.transfers: dict[int, tuple[int, int, int, int, int]] = {}
+        self.copies = 0
+        self.rejected: list[int] = []
 
     def push(self, t: float, what: int, who: int) -> None:
         if what == self.DONE:
@@ -215,7 +242,7 @@ class Simulation:
         heapq.heappush(self.events, (t, self.seq, what, who))
         self.seq += 1
 
-    ARRIVE, DONE = 0, 1
+    ARRIVE, DONE, MIGRATED = 0, 1, 2
 
     def reserve(self, inst: SimInstance, req: SimRequest, tokens: int) -> bool:
         need = tokens * inst.profile.kv_bytes_per_token
@@ -256,8 +283,46 @@ class Simulation:
         inst.kv_used -= need
         self.kv.append((inst.index, start, self.now, need, rid))
 
+    def migrate(self, inst: SimInstance, rid: int) -> None:
+        """Hand a running request to an instance of the next L4 stage (module docstring)."""
+        req = self.by_id[rid]
+        target = self.instances[self.router.pick_downstream(req, self, inst.index)]  # type: ignore[attr-defined]
+        remaining, context = inst.running.pop(rid), inst.context.pop(rid)
+        inst.outstanding -= 1
+        target.outstanding += 1
+        rec = self.records[rid]
+        rec.path.append(target.index)
+        rec.decode_instance = target.index
+        target.incoming.append((req, remaining, context, inst.index))
+        self.start(target)
+
+    def admit_incoming(self, inst: SimInstance) -> None:
+        """Reserve KV for migrated requests while it fits and start their copies."""
+        while inst.incoming:
+            req, remaining, context, source = inst.incoming[0]
+            if not self.reserve(inst, req, req.input_tokens + req.output_tokens):
+                return
+            inst.incoming.popleft()
+            key = self.copies
+            self.copies += 1
+            self.transfers[key] = (req.id, remaining, context, source, inst.index)
+            copy_s = context * inst.profile.kv_bytes_per_token / MIGRATION_BYTES_PER_S
+            self.push(self.now + copy_s, self.MIGRATED, key)
+
+    def migrated(self, key: int) -> None:
+        """A KV copy ended: the source frees its reservation, the target decodes."""
+        rid, remaining, context, source, target = self.transfers.pop(key)
+        self.release(self.instances[source], rid)
+        inst = self.instances[target]
+        inst.running[rid] = remaining
+        inst.context[rid] = context
+        self.start(inst)
+        self.start(self.instances[source])
+
     def start(self, inst: SimInstance) -> None:
         """Start the instance's next iteration, if it has work."""
+        if inst.incoming:
+            self.admit_incoming(inst)
         if inst.busy:
             return
         p = inst.profile
@@ -338,36 +403,44 @@ class Simulation:
                 inst.context[rid] += 1
                 if inst.running[rid] <= 0:
                     self.finish(inst, rid)
+            if inst.stage_limit:
+                for rid in ids:
+                    if rid in inst.running and inst.context[rid] > inst.stage_limit:
+                        self.migrate(inst, rid)
         self.start(inst)
 
+    def arrive(self, rid: int) -> None:
+        """An arrival: the router admits it to an instance, or it is rejected."""
+        req = self.by_id[rid]
+        target = self.router.admit(req, self)  # type: ignore[attr-defined]
+        if target is None:
+            self.rejected.append(rid)
+            return
+        inst = self.instances[target]
+        self.records[rid] = Served(
+            rid, req.cls, inst.index, inst.index, req.arrival_s, output_tokens=req.output_tokens
+        )
+        inst.outstanding += 1
+        inst.waiting.append(req)
+        self.start(inst)
+
+    def handle(self, what: int, who: int) -> None:
+        """One event at ``self.now``: an iteration's end, a KV copy's end, or an arrival."""
+        if what == self.DONE:
+            self.done(self.instances[who])
+        elif what == self.MIGRATED:
+            self.migrated(who)
+        else:
+            self.arrive(who)
+
     def run(self, requests: list[SimRequest]) -> tuple[list[Served], list[int]]:
-        rejected: list[int] = []
         for req in requests:
             self.by_id[req.id] = req
             self.push(req.arrival_s, self.ARRIVE, req.id)
         while self.events:
             self.now, _, what, who = heapq.heappop(self.events)
-            if what == self.DONE:
-                self.done(self.instances[who])
-                continue
-            req = self.by_id[who]
-            target = self.router.admit(req, self)  # type: ignore[attr-defined]
-            if target is None:
-                rejected.append(req.id)
-                continue
-            inst = self.instances[target]
-            self.records[req.id] = Served(
-                req.id,
-                req.cls,
-                inst.index,
-                inst.index,
-                req.arrival_s,
-                output_tokens=req.output_tokens,
-            )
-            inst.outstanding += 1
-            inst.waiting.append(req)
-            self.start(inst)
-        return [self.records[i] for i in sorted(self.records)], rejected
+            self.handle(what, who)
+        return [self.records[i] for i in sorted(self.records)], self.rejected
 
 
 def replay(
@@ -396,6 +469,6 @@ def simulate(
     instance: ServingInstance, solution: ServingSolution, requests: list[SimRequest]
 ) -> Replay:
     """Replay ``requests`` through the configuration with its own routes
-    (:class:`.routers.ConfiguredRouter`)."""
+    (:class:`.router.ConfiguredRouter`)."""
     instances = build_instances(instance, solution)
     return replay(instance, instances, ConfiguredRouter(instance, solution, instances), requests)
