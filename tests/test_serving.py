@@ -355,6 +355,27 @@ def test_a_negative_rate_is_refused_naming_the_field() -> None:
     assert "req/s" in str(err)
 
 
+def test_a_rare_class_is_planned_at_the_models_unit_at_least() -> None:
+    """A class arriving at under 0.001 req/s (a rare length of a trace at a light load) is
+    planned at 1 milli-request per second, not rounded away: the plan routes it, so our
+    router admits its requests."""
+    document = _document(generate(3, 0.5, 16, budget=16, seed=1))
+    document["serving"]["classes"][0]["share"] = 1e-4
+    instance = instance_from_document(document)
+    assert instance.class_rates_milli[0] == 1
+    result = solve(instance, SolveOptions(time_limit_s=10, threads=1))
+    assert result.status == SolutionStatus.OPTIMAL
+    assert any(r.cls == 0 for r in result.solution.routes)
+
+
+def test_a_rate_under_the_models_unit_is_refused() -> None:
+    document = _document(generate(2, 2.0, 8))
+    document["serving"]["arrival_rate_per_s"] = 0.0004
+    err = _error(document)
+    assert [e.path for e in err.errors] == ["serving.arrival_rate_per_s"]
+    assert "at least 0.001 requests per second" in str(err)
+
+
 def test_a_profile_that_gets_faster_with_more_tokens_is_refused() -> None:
     document = _document(generate(2, 2.0, 8))
     points = document["serving"]["profiles"][0]["prefill"]
