@@ -10,8 +10,8 @@ model's prefill, decode and KV rows (:mod:`.fluid`); per GPU type its count; the
 
 With a budget, tier 1 maximises the served rate; tier 2, at that rate, the least peak load
 ``j`` (thousandths of capacity: every deployed kind's rows at ``n floor(j cap / 1000)``),
-found by bisection over ``j`` on repeated solves, each exact (no tolerance beyond the
-integer grid of ``j``); tier 3, at that rate and peak load, the least cost. Without a budget,
+found by bisection over ``j`` on repeated goodput solves, each exact (no tolerance beyond
+the integer grid of ``j``); tier 3, at that rate and peak load, the least cost. Without a budget,
 one tier: the least cost. The rows are the checker's integers, so the model's optimum
 is the checker's exactly, and a proof is a proof **for the fluid model**: what a configuration
 serves within the targets request by request is the simulator's to measure.
@@ -263,14 +263,13 @@ class ServingEncoding:
         return outcome
 
     def _at_headroom(
-        self, instance: ServingInstance, ctx: ExactContext, permille: int, goodput_milli: int
+        self, instance: ServingInstance, ctx: ExactContext, permille: int
     ) -> tuple[ServingLinear, LinearBackend]:
-        """The model with every row at ``permille`` thousandths of its capacity and the
-        tier-1 goodput as a row, loaded on a fresh backend."""
+        """The model with every row at ``permille`` thousandths of its capacity, loaded on a
+        fresh backend."""
         lin = serving_linear(instance, permille)
         backend = self._backend(ctx)
         backend.load(lin.model)
-        backend.add_row(dict.fromkeys(lin.served, 1.0), goodput_milli, None)
         return lin, backend
 
     def _headroom_tiers(
@@ -281,23 +280,31 @@ class ServingEncoding:
         goodput_milli: int,
     ) -> ExactOutcome:
         """Tier 2, the least peak load ``j`` (thousandths of every deployed row's capacity)
-        at which the tier-1 goodput is still served, by bisection over the integers ``j``:
-        each probe is the least-cost model with its rows at ``j``, proved infeasible (``j``
-        is too small) or solved (the plan's own peak, by the checker, is the new upper end).
-        Tier 3, the least cost at the final ``j``: the last solved probe's proof covers it
-        (its rows were looser and its plan meets the tighter ones), else one more solve."""
+        at which the tier-1 goodput ``G`` is still served, by bisection over the integers
+        ``j``: each probe maximises the goodput with the rows at ``j``; its proved bound below
+        ``G`` proves ``j`` too small, a plan serving ``G`` has its own peak (by the checker)
+        as the new upper end. The first probe is just below the upper end (at capacity the
+        peak is the whole row, proved by one probe). Tier 3, the least cost serving ``G`` with
+        the rows at the final ``j``."""
         goodput = goodput_milli / MILLI
         lo, hi = 0, peak_permille(instance, best)
-        at_hi: tuple[ServingSolution, bool] | None = None
+        start = best
         probes = 0
         stop = StopReason.PROVEN
         while lo < hi:
-            mid = (lo + hi) // 2
-            lin, backend = self._at_headroom(instance, ctx, mid, goodput_milli)
-            run, final = self._run(backend, "min", dict(lin.cost), None, PROBE_SHARE, ctx)
+            mid = hi - 1 if probes == 0 else (lo + hi) // 2
+            lin, backend = self._at_headroom(instance, ctx, mid)
+            run, final = self._run(
+                backend, "max", dict.fromkeys(lin.served, 1.0), None, PROBE_SHARE, ctx
+            )
             probes += 1
             stop = run.stop_reason
-            if run.status == RunStatus.INFEASIBLE:
+            most = run.bound if run.bound is not None and math.isfinite(run.bound) else None
+            if most is None and run.status == RunStatus.OPTIMAL:
+                most = run.objective
+            if run.status == RunStatus.INFEASIBLE or (
+                most is not None and math.floor(most + 1e-6) < goodput_milli
+            ):
                 lo = mid + 1
                 continue
             plan = None if final is None else decode(instance, lin, final)
@@ -306,15 +313,9 @@ class ServingEncoding:
                 break
             peak = peak_permille(instance, plan)
             if peak > mid or report.terms["goodput_per_s"] < goodput:
-                break  # the backend's tolerance let a row or the goodput slip: no proof
+                break  # no plan serving G at mid yet (or the backend's tolerance let one slip)
             ctx.report(plan, self.source, goodput)
-            cost_proved = (
-                run.status == RunStatus.OPTIMAL
-                and run.stop_reason == StopReason.PROVEN
-                and run.objective is not None
-                and abs(run.objective / 1000 - report.terms["cost_per_hour"]) < 0.0005
-            )
-            hi, at_hi = peak, (plan, cost_proved)
+            hi, start = peak, plan
         self.last_stats["headroom_probes"] = probes
         if lo < hi:
             return ExactOutcome(
@@ -323,21 +324,12 @@ class ServingEncoding:
                 f"{lo / HEADROOM_STEPS} and {hi / HEADROOM_STEPS}); bounds are {FLUID}",
                 tier_bounds={"peak_load": lo / HEADROOM_STEPS},
             )
-        bounds = {"peak_load": hi / HEADROOM_STEPS}
-        if at_hi is not None and at_hi[1]:
-            return ExactOutcome(
-                StopReason.PROVEN,
-                proven_optimal=True,
-                proven_solution=at_hi[0],
-                message=OPTIMAL_MESSAGE.format(source=self.source),
-                tier_bounds=bounds,
-            )
-        lin, backend = self._at_headroom(instance, ctx, hi, goodput_milli)
-        start = best if at_hi is None else at_hi[0]
+        lin, backend = self._at_headroom(instance, ctx, hi)
+        backend.add_row(dict.fromkeys(lin.served, 1.0), goodput_milli, None)
         outcome = self._cost_tier(
             instance, ctx, lin, backend, hint_values(instance, lin, start), goodput
         )
-        outcome.tier_bounds = bounds
+        outcome.tier_bounds = {"peak_load": hi / HEADROOM_STEPS}
         return outcome
 
     def _cost_tier(
