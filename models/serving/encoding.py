@@ -47,7 +47,7 @@ from placement.solver.result import StopReason
 TIER1_SHARE = 0.9
 """Of the time left, what the goodput tier may use; the peak-load and cost tiers get the rest."""
 
-PROBE_SHARE = 0.3
+PROBE_SHARE = 0.5
 """Of the time left, what one probe of the peak-load bisection may use."""
 
 FLUID = "the fluid model's"
