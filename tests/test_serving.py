@@ -26,12 +26,14 @@ from placement.models.serving.instance import (
     ServingSolution,
     kinds,
 )
+from placement.models.serving.milp import MilpEncoding
 from placement.models.serving.profiles import SPLITWISE_MEASURED, splitwise_profile
 from placement.models.serving.routing import counts_cost_milli, gpus_fit, route_fill
 from placement.solver import SolutionStatus, SolveOptions, StopReason, solve
+from placement.solver.backends.base import BackendRun, RunStatus
 from placement.solver.errors import InputError
 from placement.solver.schema.v1 import placement_pb2
-from placement.solver.testing import instance_document, instance_from_document
+from placement.solver.testing import ExactContext, instance_document, instance_from_document
 from tests import optima
 from tests.conftest import REPO
 
@@ -144,6 +146,49 @@ def test_the_peak_load_tier_is_what_enumeration_finds(rate: float, seed: int, ba
     assert result.status == SolutionStatus.OPTIMAL, result.message
     assert "optimal for the fluid model" in result.message
     assert result.objective_terms == _brute(instance)
+
+
+@pytest.mark.parametrize(
+    ("name", "peak", "one_probe"),
+    [("one_class_budget", 1.0, True), ("one_class_budget_light", 0.236, False)],
+)
+def test_the_bisection_proves_the_peak_load_driven_directly(
+    name: str, peak: float, one_probe: bool
+) -> None:
+    """The MILP encoding alone: at capacity the first probe (just below the plan's peak)
+    proves the peak at once; at a light load the bisection takes more probes; either way
+    the proved tier is the checker's value of the proved plan."""
+    instance = optima.instance("serving", name)
+    encoding = MilpEncoding()
+    ctx = ExactContext(instance, SolveOptions(time_limit_s=20, threads=1), backend="milp")
+    outcome = encoding.solve(instance, ctx)
+    assert outcome.proven_optimal, outcome.message
+    assert outcome.tier_bounds["peak_load"] == peak
+    assert check(instance, outcome.proven_solution).terms["peak_load"] == peak
+    assert (encoding.last_stats["headroom_probes"] == 1) is one_probe
+    assert not ctx.rejected
+
+
+class _ProbesTimeOut(MilpEncoding):
+    """The MILP encoding whose runs after the goodput tier stop at the time limit without a
+    solution (a probe that runs out of time)."""
+
+    def _run(self, backend, sense, objective, hint, share, ctx):
+        if getattr(self, "_tier1_done", False):
+            return BackendRun(RunStatus.NO_SOLUTION, StopReason.TIME_LIMIT), None
+        self._tier1_done = True
+        return super()._run(backend, sense, objective, hint, share, ctx)
+
+
+def test_a_probe_that_runs_out_of_time_leaves_the_peak_load_unproved() -> None:
+    instance = optima.instance("serving", "one_class_budget_light")
+    ctx = ExactContext(instance, SolveOptions(time_limit_s=20, threads=1), backend="milp")
+    outcome = _ProbesTimeOut().solve(instance, ctx)
+    assert not outcome.proven_optimal
+    assert outcome.stop_reason == StopReason.TIME_LIMIT
+    assert "goodput proved, peak load not proved (between 0.0 and " in outcome.message
+    assert outcome.bound == 3.0
+    assert outcome.tier_bounds == {"goodput_per_s": 3.0, "peak_load": 0.0}
 
 
 def _light():
