@@ -15,6 +15,7 @@ import pytest
 
 from placement.models.serving import FAMILY, generate
 from placement.models.serving.check import check
+from placement.models.serving.fluid import rows as fluid_rows
 from placement.models.serving.formats.azure import length_classes, read_trace, trace_instance
 from placement.models.serving.instance import (
     DECODE,
@@ -25,11 +26,14 @@ from placement.models.serving.instance import (
     ServingSolution,
     kinds,
 )
+from placement.models.serving.milp import MilpEncoding
 from placement.models.serving.profiles import SPLITWISE_MEASURED, splitwise_profile
-from placement.models.serving.routing import gpus_fit, route_fill
+from placement.models.serving.routing import counts_cost_milli, gpus_fit, route_fill
 from placement.solver import SolutionStatus, SolveOptions, StopReason, solve
+from placement.solver.backends.base import BackendRun, RunStatus
 from placement.solver.errors import InputError
-from placement.solver.testing import instance_document, instance_from_document
+from placement.solver.schema.v1 import placement_pb2
+from placement.solver.testing import ExactContext, instance_document, instance_from_document
 from tests import optima
 from tests.conftest import REPO
 
@@ -53,31 +57,221 @@ def _document(instance) -> dict:
 # --- the known optima ---------------------------------------------------------------------
 
 
-def _brute(instance):
-    """Every count of every kind within the GPUs, each routed by route_fill (exact for one
-    class: each deployment's capacity is its own)."""
-    best = None
+def _carries(instance, counts: dict[int, int], permille: int) -> int:
+    """Milli-requests per second of the one class that ``counts`` carries with every row at
+    ``permille`` thousandths of its capacity: each deployment its own rows' least quotient
+    (``n floor(permille cap / 1000) // coef``), mixed ones alone, prefill and decode ones in
+    pairs; at most the arrival rate. Exact for one class (no routing choice)."""
+    ks, rs = kinds(instance), fluid_rows(instance)
+    mixed = prefill = decode = 0
+    for k, n in counts.items():
+        r, role = rs[k], ks[k].role
+        if (role != DECODE and r.prefill[0] is None) or (role != PREFILL and r.decode[0] is None):
+            continue
+        most = min(
+            n * (cap * permille // 1000) // coef[0]
+            for coef, cap in (
+                (r.prefill, r.prefill_cap),
+                (r.busy, r.busy_cap),
+                (r.decode, r.decode_cap),
+                (r.kv, r.kv_cap),
+            )
+            if coef[0] is not None
+        )
+        if role == MIXED:
+            mixed += most
+        elif role == PREFILL:
+            prefill += most
+        else:
+            decode += most
+    return min(instance.class_rates_milli[0], mixed + min(prefill, decode))
+
+
+def _brute(instance) -> dict[str, float]:
+    """Every count of every kind within the GPUs (one class): with a budget the most goodput,
+    then the least peak load (the least thousandths at which the configuration still carries
+    that goodput, by bisection on :func:`_carries`), then the least cost; without, the least
+    cost carrying every request."""
     ks = kinds(instance)
     ub = [
         instance.gpu_types[instance.gpu_index[instance.profiles[k.profile].gpu_type]].count
         // instance.profiles[k.profile].tensor_parallel
         for k in ks
     ]
+    configs = []
     for counts in itertools.product(*[range(u + 1) for u in ub]):
         chosen = {k: n for k, n in enumerate(counts) if n}
-        if not gpus_fit(instance, chosen):
+        if gpus_fit(instance, chosen):
+            configs.append(chosen)
+    cost = {id(c): counts_cost_milli(instance, c) / 1000 for c in configs}
+    if not instance.maximise_goodput:
+        need = instance.class_rates_milli[0]
+        return {
+            "cost_per_hour": min(
+                cost[id(c)] for c in configs if _carries(instance, c, 1000) >= need
+            )
+        }
+    goodput = max(_carries(instance, c, 1000) for c in configs)
+    best = None
+    for c in configs:
+        if _carries(instance, c, 1000) < goodput:
             continue
-        report = check(instance, route_fill(instance, chosen))
-        if report.feasible and (best is None or report.better_than(best)):
-            best = report
-    return best
+        lo, hi = 0, 1000
+        while lo < hi:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if _carries(instance, c, mid) >= goodput else (mid + 1, hi)
+        key = (hi, cost[id(c)])
+        best = key if best is None or key < best else best
+    assert best is not None
+    return {"goodput_per_s": goodput / 1000, "peak_load": best[0] / 1000, "cost_per_hour": best[1]}
 
 
 @pytest.mark.parametrize("case", optima.cases("serving"), ids=lambda c: c.name)
 def test_the_known_optima_are_what_enumeration_finds(case) -> None:
     instance = case.instance()
     assert len(instance.classes) == 1
-    assert _brute(instance).terms == case.optimum
+    assert _brute(instance) == case.optimum
+
+
+# --- the peak-load tier ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", ["milp", "cpsat"])
+@pytest.mark.parametrize(("rate", "seed"), [(0.5, 0), (2.0, 1), (6.0, 2), (40.0, 3)])
+def test_the_peak_load_tier_is_what_enumeration_finds(rate: float, seed: int, backend: str) -> None:
+    """One class on 16 A100s and 8 H100s under a 16-GPU budget, from light (everything served:
+    the goodput is tied) to overloaded: every tier proved and equal to enumeration's."""
+    instance = generate(1, rate, 16, h100=8, budget=16, seed=seed)
+    result = solve(instance, SolveOptions(time_limit_s=20, backend=backend, threads=1))
+    assert result.status == SolutionStatus.OPTIMAL, result.message
+    assert "optimal for the fluid model" in result.message
+    assert result.objective_terms == _brute(instance)
+
+
+@pytest.mark.parametrize(
+    ("name", "peak", "one_probe"),
+    [("one_class_budget", 1.0, True), ("one_class_budget_light", 0.236, False)],
+)
+def test_the_bisection_proves_the_peak_load_driven_directly(
+    name: str, peak: float, one_probe: bool
+) -> None:
+    """The MILP encoding alone: at capacity the first probe (just below the plan's peak)
+    proves the peak at once; at a light load the bisection takes more probes; either way
+    the proved tier is the checker's value of the proved plan."""
+    instance = optima.instance("serving", name)
+    encoding = MilpEncoding()
+    ctx = ExactContext(instance, SolveOptions(time_limit_s=20, threads=1), backend="milp")
+    outcome = encoding.solve(instance, ctx)
+    assert outcome.proven_optimal, outcome.message
+    assert outcome.tier_bounds["peak_load"] == peak
+    assert check(instance, outcome.proven_solution).terms["peak_load"] == peak
+    assert (encoding.last_stats["headroom_probes"] == 1) is one_probe
+    assert not ctx.rejected
+
+
+class _ProbesTimeOut(MilpEncoding):
+    """The MILP encoding whose runs after the goodput tier stop at the time limit without a
+    solution (a probe that runs out of time)."""
+
+    def _run(self, backend, sense, objective, hint, share, ctx):
+        if getattr(self, "_tier1_done", False):
+            return BackendRun(RunStatus.NO_SOLUTION, StopReason.TIME_LIMIT), None
+        self._tier1_done = True
+        return super()._run(backend, sense, objective, hint, share, ctx)
+
+
+def test_a_probe_that_runs_out_of_time_leaves_the_peak_load_unproved() -> None:
+    instance = optima.instance("serving", "one_class_budget_light")
+    ctx = ExactContext(instance, SolveOptions(time_limit_s=20, threads=1), backend="milp")
+    outcome = _ProbesTimeOut().solve(instance, ctx)
+    assert not outcome.proven_optimal
+    assert outcome.stop_reason == StopReason.TIME_LIMIT
+    assert "goodput proved, peak load not proved (between 0.0 and " in outcome.message
+    assert outcome.bound == 3.0
+    assert outcome.tier_bounds == {"goodput_per_s": 3.0, "peak_load": 0.0}
+
+
+def _light():
+    return optima.instance("serving", "one_class_budget_light")
+
+
+def test_a_budget_left_idle_ranks_below_the_plan_with_headroom() -> None:
+    """The defect of issue 38's low-load run: with the goodput tied, the least-cost plan (one
+    GPU of three) served everything; the checker now ranks it below the plan that spreads
+    the load over the budget, and the solver returns that one even when started from it."""
+    instance = _light()
+    mixed = _kind(instance, MIXED)
+    idle = route_fill(instance, {mixed: 1})
+    cheap = check(instance, idle)
+    assert cheap.feasible and cheap.terms["goodput_per_s"] == 3.0
+    assert cheap.terms["cost_per_hour"] == 1.0
+    result = solve(instance, SolveOptions(time_limit_s=10, threads=1))
+    spread = check(instance, result.solution)
+    assert spread.terms["goodput_per_s"] == cheap.terms["goodput_per_s"]
+    assert spread.terms["peak_load"] < cheap.terms["peak_load"]
+    assert spread.better_than(cheap) and not cheap.better_than(spread)
+    started = solve(
+        instance, SolveOptions(time_limit_s=10, threads=1), start=_start(instance, idle)
+    )
+    assert started.objective_terms == spread.terms
+
+
+def _start(instance, solution):
+    """The ``placement.v1.Solution`` of a typed solution (a warm start)."""
+    msg = placement_pb2.Solution()
+    msg.serving.CopyFrom(FAMILY.solution_to_message(instance, solution))
+    return msg
+
+
+def test_the_checker_computes_the_peak_load_by_hand() -> None:
+    """One mixed deployment of two instances: the peak is the fullest row, per instance and
+    rounded up to its integer unit, in thousandths rounded up."""
+    instance = _light()
+    mixed = _kind(instance, MIXED)
+    rate = 1234
+    plan = ServingSolution((Deployment(mixed, 2),), (Route(0, 0, rate),))
+    r = fluid_rows(instance)[mixed]
+    expected = max(
+        -(-1000 * -(-rate * coef[0] // 2) // cap)
+        for coef, cap in (
+            (r.prefill, r.prefill_cap),
+            (r.busy, r.busy_cap),
+            (r.decode, r.decode_cap),
+            (r.kv, r.kv_cap),
+        )
+    )
+    report = check(instance, plan)
+    assert report.feasible
+    assert report.terms["peak_load"] == expected / 1000
+    assert list(report.terms) == ["goodput_per_s", "peak_load", "cost_per_hour"]
+    # The same rate on one instance: its rows twice as full.
+    one = check(instance, ServingSolution((Deployment(mixed, 1),), (Route(0, 0, rate),)))
+    assert one.terms["peak_load"] > report.terms["peak_load"]
+    assert not one.better_than(report)
+
+
+def test_a_plan_that_misses_the_proved_peak_load_is_not_called_optimal() -> None:
+    """The encoding's proof of the peak load is what the checker computes of its plan; a plan
+    with the optimum's goodput but a fuller row is worse than the proved bound."""
+    instance = _light()
+    result = solve(instance, SolveOptions(time_limit_s=10, threads=1))
+    assert result.status == SolutionStatus.OPTIMAL
+    best = check(instance, result.solution)
+    worse = route_fill(instance, {_kind(instance, MIXED): 2})
+    report = check(instance, worse)
+    assert report.feasible
+    assert report.terms["goodput_per_s"] == best.terms["goodput_per_s"]
+    assert report.terms["peak_load"] > best.terms["peak_load"]
+    assert report.score() < best.score()
+
+
+def test_without_a_budget_the_tiers_are_the_cost_alone() -> None:
+    instance = optima.instance("serving", "one_class_cost")
+    assert not instance.maximise_goodput
+    result = solve(instance, SolveOptions(time_limit_s=10, threads=1))
+    assert result.status == SolutionStatus.OPTIMAL
+    assert list(result.objective_terms) == ["cost_per_hour"]
+    assert result.objective_terms == _brute(instance)
 
 
 # --- the checker --------------------------------------------------------------------------
@@ -204,6 +398,27 @@ def test_a_negative_rate_is_refused_naming_the_field() -> None:
     err = _error(document)
     assert [e.path for e in err.errors] == ["serving.arrival_rate_per_s"]
     assert "req/s" in str(err)
+
+
+def test_a_rare_class_is_planned_at_the_models_unit_at_least() -> None:
+    """A class arriving at under 0.001 req/s (a rare length of a trace at a light load) is
+    planned at 1 milli-request per second, not rounded away: the plan routes it, so our
+    router admits its requests."""
+    document = _document(generate(3, 0.5, 16, budget=16, seed=1))
+    document["serving"]["classes"][0]["share"] = 1e-4
+    instance = instance_from_document(document)
+    assert instance.class_rates_milli[0] == 1
+    result = solve(instance, SolveOptions(time_limit_s=10, threads=1))
+    assert result.status == SolutionStatus.OPTIMAL
+    assert any(r.cls == 0 for r in result.solution.routes)
+
+
+def test_a_rate_under_the_models_unit_is_refused() -> None:
+    document = _document(generate(2, 2.0, 8))
+    document["serving"]["arrival_rate_per_s"] = 0.0004
+    err = _error(document)
+    assert [e.path for e in err.errors] == ["serving.arrival_rate_per_s"]
+    assert "at least 0.001 requests per second" in str(err)
 
 
 def test_a_profile_that_gets_faster_with_more_tokens_is_refused() -> None:

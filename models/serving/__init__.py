@@ -4,9 +4,10 @@ GPU types (count, cost, memory), a performance profile per GPU type and tensor-p
 degree, a workload of length classes with an arrival rate, TTFT and TPOT targets and an
 optional GPU budget. Decisions: instances per kind (GPU type, degree, role: mixed, prefill or
 decode) and the rate of each class on each deployment. Objective: with a budget the most
-goodput then the least cost, else the least cost serving everything, under a fluid (rate)
-capacity model with SLO-feasible load limits; the simulator (:mod:`.sim`) replays a trace
-request by request through a configuration and measures what it really serves.
+goodput, then the least peak load (the headroom), then the least cost, else the least cost
+serving everything, under a fluid (rate) capacity model with SLO-feasible load limits; the
+simulator (:mod:`.sim`) replays a trace request by request through a configuration and
+measures what it really serves.
 
 Parts: :mod:`.instance` (typed instance, kinds, solution, the message), :mod:`.fluid` (the
 capacity model's integer rows), :mod:`.check` (independent checker and the solution message),

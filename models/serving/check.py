@@ -11,9 +11,10 @@ class, what prefill deployments take equals what decode deployments take, and wh
 (mixed plus prefill routes) is at most the class's arrival rate (exactly it without a budget);
 every deployment's prefill, prefill-share, decode and KV rows hold.
 
-Objective: with a budget, ``goodput_per_s`` (served requests per second, max) then
-``cost_per_hour`` (min); without, ``cost_per_hour`` (min). The goodput is the fluid model's:
-the simulator measures what a configuration really serves within the targets.
+Objective: with a budget, ``goodput_per_s`` (served requests per second, max), then
+``peak_load`` (min: the headroom, :func:`peak_permille` over 1000), then ``cost_per_hour``
+(min); without, ``cost_per_hour`` (min). The goodput and the loads are the fluid model's: the
+simulator measures what a configuration really serves within the targets.
 """
 
 from __future__ import annotations
@@ -35,8 +36,10 @@ from placement.models.serving.instance import (
 from placement.solver.family import CheckReport
 from placement.solver.schema.v1 import serving_pb2 as pb
 
-GOODPUT_TIERS = ("goodput_per_s", "cost_per_hour")
-GOODPUT_SENSES = ("max", "min")
+GOODPUT_TIERS = ("goodput_per_s", "peak_load", "cost_per_hour")
+GOODPUT_SENSES = ("max", "min", "min")
+HEADROOM_STEPS = 1000
+"""The peak load is a whole number of thousandths of the capacity."""
 COST_TIERS = ("cost_per_hour",)
 COST_SENSES = ("min",)
 
@@ -83,6 +86,36 @@ def deployment_loads(instance: ServingInstance, solution: ServingSolution) -> li
             load.decode += r.rate_milli * (row.decode[r.cls] or 0)
             load.kv += r.rate_milli * (row.kv[r.cls] or 0)
     return loads
+
+
+def row_permille(load: int, instances: int, cap: int) -> int:
+    """The least ``j`` such that a row of ``load`` (its integer units) on ``instances``
+    instances of capacity ``cap`` each holds at ``j`` thousandths of it, the model's way:
+    ``load <= instances * floor(j cap / 1000)``, that is ``ceil(load / instances) <= j cap /
+    1000``. 0 for no load; above 1000 when the row is over its capacity."""
+    if load <= 0:
+        return 0
+    if cap <= 0:
+        return HEADROOM_STEPS + 1
+    per_instance = -(-load // instances)
+    return -(-HEADROOM_STEPS * per_instance // cap)
+
+
+def peak_permille(instance: ServingInstance, solution: ServingSolution) -> int:
+    """The plan's peak load in thousandths: the largest :func:`row_permille` over the
+    prefill, prefill-share, decode and KV rows of every deployment (routes assumed valid)."""
+    rs = rows(instance)
+    peak = 0
+    for d, load in zip(solution.deployments, deployment_loads(instance, solution), strict=True):
+        row = rs[d.kind]
+        for used, cap in (
+            (load.prefill, row.prefill_cap),
+            (load.busy, row.busy_cap),
+            (load.decode, row.decode_cap),
+            (load.kv, row.kv_cap),
+        ):
+            peak = max(peak, row_permille(used, d.instances, cap))
+    return peak
 
 
 def check(instance: ServingInstance, solution: ServingSolution) -> CheckReport:
@@ -181,7 +214,11 @@ def check(instance: ServingInstance, solution: ServingSolution) -> CheckReport:
     cost = sum(d.instances * cost_milli(instance, ks[d.kind]) for d in solution.deployments)
     terms = {"cost_per_hour": cost / 1000}
     if instance.maximise_goodput:
-        terms = {"goodput_per_s": sum(prefilled) / MILLI, **terms}
+        terms = {
+            "goodput_per_s": sum(prefilled) / MILLI,
+            "peak_load": peak_permille(instance, solution) / HEADROOM_STEPS,
+            **terms,
+        }
     return CheckReport(True, [], terms, tiers(instance)[1])
 
 

@@ -8,8 +8,11 @@ each decode kind that can take it. Rows: per class ``sum_k p[c,k] = sum_k d[c,k]
 ``sum_k x[c,k] + sum_k p[c,k] <= lambda_c`` (``=`` without a budget); per kind the fluid
 model's prefill, decode and KV rows (:mod:`.fluid`); per GPU type its count; the budget.
 
-With a budget, tier 1 maximises the served rate and tier 2, at that rate, the least cost;
-without, one tier: the least cost. The rows are the checker's integers, so the model's optimum
+With a budget, tier 1 maximises the served rate; tier 2, at that rate, the least peak load
+``j`` (thousandths of capacity: every deployed kind's rows at ``n floor(j cap / 1000)``),
+found by bisection over ``j`` on repeated goodput solves, each exact (no tolerance beyond
+the integer grid of ``j``); tier 3, at that rate and peak load, the least cost. Without a budget,
+one tier: the least cost. The rows are the checker's integers, so the model's optimum
 is the checker's exactly, and a proof is a proof **for the fluid model**: what a configuration
 serves within the targets request by request is the simulator's to measure.
 """
@@ -21,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from placement.models.serving.check import check
+from placement.models.serving.check import HEADROOM_STEPS, check, peak_permille
 from placement.models.serving.fluid import cost_milli, gpu_type_of, gpus_of, rows
 from placement.models.serving.instance import (
     DECODE,
@@ -42,9 +45,16 @@ from placement.solver.linear_backends import LinearBackend
 from placement.solver.result import StopReason
 
 TIER1_SHARE = 0.9
-"""Of the time left, what the goodput tier may use; the cost tier gets the rest."""
+"""Of the time left, what the goodput tier may use; the peak-load and cost tiers get the rest."""
+
+PROBE_SHARE = 0.5
+"""Of the time left, what one probe of the peak-load bisection may use."""
 
 FLUID = "the fluid model's"
+OPTIMAL_MESSAGE = (
+    "{source}: optimal for the fluid model (fluid capacities with SLO-feasible load limits; "
+    "the simulator measures the real goodput)"
+)
 
 
 @dataclass
@@ -69,8 +79,9 @@ def quick_bound(instance: ServingInstance) -> float:
     return 0.0
 
 
-def serving_linear(instance: ServingInstance) -> ServingLinear:
-    """The model (module docstring)."""
+def serving_linear(instance: ServingInstance, permille: int = HEADROOM_STEPS) -> ServingLinear:
+    """The model (module docstring), every kind's rows at ``permille`` thousandths of their
+    capacity (``n floor(permille cap / 1000)``: the checker's :func:`.check.row_permille`)."""
     m = LinearModel()
     lin = ServingLinear(m)
     ks = kinds(instance)
@@ -131,7 +142,7 @@ def serving_linear(instance: ServingInstance) -> ServingLinear:
                 if kk == k and coefs[c] is not None
             ]
             if terms:
-                m.row([*terms, (n, -cap)], None, 0)
+                m.row([*terms, (n, -(cap * permille // HEADROOM_STEPS))], None, 0)
     for g, terms in enumerate(per_type):
         if terms:
             m.row(terms, None, instance.gpu_types[g].count)
@@ -246,12 +257,79 @@ class ServingEncoding:
                 f"bound is {FLUID}",
             )
         assert value is not None
-        backend.add_row(dict.fromkeys(lin.served, 1.0), round(value * MILLI), None)
-        outcome = self._cost_tier(
-            instance, ctx, lin, backend, hint_values(instance, lin, best), value
-        )
+        outcome = self._headroom_tiers(instance, ctx, best, round(value * MILLI))
         outcome.bound = value
-        outcome.tier_bounds = {"goodput_per_s": value}
+        outcome.tier_bounds = {"goodput_per_s": value, **outcome.tier_bounds}
+        return outcome
+
+    def _at_headroom(
+        self, instance: ServingInstance, ctx: ExactContext, permille: int
+    ) -> tuple[ServingLinear, LinearBackend]:
+        """The model with every row at ``permille`` thousandths of its capacity, loaded on a
+        fresh backend."""
+        lin = serving_linear(instance, permille)
+        backend = self._backend(ctx)
+        backend.load(lin.model)
+        return lin, backend
+
+    def _headroom_tiers(
+        self,
+        instance: ServingInstance,
+        ctx: ExactContext,
+        best: ServingSolution,
+        goodput_milli: int,
+    ) -> ExactOutcome:
+        """Tier 2, the least peak load ``j`` (thousandths of every deployed row's capacity)
+        at which the tier-1 goodput ``G`` is still served, by bisection over the integers
+        ``j``: each probe maximises the goodput with the rows at ``j``; its proved bound below
+        ``G`` proves ``j`` too small, a plan serving ``G`` has its own peak (by the checker)
+        as the new upper end. The first probe is just below the upper end (at capacity the
+        peak is the whole row, proved by one probe). Tier 3, the least cost serving ``G`` with
+        the rows at the final ``j``."""
+        goodput = goodput_milli / MILLI
+        lo, hi = 0, peak_permille(instance, best)
+        start = best
+        probes = 0
+        stop = StopReason.PROVEN
+        while lo < hi:
+            mid = hi - 1 if probes == 0 else (lo + hi) // 2
+            lin, backend = self._at_headroom(instance, ctx, mid)
+            run, final = self._run(
+                backend, "max", dict.fromkeys(lin.served, 1.0), None, PROBE_SHARE, ctx
+            )
+            probes += 1
+            stop = run.stop_reason
+            most = run.bound if run.bound is not None and math.isfinite(run.bound) else None
+            if most is None and run.status == RunStatus.OPTIMAL:
+                most = run.objective
+            if run.status == RunStatus.INFEASIBLE or (
+                most is not None and math.floor(most + 1e-6) < goodput_milli
+            ):
+                lo = mid + 1
+                continue
+            plan = None if final is None else decode(instance, lin, final)
+            report = None if plan is None else check(instance, plan)
+            if plan is None or report is None or not report.feasible:
+                break
+            peak = peak_permille(instance, plan)
+            if peak > mid or report.terms["goodput_per_s"] < goodput:
+                break  # no plan serving G at mid yet (or the backend's tolerance let one slip)
+            ctx.report(plan, self.source, goodput)
+            hi, start = peak, plan
+        self.last_stats["headroom_probes"] = probes
+        if lo < hi:
+            return ExactOutcome(
+                deadline_stop(stop, ctx.cancel),
+                message=f"{self.source}: goodput proved, peak load not proved (between "
+                f"{lo / HEADROOM_STEPS} and {hi / HEADROOM_STEPS}); bounds are {FLUID}",
+                tier_bounds={"peak_load": lo / HEADROOM_STEPS},
+            )
+        lin, backend = self._at_headroom(instance, ctx, hi)
+        backend.add_row(dict.fromkeys(lin.served, 1.0), goodput_milli, None)
+        outcome = self._cost_tier(
+            instance, ctx, lin, backend, hint_values(instance, lin, start), goodput
+        )
+        outcome.tier_bounds = {"peak_load": hi / HEADROOM_STEPS}
         return outcome
 
     def _cost_tier(
@@ -292,15 +370,14 @@ class ServingEncoding:
             and run.objective is not None
             and abs(run.objective / 1000 - report.terms["cost_per_hour"]) < 0.0005
         )
-        what = "cost" if goodput is None else "goodput proved, cost"
+        what = "cost" if goodput is None else "goodput and peak load proved, cost"
         return ExactOutcome(
             StopReason.PROVEN if proven else deadline_stop(run.stop_reason, ctx.cancel),
             bound=bound if goodput is None else goodput,
             proven_optimal=proven,
             proven_solution=best if proven else None,
             message=(
-                f"{self.source}: optimal for the fluid model (fluid capacities with "
-                "SLO-feasible load limits; the simulator measures the real goodput)"
+                OPTIMAL_MESSAGE.format(source=self.source)
                 if proven
                 else f"{self.source}: {what} not proved; bounds are {FLUID}"
             ),

@@ -174,9 +174,18 @@ class ServingInstance:
 
     @cached_property
     def class_rates_milli(self) -> list[int]:
-        """Each class's arrival rate, integer milli-requests per second (rounded down)."""
+        """Each class's arrival rate, integer milli-requests per second: rounded down, but at
+        least 1 (the model's unit) for a class with a positive share, so that rounding plans
+        no arriving class away (at a light load a rare class of a trace arrives at under
+        0.001 requests per second, and our router admits only what the plan routes)."""
         total = sum(c.share for c in self.classes)
-        return [int(self.arrival_rate_per_s * MILLI * c.share / total + 1e-9) for c in self.classes]
+        return [
+            max(
+                1 if c.share > 0 else 0,
+                int(self.arrival_rate_per_s * MILLI * c.share / total + 1e-9),
+            )
+            for c in self.classes
+        ]
 
 
 @dataclass(frozen=True)
@@ -365,12 +374,8 @@ def instance_from_message(msg: Any, name: str = "", description: str = "") -> Se
         description,
         validated=True,
     )
-    if not v.errors and not any(instance.class_rates_milli):
-        v.add(
-            f"{P}.arrival_rate_per_s",
-            rate,
-            "a rate that gives some class at least 0.001 requests per second",
-        )
+    if not v.errors and int(instance.arrival_rate_per_s * MILLI + 1e-9) < 1:
+        v.add(f"{P}.arrival_rate_per_s", rate, "at least 0.001 requests per second")
     v.raise_if_any()
     return instance
 
