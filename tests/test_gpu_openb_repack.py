@@ -142,7 +142,7 @@ def test_neighbourhood_takes_the_nodes_with_most_free_milli() -> None:
     assert neighbourhood(state, 2, skip={0}) == []  # n1 is full
 
 
-@pytest.mark.parametrize("seed", [2, 3, 6])
+@pytest.mark.parametrize("seed", [2, 3, 4, 15])
 def test_replay_with_repacking_is_valid_within_budget(seed: int) -> None:
     """On random small clusters, the arrivals twice over (so the cluster fills and pods
     wait): the end state passes the from-scratch check, what the cluster holds never drops

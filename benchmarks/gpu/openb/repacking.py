@@ -46,7 +46,7 @@ def repack_settings(params: dict) -> dict:
         "every": int(params.get("repack_every") or EVERY),
         "cycle_time_s": cycle_time,
         "nodes": int(params.get("repack_nodes") or NODES),
-        "cycle_moves": int(params.get("repack_moves") or CYCLE_MOVES),
+        "cycle_moves": params.get("repack_moves") or CYCLE_MOVES,
     }
 
 
@@ -112,10 +112,9 @@ def repack_table(rows: list[dict], curve_rows: list[dict]) -> list[str]:
             ]
             curve_txt = f"{statistics.fmean(curve):.1f}" if curve else "-"
             r0 = group[0]
-            settings = (
-                f"N {r0['every']}, {r0['cycle_time_s']:g} s, {r0['nodes']} nodes, "
-                f"<= {r0['cycle_moves']} moves"
-            )
+            hood = f"{r0['nodes']} nodes" if r0["nodes"] else "whole cluster"
+            cap = f", <= {r0['cycle_moves']} moves" if r0["cycle_moves"] else ""
+            settings = f"N {r0['every']}, {r0['cycle_time_s']:g} s, {hood}{cap}"
             lines.append(
                 f"| {policy} | {len(group)} | {unalloc:.1f} "
                 f"| {mean_of(group, 'end_unalloc_gpus'):.1f} | {target_txt} | {curve_txt} "

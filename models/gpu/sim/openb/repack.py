@@ -53,18 +53,18 @@ from placement.models.gpu.sim.openb.replay import (
     start_replay,
 )
 
-EVERY = 50
+EVERY = 100
 """Arrivals between two cycles while pods wait."""
-CYCLE_SECONDS = 30.0
-"""A cycle's wall-time budget (plan and apply)."""
-NODES = 60
-"""Nodes of a cycle's neighbourhood."""
-CYCLE_MOVES = 60
-"""Most pods one cycle may migrate for the first time."""
+CYCLE_SECONDS = 120.0
+"""A cycle's wall-time budget for its plan (applying it takes milliseconds more)."""
+NODES = 0
+"""Nodes of a cycle's neighbourhood (0: the whole cluster)."""
+CYCLE_MOVES: int | None = None
+"""Most pods one cycle may migrate for the first time (None: what the budget allows)."""
 COLUMN_SHARE = 0.6
 """The share of a cycle's time its column generation gets; the witness the rest."""
-PRICING_SECONDS = 0.2
-"""Time limit of one pricing model of the cycle's column generation."""
+PRICING_SECONDS = 1.0
+"""Time limit of one pricing model of the cycle's column generation (the curve's)."""
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,9 @@ def neighbourhood(
     state: TraceState, size: int, skip: set[int] | frozenset = frozenset()
 ) -> list[int]:
     """The ``size`` nodes with the most free milli-GPU (fully and partly free GPUs), not in
-    ``skip``; ties to the lower index."""
+    ``skip``; ties to the lower index. ``size`` 0: every node."""
+    if size <= 0:
+        return list(range(state.cluster.n))
     free = np.where(state.exists, state.gpu_left, 0).sum(axis=1)
     if skip:
         free = free.copy()
@@ -133,10 +135,12 @@ def plan_repack(
     budget: int,
     time_limit_s: float,
 ) -> list[Move]:
-    """The moves of the best placement of ``nodes`` the budget curve's column generation
-    finds within ``time_limit_s``: their residents kept placed (on ``nodes``), at most
-    ``budget`` of them moved, the ``waiting`` arrivals placed where they fit. Residents
-    first, then waiting pods, each in arrival order."""
+    """The moves of the best placement of ``nodes`` the budget curve's keep-or-reset column
+    generation (:meth:`.budget_curve.BudgetCurve.keep_or_reset`: each node keeps all its
+    pods and may take more, or is packed anew) finds within ``time_limit_s``: their
+    residents kept placed (on ``nodes``), at most ``budget`` of them moved, the ``waiting``
+    arrivals placed where they fit. Residents first, then waiting pods, each in arrival
+    order."""
     if not nodes or not waiting:
         return []
     cluster = sub_cluster(state.cluster, nodes)
@@ -146,7 +150,7 @@ def plan_repack(
     node = np.array([index[int(book.node[a])] for a in residents] + [-1] * len(waiting))
     gpus = [book.gpus[a] for a in residents] + [()] * len(waiting)
     curve = BudgetCurve(cluster, pods, order[items], node, gpus)
-    point = curve.at(
+    point = curve.keep_or_reset(
         budget,
         time_limit_s=COLUMN_SHARE * time_limit_s,
         pricing_time_s=PRICING_SECONDS,
@@ -255,9 +259,9 @@ def replay_repack(
     allows); ``stop`` as :func:`.defrag.replay_defrag`'s."""
     if budget is not None and not 0 <= budget <= 1:
         raise ValueError(f"budget must be a fraction in [0, 1] or None, not {budget!r}")
-    if every < 1 or nodes < 1 or cycle_time_s <= 0:
+    if every < 1 or nodes < 0 or cycle_time_s <= 0:
         raise ValueError(
-            f"every and nodes must be >= 1 and cycle_time_s > 0, not {every}, {nodes}, "
+            f"every must be >= 1, nodes >= 0 and cycle_time_s > 0, not {every}, {nodes}, "
             f"{cycle_time_s}"
         )
     order, state, rng = start_replay(cluster, pods, policy, seed, ratio, protocol, order, tie_break)
