@@ -115,19 +115,8 @@ def run_case(
             protocol=protocol,
             stop=1.01,
         )
-        row["policy"] = curve.policy
-        row["batch"] = "unlimited" if budget is None else budget
+        row.update(_budget_columns(curve, budget))
         row.update(
-            budget="unlimited" if budget is None else budget,
-            migrated_pods=curve.migrated_at_100,
-            migrated_share_pct=round(
-                curve.migrated_at_100 / max(curve.arrived_pods_at_100, 1) * 100, 3
-            ),
-            migrations=curve.migrations,
-            cycles=curve.cycles,
-            cycles_applied=curve.applied,
-            cycle_p50_ms=round(percentile(curve.cycle_seconds, 50) * 1e3, 1),
-            cycle_p99_ms=round(percentile(curve.cycle_seconds, 99) * 1e3, 1),
             # over the cycles CP-SAT answered (a cycle without a solution proves no gap)
             gap_max=(
                 round(float(np.nanmax(curve.gaps)), 4) if np.isfinite(curve.gaps).any() else ""
@@ -148,23 +137,12 @@ def run_case(
             stop=1.01,
             **(repack or {}),
         )
-        row["policy"] = curve.policy
-        row["batch"] = "unlimited" if budget is None else budget
+        row.update(_budget_columns(curve, budget))
         row.update(
-            budget="unlimited" if budget is None else budget,
             every=every,
             cycle_time_s=curve.cycle_time_s,
             nodes=curve.nodes,
             cycle_moves="" if curve.cycle_moves is None else curve.cycle_moves,
-            migrated_pods=curve.migrated_at_100,
-            migrated_share_pct=round(
-                curve.migrated_at_100 / max(curve.arrived_pods_at_100, 1) * 100, 3
-            ),
-            migrations=curve.migrations,
-            cycles=curve.cycles,
-            cycles_applied=curve.applied,
-            cycle_p50_ms=round(percentile(curve.cycle_seconds, 50) * 1e3, 1),
-            cycle_p99_ms=round(percentile(curve.cycle_seconds, 99) * 1e3, 1),
             planned_moves=curve.planned,
             rejected_moves=curve.rejected,
             waiting_placed=curve.placed_waiting,
@@ -214,6 +192,26 @@ def run_case(
         curve=curve.discrete(130),
     )
     return headline(row, curve.arrived, cluster.total_gpu_milli)
+
+
+def _budget_columns(curve, budget: float | None) -> dict:
+    """The columns of a replay that migrates within a budget (defrag, repack): the policy,
+    the budget, the pods migrated by 100 % arrived, the moves, the cycles and their
+    latency."""
+    return {
+        "policy": curve.policy,
+        "batch": "unlimited" if budget is None else budget,
+        "budget": "unlimited" if budget is None else budget,
+        "migrated_pods": curve.migrated_at_100,
+        "migrated_share_pct": round(
+            curve.migrated_at_100 / max(curve.arrived_pods_at_100, 1) * 100, 3
+        ),
+        "migrations": curve.migrations,
+        "cycles": curve.cycles,
+        "cycles_applied": curve.applied,
+        "cycle_p50_ms": round(percentile(curve.cycle_seconds, 50) * 1e3, 1),
+        "cycle_p99_ms": round(percentile(curve.cycle_seconds, 99) * 1e3, 1),
+    }
 
 
 def headline(row: dict, arrived: np.ndarray, total_milli: int) -> dict:
