@@ -71,13 +71,13 @@ SUITES = (
                 "repack_every",
                 "positive_int",
                 None,
-                help="arrivals between re-packing cycles while pods wait (default 100)",
+                help="arrivals between re-packing cycles while pods wait (default 200)",
             ),
             Parameter(
                 "repack_time",
                 "positive_float",
                 None,
-                help="wall-time budget of one re-packing cycle's plan in seconds (default 120)",
+                help="wall-time budget of one re-packing cycle's plan in seconds (default 240)",
             ),
             Parameter(
                 "repack_nodes",
