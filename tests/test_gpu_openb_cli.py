@@ -194,3 +194,40 @@ def test_curve_mode_brackets_each_budget_between_the_bound_and_a_checked_witness
     assert float(rows[0]["witness_unalloc"]) == start  # K = 0: the end state, proved
     assert (out / "gpu-openb-curve.png").is_file()
     assert "end-state curve" in (out / "gpu-openb.md").read_text()
+
+
+def test_repack_mode_writes_a_checked_row_per_budget_and_its_table(tmp_path: Path) -> None:
+    pods = small_trace(tmp_path)
+    out = tmp_path / "out"
+    done = cli(
+        "bench", "gpu-openb", "--data", tmp_path / "data", "--out", out, "--quiet",
+        "--trace", pods, "--seeds", "1", "--modes", "FGD,repack:FGD",
+        "--param", "repack_budget=0.1,0.5", "--param", "repack_time=5",
+        "--param", "repack_every=3",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    with open(out / "gpu-openb.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    repack = [r for r in rows if r["mode"] == "repack"]
+    assert sorted(float(r["budget"]) for r in repack) == [0.1, 0.5]
+    for r in repack:
+        assert r["invalid"] == "0" and r["policy"].startswith("FGD repack")
+        assert int(r["migrated_pods"]) <= float(r["budget"]) * int(r["pods_arrived"])
+        assert r["every"] == "3" and float(r["cycle_time_s"]) == 5.0
+    text = (out / "gpu-openb.md").read_text()
+    assert "Online re-packing within a migration budget" in text and "FGD online" in text
+
+
+def test_repack_mode_bad_settings_exit_2_naming_the_option(tmp_path: Path) -> None:
+    pods = small_trace(tmp_path)
+    base = ("bench", "gpu-openb", "--data", tmp_path / "data", "--out", tmp_path / "o")
+    base += ("--trace", pods, "--seeds", "1")
+    for extra, option in (
+        (("--modes", "repack:Nope"), "--modes"),
+        (("--modes", "repack", "--param", "repack_budget=1.5"), "--param repack_budget"),
+        (("--modes", "repack", "--param", "repack_every=0"), "repack_every"),
+    ):
+        done = cli(*base, *extra, cwd=tmp_path)
+        assert done.returncode == 2, (extra, done.stderr)
+        assert option in done.stderr and done.stderr.count("\n") == 1, done.stderr

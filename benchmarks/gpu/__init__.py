@@ -60,6 +60,37 @@ SUITES = (
                 300.0,
                 help="seconds of column generation per budget of the curve mode (default 300)",
             ),
+            Parameter(
+                "repack_budget",
+                "name_list",
+                None,
+                help="budgets of the repack mode, fractions of the arrived pods "
+                "(default 0.005,0.01,0.02,0.05)",
+            ),
+            Parameter(
+                "repack_every",
+                "positive_int",
+                None,
+                help="arrivals between re-packing cycles while pods wait (default 200)",
+            ),
+            Parameter(
+                "repack_time",
+                "positive_float",
+                None,
+                help="wall-time budget of one re-packing cycle's plan in seconds (default 240)",
+            ),
+            Parameter(
+                "repack_nodes",
+                "positive_int",
+                None,
+                help="nodes of a re-packing cycle's neighbourhood (default: the whole cluster)",
+            ),
+            Parameter(
+                "repack_moves",
+                "positive_int",
+                None,
+                help="most pods one re-packing cycle migrates for the first time (default: what the budget allows)",
+            ),
         ),
     ),
     Suite(

@@ -22,6 +22,8 @@ One module per experiment, and what they share:
 * :mod:`.modes`: ours (online, batch) against FGD and the offline bound;
 * :mod:`.bounds`: the configuration LP bound and the never-refusing bound;
 * :mod:`.defragmentation`: unallocated GPUs against the share of pods migrated;
+* :mod:`.curve`: the end-state curve of a migration budget;
+* :mod:`.repacking`: online re-packing within a migration budget, its settings and table;
 * :mod:`.departures`: the trace with departures;
 * :mod:`.latency`: the latency of one cycle on the whole cluster;
 * :mod:`.shared`: the traces, their loading and the targets.

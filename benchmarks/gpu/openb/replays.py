@@ -14,7 +14,7 @@ import numpy as np
 from placement.benchmarks.gpu.openb.bounds import config_bound_row
 from placement.benchmarks.gpu.openb.shared import lp_bound, percentile, trace_of
 
-MODES = ("online", "batch", "defrag", "bound", "config_bound", "forced_bound")
+MODES = ("online", "batch", "defrag", "repack", "bound", "config_bound", "forced_bound")
 
 
 def run_case(
@@ -30,18 +30,24 @@ def run_case(
     pods_file: str | None = None,
     budget: float | None = None,
     every: int = 0,
+    repack: dict | None = None,
 ) -> dict:
     """One (trace, policy or mode, seed) case; returns its row (``curve``: allocation % at
     0..130 % arrived). ``mode``: ``online`` (``policy`` decides one pod at a time),
     ``batch`` (cycles of ``batch`` arrivals, ``policy`` as the hint, CP-SAT per cycle with
     ``time_limit`` s), ``defrag`` (``policy`` online, migration cycles within ``budget``,
     :mod:`placement.models.gpu.sim.openb.defrag`; the replay ends after the 100 % window) or
+    ``repack`` (``policy`` online, re-packing cycles within ``budget`` every ``every``
+    arrivals while pods wait, ``repack`` the cycle's other settings: ``cycle_time_s``,
+    ``nodes``, ``cycle_moves`` of :func:`~placement.models.gpu.sim.openb.repack.replay_repack`;
+    the replay ends after the 100 % window) or
     ``bound`` (the offline LP bound on the seed's workload). ``pods_file``: the pod list
     (default: the trace's file under ``data``)."""
     # On use: a child process imports this module and its peak RSS is one solve's.
     from placement.models.gpu.sim.openb.batch import replay_batch
     from placement.models.gpu.sim.openb.defrag import replay_defrag
     from placement.models.gpu.sim.openb.online import make_any
+    from placement.models.gpu.sim.openb.repack import replay_repack
     from placement.models.gpu.sim.openb.replay import replay, workload
 
     cluster, pods = trace_of(data, trace, pods_file)
@@ -109,25 +115,39 @@ def run_case(
             protocol=protocol,
             stop=1.01,
         )
-        row["policy"] = curve.policy
-        row["batch"] = "unlimited" if budget is None else budget
+        row.update(_budget_columns(curve, budget))
         row.update(
-            budget="unlimited" if budget is None else budget,
-            migrated_pods=curve.migrated_at_100,
-            migrated_share_pct=round(
-                curve.migrated_at_100 / max(curve.arrived_pods_at_100, 1) * 100, 3
-            ),
-            migrations=curve.migrations,
-            cycles=curve.cycles,
-            cycles_applied=curve.applied,
-            cycle_p50_ms=round(percentile(curve.cycle_seconds, 50) * 1e3, 1),
-            cycle_p99_ms=round(percentile(curve.cycle_seconds, 99) * 1e3, 1),
             # over the cycles CP-SAT answered (a cycle without a solution proves no gap)
             gap_max=(
                 round(float(np.nanmax(curve.gaps)), 4) if np.isfinite(curve.gaps).any() else ""
             ),
             statuses=" ".join(f"{k}={v}" for k, v in sorted(curve.statuses.items())),
             invalid=curve.invalid,
+        )
+    elif mode == "repack":
+        curve = replay_repack(
+            cluster,
+            pods,
+            make_any(policy),
+            seed,
+            budget,
+            every=every,
+            tie_break=tie_break,
+            protocol=protocol,
+            stop=1.01,
+            **(repack or {}),
+        )
+        row.update(_budget_columns(curve, budget))
+        row.update(
+            every=every,
+            cycle_time_s=curve.cycle_time_s,
+            nodes=curve.nodes,
+            cycle_moves="" if curve.cycle_moves is None else curve.cycle_moves,
+            planned_moves=curve.planned,
+            rejected_moves=curve.rejected,
+            waiting_placed=curve.placed_waiting,
+            cycle_gains_gpus=" ".join(f"{g / 1000:g}" for g in curve.gained_milli),
+            end_unalloc_gpus=round((cluster.total_gpu_milli - int(curve.used[-1])) / 1000, 2),
         )
     elif mode == "bound":
         workload_ss, _ = np.random.SeedSequence(seed).spawn(2)
@@ -173,6 +193,26 @@ def run_case(
         curve=curve.discrete(130),
     )
     return headline(row, curve.arrived, cluster.total_gpu_milli)
+
+
+def _budget_columns(curve, budget: float | None) -> dict:
+    """The columns of a replay that migrates within a budget (defrag, repack): the policy,
+    the budget, the pods migrated by 100 % arrived, the moves, the cycles and their
+    latency."""
+    return {
+        "policy": curve.policy,
+        "batch": "unlimited" if budget is None else budget,
+        "budget": "unlimited" if budget is None else budget,
+        "migrated_pods": curve.migrated_at_100,
+        "migrated_share_pct": round(
+            curve.migrated_at_100 / max(curve.arrived_pods_at_100, 1) * 100, 3
+        ),
+        "migrations": curve.migrations,
+        "cycles": curve.cycles,
+        "cycles_applied": curve.applied,
+        "cycle_p50_ms": round(percentile(curve.cycle_seconds, 50) * 1e3, 1),
+        "cycle_p99_ms": round(percentile(curve.cycle_seconds, 99) * 1e3, 1),
+    }
 
 
 def headline(row: dict, arrived: np.ndarray, total_milli: int) -> dict:

@@ -33,6 +33,7 @@ from placement.benchmarks.gpu.openb.peers import (
     published,
     summary,
 )
+from placement.benchmarks.gpu.openb.repacking import repack_settings, repack_table
 from placement.benchmarks.gpu.openb.replays import run_case
 from placement.benchmarks.gpu.openb.shared import (
     OPENB_DATA,
@@ -65,7 +66,10 @@ MODE_HELP = (
     "any migration holds), ablation, departures (the "
     "trace with departures), latency (one cycle on the whole cluster), curve[:POLICY] (from "
     "the end state of ours online and FGD, or of POLICY: the best placement reachable with "
-    "at most K migrations, K = 0 to 10 percent of the arrived pods and unlimited)"
+    "at most K migrations, K = 0 to 10 percent of the arrived pods and unlimited), "
+    "repack[:POLICY] (ours online, or POLICY, with re-packing cycles within a migration "
+    "budget: --param repack_budget=F,... (default 0.005,0.01,0.02,0.05), repack_every=N, "
+    "repack_time=S, repack_nodes=M, repack_moves=C)"
 )
 QUICK_SEEDS = (42,)
 FULL_SEEDS = tuple(range(42, 52))
@@ -83,8 +87,11 @@ def _budget(text: str, word: str) -> float | None:
     return value
 
 
-def _mode_cases(word: str, trace: str, pods_file: str | None, seeds) -> list[dict[str, Any]]:
-    """The cases of one ``--modes`` word on one trace (InputError naming a bad word)."""
+def _mode_cases(
+    word: str, trace: str, pods_file: str | None, seeds, params: dict | None = None
+) -> list[dict[str, Any]]:
+    """The cases of one ``--modes`` word on one trace (InputError naming a bad word);
+    ``params``: the suite's ``--param`` values (the repack mode's settings)."""
     # On use: the models load only when cases are made, not for placement bench --list.
     from placement.models.gpu.peers.fgd import POLICIES
     from placement.models.gpu.sim.openb.online import OURS as OUR_POLICIES
@@ -201,6 +208,27 @@ def _mode_cases(word: str, trace: str, pods_file: str | None, seeds) -> list[dic
                 }
                 for s in seeds
             ]
+    elif name == "repack":
+        start = arg or OURS
+        if start not in (*POLICIES, *OUR_POLICIES):
+            raise InputError.single("--modes", word, "repack or repack:POLICY (a policy name)")
+        settings = repack_settings(params or {})
+        budgets = settings.pop("budgets")
+        every = settings.pop("every")
+        for budget in budgets:
+            out += [
+                {
+                    **base,
+                    "case": f"{trace} repack {start} {budget:g} seed {s}",
+                    "policy": start,
+                    "seed": s,
+                    "mode": "repack",
+                    "budget": budget,
+                    "every": every,
+                    "repack": settings,
+                }
+                for s in seeds
+            ]
     else:
         raise InputError.single("--modes", word, MODE_HELP)
     return out
@@ -239,7 +267,7 @@ def cases_openb(config: Any) -> list[dict[str, Any]]:
         for word in modes:
             if word in ("ablation",) and trace != "default":
                 continue
-            out += _mode_cases(word, trace, pods_file, seeds)
+            out += _mode_cases(word, trace, pods_file, seeds, params)
     return out
 
 
@@ -271,6 +299,7 @@ def run_openb(case: dict[str, Any], config: Any) -> list[dict[str, Any]]:
         pods_file=case.get("pods_file"),
         budget=case.get("budget"),
         every=case.get("every", 0),
+        repack=case.get("repack"),
     )
     placements = row.pop("placements", None)
     if placements is not None:
@@ -359,6 +388,7 @@ def report_openb(rows: list[dict[str, Any]], config: Any) -> str:
     extra = (
         curve_table(curve_rows)
         + bound_table(main)
+        + repack_table(main, curve_rows)
         + defrag_tables(main)
         + departure_tables(departures)
         + latency_table(latency)

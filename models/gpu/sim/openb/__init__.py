@@ -13,5 +13,7 @@ CP-SAT), :mod:`.offline_bound` (an LP upper bound on what any policy can allocat
 :mod:`.config_bound` (the stronger configuration-LP bound, with a checked witness packing),
 :mod:`.defrag` (the replay with migration cycles), :mod:`.defrag_cycle` (one cycle: its
 CP-SAT model, its check, a cycle within a wall-time budget), :mod:`.defrag_bound` (bounds on
-what any consolidation could gain), :mod:`.departures` (replays where pods also leave).
+what any consolidation could gain), :mod:`.budget_curve` (the best placement reachable from an
+end state with at most K migrations), :mod:`.repack` (the replay with re-packing cycles within
+a migration budget), :mod:`.departures` (replays where pods also leave).
 """

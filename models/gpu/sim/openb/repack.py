@@ -1,0 +1,349 @@
+"""Online re-packing within a migration budget on the openb replay (issue 42, item 3).
+
+The FGD protocol (:mod:`.replay`) with the defragmenting replay's budget (:mod:`.defrag`:
+after arrival ``i`` at most ``floor(budget x (i + 1))`` distinct pods ever migrated) and a
+different cycle, aimed at what the end-state curve (:mod:`.budget_curve`) shows: the GPUs a
+budget buys are the pods that *failed*, placed once whole nodes are re-packed -- not room made
+for the arriving pod alone, which is all the misfit cycles of :mod:`.defrag` try.
+
+* **Pending pods.** A pod that fits nowhere when it arrives waits (it is not dropped, as in
+  the plain replay): every cycle may place it.
+* **When.** Once a pod waits, a cycle runs after that arrival and then after every ``every``-th
+  arrival while pods wait and budget is left (:data:`EVERY`).
+* **The cycle's plan** (:func:`plan_repack`): the end-state curve's problem -- the most
+  milli-GPU reachable with at most ``K`` migrations, every placed pod kept placed, waiting
+  pods placed where they fit -- on a *neighbourhood* of the cluster (:func:`neighbourhood`:
+  the ``nodes`` nodes with the most free milli-GPU, skipping those of the last cycle when it
+  bought nothing), solved by :class:`.budget_curve.BudgetCurve` (its column generation with
+  per-node keep decisions, :meth:`~.budget_curve.BudgetCurve.at`) within the cycle's wall
+  time. ``K`` is what the budget allows so far, at most ``cycle_moves``. The plan is the
+  witness: a checked placement of the neighbourhood, its moves counted from the placements.
+* **Applying it, move by move** (:func:`apply_moves`): each move -- a resident to a new node
+  or GPUs, or a waiting pod placed -- is checked by :func:`.defrag_cycle.check_cycle`
+  against the cluster *as it is when the move is applied* (the pod still where the plan
+  found it, its target's GPU milli, CPU, memory and type free now, the budget) and applied
+  only if that check passes. Moves whose target is not free yet wait for the moves that free
+  it; moves left blocked by each other (a swap) are checked together as one step, the pods
+  taken off first and placed after, as Kubernetes evicts and recreates. A move that fails
+  its check -- an event since the plan took its room, or its pod is gone -- is *rejected*
+  (counted, never applied); the moves that depended on it are then rejected too.
+
+Why a neighbourhood and not the whole cluster: one column generation over the 1,213 nodes of
+the end state takes minutes per budget (the curve's 180-600 s); a neighbourhood of 40-80
+nodes prices in seconds. The cycle's gain is bounded by its neighbourhood; the curve says
+what the whole cluster could give.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from placement.models.gpu.sim.openb.budget_curve import BudgetCurve
+from placement.models.gpu.sim.openb.defrag import DefragCurve
+from placement.models.gpu.sim.openb.defrag_cycle import Book, Where, check_cycle
+from placement.models.gpu.sim.openb.replay import (
+    TUNE_RATIO,
+    PodSet,
+    Policy,
+    TraceCluster,
+    TraceState,
+    start_replay,
+)
+
+EVERY = 200
+"""Arrivals between two cycles while pods wait. With :data:`CYCLE_SECONDS` chosen between two
+settings on the default trace, seed 42 (an evaluation seed: say so beside its figures):
+N = 100 and 120 s left 290.1 unallocated GPUs at 100 % (6 cycles, 187 pods migrated),
+N = 200 and 240 s 265.9 (3 cycles, 391): fewer, longer cycles, the later ones with most
+pods waiting, spend the budget better."""
+CYCLE_SECONDS = 240.0
+"""A cycle's wall-time budget for its plan (applying it takes milliseconds more)."""
+NODES = 0
+"""Nodes of a cycle's neighbourhood (0: the whole cluster)."""
+CYCLE_MOVES: int | None = None
+"""Most pods one cycle may migrate for the first time (None: what the budget allows)."""
+COLUMN_SHARE = 0.6
+"""The share of a cycle's time its column generation gets; the witness the rest."""
+PRICING_SECONDS = 1.0
+"""Time limit of one pricing model of the cycle's column generation (the curve's)."""
+
+
+@dataclass(frozen=True)
+class Move:
+    """One step of a plan: ``arrival`` from ``source`` (None: it waits, unplaced) to
+    ``target``."""
+
+    arrival: int
+    source: Where | None
+    target: Where
+
+
+@dataclass
+class RepackCurve(DefragCurve):
+    """A re-packing replay: :class:`.defrag.DefragCurve` (``cycles``: cycles run, ``applied``:
+    those that applied a move, ``invalid``: applied moves a from-scratch check rejected, which
+    must be 0) with what the cycles did."""
+
+    nodes: int = NODES
+    cycle_moves: int | None = CYCLE_MOVES
+    cycle_time_s: float = CYCLE_SECONDS
+    planned: int = 0
+    """Moves the plans held."""
+    rejected: int = 0
+    """Planned moves that failed their check when applied (not applied)."""
+    placed_waiting: int = 0
+    """Pods that failed when they arrived and a cycle placed."""
+    gained_milli: list[int] = field(default_factory=list)
+    """Per cycle, the milli-GPU its applied moves added."""
+
+
+def neighbourhood(
+    state: TraceState, size: int, skip: set[int] | frozenset = frozenset()
+) -> list[int]:
+    """The ``size`` nodes with the most free milli-GPU (fully and partly free GPUs), not in
+    ``skip``; ties to the lower index. ``size`` 0: every node."""
+    if size <= 0:
+        return list(range(state.cluster.n))
+    free = np.where(state.exists, state.gpu_left, 0).sum(axis=1)
+    if skip:
+        free = free.copy()
+        free[list(skip)] = -1
+    ranked = np.argsort(-free, kind="stable")
+    return [int(n) for n in ranked[:size] if free[n] > 0]
+
+
+def sub_cluster(cluster: TraceCluster, nodes: list[int]) -> TraceCluster:
+    """The rows ``nodes`` of ``cluster`` as a cluster of their own (node ``j`` is
+    ``nodes[j]``)."""
+    idx = np.asarray(nodes, dtype=np.int64)
+    return TraceCluster(
+        names=tuple(cluster.names[n] for n in nodes),
+        types=cluster.types,
+        type_of=cluster.type_of[idx],
+        gpu_count=cluster.gpu_count[idx],
+        cpu_milli=cluster.cpu_milli[idx],
+        memory_mib=cluster.memory_mib[idx],
+    )
+
+
+def plan_repack(
+    state: TraceState,
+    pods: PodSet,
+    order: np.ndarray,
+    book: Book,
+    waiting: list[int],
+    nodes: list[int],
+    budget: int,
+    time_limit_s: float,
+) -> list[Move]:
+    """The moves of the best placement of ``nodes`` the budget curve's keep-or-reset column
+    generation (:meth:`.budget_curve.BudgetCurve.keep_or_reset`: each node keeps all its
+    pods and may take more, or is packed anew) finds within ``time_limit_s``: their
+    residents kept placed (on ``nodes``), at most ``budget`` of them moved, the ``waiting``
+    arrivals placed where they fit. Residents first, then waiting pods, each in arrival
+    order."""
+    if not nodes or not waiting:
+        return []
+    cluster = sub_cluster(state.cluster, nodes)
+    index = {n: j for j, n in enumerate(nodes)}
+    residents = sorted(a for n in nodes for a in book.on[n])
+    items = residents + list(waiting)
+    node = np.array([index[int(book.node[a])] for a in residents] + [-1] * len(waiting))
+    gpus = [book.gpus[a] for a in residents] + [()] * len(waiting)
+    curve = BudgetCurve(cluster, pods, order[items], node, gpus)
+    point = curve.keep_or_reset(
+        budget,
+        time_limit_s=COLUMN_SHARE * time_limit_s,
+        pricing_time_s=PRICING_SECONDS,
+        witness_time_s=(1 - COLUMN_SHARE) * time_limit_s,
+    )
+    if point.errors or point.witness_milli is None or point.witness_milli <= curve.start_milli:
+        return []
+    moves = []
+    for i, a in enumerate(items):
+        if i not in point.witness:
+            continue
+        j, g = point.witness[i]
+        target = (nodes[j], tuple(int(x) for x in g))
+        source = None if node[i] < 0 else (int(book.node[a]), tuple(book.gpus[a]))
+        if target != source:
+            moves.append(Move(a, source, target))
+    return moves
+
+
+def apply_moves(
+    state: TraceState,
+    pods: PodSet,
+    order: np.ndarray,
+    book: Book,
+    moves: list[Move],
+    budget_left: int | None,
+    migrated: set[int],
+    policy: Policy | None = None,
+) -> tuple[list[Move], list[Move]]:
+    """Apply ``moves`` to ``state`` and ``book`` one at a time, each checked against the
+    cluster as it stands then (module docstring); returns (applied, rejected). ``migrated``
+    (the pods ever moved) grows by the moved residents; the budget counts a pod once."""
+    applied: list[Move] = []
+    todo = list(moves)
+
+    def current(mv: Move) -> bool:  # the pod is still where the plan found it
+        a = mv.arrival
+        now = None if book.node[a] < 0 else (int(book.node[a]), tuple(book.gpus[a]))
+        return now == mv.source
+
+    def errors_of(group: list[Move]) -> list[str]:
+        left = None if budget_left is None else budget_left - _new(applied, migrated)
+        moved = {mv.arrival: mv.target for mv in group if mv.source is not None}
+        placed = {mv.arrival: mv.target for mv in group if mv.source is None}
+        return check_cycle(state, pods, order, book, moved, placed, left, migrated)
+
+    def apply(group: list[Move]) -> None:
+        for mv in group:  # every moving pod off first, then every pod on
+            if mv.source is not None:
+                p, n = int(order[mv.arrival]), mv.source[0]
+                state.remove(pods, p, n, mv.source[1])
+                book.take(mv.arrival)
+                if policy is not None:
+                    policy.placed(state, pods, p, n)
+        for mv in group:
+            p, (n, g) = int(order[mv.arrival]), mv.target
+            state.place(pods, p, n, list(g))
+            book.put(mv.arrival, n, g)
+            if policy is not None:
+                policy.placed(state, pods, p, n)
+        applied.extend(group)
+
+    rejected = [mv for mv in todo if not current(mv)]
+    todo = [mv for mv in todo if current(mv)]
+    while todo:
+        ready = [mv for mv in todo if not errors_of([mv])]
+        for mv in ready:
+            if current(mv) and not errors_of([mv]):  # re-checked: an earlier move may block
+                apply([mv])
+                todo.remove(mv)
+        if ready:
+            continue
+        if not errors_of(todo):  # blocked by each other only: one simultaneous step
+            apply(todo)
+        else:
+            rejected += todo
+        todo = []
+    return applied, rejected
+
+
+def _new(moves: list[Move], migrated: set[int]) -> int:
+    """Pods among ``moves`` (residents) not migrated before."""
+    return len({mv.arrival for mv in moves if mv.source is not None} - migrated)
+
+
+def replay_repack(
+    cluster: TraceCluster,
+    pods: PodSet,
+    policy: Policy,
+    seed: int,
+    budget: float | None,
+    every: int = EVERY,
+    cycle_time_s: float = CYCLE_SECONDS,
+    nodes: int = NODES,
+    cycle_moves: int | None = CYCLE_MOVES,
+    ratio: float = TUNE_RATIO,
+    protocol: str = "simulator",
+    order: np.ndarray | None = None,
+    tie_break: str = "rank",
+    stop: float | None = None,
+) -> RepackCurve:
+    """The FGD protocol with re-packing cycles (module docstring). ``budget``: the fraction of
+    arrived pods that may ever be migrated (None: unlimited); ``every``: arrivals between
+    cycles while pods wait; ``cycle_time_s``: a cycle's wall-time budget; ``nodes``: its
+    neighbourhood; ``cycle_moves``: most first migrations per cycle (None: what the budget
+    allows); ``stop`` as :func:`.defrag.replay_defrag`'s."""
+    if budget is not None and not 0 <= budget <= 1:
+        raise ValueError(f"budget must be a fraction in [0, 1] or None, not {budget!r}")
+    if every < 1 or nodes < 0 or cycle_time_s <= 0:
+        raise ValueError(
+            f"every must be >= 1, nodes >= 0 and cycle_time_s > 0, not {every}, {nodes}, "
+            f"{cycle_time_s}"
+        )
+    order, state, rng = start_replay(cluster, pods, policy, seed, ratio, protocol, order, tie_break)
+    order = np.asarray(order, dtype=np.int64)
+    arrived = np.cumsum(pods.demand[order]) if len(order) else np.zeros(0, dtype=np.int64)
+    n = len(order)
+    if stop is not None and n:
+        n = min(n, int(np.searchsorted(arrived, stop * cluster.total_gpu_milli, "right")) + 1)
+        order, arrived = order[:n], arrived[:n]
+    book = Book(n, cluster.n)
+    used = np.zeros(n, dtype=np.int64)
+    migrated: set[int] = set()
+    waiting: list[int] = []
+    seconds: list[float] = []
+    gained: list[int] = []
+    moves_total = planned = rejected = placed_waiting = applied_cycles = 0
+    last_cycle = -every
+    skip: set[int] = set()
+    at_100 = (0, 0)
+    for i in range(n):
+        p = int(order[i])
+        feasible = state.feasible(pods, p)
+        if len(feasible):
+            node, gpus = policy.choose(state, pods, p, feasible, rng)
+            state.place(pods, p, node, gpus)
+            policy.placed(state, pods, p, node)
+            book.put(i, int(node), tuple(int(g) for g in gpus))
+        else:
+            waiting.append(i)
+        left = None if budget is None else int(budget * (i + 1)) - len(migrated)
+        if waiting and budget != 0 and i - last_cycle >= every and (left is None or left > 0):
+            last_cycle = i
+            t0 = time.perf_counter()
+            before = state.used_milli
+            allow = n if left is None else left  # unlimited: every resident may move
+            if cycle_moves is not None:
+                allow = min(allow, cycle_moves)
+            hood = neighbourhood(state, nodes, skip)
+            plan = plan_repack(state, pods, order, book, waiting, hood, allow, cycle_time_s)
+            done, refused = apply_moves(state, pods, order, book, plan, left, migrated, policy)
+            moves_total += len([mv for mv in done if mv.source is not None])
+            migrated.update(mv.arrival for mv in done if mv.source is not None)
+            placed_now = {mv.arrival for mv in done if mv.source is None}
+            placed_waiting += len(placed_now)
+            waiting = [a for a in waiting if a not in placed_now]
+            planned += len(plan)
+            rejected += len(refused)
+            applied_cycles += bool(done)
+            gained.append(state.used_milli - before)
+            skip = set(hood) if state.used_milli == before else set()
+            seconds.append(time.perf_counter() - t0)
+        used[i] = state.used_milli
+        if arrived[i] <= cluster.total_gpu_milli:
+            at_100 = (len(migrated), i + 1)
+    return RepackCurve(
+        policy=f"{policy.name} repack {'unlimited' if budget is None else f'{budget:g}'}",
+        seed=seed,
+        total_gpu_milli=cluster.total_gpu_milli,
+        order=order,
+        node=book.node,
+        gpus=book.gpus,
+        arrived=arrived,
+        used=used,
+        budget=budget,
+        every=every,
+        migrated=len(migrated),
+        migrations=moves_total,
+        cycles=len(seconds),
+        applied=applied_cycles,
+        cycle_seconds=np.array(seconds),
+        gaps=np.zeros(0),
+        migrated_at_100=at_100[0],
+        arrived_pods_at_100=at_100[1],
+        nodes=nodes,
+        cycle_moves=cycle_moves,
+        cycle_time_s=cycle_time_s,
+        planned=planned,
+        rejected=rejected,
+        placed_waiting=placed_waiting,
+        gained_milli=gained,
+    )

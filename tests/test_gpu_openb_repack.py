@@ -1,0 +1,182 @@
+"""Online re-packing within a migration budget on the openb replay (issue 42, item 3): a move
+sequence the arriving-pod defragmentation cannot find, every move checked against the cluster
+as it is when applied, the budget, and whole replays re-checked from scratch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from placement.models.gpu.instance import GpuJob, GpuNode
+from placement.models.gpu.sim.openb.batch import check_placement
+from placement.models.gpu.sim.openb.defrag_cycle import Book, _fit_after, solve_cycle
+from placement.models.gpu.sim.openb.online import make_any
+from placement.models.gpu.sim.openb.repack import (
+    Move,
+    apply_moves,
+    neighbourhood,
+    plan_repack,
+    replay_repack,
+)
+from placement.models.gpu.sim.openb.replay import PodSet, TraceCluster, TraceState, replay
+from tests.test_gpu_openb_config_bound import _random_case
+
+
+def split_whole_gpus():
+    """Two nodes of 2 GPUs, each with one whole-GPU pod (x on n0, y on n1, GPU 0); w wants
+    2 whole GPUs and fits nowhere; z (1 GPU) arrives later. Arrivals: 0 = x, 1 = y, 2 = w,
+    3 = z."""
+    nodes = [GpuNode(f"n{i}", "G", 2, 0, 0, 64_000, 65_536) for i in range(2)]
+    jobs = [
+        GpuJob("x", gpus=1, cpu_milli=1_000, memory_mib=1),
+        GpuJob("y", gpus=1, cpu_milli=1_000, memory_mib=1),
+        GpuJob("w", gpus=2, cpu_milli=1_000, memory_mib=1),
+        GpuJob("z", gpus=1, cpu_milli=1_000, memory_mib=1),
+    ]
+    cluster = TraceCluster.from_nodes(nodes)
+    pods = PodSet.from_jobs(jobs, cluster)
+    order = np.array([pods.names.index(x) for x in ("x", "y", "w", "z")])
+    state = TraceState(cluster)
+    book = Book(len(order), cluster.n)
+    for a, node in ((0, 0), (1, 1)):
+        state.place(pods, int(order[a]), node, [0])
+        book.put(a, node, (0,))
+    return cluster, pods, order, state, book
+
+
+def placed_now(state: TraceState, pods: PodSet, order, book: Book) -> list[str]:
+    """The from-scratch check of every placed arrival on the empty cluster."""
+    items = [int(a) for a in np.flatnonzero(book.node >= 0)]
+    return check_placement(
+        TraceState(state.cluster),
+        pods,
+        [int(order[a]) for a in items],
+        [(i, int(book.node[a]), book.gpus[a]) for i, a in enumerate(items)],
+    )
+
+
+def test_repacking_places_what_the_arriving_pod_defragmentation_cannot() -> None:
+    """w needs a node with both GPUs free: only moving a whole-GPU pod (x next to y, or y
+    next to x) makes one. The misfit cycle moves shared and CPU-only pods only: it finds no
+    source node, and its model over the whole cluster places nothing; the re-packing cycle
+    moves one pod and places w, and the result passes the from-scratch check."""
+    cluster, pods, order, state, book = split_whole_gpus()
+    w = int(order[2])
+    assert len(state.feasible(pods, w)) == 0
+    assert _fit_after(state, pods, order, book, w) == []
+    out = solve_cycle(state, pods, order, book, [0, 1], [0, 1], [2], None, set(), 10.0)
+    assert out.status == "optimal" and out.placed == {} and out.moves == {}
+
+    plan = plan_repack(state, pods, order, book, [2], [0, 1], budget=1, time_limit_s=20.0)
+    moved = [mv for mv in plan if mv.source is not None]
+    assert len(moved) == 1 and any(mv.arrival == 2 and mv.source is None for mv in plan)
+    migrated: set[int] = set()
+    applied, rejected = apply_moves(state, pods, order, book, plan, 1, migrated)
+    assert rejected == [] and len(applied) == 2
+    assert book.node[2] >= 0 and len(set(book.node[:3].tolist())) == 2
+    assert placed_now(state, pods, order, book) == []
+
+
+def test_a_move_made_invalid_by_an_intervening_event_is_rejected_not_applied() -> None:
+    """The plan moves x or y onto the other node's free GPU; before it is applied, z arrives
+    and takes that GPU. The move fails its check against the cluster as it stands and is
+    rejected, and so is w's placement that depended on it; nothing changes."""
+    _cluster, pods, order, state, book = split_whole_gpus()
+    plan = plan_repack(state, pods, order, book, [2], [0, 1], budget=1, time_limit_s=20.0)
+    (move,) = [mv for mv in plan if mv.source is not None]
+    node, (gpu,) = move.target
+    state.place(pods, int(order[3]), node, [gpu])  # the event: z takes the target GPU
+    book.put(3, node, (gpu,))
+    before = state.gpu_left.copy(), book.node.copy()
+    applied, rejected = apply_moves(state, pods, order, book, plan, 1, set())
+    assert applied == [] and sorted(rejected, key=str) == sorted(plan, key=str)
+    assert (state.gpu_left == before[0]).all() and (book.node == before[1]).all()
+    assert placed_now(state, pods, order, book) == []
+
+
+def test_moves_whose_pod_left_or_over_budget_are_rejected() -> None:
+    """A move whose pod is no longer where the plan found it is rejected; a first migration
+    beyond the budget left is rejected; a valid move in the same plan is applied."""
+    _cluster, pods, order, state, book = split_whole_gpus()
+    stale = Move(0, (1, (0,)), (1, (1,)))  # x is on n0, not n1
+    applied, rejected = apply_moves(state, pods, order, book, [stale], None, set())
+    assert applied == [] and rejected == [stale]
+    over = Move(0, (0, (0,)), (1, (1,)))
+    applied, rejected = apply_moves(state, pods, order, book, [over], 0, set())
+    assert applied == [] and rejected == [over]
+    # x was migrated before: moving it again costs no budget
+    applied, rejected = apply_moves(state, pods, order, book, [over], 0, {0})
+    assert applied == [over] and rejected == [] and int(book.node[0]) == 1
+
+
+def test_a_swap_is_applied_as_one_checked_step() -> None:
+    """x (GPU 0 of n0, 1 GPU) and a 2-GPU pod v on n1 swap nodes: neither fits before the
+    other left; together they are checked and applied, and the result is valid."""
+    nodes = [
+        GpuNode("n0", "G", 2, 0, 0, 64_000, 65_536),
+        GpuNode("n1", "G", 2, 0, 0, 64_000, 65_536),
+    ]
+    jobs = [
+        GpuJob("x", gpus=1, cpu_milli=60_000, memory_mib=1),
+        GpuJob("v", gpus=2, cpu_milli=60_000, memory_mib=1),
+    ]
+    cluster = TraceCluster.from_nodes(nodes)
+    pods = PodSet.from_jobs(jobs, cluster)
+    order = np.array([pods.names.index("x"), pods.names.index("v")])
+    state, book = TraceState(cluster), Book(2, 2)
+    state.place(pods, int(order[0]), 0, [0])
+    book.put(0, 0, (0,))
+    state.place(pods, int(order[1]), 1, [0, 1])
+    book.put(1, 1, (0, 1))
+    plan = [Move(0, (0, (0,)), (1, (0,))), Move(1, (1, (0, 1)), (0, (0, 1)))]
+    applied, rejected = apply_moves(state, pods, order, book, plan, None, set())
+    assert rejected == [] and len(applied) == 2
+    assert (int(book.node[0]), int(book.node[1])) == (1, 0)
+    assert placed_now(state, pods, order, book) == []
+
+
+def test_neighbourhood_takes_the_nodes_with_most_free_milli() -> None:
+    _cluster, pods, order, state, book = split_whole_gpus()
+    state.place(pods, int(order[3]), 1, [1])
+    assert neighbourhood(state, 1) == [0]
+    assert neighbourhood(state, 2, skip={0}) == []  # n1 is full
+
+
+@pytest.mark.parametrize("seed", [2, 3, 4, 15])
+def test_replay_with_repacking_is_valid_within_budget(seed: int) -> None:
+    """On random small clusters, the arrivals twice over (so the cluster fills and pods
+    wait): the end state passes the from-scratch check, what the cluster holds never drops
+    (a placed pod stays placed through its moves), the distinct pods migrated stay within
+    the budget, no planned move is rejected (nothing intervenes inside a cycle), and on these
+    seeds a cycle places a waiting pod the plain online replay leaves out."""
+    rng = np.random.default_rng(seed)
+    cluster, pods, arrived = _random_case(rng)
+    order = np.concatenate([arrived, arrived])  # twice: the cluster fills and pods wait
+    budget = 0.5
+    curve = replay_repack(
+        cluster, pods, make_any("FGD"), seed, budget, every=2, cycle_time_s=5.0, order=order
+    )
+    items = [int(a) for a in np.flatnonzero(curve.node >= 0)]
+    assert (
+        check_placement(
+            TraceState(cluster),
+            pods,
+            [int(order[a]) for a in items],
+            [(i, int(curve.node[a]), curve.gpus[a]) for i, a in enumerate(items)],
+        )
+        == []
+    )
+    assert curve.migrated <= int(budget * len(order))
+    assert curve.used[-1] == sum(int(pods.demand[order[a]]) for a in items)
+    assert np.all(np.diff(curve.used) >= 0)  # pods are never removed, moves keep them
+    assert curve.rejected == 0  # nothing intervenes inside a replay's cycle
+    online = replay(cluster, pods, make_any("FGD"), seed, order=order)
+    assert curve.placed_waiting >= 1 and curve.used[-1] > online.used[-1]
+
+
+def test_replay_rejects_bad_settings() -> None:
+    cluster, pods, order, _state, _book = split_whole_gpus()
+    with pytest.raises(ValueError, match="budget"):
+        replay_repack(cluster, pods, make_any("FGD"), 0, 1.5, order=order)
+    with pytest.raises(ValueError, match="every"):
+        replay_repack(cluster, pods, make_any("FGD"), 0, 0.1, every=0, order=order)
