@@ -122,3 +122,45 @@ def test_the_times_reader_names_the_bad_line(tmp_path) -> None:
     )
     times = read_pod_times(path, pods)
     assert times.lifetime.tolist() == [10, 25] and times.qos == ("LS", "LS")
+
+
+def test_disruption_counts_moves_and_the_gpu_seconds_they_cost() -> None:
+    # Preemption: p1 (LS) evicts p0 (BE, 1 GPU) at 5, after p0 ran 5 s: p0 loses its 5 s of
+    # work and the restart, on 1 GPU. The replay's clock ends at 15, when p0 starts again.
+    cluster, pods, times = one_gpu(qos=("BE", "LS"))
+    r = run(cluster, pods, times, mode="preempt", restart_s=30.0)
+    assert r.preemptions == 1 and r.restart_s == 30.0
+    assert r.lost_gpu_s == pytest.approx(5.0 + 30.0)
+    assert r.times[-1] == 15.0 and r.moves_per_hour == pytest.approx(3600 / 15)
+    # Nothing moves: nothing lost.
+    quiet = run(cluster, pods, times)
+    assert quiet.lost_gpu_s == 0.0 and quiet.moves_per_hour == 0.0
+
+
+def test_a_migration_costs_the_restart_on_the_gpus_the_pod_holds() -> None:
+    # As test_a_migration_makes_room_for_a_waiting_pod: one pod of half a GPU moves once.
+    cluster = TraceCluster.from_nodes([GpuNode("n0", "G", 2, 0, 0, 64_000, 65_536)])
+    pods = PodSet.from_jobs(
+        [
+            GpuJob("a", gpu_milli=500, cpu_milli=1_000, memory_mib=1),
+            GpuJob("b", gpu_milli=500, cpu_milli=1_000, memory_mib=1),
+            GpuJob("d", gpu_milli=500, cpu_milli=1_000, memory_mib=1),
+            GpuJob("w", gpus=1, cpu_milli=1_000, memory_mib=1),
+        ],
+        cluster,
+    )
+    times = PodTimes(np.zeros(4, dtype=np.int64), np.array([100, 100, 2, 100]), ("LS",) * 4)
+    moved = replay_departures(
+        cluster,
+        pods,
+        times,
+        make_any("FGD"),
+        0,
+        4.0,
+        "migrate",
+        budget=None,
+        order=np.array([0, 2, 1, 3]),
+        time_limit=5.0,
+        restart_s=40.0,
+    )
+    assert moved.migrations == 1 and moved.lost_gpu_s == pytest.approx(0.5 * 40.0)

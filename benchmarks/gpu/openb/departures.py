@@ -73,6 +73,9 @@ def run_departures(case: dict[str, Any], config: Any, data: Path) -> dict[str, A
         "preemptions": run.preemptions,
         "migrated_pods": run.migrated,
         "cycles": run.cycles,
+        "moves_per_hour": round(run.moves_per_hour, 1),
+        "restart_s": run.restart_s,
+        "lost_gpu_s": round(run.lost_gpu_s, 1),
         "cycle_p50_ms": round(percentile(run.cycle_seconds, 50) * 1e3, 1),
         "cycle_p99_ms": round(percentile(run.cycle_seconds, 99) * 1e3, 1),
         "invalid": run.invalid,
@@ -117,12 +120,16 @@ def departure_tables(rows: list[dict]) -> list[str]:
             "leaves; a pod that fits nowhere waits in a queue retried whenever capacity is "
             "freed (`models/gpu/sim/openb/departures.py`). Means over the seeds; allocation and "
             "fragmentation rate (FGD's fragmentation / free milli-GPU) are time-averaged "
-            "until the last pod has started.",
+            "until the last pod has started. Disruption: `moves / h`, migrations and "
+            "preemptions per hour of the replay's clock; `GPU-s lost`, what they cost at the "
+            "stated restart cost (our assumption): a migrated pod loses the restart on the "
+            "GPUs it holds, a preempted pod the restart and its whole run so far.",
             "",
             "| policy (mode) | seeds | allocation | fragmentation rate | mean wait | p99 wait "
             "| pods that waited | LS: mean / p99 wait, waited | BE: mean / p99 wait, waited "
-            "| never started | preemptions | migrated pods | cycles | invalid |",
-            rule(14),
+            "| never started | preemptions | migrated pods | moves / h | GPU-s lost "
+            f"(restart {mine[0].get('restart_s', '?')} s) | cycles | invalid |",
+            rule(16),
         ]
         for policy in dict.fromkeys(r["policy"] for r in mine):
             g = [r for r in mine if r["policy"] == policy]
@@ -135,7 +142,8 @@ def departure_tables(rows: list[dict]) -> list[str]:
                 f"| {mean_of(g, 'wait_mean_be_s'):.1f} / {mean_of(g, 'wait_p99_be_s'):.1f} s, "
                 f"{mean_of(g, 'waited_be_pct'):.2f} % "
                 f"| {mean_of(g, 'never_started'):.1f} | {mean_of(g, 'preemptions'):.1f} "
-                f"| {mean_of(g, 'migrated_pods'):.1f} | {mean_of(g, 'cycles'):.0f} "
+                f"| {mean_of(g, 'migrated_pods'):.1f} | {mean_of(g, 'moves_per_hour'):.1f} "
+                f"| {mean_of(g, 'lost_gpu_s'):,.0f} | {mean_of(g, 'cycles'):.0f} "
                 f"| {sum(int(r.get('invalid') or 0) for r in g)} |"
             )
         lines += kant_table(mine, "policy")

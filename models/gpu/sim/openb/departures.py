@@ -33,6 +33,12 @@ time); per pod the waiting time (start - arrival, of the first start; evicted po
 again, counted in their total wait), its mean and p99, the share of pods that ever waited;
 the GPU fragmentation rate (FGD's fragmentation of the cluster against the trace's typical
 pods, :class:`.policies.FGDPolicy`, over the free milli-GPU), time-averaged; preemptions.
+
+**Disruption** (issue 42): the moves (migrations and preemptions) per hour of the replay's
+clock, and the GPU-seconds they cost at a stated restart cost ``restart_s`` (our assumption,
+default :data:`RESTART_S`): a migrated pod keeps its progress (its departure time does not
+change) and loses ``restart_s`` on the GPUs it holds; a preempted pod loses ``restart_s``
+and the whole of its run so far (it restarts its lifetime), on the GPUs it held.
 """
 
 from __future__ import annotations
@@ -69,6 +75,9 @@ from placement.solver.errors import InputError
 from placement.solver.jsonform import read_input_text
 
 MODES = ("none", "migrate", "preempt")
+RESTART_S = 60.0
+"""Seconds a moved pod needs to run again (container start and state reload): our assumption,
+stated beside every disruption figure."""
 WINDOW = 300.0
 """Seconds over which the workload arrives (at a constant rate)."""
 QOS = ("LS", "BE", "Burstable", "Guaranteed")
@@ -152,8 +161,18 @@ class DepartureRun:
     invalid: int = 0
     cycle_seconds: np.ndarray = field(default_factory=lambda: np.zeros(0))
     seconds: float = 0.0
+    restart_s: float = RESTART_S
+    lost_gpu_s: float = 0.0
+    """GPU-seconds the moves cost at ``restart_s`` (module docstring, "Disruption")."""
     kant: KantMetrics | None = None
     """Kant's metrics of the replay (:mod:`..kant`), over its event times."""
+
+    @property
+    def moves_per_hour(self) -> float:
+        """Migrations and preemptions per hour of the replay's clock (0 to its last event)."""
+        span = float(self.times[-1]) if len(self.times) else 0.0
+        moves = self.migrations + self.preemptions
+        return moves * 3600 / span if span > 0 else 0.0
 
     def time_mean(self, values: np.ndarray) -> float:
         """Time-weighted mean of a per-event series."""
@@ -212,6 +231,7 @@ def replay_departures(
     budget: float | None = 0.05,
     time_limit: float = 0.2,
     order: np.ndarray | None = None,
+    restart_s: float = RESTART_S,
 ) -> DepartureRun:
     """The replay of the module docstring. The workload and the policy's node order are
     those of :func:`.replay.start_replay` for ``seed`` (the same pods, in the same order,
@@ -243,6 +263,11 @@ def replay_departures(
     out_t, out_alloc, out_frag = [], [], []
     preemptions = migrations = cycles = invalid = 0
     cycle_seconds: list[float] = []
+    lost = 0.0  # GPU-seconds the moves cost
+
+    def held_gpus(a: int) -> float:
+        p = int(order[a])
+        return int(pods.num_gpu[p]) * int(pods.milli[p]) / MILLI
 
     runs: list[list[list]] = [[] for _ in range(n)]  # per arrival: [start, end, {node: GPUs}]
 
@@ -271,7 +296,7 @@ def replay_departures(
         runs[a][-1][1] = now
 
     def try_migrate(a: int, now: float) -> bool:
-        nonlocal migrations, cycles, invalid
+        nonlocal migrations, cycles, invalid, lost
         left = None if budget is None else int(budget * arrived) - len(migrated)
         if left is not None and left <= 0:
             return False
@@ -295,6 +320,7 @@ def replay_departures(
                 for b, (node, gpus) in out.moves.items():
                     put(b, node, gpus, now)
                 migrations += len(out.moves)
+                lost += sum(restart_s * held_gpus(b) for b in out.moves)
                 migrated.update(out.moves)
                 node, gpus = out.placed[a]
                 start(a, node, gpus, now)
@@ -344,6 +370,7 @@ def replay_departures(
                 victims = _evict_for(state, pods, order, book, p, qos)
                 if victims:
                     for b in victims:
+                        lost += (restart_s + now - runs[b][-1][0]) * held_gpus(b)
                         stop(b, now)
                         gen[b] += 1  # its departure is void: it restarts its whole lifetime
                         waiting_since[b] = now
@@ -401,5 +428,7 @@ def replay_departures(
         invalid=invalid,
         cycle_seconds=np.array(cycle_seconds),
         seconds=time.perf_counter() - t_start,
+        restart_s=restart_s,
+        lost_gpu_s=lost,
         kant=kant,
     )
