@@ -68,6 +68,7 @@ from placement.models.gpu.sim.openb.replay import (
     PodSet,
     Policy,
     TraceCluster,
+    TraceState,
     start_replay,
 )
 
@@ -95,6 +96,33 @@ class DefragCurve(Curve):
     arrived_pods_at_100: int = 0
 
 
+def start_budgeted(
+    cluster: TraceCluster,
+    pods: PodSet,
+    policy: Policy,
+    seed: int,
+    budget: float | None,
+    ratio: float,
+    protocol: str,
+    order: np.ndarray | None,
+    tie_break: str,
+    stop: float | None,
+) -> tuple[np.ndarray, TraceState, np.random.Generator, np.ndarray]:
+    """The start of a replay with migrations (:func:`replay_defrag`,
+    :func:`.repack.replay_repack`): ``budget`` checked, the seed's workload and state
+    (:func:`.replay.start_replay`), the arrived demand after each arrival, both cut after
+    ``stop`` (see :func:`replay_defrag`)."""
+    if budget is not None and not 0 <= budget <= 1:
+        raise ValueError(f"budget must be a fraction in [0, 1] or None, not {budget!r}")
+    order, state, rng = start_replay(cluster, pods, policy, seed, ratio, protocol, order, tie_break)
+    order = np.asarray(order, dtype=np.int64)
+    arrived = np.cumsum(pods.demand[order]) if len(order) else np.zeros(0, dtype=np.int64)
+    if stop is not None and len(order):
+        n = int(np.searchsorted(arrived, stop * cluster.total_gpu_milli, side="right")) + 1
+        order, arrived = order[:n], arrived[:n]
+    return order, state, rng, arrived
+
+
 def replay_defrag(
     cluster: TraceCluster,
     pods: PodSet,
@@ -114,13 +142,11 @@ def replay_defrag(
     of arrived pods that may ever be migrated (None: unlimited; 0: no cycle runs).
     ``stop``: end the replay after the first arrival taking the arrived demand above
     ``stop`` x the cluster's GPUs (1.01 ends it after the window of :meth:`Curve.at` (100))."""
-    if budget is not None and not 0 <= budget <= 1:
-        raise ValueError(f"budget must be a fraction in [0, 1] or None, not {budget!r}")
-    order, state, rng = start_replay(cluster, pods, policy, seed, ratio, protocol, order, tie_break)
-    order = np.asarray(order, dtype=np.int64)
+    order, state, rng, arrived = start_budgeted(
+        cluster, pods, policy, seed, budget, ratio, protocol, order, tie_break, stop
+    )
     n = len(order)
     book = Book(n, cluster.n)
-    arrived = np.cumsum(pods.demand[order]) if n else np.zeros(0, dtype=np.int64)
     target = cluster.total_gpu_milli
     used = np.zeros(n, dtype=np.int64)
     migrated: set[int] = set()
@@ -192,10 +218,6 @@ def replay_defrag(
         seconds.append(time.perf_counter() - t0)
         return bool(out.placed)
 
-    if stop is not None and n:
-        n = min(n, int(np.searchsorted(arrived, stop * target, side="right")) + 1)
-        order, arrived, used = order[:n], arrived[:n], used[:n]
-        book.node, book.gpus = book.node[:n], book.gpus[:n]
     for i in range(n):
         p = int(order[i])
         nodes = state.feasible(pods, p)

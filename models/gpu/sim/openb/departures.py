@@ -277,7 +277,7 @@ def replay_departures(
         policy.placed(state, pods, p, node)
         meter.placed(state, pods, p, node)
         book.put(a, int(node), tuple(int(g) for g in gpus))
-        held = len(gpus) * int(pods.milli[p]) / MILLI
+        held = held_gpus(a)
         runs[a].append([now, None, {cluster.names[node]: held} if held else {}])
 
     def start(a: int, node: int, gpus, now: float) -> None:
@@ -394,7 +394,6 @@ def replay_departures(
     final = np.where(np.isnan(waiting_since), wait, np.nan)
     jobs = []
     for a in range(n):
-        p = int(order[a])
         (first, *later) = runs[a] or [[None, None, {}]]
         jobs.append(
             JobRun(
@@ -403,7 +402,7 @@ def replay_departures(
                 first[0],
                 first[1],
                 first[2],
-                gpus=int(pods.num_gpu[p]) * int(pods.milli[p]) / MILLI,
+                gpus=held_gpus(a),
                 later=tuple((x[0], x[1], x[2]) for x in later),
                 stopped=bool(runs[a]) and not np.isnan(waiting_since[a]),
             )

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from placement.models.gpu.sim.openb.budget_curve import BudgetCurve
-from placement.models.gpu.sim.openb.defrag import DefragCurve
+from placement.models.gpu.sim.openb.defrag import DefragCurve, start_budgeted
 from placement.models.gpu.sim.openb.defrag_cycle import Book, Where, check_cycle
 from placement.models.gpu.sim.openb.replay import (
     TUNE_RATIO,
@@ -50,7 +50,6 @@ from placement.models.gpu.sim.openb.replay import (
     Policy,
     TraceCluster,
     TraceState,
-    start_replay,
 )
 
 EVERY = 200
@@ -261,20 +260,15 @@ def replay_repack(
     cycles while pods wait; ``cycle_time_s``: a cycle's wall-time budget; ``nodes``: its
     neighbourhood; ``cycle_moves``: most first migrations per cycle (None: what the budget
     allows); ``stop`` as :func:`.defrag.replay_defrag`'s."""
-    if budget is not None and not 0 <= budget <= 1:
-        raise ValueError(f"budget must be a fraction in [0, 1] or None, not {budget!r}")
     if every < 1 or nodes < 0 or cycle_time_s <= 0:
         raise ValueError(
             f"every must be >= 1, nodes >= 0 and cycle_time_s > 0, not {every}, {nodes}, "
             f"{cycle_time_s}"
         )
-    order, state, rng = start_replay(cluster, pods, policy, seed, ratio, protocol, order, tie_break)
-    order = np.asarray(order, dtype=np.int64)
-    arrived = np.cumsum(pods.demand[order]) if len(order) else np.zeros(0, dtype=np.int64)
+    order, state, rng, arrived = start_budgeted(
+        cluster, pods, policy, seed, budget, ratio, protocol, order, tie_break, stop
+    )
     n = len(order)
-    if stop is not None and n:
-        n = min(n, int(np.searchsorted(arrived, stop * cluster.total_gpu_milli, "right")) + 1)
-        order, arrived = order[:n], arrived[:n]
     book = Book(n, cluster.n)
     used = np.zeros(n, dtype=np.int64)
     migrated: set[int] = set()
