@@ -69,7 +69,10 @@ def test_ls_preempts_be_only_in_the_preempt_mode() -> None:
         assert run(cluster, pods, times, mode="preempt").preemptions == 0
 
 
-def test_a_migration_makes_room_for_a_waiting_pod() -> None:
+def two_half_gpu_pods_and_a_whole_one():
+    """One node with 2 GPUs; arrivals at 0, 1, 2, 3 (window 4): a and d (half a GPU each) fill
+    GPU 0, b (half) takes GPU 1, d leaves at 3, then w (a whole GPU) finds half of each GPU
+    free and no whole GPU: moving one half-GPU pod makes room."""
     cluster = TraceCluster.from_nodes([GpuNode("n0", "G", 2, 0, 0, 64_000, 65_536)])
     pods = PodSet.from_jobs(
         [
@@ -80,10 +83,12 @@ def test_a_migration_makes_room_for_a_waiting_pod() -> None:
         ],
         cluster,
     )
-    # arrivals at 0, 1, 2, 3: a and d fill GPU 0, b takes GPU 1, d leaves at 3, then w
-    # finds half of each GPU free and no whole GPU
     times = PodTimes(np.zeros(4, dtype=np.int64), np.array([100, 100, 2, 100]), ("LS",) * 4)
-    order = np.array([0, 2, 1, 3])
+    return cluster, pods, times, np.array([0, 2, 1, 3])
+
+
+def test_a_migration_makes_room_for_a_waiting_pod() -> None:
+    cluster, pods, times, order = two_half_gpu_pods_and_a_whole_one()
     plain = replay_departures(cluster, pods, times, make_any("FGD"), 0, 4.0, order=order)
     assert plain.wait.tolist() == [0.0, 0.0, 0.0, 97.0]  # w starts when a leaves at 100
     moved = replay_departures(
@@ -139,17 +144,7 @@ def test_disruption_counts_moves_and_the_gpu_seconds_they_cost() -> None:
 
 def test_a_migration_costs_the_restart_on_the_gpus_the_pod_holds() -> None:
     # As test_a_migration_makes_room_for_a_waiting_pod: one pod of half a GPU moves once.
-    cluster = TraceCluster.from_nodes([GpuNode("n0", "G", 2, 0, 0, 64_000, 65_536)])
-    pods = PodSet.from_jobs(
-        [
-            GpuJob("a", gpu_milli=500, cpu_milli=1_000, memory_mib=1),
-            GpuJob("b", gpu_milli=500, cpu_milli=1_000, memory_mib=1),
-            GpuJob("d", gpu_milli=500, cpu_milli=1_000, memory_mib=1),
-            GpuJob("w", gpus=1, cpu_milli=1_000, memory_mib=1),
-        ],
-        cluster,
-    )
-    times = PodTimes(np.zeros(4, dtype=np.int64), np.array([100, 100, 2, 100]), ("LS",) * 4)
+    cluster, pods, times, order = two_half_gpu_pods_and_a_whole_one()
     moved = replay_departures(
         cluster,
         pods,
@@ -159,7 +154,7 @@ def test_a_migration_costs_the_restart_on_the_gpus_the_pod_holds() -> None:
         4.0,
         "migrate",
         budget=None,
-        order=np.array([0, 2, 1, 3]),
+        order=order,
         time_limit=5.0,
         restart_s=40.0,
     )
