@@ -124,3 +124,40 @@ def test_every_full_pricing_round_bounds_every_budget() -> None:
     bc.at(1, time_limit_s=60)
     for budget in (0, 1, 2, 100):
         assert bc.bound_at(budget) >= exact_with_budget(cluster, pods, arrived, node, gpus, budget)
+
+
+def _slack_case():
+    """The one-migration case of the test above, with two more one-GPU nodes whose pods
+    (500 and 400 milli) nothing needs to move."""
+    nodes = [GpuNode(f"n{i}", "G", 1, 0, 0, 32_000, 65_536) for i in range(4)]
+    jobs = [
+        GpuJob("small", gpu_milli=300, cpu_milli=1_000, memory_mib=1_024),
+        GpuJob("large", gpu_milli=600, cpu_milli=1_000, memory_mib=1_024),
+        GpuJob("whole", gpus=1, cpu_milli=1_000, memory_mib=1_024),
+        GpuJob("half", gpu_milli=500, cpu_milli=1_000, memory_mib=1_024),
+        GpuJob("less", gpu_milli=400, cpu_milli=1_000, memory_mib=1_024),
+    ]
+    cluster = TraceCluster.from_nodes(nodes)
+    pods = PodSet.from_jobs(jobs, cluster)
+    arrived = np.array([list(pods.names).index(j.name) for j in jobs])  # in the jobs' order
+    node, gpus = np.array([0, 1, -1, 2, 3]), [(0,), (0,), (), (0,), (0,)]
+    return BudgetCurve(cluster, pods, arrived, node, gpus)
+
+
+def test_a_slack_budget_is_not_spent_the_witness_moves_the_fewest_pods() -> None:
+    """With ten migrations allowed, the best placement (every pod placed) needs one (the
+    whole-GPU pod needs a free GPU: the 300 beside the 600, or the 400 beside the 500);
+    the witness with its tidy-up uses exactly one, whatever the master's solution spent."""
+    bc = _slack_case()
+    point = bc.keep_or_reset(10, time_limit_s=30, tidy_time_s=10)
+    assert point.errors == [] and point.witness_milli == 2_800
+    assert point.witness_moves == 1
+
+
+def test_needless_migrations_are_put_back() -> None:
+    """A placement that moved the 500-milli pod to the 400's GPU and the 400 to the 500's
+    (both fit either way) and the 300 beside the 600: only the 300 needed to move."""
+    bc = _slack_case()
+    where = {0: (1, (0,)), 1: (1, (0,)), 2: (0, (0,)), 3: (3, (0,)), 4: (2, (0,))}
+    undone = bc._undo_needless(where)
+    assert undone == {0: (1, (0,)), 1: (1, (0,)), 2: (0, (0,)), 3: (2, (0,)), 4: (3, (0,))}

@@ -331,17 +331,24 @@ class BudgetCurve:
         integer: bool,
         time_limit_s: float | None,
         fixed: np.ndarray | None = None,
+        floor_milli: int | None = None,
+        start: np.ndarray | None = None,
     ):
         """The master over the columns so far; ``fixed``: lower bounds on the columns' counts
-        (a dive's fixings)."""
+        (a dive's fixings). With ``floor_milli`` the objective is the kept residents (the
+        fewest migrations) among the solutions that hold at least that many milli-GPU;
+        ``start``: a MIP start."""
         lower, upper = self._rows(budget)
         cost, starts, index, values = self._matrix()
+        objective = cost
+        if floor_milli is not None:
+            objective = np.array([float(len(col.keep)) for col in self.columns])
         model = HighsModel(mip_rel_gap=1e-9) if integer else HighsModel()
         col_lower = np.zeros(len(cost))
         if fixed is not None:
             col_lower[: len(fixed)] = fixed
         model.load(
-            cost,
+            objective,
             col_lower,
             np.full(len(cost), math.inf),
             lower,
@@ -352,6 +359,11 @@ class BudgetCurve:
             integer=np.ones(len(cost), dtype=bool) if integer else None,
             maximize=True,
         )
+        if floor_milli is not None:
+            nz = np.flatnonzero(cost)
+            model.add_row(float(floor_milli), math.inf, nz, cost[nz])
+        if start is not None:
+            model.set_start(np.concatenate([start, np.zeros(len(cost) - len(start))]))
         return model.run(time_limit_s)
 
     def _lagrangian_round(
@@ -500,6 +512,7 @@ class BudgetCurve:
         pricing_time_s: float = 1.0,
         witness_time_s: float = 120.0,
         progress: Callable[[int, float, int], None] | None = None,
+        tidy_time_s: float = 0.0,
     ) -> CurvePoint:
         """A witness for ``budget`` from a restriction of the problem: each node keeps every
         resident (and may take pods into its free room) or gives up all of them and is packed
@@ -555,7 +568,7 @@ class BudgetCurve:
         point = CurvePoint(budget, self._floored(budget), None, None, None)
         point.iterations, point.master_milli = iterations, master_value
         point.method = "keep-or-reset column generation"
-        self._witness(point, budget, witness_time_s)
+        self._witness(point, budget, witness_time_s, tidy_time_s)
         point.columns = len(self.columns)
         point.seconds = round(time.perf_counter() - t0, 2)
         return point
@@ -718,11 +731,16 @@ class BudgetCurve:
 
     # -- the witness -----------------------------------------------------------------------
 
-    def _witness(self, point: CurvePoint, budget: int, time_limit_s: float) -> None:
+    def _witness(
+        self, point: CurvePoint, budget: int, time_limit_s: float, tidy_time_s: float = 0.0
+    ) -> None:
         """The best of three integer solutions, realised and checked: the integer master over
         the columns (HiGHS), a dive (:meth:`_dive`) that prices new columns as it fixes, and
         the end state itself (every node keeps all: the first column of each group), which
-        is feasible at every budget."""
+        is feasible at every budget. Then, given ``tidy_time_s``, the fewest migrations at
+        that value (the integer master keeping the most residents among the solutions worth
+        at least as much, started from the best); the realised placement's needless
+        migrations are undone in any case (:meth:`_realise`)."""
         t0 = time.perf_counter()
         start = np.zeros(len(self.columns), dtype=np.int64)
         start[: len(self.groups)] = [len(g.nodes) for g in self.groups]
@@ -736,7 +754,18 @@ class BudgetCurve:
         dived = self._dive(budget, max(left, 1.0))
         if dived is not None and self._value_of(dived) > best[0]:
             best = (self._value_of(dived), dived)
-        self._realise(point, budget, best[1])
+        value, lam = best
+        if value > self.start_milli and tidy_time_s > 0:
+            run = self._solve_master(budget, True, tidy_time_s, floor_milli=value, start=lam)
+            if run.x is not None:
+                tidy = np.rint(run.x).astype(np.int64)
+                if self._value_of(tidy) >= value and self._kept_of(tidy) > self._kept_of(lam):
+                    lam = tidy
+        self._realise(point, budget, lam)
+
+    def _kept_of(self, lam: np.ndarray) -> int:
+        """The residents the column counts ``lam`` keep."""
+        return int(sum(len(self.columns[j].keep) * int(t) for j, t in enumerate(lam) if t))
 
     def _value_of(self, lam: np.ndarray) -> int:
         """The milli-GPU the column counts ``lam`` hold."""
@@ -799,27 +828,72 @@ class BudgetCurve:
         for col, times in zip(self.columns, lam, strict=True):
             for _ in range(int(times)):
                 plan.append((free[col.group].pop(), col))
-        # Residents not kept anywhere move; each class's incoming slots take them first.
-        kept_arrivals: set[int] = set()
+        # A resident not kept takes an incoming slot of its own class on its own node and
+        # GPUs when there is one (it then has not moved); the other incoming slots take the
+        # residents not kept elsewhere first, then failed pods.
+        where: dict[int, tuple[int, tuple[int, ...]]] = {}
+        open_slots: list[tuple[int, int, tuple[int, ...]]] = []
         for node, col in plan:
-            for i in col.keep:
-                kept_arrivals.add(self.residents_of[node][i])
+            kept = set(col.keep)
+            mine: dict[tuple[int, tuple[int, ...]], list[int]] = {}
+            for i, a in enumerate(self.residents_of[node]):
+                if i in kept:
+                    where[a] = (node, self.gpus[a])
+                else:
+                    mine.setdefault((int(self.cls[a]), self.gpus[a]), []).append(a)
+            for c, gs in col.incoming:
+                if mine.get((c, gs)):
+                    where[mine[(c, gs)].pop()] = (node, gs)
+                else:
+                    open_slots.append((node, c, gs))
         pool: dict[int, list[int]] = {}
         for a in np.flatnonzero(self.node < 0):
             pool.setdefault(int(self.cls[a]), []).append(int(a))
         for a in np.flatnonzero(self.node >= 0):
-            if int(a) not in kept_arrivals:
+            if int(a) not in where:
                 pool.setdefault(int(self.cls[a]), []).append(int(a))  # popped first
-        where: dict[int, tuple[int, tuple[int, ...]]] = {}
         errors: list[str] = []
-        for node, col in plan:
-            for i in col.keep:
-                a = self.residents_of[node][i]
-                where[a] = (node, self.gpus[a])
-            for c, gs in col.incoming:
-                if not pool.get(c):
-                    errors.append(f"class {c}: more incoming slots than pods")
-                    continue
-                where[pool[c].pop()] = (node, gs)
-        self._check_layout(point, budget, where)
+        for node, c, gs in open_slots:
+            if not pool.get(c):
+                errors.append(f"class {c}: more incoming slots than pods")
+                continue
+            where[pool[c].pop()] = (node, gs)
+        self._check_layout(point, budget, self._undo_needless(where))
         point.errors = errors + point.errors
+
+    def _undo_needless(
+        self, where: dict[int, tuple[int, tuple[int, ...]]]
+    ) -> dict[int, tuple[int, tuple[int, ...]]]:
+        """``where`` with every migrated pod whose own node and GPUs still have room for it
+        in the new placement put back there (same milli-GPU, one migration fewer), until
+        none can be."""
+        state = TraceState(self.cluster)
+        for a, (n, gs) in where.items():
+            state.place(self.pods, int(self.arrived[a]), n, list(gs))
+        where = dict(where)
+        moved = [
+            int(a)
+            for a in np.flatnonzero(self.node >= 0)
+            if int(a) in where and where[int(a)] != (int(self.node[a]), self.gpus[a])
+        ]
+        changed = True
+        while changed:
+            changed = False
+            for a in list(moved):
+                p, (n, gs) = int(self.arrived[a]), where[a]
+                home, home_gpus = int(self.node[a]), self.gpus[a]
+                state.remove(self.pods, p, n, list(gs))
+                m = int(self.pods.milli[p])
+                fits = (
+                    state.cpu_left[home] >= self.pods.cpu_milli[p]
+                    and state.mem_left[home] >= self.pods.memory_mib[p]
+                    and all(state.gpu_left[home, g] >= m for g in home_gpus)
+                )
+                if fits:
+                    state.place(self.pods, p, home, list(home_gpus))
+                    where[a] = (home, home_gpus)
+                    moved.remove(a)
+                    changed = True
+                else:
+                    state.place(self.pods, p, n, list(gs))
+        return where

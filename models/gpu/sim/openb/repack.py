@@ -66,6 +66,9 @@ CYCLE_MOVES: int | None = None
 """Most pods one cycle may migrate for the first time (None: what the budget allows)."""
 COLUMN_SHARE = 0.6
 """The share of a cycle's time its column generation gets; the witness the rest."""
+TIDY_SHARE = 0.25
+"""The share of the witness's time spent on the fewest migrations at its value (a cycle
+should not spend budget a later one could use)."""
 PRICING_SECONDS = 1.0
 """Time limit of one pricing model of the cycle's column generation (the curve's)."""
 
@@ -153,11 +156,13 @@ def plan_repack(
     node = np.array([index[int(book.node[a])] for a in residents] + [-1] * len(waiting))
     gpus = [book.gpus[a] for a in residents] + [()] * len(waiting)
     curve = BudgetCurve(cluster, pods, order[items], node, gpus)
+    witness_s = (1 - COLUMN_SHARE) * time_limit_s
     point = curve.keep_or_reset(
         budget,
         time_limit_s=COLUMN_SHARE * time_limit_s,
         pricing_time_s=PRICING_SECONDS,
-        witness_time_s=(1 - COLUMN_SHARE) * time_limit_s,
+        witness_time_s=(1 - TIDY_SHARE) * witness_s,
+        tidy_time_s=TIDY_SHARE * witness_s,
     )
     if point.errors or point.witness_milli is None or point.witness_milli <= curve.start_milli:
         return []
