@@ -161,3 +161,18 @@ def test_needless_migrations_are_put_back() -> None:
     where = {0: (1, (0,)), 1: (1, (0,)), 2: (0, (0,)), 3: (3, (0,)), 4: (2, (0,))}
     undone = bc._undo_needless(where)
     assert undone == {0: (1, (0,)), 1: (1, (0,)), 2: (0, (0,)), 3: (2, (0,)), 4: (3, (0,))}
+
+
+def test_fresh_packings_carry_over_to_a_later_problem() -> None:
+    """The fresh packings the master uses are keyed by node kind; a later problem on the
+    same nodes starts from them as columns and reaches the same optimum."""
+    bc = _slack_case()
+    assert bc.keep_or_reset(10, time_limit_s=30).witness_milli == 2_800
+    packings = bc.packings()
+    assert packings, "the optimum resets a node: its fresh packing is in the LP"
+    assert all(len(key) == 4 for key in packings)
+    later = _slack_case()
+    before = len(later.columns)
+    assert later.add_packings(packings) > 0 and len(later.columns) > before
+    point = later.keep_or_reset(10, time_limit_s=30)
+    assert point.errors == [] and point.witness_milli == 2_800

@@ -179,6 +179,8 @@ class BudgetCurve:
         self.last_reduced = [math.inf] * len(self.groups)
         self.columns: list[Config] = []
         self._seen: set[tuple] = set()
+        self._rooms: dict[int, np.ndarray] = {}
+        self._lp_x: np.ndarray | None = None
         for g in range(len(self.groups)):
             self._add(Config(g, tuple(range(len(self.groups[g].residents))), ()))
 
@@ -232,8 +234,15 @@ class BudgetCurve:
             and cb.mem[c] <= nmem
             and (cb.k[c] == 0 or (cb.k[c] <= G and cb.type_ok[c, t]))
         ]
-        model = cp_model.CpModel()
         res = group.residents
+        kp = [profit[c] + keep_bonus for c, _ in res]
+        if keep_all:
+            room = self._room(g)
+            classes = [c for c in classes if room[c]]
+            if not classes:  # nothing fits beside the residents: keeping them is the best
+                value = sum(int(math.ceil(v * PROFIT_SCALE)) for v in kp) / PROFIT_SCALE
+                return value, Config(g, tuple(range(len(res))), ())
+        model = cp_model.CpModel()
         keep = [model.new_bool_var(f"k{i}") for i in range(len(res))]
         if keep_all:
             for v in keep:
@@ -275,7 +284,6 @@ class BudgetCurve:
             kept_load = sum(int(cb.m[c]) * keep[r] for r, (c, gs) in enumerate(res) if i in gs)
             load = kept_load + sum(s * x[s, i] for s in sizes) + (MILLI * w[i] if whole else 0)
             model.add(load <= MILLI)
-        kp = [profit[c] + keep_bonus for c, _ in res]
         obj = sum(int(math.ceil(kp[i] * PROFIT_SCALE)) * keep[i] for i in range(len(res)))
         obj += sum(int(math.ceil(profit[c] * PROFIT_SCALE)) * v for c, v in y.items())
         model.maximize(obj)
@@ -303,6 +311,35 @@ class BudgetCurve:
             if cb.k[c] == 0:
                 incoming.extend((c, ()) for _ in range(int(solver.value(v))))
         return float(run.bound) / PROFIT_SCALE, Config(g, kept, tuple(incoming))  # type: ignore[arg-type]
+
+    def _room(self, g: int) -> np.ndarray:
+        """Per class, whether one pod of it fits a node of group ``g`` beside all its
+        residents (CPU, memory, type, ``k`` whole free GPUs or one GPU with the milli-GPU)."""
+        if g not in self._rooms:
+            cb, group = self.cb, self.groups[g]
+            n = group.nodes[0]
+            t, G = int(self.cluster.type_of[n]), int(self.cluster.gpu_count[n])
+            load = np.zeros(G, dtype=np.int64)
+            cpu, mem = int(self.cluster.cpu_milli[n]), int(self.cluster.memory_mib[n])
+            for c, gs in group.residents:
+                cpu -= int(cb.cpu[c])
+                mem -= int(cb.mem[c])
+                for i in gs:
+                    load[i] += int(cb.m[c])
+            whole_free = int((load == 0).sum())
+            most_free = int(MILLI - load.min()) if G else 0
+            k, m = cb.k[: self.n_classes], cb.m[: self.n_classes]
+            gpu_ok = np.where(
+                m >= MILLI,
+                (k <= whole_free) & cb.type_ok[:, t],
+                (m <= most_free) & cb.type_ok[:, t],
+            )
+            self._rooms[g] = (
+                (cb.cpu[: self.n_classes] <= cpu)
+                & (cb.mem[: self.n_classes] <= mem)
+                & ((k == 0) | gpu_ok)
+            )
+        return self._rooms[g]
 
     # -- the master ------------------------------------------------------------------------
 
@@ -410,7 +447,35 @@ class BudgetCurve:
         run = self._solve_master(budget, False, None)
         if run.status != RunStatus.OPTIMAL or run.row_dual is None:
             raise RuntimeError(f"budget master LP not solved: {run.message}")
+        self._lp_x = None if run.x is None else np.asarray(run.x, dtype=float)
         return float(run.objective), np.asarray(run.row_dual, dtype=float)
+
+    def _node_key(self, g: int) -> tuple[int, int, int, int]:
+        """(GPU type, GPUs, CPU, memory) of group ``g``'s nodes."""
+        return tuple(int(v) for v in self.cb.node_keys[self.cb.node_class[self.groups[g].nodes[0]]])
+
+    def packings(self) -> dict[tuple[int, int, int, int], set[tuple[Slot, ...]]]:
+        """The fresh packings (configurations that keep no resident) the last master LP
+        uses, by node key (GPU type, GPUs, CPU, memory): a packing fits every node of its
+        key, whatever its residents, so a later problem on the same pods may start from them
+        (:meth:`add_packings`)."""
+        out: dict[tuple[int, int, int, int], set[tuple[Slot, ...]]] = {}
+        if self._lp_x is None:
+            return out
+        for j in np.flatnonzero(self._lp_x > 1e-9):
+            col = self.columns[int(j)]
+            if not col.keep and col.incoming:
+                out.setdefault(self._node_key(col.group), set()).add(tuple(sorted(col.incoming)))
+        return out
+
+    def add_packings(self, packings: dict[tuple[int, int, int, int], set[tuple[Slot, ...]]]) -> int:
+        """Add, for every group, the packings of its node key as fresh configurations
+        (columns); returns how many were new."""
+        added = 0
+        for g in range(len(self.groups)):
+            for slots in packings.get(self._node_key(g), ()):
+                added += self._add(Config(g, (), slots))
+        return added
 
     def _floored(self, budget: int) -> int:
         """:meth:`bound_at` made a valid integer bound: at most what all the pods hold, plus a

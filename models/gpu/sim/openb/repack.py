@@ -140,13 +140,16 @@ def plan_repack(
     nodes: list[int],
     budget: int,
     time_limit_s: float,
+    carry: dict | None = None,
 ) -> list[Move]:
     """The moves of the best placement of ``nodes`` the budget curve's keep-or-reset column
     generation (:meth:`.budget_curve.BudgetCurve.keep_or_reset`: each node keeps all its
     pods and may take more, or is packed anew) finds within ``time_limit_s``: their
     residents kept placed (on ``nodes``), at most ``budget`` of them moved, the ``waiting``
     arrivals placed where they fit. Residents first, then waiting pods, each in arrival
-    order."""
+    order. ``carry``: the fresh packings of the last cycle's master
+    (:meth:`.budget_curve.BudgetCurve.packings`), its columns to start from; replaced by
+    this cycle's."""
     if not nodes or not waiting:
         return []
     cluster = sub_cluster(state.cluster, nodes)
@@ -156,6 +159,8 @@ def plan_repack(
     node = np.array([index[int(book.node[a])] for a in residents] + [-1] * len(waiting))
     gpus = [book.gpus[a] for a in residents] + [()] * len(waiting)
     curve = BudgetCurve(cluster, pods, order[items], node, gpus)
+    if carry:
+        curve.add_packings(carry)
     witness_s = (1 - COLUMN_SHARE) * time_limit_s
     point = curve.keep_or_reset(
         budget,
@@ -164,6 +169,9 @@ def plan_repack(
         witness_time_s=(1 - TIDY_SHARE) * witness_s,
         tidy_time_s=TIDY_SHARE * witness_s,
     )
+    if carry is not None:
+        carry.clear()
+        carry.update(curve.packings())
     if point.errors or point.witness_milli is None or point.witness_milli <= curve.start_milli:
         return []
     moves = []
@@ -283,6 +291,7 @@ def replay_repack(
     moves_total = planned = rejected = placed_waiting = applied_cycles = 0
     last_cycle = -every
     skip: set[int] = set()
+    carry: dict = {}
     at_100 = (0, 0)
     for i in range(n):
         p = int(order[i])
@@ -303,7 +312,7 @@ def replay_repack(
             if cycle_moves is not None:
                 allow = min(allow, cycle_moves)
             hood = neighbourhood(state, nodes, skip)
-            plan = plan_repack(state, pods, order, book, waiting, hood, allow, cycle_time_s)
+            plan = plan_repack(state, pods, order, book, waiting, hood, allow, cycle_time_s, carry)
             done, refused = apply_moves(state, pods, order, book, plan, left, migrated, policy)
             moves_total += len([mv for mv in done if mv.source is not None])
             migrated.update(mv.arrival for mv in done if mv.source is not None)
