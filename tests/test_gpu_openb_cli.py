@@ -192,6 +192,9 @@ def test_curve_mode_brackets_each_budget_between_the_bound_and_a_checked_witness
         assert bound <= witness + 1e-9 <= start + 1e-9
         assert int(r["moves"]) <= int(r["budget_pods"])
     assert float(rows[0]["witness_unalloc"]) == start  # K = 0: the end state, proved
+    # more budget never hurts: a smaller budget's witness stands for a larger one
+    budgeted = [float(r["witness_unalloc"]) for r in rows[:-1]]
+    assert budgeted == sorted(budgeted, reverse=True)
     assert (out / "gpu-openb-curve.png").is_file()
     assert "end-state curve" in (out / "gpu-openb.md").read_text()
 
