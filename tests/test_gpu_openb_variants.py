@@ -234,7 +234,8 @@ def test_a_variant_runs_in_the_bench_checked_and_paired_with_fgd(tmp_path: Path)
     assert all(r["invalid"] == "0" and int(r["placements_checked"]) > 0 for r in rows)
     text = (out / "gpu-openb.md").read_text()
     assert "## The paper's trace variants" in text
-    table = [line for line in text.splitlines() if line.startswith("| `variant:multigpu50` | 2 |")]
+    head = "| `variant:multigpu50` | FGD+BF-tie | 2 |"
+    table = [line for line in text.splitlines() if line.startswith(head)]
     assert len(table) == 1 and "1: " in table[0] and "2: " in table[0]
 
 

@@ -26,27 +26,54 @@ from __future__ import annotations
 
 import numpy as np
 
+from placement.models.gpu.instance import MILLI
 from placement.models.gpu.peers.fgd import POLICIES, FGDPolicy, best_fit_gpus
 
 
-class FGDBestFitTiePolicy(FGDPolicy):
-    """FGD's score; among equal scores the GPU left tightest, then the run's node order."""
+class _TieKeyPolicy(FGDPolicy):
+    """FGD's score; among equal scores the smallest :meth:`_key`, then the run's node order."""
 
-    name = "FGD+BF-tie"
+    def _key(self, after: np.ndarray, milli: int) -> np.ndarray:
+        """Per candidate, the tie-break key (``after``: the milli-GPU the pod leaves on the
+        GPU it takes, 0 for whole-GPU and CPU-only pods)."""
+        raise NotImplementedError
 
     def choose(self, state, pods, p, nodes, rng):  # noqa: D102
         k, m = int(pods.num_gpu[p]), int(pods.milli[p])
         rows, cols, score, after = self._candidates(state, pods, p, nodes)
         # the run's node order, or (stock Kubernetes) a uniform draw among the remaining ties
         tie = state.rank[nodes[rows]] if state.rank is not None else rng.permutation(len(rows))
-        best = int(np.lexsort((tie, after, -score))[0])
+        best = int(np.lexsort((tie, self._key(after, m), -score))[0])
         node = int(nodes[rows[best]])
         if cols is None:
             return node, best_fit_gpus(state.gpu_left[node], k, m)
         return node, [int(cols[best])]
 
 
-OURS: dict[str, type[FGDPolicy]] = {FGDBestFitTiePolicy.name: FGDBestFitTiePolicy}
+class FGDBestFitTiePolicy(_TieKeyPolicy):
+    """FGD's score; among equal scores the GPU left tightest, then the run's node order."""
+
+    name = "FGD+BF-tie"
+
+    def _key(self, after, milli):  # noqa: D102
+        return after
+
+
+class FGDPartialFirstPolicy(_TieKeyPolicy):
+    """FGD's score; among equal scores a shared pod takes a GPU already in use before a fully
+    free one, then the run's node order (FGD's choice unless a fully free GPU ties with a
+    used one and comes first in that order)."""
+
+    name = "FGD+partial-tie"
+
+    def _key(self, after, milli):  # noqa: D102
+        return (0 < milli < MILLI) & (after + milli == MILLI)
+
+
+OURS: dict[str, type[FGDPolicy]] = {
+    FGDBestFitTiePolicy.name: FGDBestFitTiePolicy,
+    FGDPartialFirstPolicy.name: FGDPartialFirstPolicy,
+}
 """Our online policies (the peers are :data:`.policies.POLICIES`)."""
 
 
