@@ -249,3 +249,22 @@ def test_bad_variant_options_exit_2_naming_the_option(tmp_path: Path) -> None:
     (data / "gpu" / "openb" / "openb_pod_list_default.csv").unlink()
     done = cli(*base, "--trace", "variant:gpushare40", cwd=tmp_path)
     assert done.returncode == 2 and "openb_pod_list_default.csv" in done.stderr, done.stderr
+
+
+def test_the_full_protocol_on_a_variant_leaves_out_only_the_departures(tmp_path: Path) -> None:
+    from placement.benchmarks.gpu.openb.suite import FULL_MODES, cases_openb
+    from placement.benchmarks.runner import BenchConfig
+
+    data = data_folder(tmp_path)
+    config = BenchConfig(
+        suite="gpu-openb",
+        time_limit_s=1.0,
+        quick=False,
+        out=tmp_path / "o",
+        data=data,
+        params={"trace": ["variant:gpushare40"], "seeds": [1]},
+    )
+    cases = cases_openb(config)
+    assert {c["trace"] for c in cases} == {"variant:gpushare40"}
+    assert not any(c.get("kind") == "departures" for c in cases)
+    assert "departures" in FULL_MODES and any(c.get("kind") == "latency" for c in cases)
