@@ -5,8 +5,6 @@ bad name) and a checked replay of a variant."""
 from __future__ import annotations
 
 import csv
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -28,6 +26,7 @@ from placement.models.gpu.sim.openb.variants import (
     parse_variant,
 )
 from placement.solver import InputError
+from tests.test_gpu_openb_cli import cli
 
 TYPES = ("G2", "T4", "P100")
 
@@ -187,16 +186,6 @@ def test_the_real_default_trace_gives_the_stated_shares(shared_benchmarks: Path)
 
 
 # --- the bench: --trace variant:NAME ------------------------------------------------------
-
-
-def cli(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "placement.api.cli", *map(str, args)],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def data_folder(root: Path) -> Path:
