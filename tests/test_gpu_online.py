@@ -267,3 +267,36 @@ def test_driver_runs_every_mode_on_a_small_trace_and_writes_the_report(tmp_path)
     assert (out / "gpu-openb-modes.png").stat().st_size > 0
     with pytest.raises(ValueError, match="mode must be one of"):
         bench.run_case("default", "FGD", 42, data, mode="offline")
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_partial_first_policy_places_feasibly(seed: int) -> None:
+    cluster, pods = random_case(seed)
+    curve = replay(cluster, pods, make_any("FGD+partial-tie"), seed)
+    items, placement = replayed_placement(curve)
+    assert placement and check_placement(TraceState(cluster), pods, items, placement) == []
+
+
+def test_partial_first_never_opens_a_free_gpu_that_ties_with_a_used_one() -> None:
+    # The case of the best-fit test above: the 700 pod ties on a (the 300 pod's GPU), b and
+    # c (fully free). FGD follows the run's order and opens b or c on some seeds;
+    # FGD+partial-tie always takes a.
+    jobs = [GpuJob(f"c{i:02d}", cpu_milli=1000) for i in range(40)]
+    jobs += [
+        GpuJob("first", gpu_milli=300, cpu_milli=40_000),
+        GpuJob("second", gpu_milli=700, cpu_milli=1000),
+    ]
+    cluster, pods = setup([node("a", 1, cpu=64_000), node("b", 1), node("c", 1)], jobs)
+    order = np.array([pods.names.index("first"), pods.names.index("second")])
+    for seed in range(8):
+        ours = replay(cluster, pods, make_any("FGD+partial-tie"), seed, order=order)
+        assert ours.node[1] == ours.node[0], f"seed {seed}: the 700 pod opened a free GPU"
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_partial_first_is_fgd_without_shared_pods(seed: int) -> None:
+    cluster, pods = random_case(seed)
+    order = np.flatnonzero(np.isin(pods.milli, (0, 1000)))  # CPU-only and whole-GPU pods
+    ours = replay(cluster, pods, make_any("FGD+partial-tie"), seed, order=order)
+    fgd = replay(cluster, pods, make("FGD"), seed, order=order)
+    assert list(ours.node) == list(fgd.node) and ours.gpus == fgd.gpus

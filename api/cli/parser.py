@@ -496,8 +496,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         "--trace",
         action="append",
         metavar="FILE",
-        help="a pod list to replay instead of the suite's own (repeatable; suites that take "
-        "traces: gpu-openb)",
+        help="a pod list to replay instead of the suite's own, or variant:NAME (a variant of "
+        "the FGD paper built from the default trace; variant:paper for all of them) "
+        "(repeatable; suites that take traces: gpu-openb)",
     )
     p.add_argument(
         "--seeds",

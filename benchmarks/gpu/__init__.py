@@ -51,7 +51,13 @@ SUITES = (
         time_limit_s=1.0,
         quick_time_limit_s=1.0,
         parameters=(
-            Parameter("trace", "path", repeated=True, help="pod lists (--trace FILE)"),
+            Parameter(
+                "trace",
+                "path",
+                repeated=True,
+                help="pod lists (--trace FILE), or the FGD paper's variants built from the "
+                "default trace (--trace variant:NAME, variant:paper for all)",
+            ),
             Parameter("seeds", "str", help="seeds (--seeds A-B; default 42-51)"),
             Parameter("modes", "name_list", help="modes (--modes LIST; default: all)"),
             Parameter(

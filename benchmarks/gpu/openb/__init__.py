@@ -25,6 +25,7 @@ One module per experiment, and what they share:
 * :mod:`.curve`: the end-state curve of a migration budget;
 * :mod:`.repacking`: online re-packing within a migration budget, its settings and table;
 * :mod:`.departures`: the trace with departures;
+* :mod:`.variants`: the FGD paper's trace variants (``--trace variant:NAME``), paired with FGD;
 * :mod:`.latency`: the latency of one cycle on the whole cluster;
 * :mod:`.shared`: the traces, their loading and the targets.
 """

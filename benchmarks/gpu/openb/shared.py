@@ -29,20 +29,48 @@ TOTAL_GPUS = 6212
 """The openb cluster's GPUs (rows carry their own cluster's count in ``total_gpus``)."""
 OPENB_DATA = "gpu/openb"
 """The suite's folder under the benchmark data."""
+VARIANT = "variant:"
+"""``--trace variant:NAME``: the paper's variant NAME built from the default trace
+(:mod:`placement.models.gpu.sim.openb.variants`); the case's trace and pods_file are both
+``variant:NAME``."""
+
+
+def variant_of(pods_file: str | None) -> str | None:
+    """The variant's name of a case's pods_file (``variant:NAME``), else None."""
+    return pods_file[len(VARIANT) :] if pods_file and pods_file.startswith(VARIANT) else None
 
 
 def pods_file_of(data: Path, trace: str, pods_file: str | None = None) -> Path:
-    """The pod list of a case: ``--trace FILE``, else the trace's file under the data."""
+    """The pod list of a case: ``--trace FILE``, else the trace's file under the data (a
+    variant has no file: ValueError)."""
+    if variant_of(pods_file):
+        raise ValueError(f"{pods_file} is built from the default trace, it has no file")
     return Path(pods_file) if pods_file else data / TRACES[trace]
+
+
+@cache
+def variant_jobs(data: Path, name: str):
+    """The pods (``GpuJob``) of variant ``name``, built from the default trace under the
+    data, once per process."""
+    # On use: a child process imports this module and its peak RSS is one solve's.
+    from placement.models.gpu.formats.openb import read_openb_pods
+    from placement.models.gpu.sim.openb.variants import build_variant
+
+    return build_variant(name, read_openb_pods(data / TRACES["default"]))
 
 
 @cache
 def trace_of(data: Path, trace: str, pods_file: str | None = None):
     """The cluster and the pods of a trace (``load_trace``), once per process."""
     # On use: a child process imports this module and its peak RSS is one solve's.
-    from placement.models.gpu.sim.openb.replay import load_trace
+    from placement.models.gpu.formats.openb import read_openb_nodes
+    from placement.models.gpu.sim.openb.replay import PodSet, TraceCluster, load_trace
 
-    return load_trace(data / NODE_LIST, pods_file_of(data, trace, pods_file))
+    name = variant_of(pods_file)
+    if name is None:
+        return load_trace(data / NODE_LIST, pods_file_of(data, trace, pods_file))
+    cluster = TraceCluster.from_nodes(read_openb_nodes(data / NODE_LIST))
+    return cluster, PodSet.from_jobs(variant_jobs(data, name), cluster)
 
 
 @cache

@@ -40,8 +40,11 @@ from placement.benchmarks.gpu.openb.shared import (
     OURS,
     TOTAL_GPUS,
     TRACES,
+    VARIANT,
     trace_of,
+    variant_of,
 )
+from placement.benchmarks.gpu.openb.variants import variant_traces, variants_section
 from placement.solver import InputError
 
 QUICK_MODES = ("Random", "BestFit", "FGD", "online", "batch:64", "bound")
@@ -247,6 +250,9 @@ def cases_openb(config: Any) -> list[dict[str, Any]]:
         files = [files]
     traces: list[tuple[str, str | None]] = []
     for f in files:
+        if f.startswith(VARIANT):
+            traces += [(t, t) for t in variant_traces(f, config.data_dir(OPENB_DATA))]
+            continue
         path = Path(f)
         if not path.is_file():
             raise InputError.single("--trace", f, "an existing pod list CSV (openb layout)")
@@ -267,6 +273,12 @@ def cases_openb(config: Any) -> list[dict[str, Any]]:
         for word in modes:
             if word in ("ablation",) and trace != "default":
                 continue
+            if word == "departures" and variant_of(pods_file):
+                if not params.get("modes"):
+                    continue  # the full protocol: a variant's pods have no times
+                raise InputError.single(
+                    "--modes", word, "no departures on a variant (its pods have no times)"
+                )
             out += _mode_cases(word, trace, pods_file, seeds, params)
     return out
 
@@ -386,7 +398,8 @@ def report_openb(rows: list[dict[str, Any]], config: Any) -> str:
     if curve_rows:
         plot_curve(curve_rows, config.out / "gpu-openb-curve.png", config.command)
     extra = (
-        curve_table(curve_rows)
+        variants_section(main, data)
+        + curve_table(curve_rows)
         + bound_table(main)
         + repack_table(main, curve_rows)
         + defrag_tables(main)
