@@ -176,3 +176,16 @@ def test_fresh_packings_carry_over_to_a_later_problem() -> None:
     assert later.add_packings(packings) > 0 and len(later.columns) > before
     point = later.keep_or_reset(10, time_limit_s=30)
     assert point.errors == [] and point.witness_milli == 2_800
+
+
+def test_a_state_says_whether_a_pod_fits_given_gpus() -> None:
+    """``TraceState.fits``: CPU, memory and each named GPU's milli-GPU, as ``place`` checks."""
+    bc = _slack_case()
+    state = TraceState(bc.cluster)
+    small, large, whole = (int(bc.arrived[a]) for a in (0, 1, 2))
+    state.place(bc.pods, large, 0, [0])
+    assert state.fits(bc.pods, small, 0, [0])  # 300 beside 600
+    assert not state.fits(bc.pods, whole, 0, [0])  # a whole GPU where 600 is taken
+    assert state.fits(bc.pods, whole, 1, [0])
+    state.place(bc.pods, small, 0, [0])
+    assert not state.fits(bc.pods, small, 0, [0])  # 300 + 600 + 300 > 1,000

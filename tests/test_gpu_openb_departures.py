@@ -87,11 +87,10 @@ def two_half_gpu_pods_and_a_whole_one():
     return cluster, pods, times, np.array([0, 2, 1, 3])
 
 
-def test_a_migration_makes_room_for_a_waiting_pod() -> None:
+def migrating(**options):
+    """The case above replayed with migrations and no budget (``options``: more settings)."""
     cluster, pods, times, order = two_half_gpu_pods_and_a_whole_one()
-    plain = replay_departures(cluster, pods, times, make_any("FGD"), 0, 4.0, order=order)
-    assert plain.wait.tolist() == [0.0, 0.0, 0.0, 97.0]  # w starts when a leaves at 100
-    moved = replay_departures(
+    return replay_departures(
         cluster,
         pods,
         times,
@@ -102,7 +101,15 @@ def test_a_migration_makes_room_for_a_waiting_pod() -> None:
         budget=None,
         order=order,
         time_limit=5.0,
+        **options,
     )
+
+
+def test_a_migration_makes_room_for_a_waiting_pod() -> None:
+    cluster, pods, times, order = two_half_gpu_pods_and_a_whole_one()
+    plain = replay_departures(cluster, pods, times, make_any("FGD"), 0, 4.0, order=order)
+    assert plain.wait.tolist() == [0.0, 0.0, 0.0, 97.0]  # w starts when a leaves at 100
+    moved = migrating()
     assert moved.invalid == 0 and moved.cycles == 1
     assert moved.migrated == 1 and moved.wait.tolist() == [0.0, 0.0, 0.0, 0.0]
     # a budget of 0 pods (a fraction 0.2 of 4 arrivals) allows no migration
@@ -144,18 +151,5 @@ def test_disruption_counts_moves_and_the_gpu_seconds_they_cost() -> None:
 
 def test_a_migration_costs_the_restart_on_the_gpus_the_pod_holds() -> None:
     # As test_a_migration_makes_room_for_a_waiting_pod: one pod of half a GPU moves once.
-    cluster, pods, times, order = two_half_gpu_pods_and_a_whole_one()
-    moved = replay_departures(
-        cluster,
-        pods,
-        times,
-        make_any("FGD"),
-        0,
-        4.0,
-        "migrate",
-        budget=None,
-        order=order,
-        time_limit=5.0,
-        restart_s=40.0,
-    )
+    moved = migrating(restart_s=40.0)
     assert moved.migrations == 1 and moved.lost_gpu_s == pytest.approx(0.5 * 40.0)

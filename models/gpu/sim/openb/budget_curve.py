@@ -328,17 +328,10 @@ class BudgetCurve:
                     load[i] += int(cb.m[c])
             whole_free = int((load == 0).sum())
             most_free = int(MILLI - load.min()) if G else 0
-            k, m = cb.k[: self.n_classes], cb.m[: self.n_classes]
-            gpu_ok = np.where(
-                m >= MILLI,
-                (k <= whole_free) & cb.type_ok[:, t],
-                (m <= most_free) & cb.type_ok[:, t],
+            gpu_ok = cb.type_ok[:, t] & np.where(
+                cb.m >= MILLI, cb.k <= whole_free, cb.m <= most_free
             )
-            self._rooms[g] = (
-                (cb.cpu[: self.n_classes] <= cpu)
-                & (cb.mem[: self.n_classes] <= mem)
-                & ((k == 0) | gpu_ok)
-            )
+            self._rooms[g] = (cb.cpu <= cpu) & (cb.mem <= mem) & ((cb.k == 0) | gpu_ok)
         return self._rooms[g]
 
     # -- the master ------------------------------------------------------------------------
@@ -752,10 +745,7 @@ class BudgetCurve:
         cpu_only = [int(a) for a in np.flatnonzero(self.node >= 0) if not cb.k[self.cls[a]]]
         for a in cpu_only:
             p, n = int(self.arrived[a]), int(self.node[a])
-            if (
-                state.cpu_left[n] >= self.pods.cpu_milli[p]
-                and state.mem_left[n] >= self.pods.memory_mib[p]
-            ):
+            if state.fits(self.pods, p, n, ()):
                 where[a] = (n, ())
             else:
                 nodes = state.feasible(self.pods, p)
@@ -948,13 +938,7 @@ class BudgetCurve:
                 p, (n, gs) = int(self.arrived[a]), where[a]
                 home, home_gpus = int(self.node[a]), self.gpus[a]
                 state.remove(self.pods, p, n, list(gs))
-                m = int(self.pods.milli[p])
-                fits = (
-                    state.cpu_left[home] >= self.pods.cpu_milli[p]
-                    and state.mem_left[home] >= self.pods.memory_mib[p]
-                    and all(state.gpu_left[home, g] >= m for g in home_gpus)
-                )
-                if fits:
+                if state.fits(self.pods, p, home, home_gpus):
                     state.place(self.pods, p, home, list(home_gpus))
                     where[a] = (home, home_gpus)
                     moved.remove(a)

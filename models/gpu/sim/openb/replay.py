@@ -256,6 +256,16 @@ class TraceState:
             ok &= (self.gpu_left >= pods.milli[p]).sum(axis=1) >= k
         return np.flatnonzero(ok)
 
+    def fits(self, pods: PodSet, p: int, node: int, gpus: Sequence[int]) -> bool:
+        """Whether pod ``p`` fits ``node`` on exactly the GPUs ``gpus`` now (CPU, memory and
+        each GPU's milli-GPU; the GPUs' count and type are the caller's)."""
+        m = int(pods.milli[p])
+        return bool(
+            self.cpu_left[node] >= pods.cpu_milli[p]
+            and self.mem_left[node] >= pods.memory_mib[p]
+            and all(self.exists[node, g] and self.gpu_left[node, g] >= m for g in gpus)
+        )
+
     def place(self, pods: PodSet, p: int, node: int, gpus: Sequence[int]) -> None:
         """Put pod ``p`` on ``node`` and GPUs ``gpus``; raises if anything would overflow."""
         k, m = int(pods.num_gpu[p]), int(pods.milli[p])
