@@ -9,7 +9,8 @@ import pytest
 
 from placement.models.gpu.instance import GpuJob, GpuNode
 from placement.models.gpu.sim.openb.batch import check_placement
-from placement.models.gpu.sim.openb.budget_curve import BudgetCurve
+from placement.models.gpu.sim.openb.budget_curve import BudgetCurve, CurvePoint
+from placement.models.gpu.sim.openb.budget_round import lp_rounding
 from placement.models.gpu.sim.openb.online import make_any
 from placement.models.gpu.sim.openb.replay import PodSet, TraceCluster, TraceState, replay
 from tests.test_gpu_openb_config_bound import _random_case, placement_model, solve_optimal
@@ -92,9 +93,8 @@ def test_budget_zero_changes_nothing_a_failed_pod_still_does_not_fit() -> None:
     assert point.witness_milli == int(pods.demand[arrived[node >= 0]].sum())
 
 
-def test_one_migration_makes_room_and_the_curve_proves_it() -> None:
-    """Two one-GPU nodes hold a 300- and a 600-milli pod; a whole-GPU pod failed. Moving the
-    300-milli pod beside the 600 frees a GPU: 0 migrations hold 900, 1 holds 1,900."""
+def _two_nodes() -> BudgetCurve:
+    """Two one-GPU nodes hold a 300- and a 600-milli pod; a whole-GPU pod failed."""
     nodes = [GpuNode(f"n{i}", "G", 1, 0, 0, 32_000, 65_536) for i in range(2)]
     jobs = [
         GpuJob("small", gpu_milli=300, cpu_milli=1_000, memory_mib=1_024),
@@ -103,14 +103,19 @@ def test_one_migration_makes_room_and_the_curve_proves_it() -> None:
     ]
     cluster = TraceCluster.from_nodes(nodes)
     pods = PodSet.from_jobs(jobs, cluster)
-    arrived = np.array([0, 1, 2])
-    node, gpus = np.array([0, 1, -1]), [(0,), (0,), ()]
-    bc = BudgetCurve(cluster, pods, arrived, node, gpus)
+    return BudgetCurve(cluster, pods, np.array([0, 1, 2]), np.array([0, 1, -1]), [(0,), (0,), ()])
+
+
+def test_one_migration_makes_room_and_the_curve_proves_it() -> None:
+    """Two one-GPU nodes hold a 300- and a 600-milli pod; a whole-GPU pod failed. Moving the
+    300-milli pod beside the 600 frees a GPU: 0 migrations hold 900, 1 holds 1,900."""
+    bc = _two_nodes()
     points = [bc.at(b, time_limit_s=60) for b in (0, 1, 2)]
     assert [p.witness_milli for p in points] == [900, 1_900, 1_900]
     assert [p.witness_moves for p in points] == [0, 1, 1]
     assert all(p.proved and p.errors == [] for p in points)
-    assert points[1].witness[0] == (1, (0,))  # the small pod joined the large one
+    w = points[1].witness  # the two shared pods share a GPU, the whole pod has the other
+    assert w[0][0] == w[1][0] != w[2][0]
     restricted = bc.keep_or_reset(1, time_limit_s=60)
     assert restricted.errors == [] and restricted.witness_milli == 1_900
     unlimited = bc.unlimited(time_limit_s=60)
@@ -189,3 +194,50 @@ def test_a_state_says_whether_a_pod_fits_given_gpus() -> None:
     assert state.fits(bc.pods, whole, 1, [0])
     state.place(bc.pods, small, 0, [0])
     assert not state.fits(bc.pods, small, 0, [0])  # 300 + 600 + 300 > 1,000
+
+
+def _realised(bc: BudgetCurve, budget: int, lam: np.ndarray) -> CurvePoint:
+    point = CurvePoint(budget, 0, None, None, None)
+    bc._realise(point, budget, lam)
+    return point
+
+
+def test_the_pod_level_rounding_finds_the_one_migration() -> None:
+    """The LP-guided rounding of budget_round.py, on its own: with one migration it frees the
+    GPU for the whole pod (1,900 milli, one move); with none it finds nothing to gain."""
+    bc = _two_nodes()
+    bc.at(1, time_limit_s=60)
+    contents = lp_rounding(bc, 1, bc._lp_x, 10.0)
+    assert contents is not None
+    lam = bc._lam_of(contents)
+    assert bc._value_of(lam) == 1_900
+    point = _realised(bc, 1, lam)
+    assert point.errors == [] and point.witness_milli == 1_900 and point.witness_moves == 1
+    assert lp_rounding(bc, 0, bc._lp_x, 10.0) is None
+
+
+def test_the_pod_level_rounding_is_a_valid_placement_within_the_budget() -> None:
+    """On random cases, whatever the rounding returns realises into a placement that passes
+    the from-scratch check, moves at most the budget, holds what its columns say, and no more
+    than the exact optimum; it gains on several cases, and on seed 5 (a chain: a node freed
+    for a two-GPU pod, its resident moved where another node's residents left) it reaches the
+    optimum only by trying the LP's columns together."""
+    gains = {}
+    for seed in range(10):
+        cluster, pods, arrived, node, gpus = _case(np.random.default_rng(seed))
+        bc = BudgetCurve(cluster, pods, arrived, node, gpus)
+        for budget in (1, 2, 100):
+            bc.at(budget, time_limit_s=60)
+            contents = lp_rounding(bc, budget, bc._lp_x, 10.0)
+            if contents is None:
+                continue
+            lam = bc._lam_of(contents)
+            point = _realised(bc, budget, lam)
+            best = exact_with_budget(cluster, pods, arrived, node, gpus, budget)
+            assert point.errors == []
+            assert point.witness_moves <= budget
+            assert point.witness_milli == bc._value_of(lam) > bc.start_milli
+            assert point.witness_milli <= best
+            gains[seed, budget] = (point.witness_milli, best)
+    assert len(gains) >= 5
+    assert gains[5, 100] == (3_830, 3_830)

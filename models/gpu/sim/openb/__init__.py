@@ -14,7 +14,8 @@ CP-SAT), :mod:`.offline_bound` (an LP upper bound on what any policy can allocat
 :mod:`.defrag` (the replay with migration cycles), :mod:`.defrag_cycle` (one cycle: its
 CP-SAT model, its check, a cycle within a wall-time budget), :mod:`.defrag_bound` (bounds on
 what any consolidation could gain), :mod:`.budget_curve` (the best placement reachable from an
-end state with at most K migrations), :mod:`.repack` (the replay with re-packing cycles within
+end state with at most K migrations), :mod:`.budget_round` (its integer witness by a
+pod-level rounding of the master LP), :mod:`.repack` (the replay with re-packing cycles within
 a migration budget), :mod:`.departures` (replays where pods also leave), :mod:`.variants` (the
 FGD paper's trace variants, built from the default trace).
 """

@@ -52,6 +52,7 @@ import numpy as np
 
 from placement.models.gpu.instance import MILLI
 from placement.models.gpu.sim.openb.batch import check_placement
+from placement.models.gpu.sim.openb.budget_round import lp_rounding
 from placement.models.gpu.sim.openb.config_bound import ConfigBound
 from placement.models.gpu.sim.openb.defrag_cycle import LIGHT_PRESOLVE
 from placement.models.gpu.sim.openb.replay import PodSet, TraceCluster, TraceState
@@ -71,6 +72,8 @@ DIVE_PRICE_ALL = 64
 last reduced value was positive)."""
 CONVERGED_MILLI = 1.0
 """Stop when the Lagrangian bound is within this of the master LP (milli-GPU)."""
+ROUNDING_SHARE = 0.25
+"""Most of the witness time the pod-level rounding of the LP (:mod:`.budget_round`) takes."""
 
 Slot = tuple[int, tuple[int, ...]]
 """(pod class, GPUs)."""
@@ -800,7 +803,13 @@ class BudgetCurve:
         start = np.zeros(len(self.columns), dtype=np.int64)
         start[: len(self.groups)] = [len(g.nodes) for g in self.groups]
         best = (self.start_milli, start)
-        run = self._solve_master(budget, True, time_limit_s / 2)
+        if self._lp_x is not None:
+            contents = lp_rounding(self, budget, self._lp_x, time_limit_s * ROUNDING_SHARE)
+            rounded = None if contents is None else self._lam_of(contents)
+            if rounded is not None and self._value_of(rounded) > best[0]:
+                best = (self._value_of(rounded), rounded)
+        left = time_limit_s - (time.perf_counter() - t0)
+        run = self._solve_master(budget, True, max(left / 2, 1.0), start=best[1])
         if run.x is not None:
             lam = np.rint(run.x).astype(np.int64)
             if self._value_of(lam) > best[0]:
@@ -817,6 +826,25 @@ class BudgetCurve:
                 if self._value_of(tidy) >= value and self._kept_of(tidy) > self._kept_of(lam):
                     lam = tidy
         self._realise(point, budget, lam)
+
+    def _lam_of(self, contents: dict[tuple, int]) -> np.ndarray:
+        """Column counts of configurations given as ``{(group, keep, incoming): nodes}``
+        (adding the columns not generated yet)."""
+        index = {
+            (col.group, col.keep, tuple(sorted(col.incoming))): j
+            for j, col in enumerate(self.columns)
+        }
+        pairs = []
+        for (g, keep, incoming), times in contents.items():
+            key = (g, keep, tuple(sorted(incoming)))
+            if key not in index:
+                self._add(Config(g, keep, tuple(incoming)))
+                index[key] = len(self.columns) - 1
+            pairs.append((index[key], times))
+        lam = np.zeros(len(self.columns), dtype=np.int64)
+        for j, times in pairs:
+            lam[j] = times
+        return lam
 
     def _kept_of(self, lam: np.ndarray) -> int:
         """The residents the column counts ``lam`` keep."""
