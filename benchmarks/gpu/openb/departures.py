@@ -1,8 +1,9 @@
 """The trace with departures: allocation, fragmentation and waiting when pods leave.
 
 :func:`run_departures` replays a seed's workload with each pod's lifetime
-(:mod:`placement.models.gpu.sim.openb.departures`), without moves, with migrations or with
-preemption; :func:`departure_tables` and :func:`plot_departures` report it.
+(:mod:`placement.models.gpu.sim.openb.departures`), without moves, with migrations, with
+preemption or with re-packing cycles; :func:`departure_tables` and :func:`plot_departures`
+report it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import numpy as np
 from placement.benchmarks.gpu.kant import kant_table
 from placement.benchmarks.gpu.openb.shared import mean_of, percentile, pods_file_of, trace_of
 from placement.benchmarks.tables import rule
+from placement.solver import InputError
 
 DEPARTURE_MODES = (
     ("FGD", "none", None),
@@ -23,8 +25,30 @@ DEPARTURE_MODES = (
     ("FGD+BF-tie", "none", None),
     ("FGD+BF-tie", "migrate", 0.05),
     ("FGD+BF-tie", "preempt", None),
+    ("FGD+BF-tie", "repack", 0.05),
 )
 """The trace with departures: (policy, mode, budget) side by side on the same replay."""
+
+
+def departure_repack_settings(params: dict) -> dict:
+    """The ``repack`` mode's ``every`` and ``cycle_time_s`` with departures: the suite's
+    ``--param repack_every`` / ``repack_time`` when given (checked as
+    :func:`.repacking.repack_settings` checks them), else the replay's own defaults
+    (:data:`~placement.models.gpu.sim.openb.departures.REPACK_EVERY`,
+    :data:`~placement.models.gpu.sim.openb.departures.REPACK_SECONDS`: the FGD protocol's
+    240 s cycles would take most of an hour here)."""
+    # On use: the models load only when cases are made, not for placement bench --list.
+    from placement.benchmarks.gpu.openb.repacking import repack_settings
+    from placement.models.gpu.sim.openb.departures import REPACK_EVERY, REPACK_SECONDS
+
+    checked = repack_settings(params)
+    every = checked["every"] if params.get("repack_every") else REPACK_EVERY
+    if every < 1:
+        raise InputError.single("--param repack_every", str(every), "a whole number >= 1")
+    return {
+        "every": every,
+        "cycle_time_s": checked["cycle_time_s"] if params.get("repack_time") else REPACK_SECONDS,
+    }
 
 
 def run_departures(case: dict[str, Any], config: Any, data: Path) -> dict[str, Any]:
@@ -36,6 +60,7 @@ def run_departures(case: dict[str, Any], config: Any, data: Path) -> dict[str, A
     cluster, pods = trace_of(data, case["trace"], case.get("pods_file"))
     times = read_pod_times(pods_file_of(data, case["trace"], case.get("pods_file")), pods)
     window = WINDOW
+    repack = case.get("repack") or {}
     run = replay_departures(
         cluster,
         pods,
@@ -46,12 +71,14 @@ def run_departures(case: dict[str, Any], config: Any, data: Path) -> dict[str, A
         case["dmode"],
         case.get("budget"),
         min(config.time_limit_s, 1.0),
+        **repack,
     )
     waits = run.wait[~np.isnan(run.wait)]
     label = {
         "none": "no moves",
         "migrate": f"migrations <= {case.get('budget')}",
         "preempt": "preempts BE for LS",
+        "repack": f"re-packing within {(case.get('budget') or 0) * 100:g} %",
     }[case["dmode"]]
     idx = np.linspace(0, len(run.times) - 1, min(len(run.times), 300)).astype(int)
     return {
@@ -73,6 +100,17 @@ def run_departures(case: dict[str, Any], config: Any, data: Path) -> dict[str, A
         "preemptions": run.preemptions,
         "migrated_pods": run.migrated,
         "cycles": run.cycles,
+        **(
+            {
+                "planned_moves": run.planned,
+                "rejected_moves": run.rejected,
+                "waiting_placed": run.placed_waiting,
+            }
+            if repack
+            else {"planned_moves": "", "rejected_moves": "", "waiting_placed": ""}
+        ),
+        "repack_every": repack.get("every", ""),
+        "repack_time_s": repack.get("cycle_time_s", ""),
         "moves_per_hour": round(run.moves_per_hour, 1),
         "restart_s": run.restart_s,
         "lost_gpu_s": round(run.lost_gpu_s, 1),
@@ -123,13 +161,19 @@ def departure_tables(rows: list[dict]) -> list[str]:
             "until the last pod has started. Disruption: `moves / h`, migrations and "
             "preemptions per hour of the replay's clock; `GPU-s lost`, what they cost at the "
             "stated restart cost (our assumption): a migrated pod loses the restart on the "
-            "GPUs it holds, a preempted pod the restart and its whole run so far.",
+            "GPUs it holds, a preempted pod the restart and its whole run so far. Re-packing: "
+            "while pods wait, a cycle of the online re-packing policy every N arrivals "
+            "(whole cluster, the budget left, its wall time per cycle, `settings`); `rejected`: "
+            "its planned moves that failed their check when applied (never applied); "
+            "`pending placed`: waiting pods a cycle started; `cycle p50 / p99`: a cycle's wall "
+            "time (migration and re-packing cycles).",
             "",
             "| policy (mode) | seeds | allocation | fragmentation rate | mean wait | p99 wait "
             "| pods that waited | LS: mean / p99 wait, waited | BE: mean / p99 wait, waited "
             "| never started | preemptions | migrated pods | moves / h | GPU-s lost "
-            f"(restart {mine[0].get('restart_s', '?')} s) | cycles | invalid |",
-            rule(16),
+            f"(restart {mine[0].get('restart_s', '?')} s) | cycles | rejected | pending placed "
+            "| cycle p50 / p99 | settings | invalid |",
+            rule(20),
         ]
         for policy in dict.fromkeys(r["policy"] for r in mine):
             g = [r for r in mine if r["policy"] == policy]
@@ -144,11 +188,34 @@ def departure_tables(rows: list[dict]) -> list[str]:
                 f"| {mean_of(g, 'never_started'):.1f} | {mean_of(g, 'preemptions'):.1f} "
                 f"| {mean_of(g, 'migrated_pods'):.1f} | {mean_of(g, 'moves_per_hour'):.1f} "
                 f"| {mean_of(g, 'lost_gpu_s'):,.0f} | {mean_of(g, 'cycles'):.0f} "
+                f"| {_mean_text(g, 'rejected_moves')} | {_mean_text(g, 'waiting_placed')} "
+                f"| {_latency(g)} | {_settings(g[0])} "
                 f"| {sum(int(r.get('invalid') or 0) for r in g)} |"
             )
         lines += kant_table(mine, "policy")
         lines.append("")
     return lines
+
+
+def _mean_text(rows: list[dict], key: str) -> str:
+    """The mean of ``key`` over ``rows`` (one decimal), blank where the rows lack it."""
+    return f"{mean_of(rows, key):.1f}" if all(r.get(key) not in (None, "") for r in rows) else ""
+
+
+def _latency(rows: list[dict]) -> str:
+    """Mean cycle p50 / p99 (s) of rows that ran cycles, else blank."""
+    if not mean_of(rows, "cycles"):
+        return ""
+    return (
+        f"{mean_of(rows, 'cycle_p50_ms') / 1e3:.2f} / {mean_of(rows, 'cycle_p99_ms') / 1e3:.2f} s"
+    )
+
+
+def _settings(row: dict) -> str:
+    """The re-packing cycles' settings of a row, else blank."""
+    if row.get("repack_every") in (None, ""):
+        return ""
+    return f"N {row['repack_every']}, {float(row['repack_time_s']):g} s, whole cluster"
 
 
 def plot_departures(rows: list[dict], path: Path, command: str = "") -> None:

@@ -20,6 +20,7 @@ from placement.benchmarks.gpu.openb.curve import CURVE_STARTS, curve_table, plot
 from placement.benchmarks.gpu.openb.defragmentation import DEFRAG_BUDGETS, defrag_tables
 from placement.benchmarks.gpu.openb.departures import (
     DEPARTURE_MODES,
+    departure_repack_settings,
     departure_tables,
     plot_departures,
     run_departures,
@@ -67,7 +68,8 @@ MODE_HELP = (
     "(the configuration LP at 100 percent arrived), bound:never-refusing (the same over "
     "the packings that hold what every policy that never refuses a pod that fits after "
     "any migration holds), ablation, departures (the "
-    "trace with departures), latency (one cycle on the whole cluster), curve[:POLICY] (from "
+    "trace with departures: no moves, migrations, preemption, re-packing cycles; "
+    "--param repack_every=N, repack_time=S set its cycles), latency (one cycle on the whole cluster), curve[:POLICY] (from "
     "the end state of ours online and FGD, or of POLICY: the best placement reachable with "
     "at most K migrations, K = 0 to 10 percent of the arrived pods and unlimited), "
     "repack[:POLICY] (ours online, or POLICY, with re-packing cycles within a migration "
@@ -188,6 +190,11 @@ def _mode_cases(
                     "dmode": mode,
                     "budget": budget,
                     "seed": s,
+                    **(
+                        {"repack": departure_repack_settings(params or {})}
+                        if mode == "repack"
+                        else {}
+                    ),
                 }
                 for s in seeds
             ]

@@ -27,6 +27,19 @@ cluster while short pods already leave, then a queue drained by departures.
   node where it fits after evicting the fewest BE pods, largest GPU demand evicted first;
   ties to the least GPU demand evicted). An evicted pod returns to the queue and later
   restarts its whole lifetime (work lost). Only BE pods are evicted, only for LS pods.
+* ``repack`` -- while pods are pending, a re-packing cycle of :mod:`.repack` after the first
+  event time with a pending pod and then every ``every`` arrivals (:data:`REPACK_EVERY`):
+  :func:`.repack.plan_repack` over the whole cluster (the most milli-GPU reachable with at
+  most the budget left in migrations, every running pod kept running, pending pods placed
+  where they fit) within ``cycle_time_s`` (:data:`REPACK_SECONDS`), its moves applied by
+  :func:`.repack.apply_moves`, each checked against the cluster when it is applied (a move
+  that fails its check is *rejected*, never applied). The moves go through the replay's own
+  steps, so every book is kept as for any other move: a migrated pod is stopped and put
+  again (its run so far kept, its departure time unchanged), a pending pod placed by the
+  cycle *starts* then (its wait ends, its departure is scheduled). Budget as ``migrate``'s.
+  The cycle takes no time on the replay's clock (its wall time is measured, not simulated);
+  after a cycle that moved anything the whole cluster is re-checked from scratch
+  (:func:`.batch.check_placement`; ``invalid`` counts failures).
 
 **Measures**: GPU allocation over time (allocated milli-GPU / the cluster's, at each event
 time); per pod the waiting time (start - arrival, of the first start; evicted pods wait
@@ -55,6 +68,7 @@ import numpy as np
 from placement.models.gpu.instance import MILLI
 from placement.models.gpu.peers.fgd import FGDPolicy
 from placement.models.gpu.sim.kant import JobRun, KantMetrics, kant_metrics
+from placement.models.gpu.sim.openb.batch import check_placement
 from placement.models.gpu.sim.openb.defrag_cycle import (
     DESTINATIONS,
     Book,
@@ -63,6 +77,7 @@ from placement.models.gpu.sim.openb.defrag_cycle import (
     check_cycle,
     solve_cycle,
 )
+from placement.models.gpu.sim.openb.repack import Move, apply_moves, plan_repack
 from placement.models.gpu.sim.openb.replay import (
     TUNE_RATIO,
     PodSet,
@@ -74,11 +89,21 @@ from placement.models.gpu.sim.openb.replay import (
 from placement.solver.errors import InputError
 from placement.solver.jsonform import read_input_text
 
-MODES = ("none", "migrate", "preempt")
+MODES = ("none", "migrate", "preempt", "repack")
 RESTART_S = 60.0
 """Seconds a moved pod needs to run again (container start and state reload): our assumption,
 stated beside every disruption figure."""
 WINDOW = 300.0
+REPACK_EVERY = 200
+"""Arrivals between two ``repack`` cycles while pods are pending: :data:`.repack.EVERY`. On
+the default trace, seed 42 (an evaluation seed), the workload's 10,903 arrivals come 36 a
+second, so 200 arrivals are 5.5 s of the replay's clock, longer than the mean wait (2 s):
+a cycle finds the queue that departures did not drain, and six cycles run in the replay."""
+REPACK_SECONDS = 30.0
+"""A ``repack`` cycle's wall-time budget for its plan. Not :data:`.repack.CYCLE_SECONDS`
+(240 s): six such cycles would take 24 minutes of a replay that takes half a minute without.
+Chosen on the default trace, seed 42 (evaluation seed), load 1.5-2: 15 s cycles planned 6
+moves in six cycles (3 pending pods placed), 30 s cycles 90 (17 placed)."""
 """Seconds over which the workload arrives (at a constant rate)."""
 QOS = ("LS", "BE", "Burstable", "Guaranteed")
 
@@ -160,6 +185,12 @@ class DepartureRun:
     cycles: int = 0
     invalid: int = 0
     cycle_seconds: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    planned: int = 0
+    """``repack``: moves the cycles' plans held."""
+    rejected: int = 0
+    """``repack``: planned moves that failed their check when applied (not applied)."""
+    placed_waiting: int = 0
+    """``repack``: pending pods a cycle started."""
     seconds: float = 0.0
     restart_s: float = RESTART_S
     lost_gpu_s: float = 0.0
@@ -232,12 +263,18 @@ def replay_departures(
     time_limit: float = 0.2,
     order: np.ndarray | None = None,
     restart_s: float = RESTART_S,
+    every: int = REPACK_EVERY,
+    cycle_time_s: float = REPACK_SECONDS,
 ) -> DepartureRun:
     """The replay of the module docstring. The workload and the policy's node order are
     those of :func:`.replay.start_replay` for ``seed`` (the same pods, in the same order,
-    for every policy and mode); ``order`` overrides the workload (tests)."""
+    for every policy and mode); ``order`` overrides the workload (tests). ``time_limit``:
+    a ``migrate`` cycle's CP-SAT limit; ``every`` and ``cycle_time_s``: the ``repack``
+    mode's arrivals between cycles and a cycle's wall-time budget."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+    if every < 1 or not cycle_time_s > 0:
+        raise ValueError(f"every must be >= 1 and cycle_time_s > 0, not {every}, {cycle_time_s}")
     t_start = time.perf_counter()
     order, state, rng = start_replay(
         cluster, pods, policy, seed, TUNE_RATIO, "simulator", order, "rank"
@@ -262,6 +299,9 @@ def replay_departures(
     arrived = 0
     out_t, out_alloc, out_frag = [], [], []
     preemptions = migrations = cycles = invalid = 0
+    planned = rejected = placed_waiting = 0
+    last_cycle = -every  # arrivals when the last repack cycle ran
+    carry: dict = {}  # the repack cycles' packings, from one cycle to the next
     cycle_seconds: list[float] = []
     lost = 0.0  # GPU-seconds the moves cost
 
@@ -328,6 +368,45 @@ def replay_departures(
         cycle_seconds.append(time.perf_counter() - t0)
         return ok
 
+    def repack(now: float) -> None:
+        """One re-packing cycle over the whole cluster (module docstring, ``repack``): the
+        plan's moves applied through ``stop``/``put``/``start``, each checked then."""
+        nonlocal migrations, cycles, invalid, lost, planned, rejected, placed_waiting
+        nonlocal last_cycle, pending
+        left = None if budget is None else int(budget * arrived) - len(migrated)
+        last_cycle = arrived
+        t0 = time.perf_counter()
+        allow = n if left is None else left
+        nodes = list(range(cluster.n))
+        plan = plan_repack(state, pods, order, book, pending, nodes, allow, cycle_time_s, carry)
+
+        def take(mv: Move) -> None:
+            stop(mv.arrival, now)
+
+        def place(mv: Move) -> None:
+            node, gpus = mv.target
+            (put if mv.source is not None else start)(mv.arrival, node, gpus, now)
+
+        done, refused = apply_moves(
+            state, pods, order, book, plan, left, migrated, take=take, place=place
+        )
+        moved = [mv.arrival for mv in done if mv.source is not None]
+        migrations += len(moved)
+        lost += sum(restart_s * held_gpus(b) for b in moved)
+        migrated.update(moved)
+        started = {mv.arrival for mv in done if mv.source is None}
+        placed_waiting += len(started)
+        pending = [a for a in pending if a not in started]
+        planned += len(plan)
+        rejected += len(refused)
+        cycles += 1
+        if done:  # the cluster re-checked from scratch after the cycle
+            on = [int(a) for a in np.flatnonzero(book.node >= 0)]
+            where = [(i, int(book.node[a]), book.gpus[a]) for i, a in enumerate(on)]
+            fresh = TraceState(cluster)
+            invalid += bool(check_placement(fresh, pods, [int(order[a]) for a in on], where))
+        cycle_seconds.append(time.perf_counter() - t0)
+
     while events:
         now = events[0][0]
         freed = False
@@ -385,6 +464,13 @@ def replay_departures(
             waited[a] = True
             still.append(a)
         pending = sorted(still)
+        if (
+            mode == "repack"
+            and pending
+            and arrived - last_cycle >= every
+            and (budget is None or int(budget * arrived) > len(migrated))
+        ):
+            repack(now)
         out_t.append(now)
         out_alloc.append(state.used_milli / cluster.total_gpu_milli * 100)
         free = float(state.gpu_left.sum())
@@ -426,6 +512,9 @@ def replay_departures(
         cycles=cycles,
         invalid=invalid,
         cycle_seconds=np.array(cycle_seconds),
+        planned=planned,
+        rejected=rejected,
+        placed_waiting=placed_waiting,
         seconds=time.perf_counter() - t_start,
         restart_s=restart_s,
         lost_gpu_s=lost,

@@ -40,6 +40,7 @@ takes seconds. A neighbourhood prices faster still, but its gain is bounded by i
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -198,10 +199,17 @@ def apply_moves(
     budget_left: int | None,
     migrated: set[int],
     policy: Policy | None = None,
+    take: Callable[[Move], None] | None = None,
+    place: Callable[[Move], None] | None = None,
 ) -> tuple[list[Move], list[Move]]:
     """Apply ``moves`` to ``state`` and ``book`` one at a time, each checked against the
     cluster as it stands then (module docstring); returns (applied, rejected). ``migrated``
-    (the pods ever moved) grows by the moved residents; the budget counts a pod once."""
+    holds the pods ever moved before (the caller adds the moved residents); the budget counts
+    a pod once. ``take`` and ``place``, when given, apply a checked step in place of the
+    default (``state``, ``book`` and ``policy`` updated here): ``take(mv)`` takes a moving
+    resident off ``mv.source``, ``place(mv)`` puts ``mv.arrival`` on ``mv.target``; each
+    must update ``state`` and ``book`` as the default does. A caller that keeps more books
+    (the replay with departures) updates them all through its own steps."""
     applied: list[Move] = []
     todo = list(moves)
 
@@ -218,13 +226,18 @@ def apply_moves(
 
     def apply(group: list[Move]) -> None:
         for mv in group:  # every moving pod off first, then every pod on
-            if mv.source is not None:
+            if mv.source is not None and take is not None:
+                take(mv)
+            elif mv.source is not None:
                 p, n = int(order[mv.arrival]), mv.source[0]
                 state.remove(pods, p, n, mv.source[1])
                 book.take(mv.arrival)
                 if policy is not None:
                     policy.placed(state, pods, p, n)
         for mv in group:
+            if place is not None:
+                place(mv)
+                continue
             p, (n, g) = int(order[mv.arrival]), mv.target
             state.place(pods, p, n, list(g))
             book.put(mv.arrival, n, g)
