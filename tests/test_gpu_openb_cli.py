@@ -121,6 +121,7 @@ def test_departures_and_latency_modes_write_their_rows_tables_and_plot(tmp_path:
     done = cli(
         "bench", "gpu-openb", "--data", tmp_path / "data", "--out", out, "--quiet",
         "--trace", pods, "--seeds", "3", "--modes", "departures,latency", "--time-limit", "0.5",
+        "--param", "repack_time=2", "--param", "repack_every=5",
         cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -132,6 +133,7 @@ def test_departures_and_latency_modes_write_their_rows_tables_and_plot(tmp_path:
         "departures:none",
         "departures:migrate",
         "departures:preempt",
+        "departures:repack",
     }
     for r in rows:
         assert r["invalid"] == "0"
@@ -142,6 +144,9 @@ def test_departures_and_latency_modes_write_their_rows_tables_and_plot(tmp_path:
             assert int(r["pods_arrived"]) > 30 and 0 <= float(r["waited_pct"]) <= 100
             if r["mode"] != "departures:preempt":
                 assert r["preemptions"] == "0"
+            repack = r["mode"] == "departures:repack"
+            assert r["rejected_moves"] == ("0" if repack else "")
+            assert (r["repack_every"], r["repack_time_s"]) == (("5", "2.0") if repack else ("", ""))
     text = (out / "gpu-openb.md").read_text()
     assert "The trace with departures" in text and "Latency of one re-optimization" in text
     assert (out / "gpu-openb-departures.png").stat().st_size > 0
@@ -155,6 +160,8 @@ def test_bad_options_exit_2_naming_the_option(tmp_path: Path) -> None:
         (("--modes", "defrag:1.5"), "--modes"),
         (("--modes", "batch:0"), "--modes"),
         (("--seeds", "9-3"), "--seeds"),
+        (("--modes", "departures", "--param", "repack_every=x"), "--param repack_every"),
+        (("--modes", "departures", "--param", "repack_time=0"), "--param repack_time"),
         (("--seeds", "x"), "--seeds"),
         (("--trace", tmp_path / "missing.csv"), "--trace"),
         (

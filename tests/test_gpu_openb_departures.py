@@ -153,3 +153,87 @@ def test_a_migration_costs_the_restart_on_the_gpus_the_pod_holds() -> None:
     # As test_a_migration_makes_room_for_a_waiting_pod: one pod of half a GPU moves once.
     moved = migrating(restart_s=40.0)
     assert moved.migrations == 1 and moved.lost_gpu_s == pytest.approx(0.5 * 40.0)
+
+
+def repacking(cluster, pods, times, order, window, **options):
+    """A replay in the ``repack`` mode: a cycle after every arrival while pods wait."""
+    settings = {"budget": None, "every": 1, "cycle_time_s": 10.0, **options}
+    return replay_departures(
+        cluster, pods, times, make_any("FGD"), 0, window, "repack", order=order, **settings
+    )
+
+
+def test_a_repack_cycle_starts_the_pod_the_plain_replay_leaves_waiting() -> None:
+    """The migration case above: w (a whole GPU) finds half of each GPU free at 3 and waits
+    97 s without moves; the re-packing cycle moves one half-GPU resident next to the other
+    and starts w at once. Every move is counted in the disruption figures: one migration
+    of half a GPU, the restart on it, one move over the replay's 3 s."""
+    cluster, pods, times, order = two_half_gpu_pods_and_a_whole_one()
+    plain = replay_departures(cluster, pods, times, make_any("FGD"), 0, 4.0, order=order)
+    assert plain.wait[3] == 97.0 and plain.migrations == plain.cycles == 0
+    r = repacking(cluster, pods, times, order, 4.0, restart_s=40.0)
+    assert r.wait.tolist() == [0.0, 0.0, 0.0, 0.0] and r.waited.tolist()[3]
+    assert r.cycles == 1 and r.placed_waiting == 1 and r.planned == 2
+    assert r.migrations == r.migrated == 1 and r.rejected == 0 and r.invalid == 0
+    assert r.lost_gpu_s == pytest.approx(0.5 * 40.0)
+    assert r.times[-1] == 3.0 and r.moves_per_hour == pytest.approx(3600 / 3)
+    assert len(r.cycle_seconds) == 1
+    # Kant's metrics see the cycle's start: no job waited (97 s without moves)
+    assert r.kant.jwtd_s.max == 0.0 and plain.kant.jwtd_s.max == 97.0
+
+
+def test_a_migrated_pod_keeps_its_departure_time() -> None:
+    """As above, and e (a whole GPU) arrives at 4 when both GPUs are full: it waits for a
+    whole GPU. a (0-100) and b (2-102) share GPU 0 or 1 after the cycle, w holds the other
+    from 3 to 103; so e starts at 102, when b leaves at its own time, whichever of a and b
+    the cycle moved at 3. Had the move restarted the pod's lifetime (3 + 100), or lost its
+    departure, e would start at 103 when w leaves."""
+    cluster = TraceCluster.from_nodes([GpuNode("n0", "G", 2, 0, 0, 64_000, 65_536)])
+    half = {"gpu_milli": 500, "cpu_milli": 1_000, "memory_mib": 1}
+    pods = PodSet.from_jobs(
+        [
+            GpuJob("a", **half),
+            GpuJob("b", **half),
+            GpuJob("d", **half),
+            GpuJob("w", gpus=1, cpu_milli=1_000, memory_mib=1),
+            GpuJob("e", gpus=1, cpu_milli=1_000, memory_mib=1),
+        ],
+        cluster,
+    )
+    times = PodTimes(np.zeros(5, dtype=np.int64), np.array([100, 100, 2, 100, 10]), ("LS",) * 5)
+    order = np.array([0, 2, 1, 3, 4])  # arrivals at 0, 1, 2, 3, 4: a, d, b, w, e
+    r = repacking(cluster, pods, times, order, 5.0)
+    assert r.migrations == 1 and r.placed_waiting == 1 and r.rejected == 0
+    assert r.wait.tolist() == [0.0, 0.0, 0.0, 0.0, 98.0]
+    assert r.times[-1] == 102.0 and r.invalid == 0
+
+
+def test_repack_replays_stay_within_budget_and_valid() -> None:
+    """Small random clusters, the arrivals three times over with random lifetimes, so pods
+    wait while others leave; without a budget and within 10 % of the arrived pods: every
+    pod starts in the end, no planned move is rejected (nothing intervenes inside a cycle),
+    the cluster passes the from-scratch check after every cycle, every applied move is a
+    counted migration, and the pods migrated within the budget never exceed it although
+    without one the cycles migrate more (on seed 6: 5 pods of 27 arrivals)."""
+    from tests.test_gpu_openb_config_bound import _random_case
+
+    over = 0
+    for seed in (3, 4, 6):
+        rng = np.random.default_rng(seed)
+        cluster, pods, arrived = _random_case(rng)
+        order = np.concatenate([arrived, arrived, arrived])
+        life = rng.integers(1, 30, size=pods.n).astype(np.int64)
+        times = PodTimes(np.zeros(pods.n, dtype=np.int64), life, ("LS",) * pods.n)
+        cap = int(0.1 * len(order))
+        free = repacking(cluster, pods, times, order, 10.0, budget=None, cycle_time_s=3.0)
+        capped = repacking(cluster, pods, times, order, 10.0, budget=0.1, cycle_time_s=3.0)
+        for r in (free, capped):
+            assert r.cycles >= 1 and r.rejected == 0 and r.invalid == 0
+            assert not np.isnan(r.wait).any()
+            assert r.migrations >= r.migrated and r.planned >= r.migrations + r.placed_waiting
+        assert free.migrations >= 1 and free.placed_waiting >= 1
+        assert capped.migrated <= cap
+        over = max(over, free.migrated - cap)
+    assert over > 0  # the budget cut what the cycles would have moved
+    none = repacking(cluster, pods, times, order, 10.0, budget=0.0)
+    assert none.cycles == none.migrations == 0  # a budget of 0 runs no cycle

@@ -180,3 +180,52 @@ def test_replay_rejects_bad_settings() -> None:
         replay_repack(cluster, pods, make_any("FGD"), 0, 1.5, order=order)
     with pytest.raises(ValueError, match="every"):
         replay_repack(cluster, pods, make_any("FGD"), 0, 0.1, every=0, order=order)
+
+
+def hooked(state: TraceState, pods: PodSet, order, book: Book, calls: list):
+    """``take`` and ``place`` steps that update ``state`` and ``book`` themselves (as the
+    replay with departures does through its own steps) and record each call."""
+
+    def take(mv: Move) -> None:
+        calls.append(("take", mv.arrival))
+        state.remove(pods, int(order[mv.arrival]), mv.source[0], mv.source[1])
+        book.take(mv.arrival)
+
+    def place(mv: Move) -> None:
+        calls.append(("place", mv.arrival))
+        state.place(pods, int(order[mv.arrival]), mv.target[0], list(mv.target[1]))
+        book.put(mv.arrival, *mv.target)
+
+    return {"take": take, "place": place}
+
+
+def test_the_move_hooks_apply_each_checked_step_once() -> None:
+    """With ``take``/``place`` given, each applied move goes through them once (the moved
+    resident taken off before anything is placed on its target) and the default does not
+    also apply it: the cluster ends valid, with w placed."""
+    _cluster, pods, order, state, book = split_whole_gpus()
+    plan = plan_repack(state, pods, order, book, [2], [0, 1], budget=1, time_limit_s=20.0)
+    calls: list = []
+    applied, rejected = apply_moves(
+        state, pods, order, book, plan, 1, set(), **hooked(state, pods, order, book, calls)
+    )
+    (moved,) = [mv.arrival for mv in applied if mv.source is not None]
+    assert rejected == [] and calls == [("take", moved), ("place", moved), ("place", 2)]
+    assert book.node[2] >= 0 and placed_now(state, pods, order, book) == []
+    assert int(state.used_milli) == 4 * 1_000  # x, y and w (2 GPUs): nothing placed twice
+
+
+def test_a_rejected_move_never_reaches_the_hooks() -> None:
+    """As the intervening-event case above, with hooks: the move whose target z took, and
+    w's placement that needed it, are rejected and no hook is called."""
+    _cluster, pods, order, state, book = split_whole_gpus()
+    plan = plan_repack(state, pods, order, book, [2], [0, 1], budget=1, time_limit_s=20.0)
+    (move,) = [mv for mv in plan if mv.source is not None]
+    node, (gpu,) = move.target
+    state.place(pods, int(order[3]), node, [gpu])
+    book.put(3, node, (gpu,))
+    calls: list = []
+    applied, rejected = apply_moves(
+        state, pods, order, book, plan, 1, set(), **hooked(state, pods, order, book, calls)
+    )
+    assert applied == [] and calls == [] and sorted(rejected, key=str) == sorted(plan, key=str)

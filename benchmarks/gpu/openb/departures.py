@@ -36,15 +36,16 @@ def departure_repack_settings(params: dict) -> dict:
     :func:`.repacking.repack_settings` checks them), else the replay's own defaults
     (:data:`~placement.models.gpu.sim.openb.departures.REPACK_EVERY`,
     :data:`~placement.models.gpu.sim.openb.departures.REPACK_SECONDS`: the FGD protocol's
-    240 s cycles would take most of an hour here)."""
+    240 s cycles would take 24 minutes in six cycles here)."""
     # On use: the models load only when cases are made, not for placement bench --list.
     from placement.benchmarks.gpu.openb.repacking import repack_settings
     from placement.models.gpu.sim.openb.departures import REPACK_EVERY, REPACK_SECONDS
 
-    checked = repack_settings(params)
-    every = checked["every"] if params.get("repack_every") else REPACK_EVERY
+    word = params.get("repack_every")
+    every = int(word) if word and str(word).isdigit() else (REPACK_EVERY if not word else 0)
     if every < 1:
-        raise InputError.single("--param repack_every", str(every), "a whole number >= 1")
+        raise InputError.single("--param repack_every", str(word), "a whole number >= 1")
+    checked = repack_settings({k: v for k, v in params.items() if k != "repack_every"})
     return {
         "every": every,
         "cycle_time_s": checked["cycle_time_s"] if params.get("repack_time") else REPACK_SECONDS,
