@@ -37,7 +37,9 @@ cluster while short pods already leave, then a queue drained by departures.
   steps, so every book is kept as for any other move: a migrated pod is stopped and put
   again (its run so far kept, its departure time unchanged), a pending pod placed by the
   cycle *starts* then (its wait ends, its departure is scheduled). Budget as ``migrate``'s.
-  The cycle takes no time on the replay's clock (its wall time is measured, not simulated);
+  Cycles are counted in arrivals, so none runs once the whole workload has arrived (the
+  queue left then drains by departures alone). The cycle takes no time on the replay's
+  clock (its wall time is measured, not simulated);
   after a cycle that moved anything the whole cluster is re-checked from scratch
   (:func:`.batch.check_placement`; ``invalid`` counts failures).
 
