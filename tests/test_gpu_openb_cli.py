@@ -237,6 +237,9 @@ def test_repack_mode_bad_settings_exit_2_naming_the_option(tmp_path: Path) -> No
         (("--modes", "repack:Nope"), "--modes"),
         (("--modes", "repack", "--param", "repack_budget=1.5"), "--param repack_budget"),
         (("--modes", "repack", "--param", "repack_every=0"), "repack_every"),
+        (("--modes", "repack", "--param", "repack_every=x"), "--param repack_every"),
+        (("--modes", "repack", "--param", "repack_time=abc"), "--param repack_time"),
+        (("--modes", "repack", "--param", "repack_nodes=-1"), "--param repack_nodes"),
     ):
         done = cli(*base, *extra, cwd=tmp_path)
         assert done.returncode == 2, (extra, done.stderr)

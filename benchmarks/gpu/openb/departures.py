@@ -17,7 +17,6 @@ import numpy as np
 from placement.benchmarks.gpu.kant import kant_table
 from placement.benchmarks.gpu.openb.shared import mean_of, percentile, pods_file_of, trace_of
 from placement.benchmarks.tables import rule
-from placement.solver import InputError
 
 DEPARTURE_MODES = (
     ("FGD", "none", None),
@@ -41,13 +40,9 @@ def departure_repack_settings(params: dict) -> dict:
     from placement.benchmarks.gpu.openb.repacking import repack_settings
     from placement.models.gpu.sim.openb.departures import REPACK_EVERY, REPACK_SECONDS
 
-    word = params.get("repack_every")
-    every = int(word) if word and str(word).isdigit() else (REPACK_EVERY if not word else 0)
-    if every < 1:
-        raise InputError.single("--param repack_every", str(word), "a whole number >= 1")
-    checked = repack_settings({k: v for k, v in params.items() if k != "repack_every"})
+    checked = repack_settings(params)
     return {
-        "every": every,
+        "every": checked["every"] if params.get("repack_every") else REPACK_EVERY,
         "cycle_time_s": checked["cycle_time_s"] if params.get("repack_time") else REPACK_SECONDS,
     }
 

@@ -38,16 +38,33 @@ def repack_settings(params: dict) -> dict:
                 "--param repack_budget", word, "fractions in (0, 1], e.g. 0.005,0.05"
             )
         budgets.append(value)
-    cycle_time = float(params.get("repack_time") or CYCLE_SECONDS)
+    cycle_time = _number(params, "repack_time", CYCLE_SECONDS, float, "seconds > 0")
     if not cycle_time > 0 or math.isinf(cycle_time):
         raise InputError.single("--param repack_time", str(cycle_time), "seconds > 0")
+    every = _number(params, "repack_every", EVERY, int, "a whole number of arrivals >= 1")
+    if every < 1:
+        raise InputError.single("--param repack_every", str(every), "a whole number >= 1")
+    nodes = _number(params, "repack_nodes", NODES, int, "a whole number of nodes >= 0")
+    if nodes < 0:
+        raise InputError.single("--param repack_nodes", str(nodes), "a whole number >= 0")
     return {
         "budgets": budgets,
-        "every": int(params.get("repack_every") or EVERY),
+        "every": every,
         "cycle_time_s": cycle_time,
-        "nodes": int(params.get("repack_nodes") or NODES),
+        "nodes": nodes,
         "cycle_moves": params.get("repack_moves") or CYCLE_MOVES,
     }
+
+
+def _number(params: dict, name: str, default, kind, expected: str):
+    """``--param name`` read as ``kind`` (``default`` when absent); InputError naming it."""
+    word = params.get(name)
+    if word in (None, ""):
+        return default
+    try:
+        return kind(word)
+    except (TypeError, ValueError):
+        raise InputError.single(f"--param {name}", str(word), expected) from None
 
 
 def repack_table(rows: list[dict], curve_rows: list[dict]) -> list[str]:
