@@ -14,9 +14,10 @@ for the arriving pod alone, which is all the misfit cycles of :mod:`.defrag` try
   milli-GPU reachable with at most ``K`` migrations, every placed pod kept placed, waiting
   pods placed where they fit -- on a *neighbourhood* of the cluster (:func:`neighbourhood`:
   the ``nodes`` nodes with the most free milli-GPU, skipping those of the last cycle when it
-  bought nothing), solved by :class:`.budget_curve.BudgetCurve` (its column generation with
-  per-node keep decisions, :meth:`~.budget_curve.BudgetCurve.at`) within the cycle's wall
-  time. ``K`` is what the budget allows so far, at most ``cycle_moves``. The plan is the
+  bought nothing), solved by :class:`.budget_curve.BudgetCurve` (its keep-or-reset column
+  generation, :meth:`~.budget_curve.BudgetCurve.keep_or_reset`, then its integer witness:
+  the pod-level rounding of :mod:`.budget_round`, HiGHS started from it, a dive) within the
+  cycle's wall time. ``K`` is what the budget allows so far, at most ``cycle_moves``. The plan is the
   witness: a checked placement of the neighbourhood, its moves counted from the placements,
   with the fewest migrations found at its value (:data:`TIDY_SHARE`), so a cycle leaves the
   budget it does not need to the later ones. A cycle starts from the fresh packings of the
