@@ -181,7 +181,8 @@ class BudgetCurve:
         """Every full pricing round's Lagrangian line (:meth:`bound_at`)."""
         self.last_reduced = [math.inf] * len(self.groups)
         self.columns: list[Config] = []
-        self._seen: set[tuple] = set()
+        self._index: dict[tuple, int] = {}
+        """Column index by (group, keep, sorted incoming slots)."""
         self._rooms: dict[int, np.ndarray] = {}
         self._lp_x: np.ndarray | None = None
         for g in range(len(self.groups)):
@@ -201,9 +202,9 @@ class BudgetCurve:
 
     def _add(self, col: Config) -> bool:
         key = (col.group, col.keep, tuple(sorted(col.incoming)))
-        if key in self._seen:
+        if key in self._index:
             return False
-        self._seen.add(key)
+        self._index[key] = len(self.columns)
         self.columns.append(col)
         return True
 
@@ -805,9 +806,9 @@ class BudgetCurve:
         best = (self.start_milli, start)
         if self._lp_x is not None:
             contents = lp_rounding(self, budget, self._lp_x, time_limit_s * ROUNDING_SHARE)
-            rounded = None if contents is None else self._lam_of(contents)
-            if rounded is not None and self._value_of(rounded) > best[0]:
-                best = (self._value_of(rounded), rounded)
+            if contents is not None:
+                rounded = self._lam_of(contents)
+                best = max(best, (self._value_of(rounded), rounded), key=lambda b: b[0])
         left = time_limit_s - (time.perf_counter() - t0)
         run = self._solve_master(budget, True, max(left / 2, 1.0), start=best[1])
         if run.x is not None:
@@ -830,20 +831,11 @@ class BudgetCurve:
     def _lam_of(self, contents: dict[tuple, int]) -> np.ndarray:
         """Column counts of configurations given as ``{(group, keep, incoming): nodes}``
         (adding the columns not generated yet)."""
-        index = {
-            (col.group, col.keep, tuple(sorted(col.incoming))): j
-            for j, col in enumerate(self.columns)
-        }
-        pairs = []
-        for (g, keep, incoming), times in contents.items():
-            key = (g, keep, tuple(sorted(incoming)))
-            if key not in index:
-                self._add(Config(g, keep, tuple(incoming)))
-                index[key] = len(self.columns) - 1
-            pairs.append((index[key], times))
+        for g, keep, incoming in contents:
+            self._add(Config(g, keep, tuple(incoming)))
         lam = np.zeros(len(self.columns), dtype=np.int64)
-        for j, times in pairs:
-            lam[j] = times
+        for (g, keep, incoming), times in contents.items():
+            lam[self._index[g, keep, tuple(sorted(incoming))]] = times
         return lam
 
     def _kept_of(self, lam: np.ndarray) -> int:

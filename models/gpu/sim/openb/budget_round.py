@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from placement.models.gpu.peers.fgd import best_fit_gpus
 from placement.models.gpu.sim.openb.replay import TraceState
 
 BudgetCurve = Any
@@ -37,33 +38,17 @@ Content = tuple[int, tuple[int, ...], tuple[tuple[int, tuple[int, ...]], ...]]
 """A node's configuration: (group, kept resident indices, incoming (class, GPUs) slots)."""
 
 
-def best_gpus(state: TraceState, pods, p: int, node: int) -> tuple[int, ...] | None:
-    """The GPUs of ``node`` pod ``p`` takes by best fit (the ``k`` that fit with the least
-    milli-GPU left), or None when fewer than ``k`` fit; () for a CPU-only pod."""
-    k, m = int(pods.num_gpu[p]), int(pods.milli[p])
-    if k == 0:
-        return ()
-    left = np.where(state.exists[node], state.gpu_left[node], -1)
-    fit = np.flatnonzero(left >= m)
-    if len(fit) < k:
-        return None
-    return tuple(sorted(int(g) for g in fit[np.argsort(left[fit], kind="stable")[:k]]))
-
-
 def best_node(state: TraceState, pods, p: int) -> Where | None:
-    """Where pod ``p`` fits best now: the feasible node and GPUs leaving the least free
-    milli-GPU on the node (then the least CPU), or None when it fits nowhere."""
+    """Where pod ``p`` fits best now: the feasible node leaving the least free milli-GPU
+    (then the least CPU), on the GPUs FGD's best fit takes there; None when it fits
+    nowhere."""
     nodes = state.feasible(pods, p)
     if not len(nodes):
         return None
     k, m = int(pods.num_gpu[p]), int(pods.milli[p])
     free = np.where(state.exists[nodes], state.gpu_left[nodes], 0).sum(axis=1) - k * m
-    order = np.lexsort((state.cpu_left[nodes], free))
-    for i in order:
-        gs = best_gpus(state, pods, p, int(nodes[i]))
-        if gs is not None:
-            return int(nodes[i]), gs
-    return None
+    node = int(nodes[np.lexsort((state.cpu_left[nodes], free))[0]])
+    return node, tuple(best_fit_gpus(state.gpu_left[node], k, m))
 
 
 class _Layout:
