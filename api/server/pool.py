@@ -28,7 +28,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import CancelledError
+from concurrent.futures import CancelledError, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any
@@ -140,6 +140,8 @@ class SolvePool:
 
     CLOSE_WAIT_S = 15.0
     """Seconds :meth:`close` waits for the pebble pool to stop before it kills the workers."""
+    STOP_WARM_WAIT_S = 10.0
+    """Seconds a stop during :meth:`warm` waits for the launched workers to finish starting."""
     CANCEL_BOARD_SIZE = 256
     """Slots of the shared cancel board (a ring of recently cancelled ticket numbers)."""
 
@@ -201,6 +203,10 @@ class SolvePool:
         for f in futures:
             while True:
                 if should_stop():
+                    # Let the workers already launched finish starting (bounded): one killed
+                    # while it still reads its start-up state from this process finds the
+                    # pool's semaphores gone and prints a traceback.
+                    wait(futures, timeout=self.STOP_WARM_WAIT_S)
                     raise Stopping("stopped during the warm-up")
                 try:
                     pids.append(f.result(timeout=max(0.0, min(0.1, end - time.monotonic()))))
