@@ -225,6 +225,8 @@ def test_repack_mode_writes_a_checked_row_per_budget_and_its_table(tmp_path: Pat
         assert r["invalid"] == "0" and r["policy"].startswith("FGD repack")
         assert int(r["migrated_pods"]) <= float(r["budget"]) * int(r["pods_arrived"])
         assert r["every"] == "3" and float(r["cycle_time_s"]) == 5.0
+        spent = [int(m) for m in r["cycle_migrated_pods"].split()]
+        assert len(spent) == int(r["cycles"]) and sum(spent) >= int(r["migrated_pods"])
     text = (out / "gpu-openb.md").read_text()
     assert "Online re-packing within a migration budget" in text and "FGD online" in text
 

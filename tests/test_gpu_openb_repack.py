@@ -167,6 +167,8 @@ def test_replay_with_repacking_is_valid_within_budget(seed: int) -> None:
         == []
     )
     assert curve.migrated <= int(budget * len(order))
+    assert sum(curve.cycle_migrated) == curve.migrated  # each cycle's first migrations
+    assert len(curve.cycle_migrated) == len(curve.gained_milli) == curve.cycles
     assert curve.used[-1] == sum(int(pods.demand[order[a]]) for a in items)
     assert np.all(np.diff(curve.used) >= 0)  # pods are never removed, moves keep them
     assert curve.rejected == 0  # nothing intervenes inside a replay's cycle

@@ -147,6 +147,7 @@ def run_case(
             rejected_moves=curve.rejected,
             waiting_placed=curve.placed_waiting,
             cycle_gains_gpus=" ".join(f"{g / 1000:g}" for g in curve.gained_milli),
+            cycle_migrated_pods=" ".join(str(m) for m in curve.cycle_migrated),
             end_unalloc_gpus=round((cluster.total_gpu_milli - int(curve.used[-1])) / 1000, 2),
         )
     elif mode == "bound":

@@ -105,6 +105,8 @@ class RepackCurve(DefragCurve):
     """Pods that failed when they arrived and a cycle placed."""
     gained_milli: list[int] = field(default_factory=list)
     """Per cycle, the milli-GPU its applied moves added."""
+    cycle_migrated: list[int] = field(default_factory=list)
+    """Per cycle, the pods it migrated for the first time (what it spent of the budget)."""
 
 
 def neighbourhood(
@@ -305,6 +307,7 @@ def replay_repack(
     waiting: list[int] = []
     seconds: list[float] = []
     gained: list[int] = []
+    spent: list[int] = []
     moves_total = planned = rejected = placed_waiting = applied_cycles = 0
     last_cycle = -every
     skip: set[int] = set()
@@ -332,6 +335,7 @@ def replay_repack(
             plan = plan_repack(state, pods, order, book, waiting, hood, allow, cycle_time_s, carry)
             done, refused = apply_moves(state, pods, order, book, plan, left, migrated, policy)
             moves_total += len([mv for mv in done if mv.source is not None])
+            spent.append(_new(done, migrated))
             migrated.update(mv.arrival for mv in done if mv.source is not None)
             placed_now = {mv.arrival for mv in done if mv.source is None}
             placed_waiting += len(placed_now)
@@ -371,4 +375,5 @@ def replay_repack(
         rejected=rejected,
         placed_waiting=placed_waiting,
         gained_milli=gained,
+        cycle_migrated=spent,
     )
