@@ -4,6 +4,8 @@ every GPU with the move budget written out, and its witness re-checked from scra
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -120,6 +122,21 @@ def test_one_migration_makes_room_and_the_curve_proves_it() -> None:
     assert restricted.errors == [] and restricted.witness_milli == 1_900
     unlimited = bc.unlimited(time_limit_s=60)
     assert unlimited.bound_milli == 1_900 == unlimited.witness_milli and unlimited.errors == []
+
+
+def test_a_round_for_columns_only_stops_at_its_deadline_a_bound_round_does_not() -> None:
+    """Past the deadline a round that only wants columns (partial pricing, the dive) prices
+    no group, so a cycle's wall time holds; a round for the bound still prices every group
+    (its line is a bound only if it does)."""
+    bc = _two_nodes()
+    _value, dual = bc._master_lp(1)
+    columns = len(bc.columns)
+    past = time.perf_counter() - 1.0
+    groups = range(len(bc.groups))
+    assert bc._lagrangian_round(dual, dual, groups, 1.0, past, for_bound=False) == (None, 0)
+    assert len(bc.columns) == columns
+    line, added = bc._lagrangian_round(dual, dual, groups, 1.0, past)
+    assert line is not None and added >= 1  # the 300-beside-600 packing prices positive
 
 
 def test_every_full_pricing_round_bounds_every_budget() -> None:

@@ -401,12 +401,20 @@ class BudgetCurve:
         return model.run(time_limit_s)
 
     def _lagrangian_round(
-        self, dual: np.ndarray, dual_lp: np.ndarray, groups, pricing_time_s: float, deadline: float
+        self,
+        dual: np.ndarray,
+        dual_lp: np.ndarray,
+        groups,
+        pricing_time_s: float,
+        deadline: float,
+        for_bound: bool = True,
     ) -> tuple[tuple[float, float] | None, int]:
         """Price ``groups`` at the multipliers ``dual``; add the columns that price positive
         at the master's ``dual_lp``. Returns (the Lagrangian line ``(a, rho)`` when every group
         was priced -- the bound at budget ``K`` is ``a + min(rho, 0) * (|P| - K)`` -- and the
-        columns added)."""
+        columns added). Past ``deadline`` each pricing gets 0.2 s; a round that is not
+        ``for_bound`` (only its columns are wanted) stops there instead, so a thousand groups
+        cannot hold a cycle 200 s past its wall time."""
         C = self.n_classes
         total_p = int(self.P.sum())
         pi, rho = dual[:C], float(dual[C])
@@ -420,6 +428,8 @@ class BudgetCurve:
         added = 0
         for g in groups:
             left = deadline - time.perf_counter()
+            if left <= 0 and not for_bound:
+                return None, added
             zg, col = self.price(g, profit, bonus, max(0.2, min(pricing_time_s, left)))
             self.last_reduced[g] = zg - float(dual_lp[C + 1 + g])
             line += len(self.groups[g].nodes) * zg
@@ -514,7 +524,7 @@ class BudgetCurve:
             full = (iterations - 1) % full_every == 0 or not active
             if not full:
                 _, added = self._lagrangian_round(
-                    dual_lp, dual_lp, active, pricing_time_s, deadline
+                    dual_lp, dual_lp, active, pricing_time_s, deadline, for_bound=False
                 )
                 if added:
                     if progress is not None:
@@ -863,7 +873,7 @@ class BudgetCurve:
         while time.perf_counter() < deadline:
             if len(fixed) < len(self.columns):
                 fixed = np.concatenate([fixed, np.zeros(len(self.columns) - len(fixed), np.int64)])
-            run = self._solve_master(budget, False, None, fixed)
+            run = self._solve_master(budget, False, self._left(deadline), fixed)
             if run.status != RunStatus.OPTIMAL or run.x is None or run.row_dual is None:
                 return None
             x = np.asarray(run.x)
@@ -882,7 +892,7 @@ class BudgetCurve:
             open_groups = [g for g in range(len(self.groups)) if used[g] < sizes[g]]
             if not open_groups:
                 continue
-            run = self._solve_master(budget, False, None, fixed)
+            run = self._solve_master(budget, False, self._left(deadline), fixed)
             if run.status != RunStatus.OPTIMAL or run.row_dual is None:
                 return None
             dual = np.asarray(run.row_dual, dtype=float)
@@ -892,8 +902,13 @@ class BudgetCurve:
                 else [g for g in open_groups if self.last_reduced[g] > REDUCED_TOL]
             )
             if active:
-                self._lagrangian_round(dual, dual, active, 1.0, deadline)
+                self._lagrangian_round(dual, dual, active, 1.0, deadline, for_bound=False)
         return None
+
+    @staticmethod
+    def _left(deadline: float) -> float:
+        """Seconds to ``deadline``, at least one (a dive's LP gets what is left)."""
+        return max(deadline - time.perf_counter(), 1.0)
 
     def _realise(self, point: CurvePoint, budget: int, lam: np.ndarray) -> None:
         """Turn column counts into a placement, pod by pod, and check it from scratch."""
