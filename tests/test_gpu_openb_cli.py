@@ -213,7 +213,7 @@ def test_repack_mode_writes_a_checked_row_per_budget_and_its_table(tmp_path: Pat
         "bench", "gpu-openb", "--data", tmp_path / "data", "--out", out, "--quiet",
         "--trace", pods, "--seeds", "1", "--modes", "FGD,repack:FGD",
         "--param", "repack_budget=0.1,0.5", "--param", "repack_time=5",
-        "--param", "repack_every=3",
+        "--param", "repack_every=3", "--param", "repack_pressure=0.5",
         cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -227,8 +227,14 @@ def test_repack_mode_writes_a_checked_row_per_budget_and_its_table(tmp_path: Pat
         assert r["every"] == "3" and float(r["cycle_time_s"]) == 5.0
         spent = [int(m) for m in r["cycle_migrated_pods"].split()]
         assert len(spent) == int(r["cycles"]) and sum(spent) >= int(r["migrated_pods"])
+        # a cycle waits for the waiting demand to reach half the free GPUs: without
+        # departures, for an arrived share of at least 100 % less half the free share (<= 100)
+        when = [float(x) for x in r["cycle_arrived_pct"].split()]
+        assert len(when) == int(r["cycles"]) >= 1 and when == sorted(when)
+        assert float(r["pressure"]) == 0.5 and when[0] >= 50
     text = (out / "gpu-openb.md").read_text()
     assert "Online re-packing within a migration budget" in text and "FGD online" in text
+    assert "pressure 0.5" in text
 
 
 def test_repack_mode_bad_settings_exit_2_naming_the_option(tmp_path: Path) -> None:
@@ -242,6 +248,8 @@ def test_repack_mode_bad_settings_exit_2_naming_the_option(tmp_path: Path) -> No
         (("--modes", "repack", "--param", "repack_every=x"), "--param repack_every"),
         (("--modes", "repack", "--param", "repack_time=abc"), "--param repack_time"),
         (("--modes", "repack", "--param", "repack_nodes=-1"), "--param repack_nodes"),
+        (("--modes", "repack", "--param", "repack_pressure=-1"), "--param repack_pressure"),
+        (("--modes", "repack", "--param", "repack_pressure=x"), "--param repack_pressure"),
     ):
         done = cli(*base, *extra, cwd=tmp_path)
         assert done.returncode == 2, (extra, done.stderr)

@@ -176,12 +176,40 @@ def test_replay_with_repacking_is_valid_within_budget(seed: int) -> None:
     assert curve.placed_waiting >= 1 and curve.used[-1] > online.used[-1]
 
 
+def test_cycles_wait_for_the_waiting_demand_to_reach_the_pressure() -> None:
+    """The split example's arrivals (4 GPUs on two nodes; x and y ask one each, w 2, z 1)
+    under the Random policy, whose seed 0 puts x and y on different nodes: w fails with 2,000
+    milli-GPU waiting and 2,000 free. Pressure 1 lets the cycle run at w's arrival and place
+    w (x and y share a node); pressure 1.01 holds it until z has taken a GPU (2,000 waiting,
+    1,000 free), when no re-packing can place w; pressure 3 holds every cycle."""
+    cluster, pods, order, _state, _book = split_whole_gpus()
+
+    def run(pressure: float):
+        return replay_repack(
+            cluster, pods, make_any("Random"), 0, 1.0, every=1, cycle_time_s=5.0, order=order,
+            pressure=pressure,
+        )  # fmt: skip
+
+    zero = run(0.0)  # from the first failure, as before the pressure
+    assert zero.cycle_at[0] == 2 and zero.placed_waiting == 1
+
+    now, held, never = run(1.0), run(1.01), run(3.0)
+    assert now.cycle_at[0] == 2 and now.node[2] >= 0 and now.placed_waiting == 1
+    assert held.cycle_at == [3] and held.node[2] < 0 and held.gained_milli == [0]
+    assert never.cycles == 0 and never.node[2] < 0 and never.migrated == 0
+    assert held.node[0] != held.node[1] and held.node[3] >= 0  # nothing moved, z placed
+    assert (now.pressure, held.pressure) == (1.0, 1.01)
+
+
 def test_replay_rejects_bad_settings() -> None:
     cluster, pods, order, _state, _book = split_whole_gpus()
     with pytest.raises(ValueError, match="budget"):
         replay_repack(cluster, pods, make_any("FGD"), 0, 1.5, order=order)
     with pytest.raises(ValueError, match="every"):
         replay_repack(cluster, pods, make_any("FGD"), 0, 0.1, every=0, order=order)
+    for pressure in (-0.5, float("nan")):
+        with pytest.raises(ValueError, match="pressure"):
+            replay_repack(cluster, pods, make_any("FGD"), 0, 0.1, pressure=pressure, order=order)
 
 
 def hooked(state: TraceState, pods: PodSet, order, book: Book, calls: list):

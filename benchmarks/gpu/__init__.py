@@ -97,6 +97,13 @@ SUITES = (
                 None,
                 help="most pods one re-packing cycle migrates for the first time (default: what the budget allows)",
             ),
+            Parameter(
+                "repack_pressure",
+                "float",
+                None,
+                help="re-packing cycles wait until the waiting pods' GPU demand is this share "
+                "of the free GPUs (default 0: from the first failure)",
+            ),
         ),
     ),
     Suite(

@@ -22,10 +22,16 @@ REPACK_BUDGETS = (0.005, 0.01, 0.02, 0.05)
 
 def repack_settings(params: dict) -> dict:
     """The repack mode's settings from the suite's ``--param`` values: ``budgets``,
-    ``every``, and the cycle's ``cycle_time_s``, ``nodes``, ``cycle_moves`` (InputError naming
-    the bad parameter)."""
+    ``every``, and the cycle's ``cycle_time_s``, ``nodes``, ``cycle_moves``, ``pressure``
+    (InputError naming the bad parameter)."""
     # On use: the models load only when cases are made, not for placement bench --list.
-    from placement.models.gpu.sim.openb.repack import CYCLE_MOVES, CYCLE_SECONDS, EVERY, NODES
+    from placement.models.gpu.sim.openb.repack import (
+        CYCLE_MOVES,
+        CYCLE_SECONDS,
+        EVERY,
+        NODES,
+        PRESSURE,
+    )
 
     budgets = []
     for word in params.get("repack_budget") or [str(b) for b in REPACK_BUDGETS]:
@@ -47,12 +53,16 @@ def repack_settings(params: dict) -> dict:
     nodes = _number(params, "repack_nodes", NODES, int, "a whole number of nodes >= 0")
     if nodes < 0:
         raise InputError.single("--param repack_nodes", str(nodes), "a whole number >= 0")
+    pressure = _number(params, "repack_pressure", PRESSURE, float, "a share >= 0, e.g. 0.8")
+    if not 0 <= pressure < math.inf:
+        raise InputError.single("--param repack_pressure", str(pressure), "a share >= 0, e.g. 0.8")
     return {
         "budgets": budgets,
         "every": every,
         "cycle_time_s": cycle_time,
         "nodes": nodes,
         "cycle_moves": params.get("repack_moves") or CYCLE_MOVES,
+        "pressure": pressure,
     }
 
 
@@ -79,8 +89,9 @@ def repack_table(rows: list[dict], curve_rows: list[dict]) -> list[str]:
             f"## Online re-packing within a migration budget (`{trace}`)",
             "",
             "The FGD protocol with re-packing cycles (`models/gpu/sim/openb/repack.py`): a pod "
-            "that fits nowhere waits; once one waits, a cycle runs, then every N arrivals while "
-            "pods wait. A cycle solves the end-state curve's problem (the most milli-GPU "
+            "that fits nowhere waits; once one waits (and, with a pressure P, once the waiting "
+            "pods' GPU demand is at least P x the free GPUs), a cycle runs, then every N "
+            "arrivals while pods wait. A cycle solves the end-state curve's problem (the most milli-GPU "
             "reachable with at most K migrations, waiting pods placed where they fit) on the "
             "cluster as it stands (or on the neighbourhood of the M nodes with the most free "
             "milli-GPU), by the curve's keep-or-reset column generation within the cycle's "
@@ -132,7 +143,9 @@ def repack_table(rows: list[dict], curve_rows: list[dict]) -> list[str]:
             r0 = group[0]
             hood = f"{r0['nodes']} nodes" if r0["nodes"] else "whole cluster"
             cap = f", <= {r0['cycle_moves']} moves" if r0["cycle_moves"] else ""
-            settings = f"N {r0['every']}, {r0['cycle_time_s']:g} s, {hood}{cap}"
+            pressure = float(r0.get("pressure") or 0)
+            press = f", pressure {pressure:g}" if pressure else ""
+            settings = f"N {r0['every']}, {r0['cycle_time_s']:g} s, {hood}{cap}{press}"
             lines.append(
                 f"| {policy} | {len(group)} | {unalloc:.1f} "
                 f"| {mean_of(group, 'end_unalloc_gpus'):.1f} | {target_txt} | {curve_txt} "

@@ -39,7 +39,7 @@ def run_case(
     :mod:`placement.models.gpu.sim.openb.defrag`; the replay ends after the 100 % window) or
     ``repack`` (``policy`` online, re-packing cycles within ``budget`` every ``every``
     arrivals while pods wait, ``repack`` the cycle's other settings: ``cycle_time_s``,
-    ``nodes``, ``cycle_moves`` of :func:`~placement.models.gpu.sim.openb.repack.replay_repack`;
+    ``nodes``, ``cycle_moves``, ``pressure`` of :func:`~placement.models.gpu.sim.openb.repack.replay_repack`;
     the replay ends after the 100 % window) or
     ``bound`` (the offline LP bound on the seed's workload). ``pods_file``: the pod list
     (default: the trace's file under ``data``)."""
@@ -143,11 +143,13 @@ def run_case(
             cycle_time_s=curve.cycle_time_s,
             nodes=curve.nodes,
             cycle_moves="" if curve.cycle_moves is None else curve.cycle_moves,
+            pressure=curve.pressure,
             planned_moves=curve.planned,
             rejected_moves=curve.rejected,
             waiting_placed=curve.placed_waiting,
             cycle_gains_gpus=" ".join(f"{g / 1000:g}" for g in curve.gained_milli),
             cycle_migrated_pods=" ".join(str(m) for m in curve.cycle_migrated),
+            cycle_arrived_pct=" ".join(f"{curve.arrived_pct[a]:.2f}" for a in curve.cycle_at),
             end_unalloc_gpus=round((cluster.total_gpu_milli - int(curve.used[-1])) / 1000, 2),
         )
     elif mode == "bound":

@@ -9,7 +9,13 @@ for the arriving pod alone, which is all the misfit cycles of :mod:`.defrag` try
 * **Pending pods.** A pod that fits nowhere when it arrives waits (it is not dropped, as in
   the plain replay): every cycle may place it.
 * **When.** Once a pod waits, a cycle runs after that arrival and then after every ``every``-th
-  arrival while pods wait and budget is left (:data:`EVERY`).
+  arrival while pods wait and budget is left (:data:`EVERY`) -- from the moment the waiting
+  pods' GPU demand reaches ``pressure`` x the free GPUs (:data:`PRESSURE`; 0: from the first
+  failure). The curve shows a budget buys most from a state with many pods waiting to fill
+  what re-packing frees; the trigger holds the budget until then. Without departures the
+  placed and the waiting demand add up to the arrived demand, so there the trigger is an
+  arrived share: ``pressure`` 0.8 fires once the arrived demand reaches capacity less a fifth
+  of the free GPUs.
 * **The cycle's plan** (:func:`plan_repack`): the end-state curve's problem -- the most
   milli-GPU reachable with at most ``K`` migrations, every placed pod kept placed, waiting
   pods placed where they fit -- on a *neighbourhood* of the cluster (:func:`neighbourhood`:
@@ -63,6 +69,9 @@ settings on the default trace, seed 42 (an evaluation seed: say so beside its fi
 N = 100 and 120 s left 290.1 unallocated GPUs at 100 % (6 cycles, 187 pods migrated),
 N = 200 and 240 s 265.9 (3 cycles, 391): fewer, longer cycles, the later ones with most
 pods waiting, spend the budget better."""
+PRESSURE = 0.0
+"""A cycle waits until the waiting pods' GPU demand is at least this share of the free GPUs
+(0: a cycle may run from the first failure)."""
 CYCLE_SECONDS = 240.0
 """A cycle's wall-time budget for its plan (applying it takes milliseconds more)."""
 NODES = 0
@@ -97,6 +106,7 @@ class RepackCurve(DefragCurve):
     nodes: int = NODES
     cycle_moves: int | None = CYCLE_MOVES
     cycle_time_s: float = CYCLE_SECONDS
+    pressure: float = PRESSURE
     planned: int = 0
     """Moves the plans held."""
     rejected: int = 0
@@ -107,6 +117,8 @@ class RepackCurve(DefragCurve):
     """Per cycle, the milli-GPU its applied moves added."""
     cycle_migrated: list[int] = field(default_factory=list)
     """Per cycle, the pods it migrated for the first time (what it spent of the budget)."""
+    cycle_at: list[int] = field(default_factory=list)
+    """Per cycle, the arrival (index into ``order``) after which it ran."""
 
 
 def neighbourhood(
@@ -281,6 +293,7 @@ def replay_repack(
     cycle_time_s: float = CYCLE_SECONDS,
     nodes: int = NODES,
     cycle_moves: int | None = CYCLE_MOVES,
+    pressure: float = PRESSURE,
     ratio: float = TUNE_RATIO,
     protocol: str = "simulator",
     order: np.ndarray | None = None,
@@ -291,11 +304,12 @@ def replay_repack(
     arrived pods that may ever be migrated (None: unlimited); ``every``: arrivals between
     cycles while pods wait; ``cycle_time_s``: a cycle's wall-time budget; ``nodes``: its
     neighbourhood; ``cycle_moves``: most first migrations per cycle (None: what the budget
-    allows); ``stop`` as :func:`.defrag.replay_defrag`'s."""
-    if every < 1 or nodes < 0 or cycle_time_s <= 0:
+    allows); ``pressure``: the waiting pods' GPU demand, as a share of the free GPUs, from
+    which cycles run; ``stop`` as :func:`.defrag.replay_defrag`'s."""
+    if every < 1 or nodes < 0 or cycle_time_s <= 0 or not pressure >= 0:
         raise ValueError(
-            f"every must be >= 1, nodes >= 0 and cycle_time_s > 0, not {every}, {nodes}, "
-            f"{cycle_time_s}"
+            f"every must be >= 1, nodes >= 0, cycle_time_s > 0 and pressure >= 0, not {every}, "
+            f"{nodes}, {cycle_time_s}, {pressure}"
         )
     order, state, rng, arrived = start_budgeted(
         cluster, pods, policy, seed, budget, ratio, protocol, order, tie_break, stop
@@ -305,9 +319,12 @@ def replay_repack(
     used = np.zeros(n, dtype=np.int64)
     migrated: set[int] = set()
     waiting: list[int] = []
+    demand = pods.demand
+    waiting_milli = 0
     seconds: list[float] = []
     gained: list[int] = []
     spent: list[int] = []
+    at: list[int] = []
     moves_total = planned = rejected = placed_waiting = applied_cycles = 0
     last_cycle = -every
     skip: set[int] = set()
@@ -323,9 +340,18 @@ def replay_repack(
             book.put(i, int(node), tuple(int(g) for g in gpus))
         else:
             waiting.append(i)
+            waiting_milli += int(demand[p])
         left = None if budget is None else int(budget * (i + 1)) - len(migrated)
-        if waiting and budget != 0 and i - last_cycle >= every and (left is None or left > 0):
+        pressed = waiting_milli >= pressure * (cluster.total_gpu_milli - state.used_milli)
+        if (
+            waiting
+            and pressed
+            and budget != 0
+            and i - last_cycle >= every
+            and (left is None or left > 0)
+        ):
             last_cycle = i
+            at.append(i)
             t0 = time.perf_counter()
             before = state.used_milli
             allow = n if left is None else left  # unlimited: every resident may move
@@ -339,6 +365,7 @@ def replay_repack(
             migrated.update(mv.arrival for mv in done if mv.source is not None)
             placed_now = {mv.arrival for mv in done if mv.source is None}
             placed_waiting += len(placed_now)
+            waiting_milli -= sum(int(demand[order[a]]) for a in placed_now)
             waiting = [a for a in waiting if a not in placed_now]
             planned += len(plan)
             rejected += len(refused)
@@ -371,9 +398,11 @@ def replay_repack(
         nodes=nodes,
         cycle_moves=cycle_moves,
         cycle_time_s=cycle_time_s,
+        pressure=pressure,
         planned=planned,
         rejected=rejected,
         placed_waiting=placed_waiting,
         gained_milli=gained,
         cycle_migrated=spent,
+        cycle_at=at,
     )
