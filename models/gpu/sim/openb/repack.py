@@ -11,11 +11,10 @@ for the arriving pod alone, which is all the misfit cycles of :mod:`.defrag` try
 * **When.** Once a pod waits, a cycle runs after that arrival and then after every ``every``-th
   arrival while pods wait and budget is left (:data:`EVERY`) -- from the moment the waiting
   pods' GPU demand reaches ``pressure`` x the free GPUs (:data:`PRESSURE`; 0: from the first
-  failure). The curve shows a budget buys most from a state with many pods waiting to fill
-  what re-packing frees; the trigger holds the budget until then. Without departures the
-  placed and the waiting demand add up to the arrived demand, so there the trigger is an
-  arrived share: ``pressure`` 0.8 fires once the arrived demand reaches capacity less a fifth
-  of the free GPUs.
+  failure). Without departures the placed and the waiting demand add up to the arrived
+  demand, so there the trigger is an arrived share: ``pressure`` 0.8 fires once the arrived
+  demand reaches capacity less a fifth of the free GPUs. Holding the budget for such a late
+  cycle bought no more on the tuning seeds (docs/benchmarks.md), hence the default 0.
 * **The cycle's plan** (:func:`plan_repack`): the end-state curve's problem -- the most
   milli-GPU reachable with at most ``K`` migrations, every placed pod kept placed, waiting
   pods placed where they fit -- on a *neighbourhood* of the cluster (:func:`neighbourhood`:
@@ -320,7 +319,6 @@ def replay_repack(
     migrated: set[int] = set()
     waiting: list[int] = []
     demand = pods.demand
-    waiting_milli = 0
     seconds: list[float] = []
     gained: list[int] = []
     spent: list[int] = []
@@ -340,15 +338,17 @@ def replay_repack(
             book.put(i, int(node), tuple(int(g) for g in gpus))
         else:
             waiting.append(i)
-            waiting_milli += int(demand[p])
         left = None if budget is None else int(budget * (i + 1)) - len(migrated)
-        pressed = waiting_milli >= pressure * (cluster.total_gpu_milli - state.used_milli)
         if (
             waiting
-            and pressed
             and budget != 0
             and i - last_cycle >= every
             and (left is None or left > 0)
+            and (
+                pressure == 0
+                or int(demand[order[waiting]].sum())
+                >= pressure * (cluster.total_gpu_milli - state.used_milli)
+            )
         ):
             last_cycle = i
             at.append(i)
@@ -365,7 +365,6 @@ def replay_repack(
             migrated.update(mv.arrival for mv in done if mv.source is not None)
             placed_now = {mv.arrival for mv in done if mv.source is None}
             placed_waiting += len(placed_now)
-            waiting_milli -= sum(int(demand[order[a]]) for a in placed_now)
             waiting = [a for a in waiting if a not in placed_now]
             planned += len(plan)
             rejected += len(refused)
