@@ -39,6 +39,11 @@ def show_value(value: Any) -> str:
     return repr(value)
 
 
+SHOWN_CHARS = 240
+"""The most characters of a bad value an error quotes: room for a file path in full (the
+user must see where the tool looked), not for a whole list."""
+
+
 @dataclass
 class FieldError:
     """One bad field: where it is, what it holds, and what was expected."""
@@ -49,8 +54,8 @@ class FieldError:
 
     def __str__(self) -> str:
         shown = show_value(self.value)
-        if len(shown) > 80:
-            shown = shown[:77] + "..."
+        if len(shown) > SHOWN_CHARS:  # a huge value (a list, a blob) stays one readable line
+            shown = shown[: SHOWN_CHARS - 3] + "..."
         if not self.path:
             return f"got {shown}, expected {self.expected}"
         return f"{self.path}: got {shown}, expected {self.expected}"
