@@ -39,6 +39,41 @@ def test_a_grown_model_with_integer_columns_is_solved_as_a_mip() -> None:
     assert run.x is not None and list(run.x) == [4.0, 0.0]
 
 
+def test_columns_added_with_entries_and_bounds_changed_re_solve_in_place() -> None:
+    """The LP above, grown in place and re-solved from its basis, against the same LP
+    loaded from scratch: a column 7z with entries 5 and 1 in the two rows lifts the optimum
+    to 33.6 (z = 4.8: row 0 binds, z pays 7/5 per unit of it, more than x or y); then x >= 2
+    leaves 12 of row 0 for z = 2.4: 26.8."""
+    model = _grown(integer=False)
+    assert model.run(10.0).objective == 21.0
+    # z: objective 7, 5 in row 0, 1 in row 1
+    model.add_columns_with_entries(
+        np.array([7.0]), np.array([0, 2]), np.array([0, 1]), np.array([5.0, 1.0])
+    )
+    grown = model.run(10.0)
+    fresh = HighsModel()
+    fresh.load(
+        np.array([5.0, 4.0, 7.0]),
+        np.zeros(3),
+        np.full(3, math.inf),
+        np.full(2, -math.inf),
+        np.array([24.0, 6.0]),
+        np.array([0, 2, 4, 6]),
+        np.array([0, 1, 0, 1, 0, 1]),
+        np.array([6.0, 1.0, 4.0, 2.0, 5.0, 1.0]),
+        maximize=True,
+    )
+    scratch = fresh.run(10.0)
+    assert grown.status == scratch.status == RunStatus.OPTIMAL
+    assert math.isclose(grown.objective, 33.6) and math.isclose(scratch.objective, 33.6)
+    model.set_column_bounds(np.array([0]), np.array([2.0]), np.array([math.inf]))
+    fixed = model.run(10.0)
+    assert fixed.status == RunStatus.OPTIMAL and fixed.x is not None and fixed.x[0] >= 2.0 - 1e-9
+    fresh.set_column_bounds(np.array([0]), np.array([2.0]), np.array([math.inf]))
+    assert math.isclose(fixed.objective, 26.8)
+    assert math.isclose(fresh.run(10.0).objective, 26.8)
+
+
 def _knapsack() -> tuple[cp_model.CpModel, list[cp_model.IntVar]]:
     """40 items of 0-3 copies, weights and values drawn with seed 1, capacity the weights'
     sum: proved 4,075 in well under a second."""

@@ -4,6 +4,7 @@ every GPU with the move budget written out, and its witness re-checked from scra
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -258,3 +259,38 @@ def test_the_pod_level_rounding_is_a_valid_placement_within_the_budget() -> None
             gains[seed, budget] = (point.witness_milli, best)
     assert len(gains) >= 5
     assert gains[5, 100] == (3_830, 3_830)
+
+
+def _lp_from_scratch(bc: BudgetCurve, budget: int, fixed: np.ndarray) -> float:
+    """The master LP over ``bc``'s columns, loaded anew, each column's count at least
+    ``fixed``."""
+    from placement.solver.backends.highs import HighsModel
+
+    lower, upper = bc._rows(budget)
+    cost, starts, index, values = bc._matrix()
+    model = HighsModel()
+    infinite = np.full(len(cost), np.inf)
+    model.load(cost, fixed, infinite, lower, upper, starts, index, values, maximize=True)
+    run = model.run(60.0)
+    assert run.status.name == "OPTIMAL"
+    return float(run.objective)
+
+
+def test_the_kept_master_lp_is_the_master_lp_after_columns_and_fixings_change() -> None:
+    """The master LP kept between rounds (new columns added, a dive's lower bounds set and
+    released) has the optimum of the same LP loaded from scratch at every step."""
+    bc = _slack_case()
+    first, _dual = bc._master_lp(10)
+    assert math.isclose(first, _lp_from_scratch(bc, 10, np.zeros(len(bc.columns))))
+    bc.keep_or_reset(10, time_limit_s=30)  # more columns, the kept model grown in place
+    grown, _dual = bc._master_lp(10)
+    assert math.isclose(grown, _lp_from_scratch(bc, 10, np.zeros(len(bc.columns))))
+    assert grown >= first
+    fixed = np.zeros(len(bc.columns))
+    fixed[0] = 1  # the first group's node keeps its pods
+    run = bc._lp_run(10, fixed)
+    assert math.isclose(float(run.objective), _lp_from_scratch(bc, 10, fixed))
+    released, _dual = bc._master_lp(10)
+    assert math.isclose(released, grown)
+    other, _dual = bc._master_lp(0)  # another budget: a model of its own
+    assert math.isclose(other, _lp_from_scratch(bc, 0, np.zeros(len(bc.columns))))

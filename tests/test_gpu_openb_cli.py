@@ -214,7 +214,7 @@ def test_repack_mode_writes_a_checked_row_per_budget_and_its_table(tmp_path: Pat
         "--trace", pods, "--seeds", "1", "--modes", "FGD,repack:FGD",
         "--param", "repack_budget=0.1,0.5", "--param", "repack_time=5",
         "--param", "repack_every=3", "--param", "repack_pressure=0.5",
-        cwd=tmp_path,
+        "--param", "repack_per_gpu=4", cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     with open(out / "gpu-openb.csv", newline="") as fh:
@@ -232,9 +232,10 @@ def test_repack_mode_writes_a_checked_row_per_budget_and_its_table(tmp_path: Pat
         when = [float(x) for x in r["cycle_arrived_pct"].split()]
         assert len(when) == int(r["cycles"]) >= 1 and when == sorted(when)
         assert float(r["pressure"]) == 0.5 and when[0] >= 50
+        assert float(r["per_gpu"]) == 4.0
     text = (out / "gpu-openb.md").read_text()
     assert "Online re-packing within a migration budget" in text and "FGD online" in text
-    assert "pressure 0.5" in text
+    assert "pressure 0.5" in text and "<= 4 moves per waiting GPU" in text
 
 
 def test_repack_mode_bad_settings_exit_2_naming_the_option(tmp_path: Path) -> None:
@@ -250,6 +251,8 @@ def test_repack_mode_bad_settings_exit_2_naming_the_option(tmp_path: Path) -> No
         (("--modes", "repack", "--param", "repack_nodes=-1"), "--param repack_nodes"),
         (("--modes", "repack", "--param", "repack_pressure=-1"), "--param repack_pressure"),
         (("--modes", "repack", "--param", "repack_pressure=x"), "--param repack_pressure"),
+        (("--modes", "repack", "--param", "repack_per_gpu=-1"), "--param repack_per_gpu"),
+        (("--modes", "repack", "--param", "repack_per_gpu=x"), "--param repack_per_gpu"),
     ):
         done = cli(*base, *extra, cwd=tmp_path)
         assert done.returncode == 2, (extra, done.stderr)

@@ -201,6 +201,24 @@ def test_cycles_wait_for_the_waiting_demand_to_reach_the_pressure() -> None:
     assert (now.pressure, held.pressure) == (1.0, 1.01)
 
 
+def test_a_cycle_spends_at_most_per_gpu_migrations_per_waiting_gpu() -> None:
+    """The pressure test's split (w, 2 GPUs, waits; placing it takes one migration): with
+    at most 0.25 migrations per waiting GPU the cycle may move no pod (floor(0.25 x 2) = 0)
+    and w stays out; with 0.5 it may move one and places w; 0 is no cap."""
+
+    def run(per_gpu: float):
+        cluster, pods, order, _state, _book = split_whole_gpus()
+        return replay_repack(
+            cluster, pods, make_any("Random"), 0, 1.0, every=1, cycle_time_s=5.0, order=order,
+            per_gpu=per_gpu,
+        )  # fmt: skip
+
+    capped, enough, free = run(0.25), run(0.5), run(0.0)
+    assert capped.cycle_at[0] == 2 and capped.node[2] < 0 and capped.migrated == 0
+    assert enough.node[2] >= 0 and enough.migrated == 1 and enough.per_gpu == 0.5
+    assert free.node[2] >= 0 and free.migrated == 1
+
+
 def test_replay_rejects_bad_settings() -> None:
     cluster, pods, order, _state, _book = split_whole_gpus()
     with pytest.raises(ValueError, match="budget"):
@@ -210,6 +228,8 @@ def test_replay_rejects_bad_settings() -> None:
     for pressure in (-0.5, float("nan")):
         with pytest.raises(ValueError, match="pressure"):
             replay_repack(cluster, pods, make_any("FGD"), 0, 0.1, pressure=pressure, order=order)
+        with pytest.raises(ValueError, match="per_gpu"):
+            replay_repack(cluster, pods, make_any("FGD"), 0, 0.1, per_gpu=pressure, order=order)
 
 
 def hooked(state: TraceState, pods: PodSet, order, book: Book, calls: list):

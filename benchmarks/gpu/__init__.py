@@ -104,6 +104,13 @@ SUITES = (
                 help="re-packing cycles wait until the waiting pods' GPU demand is this share "
                 "of the free GPUs (default 0: from the first failure)",
             ),
+            Parameter(
+                "repack_per_gpu",
+                "float",
+                None,
+                help="most pods a re-packing cycle migrates for the first time per GPU of the "
+                "waiting pods' demand (default 10; 0: no such cap)",
+            ),
         ),
     ),
     Suite(

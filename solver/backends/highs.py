@@ -264,6 +264,35 @@ class HighsModel:
             n, np.arange(first, first + n, dtype=np.int32), np.asarray(cost, float)
         )
 
+    def add_columns_with_entries(
+        self,
+        cost: np.ndarray,
+        start: np.ndarray,
+        index: np.ndarray,
+        value: np.ndarray,
+        lower: np.ndarray | None = None,
+        upper: np.ndarray | None = None,
+    ) -> None:
+        """Append columns with their entries, column-wise (``start`` has one entry per column
+        plus the end); bounds default to ``[0, inf)``. The next run starts from the last
+        basis."""
+        n = len(cost)
+        if n == 0:
+            return
+        lo = np.zeros(n) if lower is None else np.asarray(lower, float)
+        hi = np.full(n, math.inf) if upper is None else np.asarray(upper, float)
+        start = np.asarray(start, dtype=np.int32)
+        self.highs.addCols(
+            n,
+            np.asarray(cost, float),
+            lo,
+            hi,
+            int(start[-1]),
+            start[:-1],
+            np.asarray(index, dtype=np.int32),
+            np.asarray(value, float),
+        )
+
     def add_column(
         self, cost: float, lower: float, upper: float, index: np.ndarray, value: np.ndarray
     ) -> None:
@@ -288,6 +317,14 @@ class HighsModel:
     def set_coefficient(self, row: int, col: int, value: float) -> None:
         """Set one matrix entry."""
         self.highs.changeCoeff(int(row), int(col), float(value))
+
+    def set_column_bounds(self, columns: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> None:
+        """Change the bounds of the ``columns`` (indices; the next run starts from the
+        previous basis)."""
+        idx = np.asarray(columns, dtype=np.int32)
+        self.highs.changeColsBounds(
+            len(idx), idx, np.asarray(lower, float), np.asarray(upper, float)
+        )
 
     def set_row_bounds(self, row: int, lower: float, upper: float) -> None:
         """Change one row's bounds (the next run starts from the previous basis)."""

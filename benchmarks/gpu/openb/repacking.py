@@ -22,14 +22,15 @@ REPACK_BUDGETS = (0.005, 0.01, 0.02, 0.05)
 
 def repack_settings(params: dict) -> dict:
     """The repack mode's settings from the suite's ``--param`` values: ``budgets``,
-    ``every``, and the cycle's ``cycle_time_s``, ``nodes``, ``cycle_moves``, ``pressure``
-    (InputError naming the bad parameter)."""
+    ``every``, and the cycle's ``cycle_time_s``, ``nodes``, ``cycle_moves``, ``pressure``,
+    ``per_gpu`` (InputError naming the bad parameter)."""
     # On use: the models load only when cases are made, not for placement bench --list.
     from placement.models.gpu.sim.openb.repack import (
         CYCLE_MOVES,
         CYCLE_SECONDS,
         EVERY,
         NODES,
+        PER_GPU,
         PRESSURE,
     )
 
@@ -56,6 +57,9 @@ def repack_settings(params: dict) -> dict:
     pressure = _number(params, "repack_pressure", PRESSURE, float, "a share >= 0, e.g. 0.8")
     if not 0 <= pressure < math.inf:
         raise InputError.single("--param repack_pressure", str(pressure), "a share >= 0, e.g. 0.8")
+    per_gpu = _number(params, "repack_per_gpu", PER_GPU, float, "migrations >= 0, e.g. 10")
+    if not 0 <= per_gpu < math.inf:
+        raise InputError.single("--param repack_per_gpu", str(per_gpu), "migrations >= 0, e.g. 10")
     return {
         "budgets": budgets,
         "every": every,
@@ -63,6 +67,7 @@ def repack_settings(params: dict) -> dict:
         "nodes": nodes,
         "cycle_moves": params.get("repack_moves") or CYCLE_MOVES,
         "pressure": pressure,
+        "per_gpu": per_gpu,
     }
 
 
@@ -145,7 +150,9 @@ def repack_table(rows: list[dict], curve_rows: list[dict]) -> list[str]:
             cap = f", <= {r0['cycle_moves']} moves" if r0["cycle_moves"] else ""
             pressure = float(r0.get("pressure") or 0)
             press = f", pressure {pressure:g}" if pressure else ""
-            settings = f"N {r0['every']}, {r0['cycle_time_s']:g} s, {hood}{cap}{press}"
+            per_gpu = float(r0.get("per_gpu") or 0)
+            rate = f", <= {per_gpu:g} moves per waiting GPU" if per_gpu else ""
+            settings = f"N {r0['every']}, {r0['cycle_time_s']:g} s, {hood}{cap}{press}{rate}"
             lines.append(
                 f"| {policy} | {len(group)} | {unalloc:.1f} "
                 f"| {mean_of(group, 'end_unalloc_gpus'):.1f} | {target_txt} | {curve_txt} "

@@ -144,6 +144,7 @@ def run_case(
             nodes=curve.nodes,
             cycle_moves="" if curve.cycle_moves is None else curve.cycle_moves,
             pressure=curve.pressure,
+            per_gpu=curve.per_gpu,
             planned_moves=curve.planned,
             rejected_moves=curve.rejected,
             waiting_placed=curve.placed_waiting,

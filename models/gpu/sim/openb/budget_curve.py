@@ -185,6 +185,11 @@ class BudgetCurve:
         """Column index by (group, keep, sorted incoming slots)."""
         self._rooms: dict[int, np.ndarray] = {}
         self._lp_x: np.ndarray | None = None
+        self._entries: list[tuple[float, np.ndarray, np.ndarray]] = []
+        """Per column, its (objective, rows, coefficients) in the master."""
+        self._lp: tuple[int, HighsModel, np.ndarray] | None = None
+        """The master LP kept between solves (:meth:`_lp_run`): (budget, model, the lower
+        bounds of its columns)."""
         for g in range(len(self.groups)):
             self._add(Config(g, tuple(range(len(self.groups[g].residents))), ()))
 
@@ -206,6 +211,12 @@ class BudgetCurve:
             return False
         self._index[key] = len(self.columns)
         self.columns.append(col)
+        y, kept = self._counts(col)
+        nz = np.flatnonzero(y)
+        C = self.n_classes
+        rows = np.concatenate([nz, [C, C + 1 + col.group]]).astype(np.int64)
+        coefficients = np.concatenate([y[nz], [kept, 1]]).astype(float)
+        self._entries.append((float(self.value @ y), rows, coefficients))
         return True
 
     # -- pricing ---------------------------------------------------------------------------
@@ -347,50 +358,45 @@ class BudgetCurve:
         upper = np.concatenate([(self.P + self.F).astype(float), [float(total_p)], sizes])
         return lower, upper
 
-    def _matrix(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        C = self.n_classes
-        starts, index, values, cost = [0], [], [], []
-        for col in self.columns:
-            y, kept = self._counts(col)
-            nz = np.flatnonzero(y)
-            index += [int(i) for i in nz] + [C, C + 1 + col.group]
-            values += [float(v) for v in y[nz]] + [float(kept), 1.0]
-            starts.append(len(index))
-            cost.append(float(self.value @ y))
-        return np.array(cost), np.array(starts), np.array(index), np.array(values)
+    def _matrix(self, first: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(objectives, column starts, rows, coefficients) of the columns from ``first`` on,
+        column-wise (the rows: the classes, the budget, the groups)."""
+        entries = self._entries[first:]
+        cost = np.array([e[0] for e in entries], dtype=float)
+        lengths = [len(e[1]) for e in entries]
+        starts = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        if not entries:
+            return cost, starts, np.zeros(0, np.int64), np.zeros(0)
+        index = np.concatenate([e[1] for e in entries])
+        values = np.concatenate([e[2] for e in entries])
+        return cost, starts, index, values
 
     def _solve_master(
         self,
         budget: int,
-        integer: bool,
         time_limit_s: float | None,
-        fixed: np.ndarray | None = None,
         floor_milli: int | None = None,
         start: np.ndarray | None = None,
     ):
-        """The master over the columns so far; ``fixed``: lower bounds on the columns' counts
-        (a dive's fixings). With ``floor_milli`` the objective is the kept residents (the
-        fewest migrations) among the solutions that hold at least that many milli-GPU;
-        ``start``: a MIP start."""
+        """The integer master over the columns so far (the LP: :meth:`_lp_run`). With
+        ``floor_milli`` the objective is the kept residents (the fewest migrations) among
+        the solutions that hold at least that many milli-GPU; ``start``: a MIP start."""
         lower, upper = self._rows(budget)
         cost, starts, index, values = self._matrix()
         objective = cost
         if floor_milli is not None:
             objective = np.array([float(len(col.keep)) for col in self.columns])
-        model = HighsModel(mip_rel_gap=1e-9) if integer else HighsModel()
-        col_lower = np.zeros(len(cost))
-        if fixed is not None:
-            col_lower[: len(fixed)] = fixed
+        model = HighsModel(mip_rel_gap=1e-9)
         model.load(
             objective,
-            col_lower,
+            np.zeros(len(cost)),
             np.full(len(cost), math.inf),
             lower,
             upper,
             starts,
             index,
             values,
-            integer=np.ones(len(cost), dtype=bool) if integer else None,
+            integer=np.ones(len(cost), dtype=bool),
             maximize=True,
         )
         if floor_milli is not None:
@@ -449,10 +455,50 @@ class BudgetCurve:
             (a + min(rho, 0.0) * (total_p - budget) for a, rho in self.lines), default=math.inf
         )
 
+    def _lp_run(
+        self, budget: int, fixed: np.ndarray | None = None, time_limit_s: float | None = None
+    ):
+        """The master LP over the columns so far, the columns' counts at least ``fixed``
+        (a dive's fixings; none: 0). One model per budget is kept between calls: a call adds
+        the columns generated since and changes the lower bounds that differ, and HiGHS
+        re-solves from the last basis (a from-scratch solve per round took most of a cycle's
+        time at 30,000 columns)."""
+        if self._lp is None or self._lp[0] != budget:
+            lower, upper = self._rows(budget)
+            cost, starts, index, values = self._matrix()
+            model = HighsModel()
+            n = len(cost)
+            model.load(
+                cost,
+                np.zeros(n),
+                np.full(n, math.inf),
+                lower,
+                upper,
+                starts,
+                index,
+                values,
+                maximize=True,
+            )
+            self._lp = (budget, model, np.zeros(n))
+        _, model, bounds = self._lp
+        if len(bounds) < len(self.columns):
+            cost, starts, index, values = self._matrix(len(bounds))
+            model.add_columns_with_entries(cost, starts, index, values)
+            bounds = np.concatenate([bounds, np.zeros(len(self.columns) - len(bounds))])
+        want = np.zeros(len(bounds))
+        if fixed is not None:
+            want[: len(fixed)] = fixed
+        changed = np.flatnonzero(want != bounds)
+        if len(changed):
+            model.set_column_bounds(changed, want[changed], np.full(len(changed), math.inf))
+        self._lp = (budget, model, want)
+        return model.run(time_limit_s)
+
     def _master_lp(self, budget: int) -> tuple[float, np.ndarray]:
-        """The master LP's optimum and its row duals."""
-        run = self._solve_master(budget, False, None)
+        """The master LP's optimum and its row duals (:meth:`_lp_run`)."""
+        run = self._lp_run(budget)
         if run.status != RunStatus.OPTIMAL or run.row_dual is None:
+            self._lp = None
             raise RuntimeError(f"budget master LP not solved: {run.message}")
         self._lp_x = None if run.x is None else np.asarray(run.x, dtype=float)
         return float(run.objective), np.asarray(run.row_dual, dtype=float)
@@ -820,7 +866,7 @@ class BudgetCurve:
                 rounded = self._lam_of(contents)
                 best = max(best, (self._value_of(rounded), rounded), key=lambda b: b[0])
         left = time_limit_s - (time.perf_counter() - t0)
-        run = self._solve_master(budget, True, max(left / 2, 1.0), start=best[1])
+        run = self._solve_master(budget, max(left / 2, 1.0), start=best[1])
         if run.x is not None:
             lam = np.rint(run.x).astype(np.int64)
             if self._value_of(lam) > best[0]:
@@ -831,7 +877,7 @@ class BudgetCurve:
             best = (self._value_of(dived), dived)
         value, lam = best
         if value > self.start_milli and tidy_time_s > 0:
-            run = self._solve_master(budget, True, tidy_time_s, floor_milli=value, start=lam)
+            run = self._solve_master(budget, tidy_time_s, floor_milli=value, start=lam)
             if run.x is not None:
                 tidy = np.rint(run.x).astype(np.int64)
                 if self._value_of(tidy) >= value and self._kept_of(tidy) > self._kept_of(lam):
@@ -873,7 +919,7 @@ class BudgetCurve:
         while time.perf_counter() < deadline:
             if len(fixed) < len(self.columns):
                 fixed = np.concatenate([fixed, np.zeros(len(self.columns) - len(fixed), np.int64)])
-            run = self._solve_master(budget, False, self._left(deadline), fixed)
+            run = self._lp_run(budget, fixed, self._left(deadline))
             if run.status != RunStatus.OPTIMAL or run.x is None or run.row_dual is None:
                 return None
             x = np.asarray(run.x)
@@ -892,7 +938,7 @@ class BudgetCurve:
             open_groups = [g for g in range(len(self.groups)) if used[g] < sizes[g]]
             if not open_groups:
                 continue
-            run = self._solve_master(budget, False, self._left(deadline), fixed)
+            run = self._lp_run(budget, fixed, self._left(deadline))
             if run.status != RunStatus.OPTIMAL or run.row_dual is None:
                 return None
             dual = np.asarray(run.row_dual, dtype=float)

@@ -45,12 +45,14 @@ takes seconds. A neighbourhood prices faster still, but its gain is bounded by i
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from placement.models.gpu.instance import MILLI
 from placement.models.gpu.sim.openb.budget_curve import BudgetCurve
 from placement.models.gpu.sim.openb.defrag import DefragCurve, start_budgeted
 from placement.models.gpu.sim.openb.defrag_cycle import Book, Where, check_cycle
@@ -77,6 +79,12 @@ NODES = 0
 """Nodes of a cycle's neighbourhood (0: the whole cluster)."""
 CYCLE_MOVES: int | None = None
 """Most pods one cycle may migrate for the first time (None: what the budget allows)."""
+PER_GPU = 10.0
+"""Most first migrations a cycle may spend per GPU of the waiting pods' demand (0: no such
+cap). The end-state curve at 5 % buys about one GPU per 9 migrations from the online end
+state (docs/benchmarks.md: 47.4 GPUs for 418 on seed 42); a cycle with one waiting GPU has no
+use for a hundred migrations, which a later cycle with more pods waiting would spend at that
+rate (a tuning-seed cycle spent 103 for 1 GPU)."""
 COLUMN_SHARE = 0.6
 """The share of a cycle's time its column generation gets; the witness the rest."""
 TIDY_SHARE = 0.25
@@ -106,6 +114,7 @@ class RepackCurve(DefragCurve):
     cycle_moves: int | None = CYCLE_MOVES
     cycle_time_s: float = CYCLE_SECONDS
     pressure: float = PRESSURE
+    per_gpu: float = PER_GPU
     planned: int = 0
     """Moves the plans held."""
     rejected: int = 0
@@ -293,6 +302,7 @@ def replay_repack(
     nodes: int = NODES,
     cycle_moves: int | None = CYCLE_MOVES,
     pressure: float = PRESSURE,
+    per_gpu: float = PER_GPU,
     ratio: float = TUNE_RATIO,
     protocol: str = "simulator",
     order: np.ndarray | None = None,
@@ -304,11 +314,12 @@ def replay_repack(
     cycles while pods wait; ``cycle_time_s``: a cycle's wall-time budget; ``nodes``: its
     neighbourhood; ``cycle_moves``: most first migrations per cycle (None: what the budget
     allows); ``pressure``: the waiting pods' GPU demand, as a share of the free GPUs, from
-    which cycles run; ``stop`` as :func:`.defrag.replay_defrag`'s."""
-    if every < 1 or nodes < 0 or cycle_time_s <= 0 or not pressure >= 0:
+    which cycles run; ``per_gpu``: most first migrations per GPU of waiting demand
+    (:data:`PER_GPU`; 0: no cap); ``stop`` as :func:`.defrag.replay_defrag`'s."""
+    if every < 1 or nodes < 0 or cycle_time_s <= 0 or not pressure >= 0 or not per_gpu >= 0:
         raise ValueError(
-            f"every must be >= 1, nodes >= 0, cycle_time_s > 0 and pressure >= 0, not {every}, "
-            f"{nodes}, {cycle_time_s}, {pressure}"
+            f"every must be >= 1, nodes >= 0, cycle_time_s > 0, pressure >= 0 and per_gpu >= 0, "
+            f"not {every}, {nodes}, {cycle_time_s}, {pressure}, {per_gpu}"
         )
     order, state, rng, arrived = start_budgeted(
         cluster, pods, policy, seed, budget, ratio, protocol, order, tie_break, stop
@@ -357,6 +368,9 @@ def replay_repack(
             allow = n if left is None else left  # unlimited: every resident may move
             if cycle_moves is not None:
                 allow = min(allow, cycle_moves)
+            if per_gpu > 0:
+                waiting_gpus = int(demand[order[waiting]].sum()) / MILLI
+                allow = min(allow, math.floor(per_gpu * waiting_gpus))
             hood = neighbourhood(state, nodes, skip)
             plan = plan_repack(state, pods, order, book, waiting, hood, allow, cycle_time_s, carry)
             done, refused = apply_moves(state, pods, order, book, plan, left, migrated, policy)
@@ -398,6 +412,7 @@ def replay_repack(
         cycle_moves=cycle_moves,
         cycle_time_s=cycle_time_s,
         pressure=pressure,
+        per_gpu=per_gpu,
         planned=planned,
         rejected=rejected,
         placed_waiting=placed_waiting,
