@@ -52,6 +52,7 @@ import numpy as np
 
 from placement.models.gpu.instance import MILLI
 from placement.models.gpu.sim.openb.batch import check_placement
+from placement.models.gpu.sim.openb.budget_layout import lay_out
 from placement.models.gpu.sim.openb.budget_round import lp_rounding
 from placement.models.gpu.sim.openb.config_bound import ConfigBound
 from placement.models.gpu.sim.openb.defrag_cycle import LIGHT_PRESOLVE
@@ -697,7 +698,7 @@ class BudgetCurve:
         """The curve's point with no budget, by the configuration bound of
         :mod:`.config_bound` over the packings that hold every pod of ``P`` (``forced``; its
         CPU-only pods are relaxed there, so the bound stays valid), and its witness packing
-        laid onto the cluster with the fewest migrations :func:`lay_out` finds. The
+        laid onto the cluster with the fewest migrations :func:`.budget_layout.lay_out` finds. The
         migrations counted are what reaching that packing takes (so any budget at least
         that large reaches it too), not the least over all packings of its value."""
         t0 = time.perf_counter()
@@ -714,7 +715,7 @@ class BudgetCurve:
         point.iterations, point.columns = result.iterations, result.columns
         point.master_milli = result.master_milli
         if result.witness_milli is not None and not result.witness_errors:
-            self._check_layout(point, len(placed), self.lay_out(result.witness))
+            self._check_layout(point, len(placed), lay_out(self, result.witness))
             point.method = "configuration packing laid out"
         if point.witness_milli is None or point.errors:
             # no packing, or its layout left a CPU-only pod out (the bound relaxes them)
@@ -725,96 +726,6 @@ class BudgetCurve:
             point.errors, point.method = fallback.errors, fallback.method
         point.seconds = round(time.perf_counter() - t0, 2)
         return point
-
-    def lay_out(
-        self, packing: Sequence[tuple[int, int, tuple[int, ...]]]
-    ) -> dict[int, tuple[int, tuple[int, ...]]]:
-        """A from-scratch packing ``[(pod, node, gpus)]`` of GPU pods as a placement of the
-        arrivals that keeps as many pods of ``P`` where they are as it can: nodes of one
-        class are interchangeable, so packings go to the nodes by an assignment (most
-        residents of equal class kept, OR-Tools' linear sum assignment), then each node's
-        GPUs are relabelled by a second one (most residents on the same GPU); a slot takes
-        the resident of its class that is on its GPUs, else a displaced pod of its class,
-        else a failed one. CPU-only pods of ``P`` stay on their node where it still has
-        room, else go to the roomiest node (a migration)."""
-        # OR-Tools loads a large native library: imported on first use.
-        from ortools.graph.python import linear_sum_assignment
-
-        cb, cluster = self.cb, self.cluster
-        slots_of: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
-        for pod, node, gpus in packing:
-            slots_of.setdefault(int(node), []).append((int(cb.pod_class[pod]), tuple(gpus)))
-        res_of = [
-            [(int(self.cls[a]), self.gpus[a], int(a)) for a in self.residents_of[n]]
-            for n in range(cluster.n)
-        ]
-        target: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
-        for members in cb.node_members:
-            members = [int(n) for n in members]
-            size = len(members)
-            lsa = linear_sum_assignment.SimpleLinearSumAssignment()
-            for i, n in enumerate(members):
-                have = np.bincount([c for c, _, _ in res_of[n]], minlength=self.n_classes)
-                for j, w in enumerate(members):
-                    want = np.bincount(
-                        [c for c, _ in slots_of.get(w, [])], minlength=self.n_classes
-                    )
-                    lsa.add_arc_with_cost(i, j, -int(np.minimum(have, want).sum()))
-            if size and lsa.solve() != lsa.OPTIMAL:
-                raise RuntimeError("assignment of packings to nodes failed")
-            for i, n in enumerate(members):
-                target[n] = slots_of.get(members[lsa.right_mate(i)], [])
-        where: dict[int, tuple[int, tuple[int, ...]]] = {}
-        displaced: dict[int, list[int]] = {}
-        todo: list[tuple[int, int, tuple[int, ...]]] = []
-        for n in range(cluster.n):
-            G = int(cluster.gpu_count[n])
-            slots = target.get(n, [])
-            if G and slots:
-                lsa = linear_sum_assignment.SimpleLinearSumAssignment()
-                for w in range(G):
-                    mine = [c for c, gs in slots if w in gs]
-                    for g in range(G):
-                        theirs = [c for c, gs, _ in res_of[n] if g in gs]
-                        common = sum(min(mine.count(c), theirs.count(c)) for c in set(mine))
-                        lsa.add_arc_with_cost(w, g, -common)
-                lsa.solve()
-                relabel = {w: lsa.right_mate(w) for w in range(G)}
-                slots = [(c, tuple(sorted(relabel[w] for w in gs))) for c, gs in slots]
-            free = {(c, gs): [] for c, gs in slots}
-            for c, gs, a in res_of[n]:
-                if cb.k[c]:
-                    free.setdefault((c, gs), []).append(a)
-            for c, gs in slots:
-                if free.get((c, gs)):
-                    where[free[(c, gs)].pop()] = (n, gs)
-                else:
-                    todo.append((c, n, gs))
-            for (c, _gs), left in free.items():
-                displaced.setdefault(c, []).extend(left)
-        for a in np.flatnonzero(self.node < 0):
-            if self.cb.k[self.cls[a]]:
-                displaced.setdefault(int(self.cls[a]), []).insert(0, int(a))  # failed last
-        for c, n, gs in todo:
-            if displaced.get(c):
-                where[displaced[c].pop()] = (n, gs)
-        # CPU-only pods of P: stay where they fit, else the node with the most CPU left
-        state = TraceState(cluster)
-        for a, (n, gs) in where.items():
-            state.place(self.pods, int(self.arrived[a]), n, list(gs))
-        cpu_only = [int(a) for a in np.flatnonzero(self.node >= 0) if not cb.k[self.cls[a]]]
-        for a in cpu_only:
-            p, n = int(self.arrived[a]), int(self.node[a])
-            if state.fits(self.pods, p, n, ()):
-                where[a] = (n, ())
-            else:
-                nodes = state.feasible(self.pods, p)
-                if not len(nodes):
-                    continue  # left out: the check reports it
-                n = int(nodes[np.argmax(state.cpu_left[nodes])])
-                where[a] = (n, ())
-            state.place(self.pods, p, n, [])
-        return where
 
     def _check_layout(
         self, point: CurvePoint, budget: int, where: dict[int, tuple[int, tuple[int, ...]]]

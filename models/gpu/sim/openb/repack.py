@@ -22,7 +22,8 @@ for the arriving pod alone, which is all the misfit cycles of :mod:`.defrag` try
   bought nothing), solved by :class:`.budget_curve.BudgetCurve` (its keep-or-reset column
   generation, :meth:`~.budget_curve.BudgetCurve.keep_or_reset`, then its integer witness:
   the pod-level rounding of :mod:`.budget_round`, HiGHS started from it, a dive) within the
-  cycle's wall time. ``K`` is what the budget allows so far, at most ``cycle_moves``. The
+  cycle's wall time. ``K`` is what the budget allows so far, at most ``cycle_moves`` and at
+  most ``per_gpu`` per GPU of the waiting pods' demand (:data:`PER_GPU`). The
   plan is the witness: a checked placement of the neighbourhood, its moves counted from the
   placements, with the fewest migrations found at its value (:data:`TIDY_SHARE`), so a cycle
   leaves the budget it does not need to the later ones. A cycle starts from the fresh
