@@ -297,10 +297,9 @@ class HighsModel:
         self, cost: float, lower: float, upper: float, index: np.ndarray, value: np.ndarray
     ) -> None:
         """Append one column with its entries in the rows ``index``."""
-        idx = np.asarray(index, dtype=np.int32)
-        self.highs.addCol(
-            float(cost), float(lower), float(upper), len(idx), idx, np.asarray(value, float)
-        )
+        start = np.array([0, len(index)])
+        bounds = (np.array([lower]), np.array([upper]))
+        self.add_columns_with_entries(np.array([cost]), start, index, value, *bounds)
 
     def set_integer(self, columns: np.ndarray) -> None:
         """Make the ``columns`` (indices) integer: the model becomes a MIP, so a run reports

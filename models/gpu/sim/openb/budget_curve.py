@@ -372,6 +372,30 @@ class BudgetCurve:
         values = np.concatenate([e[2] for e in entries])
         return cost, starts, index, values
 
+    def _master_model(
+        self, budget: int, integer: bool, objective: np.ndarray | None = None
+    ) -> tuple[HighsModel, np.ndarray]:
+        """(the master over the columns so far as a HiGHS model -- integer columns when
+        ``integer``, maximising ``objective``, by default the milli-GPU held --, the columns'
+        milli-GPU)."""
+        lower, upper = self._rows(budget)
+        cost, starts, index, values = self._matrix()
+        n = len(cost)
+        model = HighsModel(mip_rel_gap=1e-9) if integer else HighsModel()
+        model.load(
+            cost if objective is None else objective,
+            np.zeros(n),
+            np.full(n, math.inf),
+            lower,
+            upper,
+            starts,
+            index,
+            values,
+            integer=np.ones(n, dtype=bool) if integer else None,
+            maximize=True,
+        )
+        return model, cost
+
     def _solve_master(
         self,
         budget: int,
@@ -382,24 +406,10 @@ class BudgetCurve:
         """The integer master over the columns so far (the LP: :meth:`_lp_run`). With
         ``floor_milli`` the objective is the kept residents (the fewest migrations) among
         the solutions that hold at least that many milli-GPU; ``start``: a MIP start."""
-        lower, upper = self._rows(budget)
-        cost, starts, index, values = self._matrix()
-        objective = cost
+        objective = None
         if floor_milli is not None:
             objective = np.array([float(len(col.keep)) for col in self.columns])
-        model = HighsModel(mip_rel_gap=1e-9)
-        model.load(
-            objective,
-            np.zeros(len(cost)),
-            np.full(len(cost), math.inf),
-            lower,
-            upper,
-            starts,
-            index,
-            values,
-            integer=np.ones(len(cost), dtype=bool),
-            maximize=True,
-        )
+        model, cost = self._master_model(budget, True, objective)
         if floor_milli is not None:
             nz = np.flatnonzero(cost)
             model.add_row(float(floor_milli), math.inf, nz, cost[nz])
@@ -465,22 +475,8 @@ class BudgetCurve:
         re-solves from the last basis (a from-scratch solve per round took most of a cycle's
         time at 30,000 columns)."""
         if self._lp is None or self._lp[0] != budget:
-            lower, upper = self._rows(budget)
-            cost, starts, index, values = self._matrix()
-            model = HighsModel()
-            n = len(cost)
-            model.load(
-                cost,
-                np.zeros(n),
-                np.full(n, math.inf),
-                lower,
-                upper,
-                starts,
-                index,
-                values,
-                maximize=True,
-            )
-            self._lp = (budget, model, np.zeros(n))
+            model, cost = self._master_model(budget, False)
+            self._lp = (budget, model, np.zeros(len(cost)))
         _, model, bounds = self._lp
         if len(bounds) < len(self.columns):
             cost, starts, index, values = self._matrix(len(bounds))
@@ -811,13 +807,7 @@ class BudgetCurve:
 
     def _value_of(self, lam: np.ndarray) -> int:
         """The milli-GPU the column counts ``lam`` hold."""
-        return int(
-            sum(
-                int(self.value @ self._counts(self.columns[j])[0]) * int(t)
-                for j, t in enumerate(lam)
-                if t
-            )
-        )
+        return int(sum(int(self._entries[j][0]) * int(t) for j, t in enumerate(lam) if t))
 
     def _dive(self, budget: int, time_limit_s: float) -> np.ndarray | None:
         """Price-and-dive: solve the master LP, fix every column's integer part (or, when
