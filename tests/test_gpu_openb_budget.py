@@ -19,10 +19,13 @@ from placement.models.gpu.sim.openb.replay import PodSet, TraceCluster, TraceSta
 from tests.test_gpu_openb_config_bound import _random_case, placement_model, solve_optimal
 
 
-def exact_with_budget(cluster, pods, arrived, node, gpus, budget: int | None) -> int:
+def exact_with_budget(
+    cluster, pods, arrived, node, gpus, budget: int | None, free: np.ndarray | None = None
+) -> int:
     """The most milli-GPU any placement holds that keeps every pod placed at the start placed
-    and moves at most ``budget`` of them (a pod stays when its node and GPUs are unchanged),
-    on the configuration bound tests' direct model of every pod on every GPU."""
+    and moves at most ``budget`` of them (a pod stays when its node and GPUs are unchanged;
+    the arrivals ``free`` marks move without counting), on the configuration bound tests'
+    direct model of every pod on every GPU."""
     model, on_node, on_gpu, placed = placement_model(cluster, pods, arrived)
     stays = []
     for i, count in enumerate(placed):
@@ -30,6 +33,8 @@ def exact_with_budget(cluster, pods, arrived, node, gpus, budget: int | None) ->
             model.add(count <= 1)
             continue
         model.add(count == 1)
+        if free is not None and free[i]:
+            continue
         s = model.new_bool_var(f"s{i}")
         model.add_implication(s, on_node[i, int(node[i])])
         for g in gpus[i]:
@@ -96,7 +101,7 @@ def test_budget_zero_changes_nothing_a_failed_pod_still_does_not_fit() -> None:
     assert point.witness_milli == int(pods.demand[arrived[node >= 0]].sum())
 
 
-def _two_nodes() -> BudgetCurve:
+def _two_nodes(free: np.ndarray | None = None) -> BudgetCurve:
     """Two one-GPU nodes hold a 300- and a 600-milli pod; a whole-GPU pod failed."""
     nodes = [GpuNode(f"n{i}", "G", 1, 0, 0, 32_000, 65_536) for i in range(2)]
     jobs = [
@@ -106,7 +111,9 @@ def _two_nodes() -> BudgetCurve:
     ]
     cluster = TraceCluster.from_nodes(nodes)
     pods = PodSet.from_jobs(jobs, cluster)
-    return BudgetCurve(cluster, pods, np.array([0, 1, 2]), np.array([0, 1, -1]), [(0,), (0,), ()])
+    return BudgetCurve(
+        cluster, pods, np.array([0, 1, 2]), np.array([0, 1, -1]), [(0,), (0,), ()], free=free
+    )
 
 
 def test_one_migration_makes_room_and_the_curve_proves_it() -> None:
@@ -123,6 +130,42 @@ def test_one_migration_makes_room_and_the_curve_proves_it() -> None:
     assert restricted.errors == [] and restricted.witness_milli == 1_900
     unlimited = bc.unlimited(time_limit_s=60)
     assert unlimited.bound_milli == 1_900 == unlimited.witness_milli and unlimited.errors == []
+
+
+def test_a_pod_migrated_before_moves_free_of_the_budget() -> None:
+    """The budget counts distinct pods: a pod that a cycle migrated before moves again
+    without spending it. With the 300-milli pod free (and then the 600-milli one), budget 0
+    reaches what one migration reaches, the free move not counted; without, it cannot."""
+    for free in ([True, False, False], [False, True, False]):
+        bc = _two_nodes(np.array(free))
+        assert bc.n_paid == 1
+        for point in (bc.at(0, time_limit_s=60), bc.keep_or_reset(0, time_limit_s=60)):
+            assert point.errors == [] and point.witness_milli == 1_900
+            assert point.witness_moves == 0
+            moved = [a for a in (0, 1) if point.witness[a] != (a, (0,))]
+            assert moved == [free.index(True)]
+    assert _two_nodes().at(0, time_limit_s=60).witness_milli == 900
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_free_moves_curve_brackets_the_exact_optimum(seed: int) -> None:
+    """With a random half of the placed pods free to move, at every budget the bound is at
+    least the exact optimum (the free moves not counted), the witness at most, and the
+    witness's counted moves within the budget."""
+    cluster, pods, arrived, node, gpus = _case(np.random.default_rng(seed))
+    free = (np.random.default_rng(100 + seed).random(len(arrived)) < 0.5) & (node >= 0)
+    bc = BudgetCurve(cluster, pods, arrived, node, gpus, free=free)
+    for budget in (0, 1, 3):
+        best = exact_with_budget(cluster, pods, arrived, node, gpus, budget, free)
+        point = bc.at(budget, time_limit_s=60)
+        assert point.errors == []
+        assert point.bound_milli >= best >= point.witness_milli
+        paid = [a for a in np.flatnonzero((node >= 0) & ~free)]
+        moved = sum(point.witness[int(a)] != (int(node[a]), gpus[a]) for a in paid)
+        assert point.witness_moves == moved <= budget
+        restricted = bc.keep_or_reset(budget, time_limit_s=60)
+        assert restricted.errors == [] and restricted.witness_moves <= budget
+        assert restricted.witness_milli <= best
 
 
 def test_a_round_for_columns_only_stops_at_its_deadline_a_bound_round_does_not() -> None:

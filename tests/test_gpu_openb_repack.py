@@ -77,6 +77,22 @@ def test_repacking_places_what_the_arriving_pod_defragmentation_cannot() -> None
     assert placed_now(state, pods, order, book) == []
 
 
+def test_a_pod_migrated_before_moves_again_with_no_budget_left() -> None:
+    """The budget counts distinct pods. With none left, x (migrated by an earlier cycle)
+    may still move: the plan moves x, not y, and places w; the move passes its check with
+    no budget left. Had nothing been migrated before, the plan moves nothing."""
+    _cluster, pods, order, state, book = split_whole_gpus()
+    assert plan_repack(state, pods, order, book, [2], [0, 1], budget=0, time_limit_s=20.0) == []
+    migrated = {0}
+    plan = plan_repack(
+        state, pods, order, book, [2], [0, 1], budget=0, time_limit_s=20.0, migrated=migrated
+    )
+    assert [mv.arrival for mv in plan if mv.source is not None] == [0]
+    applied, rejected = apply_moves(state, pods, order, book, plan, 0, migrated)
+    assert rejected == [] and len(applied) == 2 and book.node[2] >= 0
+    assert book.node[0] == book.node[1] and placed_now(state, pods, order, book) == []
+
+
 def test_a_move_made_invalid_by_an_intervening_event_is_rejected_not_applied() -> None:
     """The plan moves x or y onto the other node's free GPU; before it is applied, z arrives
     and takes that GPU. The move fails its check against the cluster as it stands and is

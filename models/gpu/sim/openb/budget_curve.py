@@ -7,7 +7,9 @@ and GPUs and puts it on any node and GPUs where it fits (Kubernetes evicts and r
 the pods that move are taken off first, then every pod is placed, so a swap needs no spare
 room). Pods of ``F`` may be placed (not a migration); every pod of ``P`` stays placed. A pod
 that keeps its node *and* its GPUs has not moved; every other pod of ``P`` has (a change of
-GPU on the same node is a restart too). Feasibility is the replay's own
+GPU on the same node is a restart too). Some pods of ``P`` may be *free*: their moves do not
+count (a re-packing cycle's pods migrated by an earlier cycle, when the budget counts distinct
+pods); ``|P|`` in the budget row below counts the others only. Feasibility is the replay's own
 (:meth:`.replay.TraceState.feasible`): CPU, memory, GPU type, ``k`` whole free GPUs or one
 GPU with the milli-GPU free. Objective: the most milli-GPU allocated, that is the fewest GPUs
 unallocated, with at most ``K`` pods of ``P`` moved.
@@ -15,11 +17,12 @@ unallocated, with at most ``K`` pods of ``P`` moved.
 **Column generation over nodes.** Pods of equal (GPUs ``k``, milli ``m``, CPU, memory,
 accepted types) are interchangeable (the classes of :class:`.config_bound.ConfigBound`,
 CPU-only pods included here: they hold CPU and memory and must stay placed). Nodes of equal
-cluster row *and* equal end-state content (the multiset of (class, GPUs) of their pods) form a
-group ``g`` of ``N_g`` nodes. A *configuration* ``j`` of a group says which of its resident
-pods stay where they are (``keep``, per resident slot) and how many pods of each class come
-in (``y_c``, on which GPUs), within the node's capacity. With ``kept_{j,c}`` its kept
-residents of class ``c`` and ``d_c = k_c m_c``::
+cluster row *and* equal end-state content (the multiset of (class, GPUs) of their pods, a free
+pod told from a counted one) form a group ``g`` of ``N_g`` nodes. A *configuration* ``j`` of a
+group says which of its resident pods stay where they are (``keep``, per resident slot) and
+how many pods of each class come in (``y_c``, on which GPUs), within the node's capacity.
+With ``kept_{j,c}`` its kept residents of class ``c``, ``|kept_j|`` the counted ones among
+them, and ``d_c = k_c m_c``::
 
     max  sum_j d^T (kept_j + y_j) lambda_j
     s.t. P_c <= sum_j (kept_{j,c} + y_{j,c}) lambda_j <= P_c + F_c      for every class c
@@ -97,6 +100,9 @@ class Group:
     nodes: list[int]
     residents: tuple[Slot, ...]
     """(class, GPUs) of each resident pod, sorted."""
+    paid: tuple[int, ...] = ()
+    """Per resident, 1 when moving it counts against the budget, 0 when it is free (a pod
+    migrated before: the budget counts distinct pods); empty: every resident counts."""
 
 
 @dataclass
@@ -108,7 +114,8 @@ class CurvePoint:
     """No placement reachable with at most ``budget`` migrations allocates more."""
     witness_milli: int | None
     witness_moves: int | None
-    """Pods of ``P`` whose node or GPUs differ in the witness (counted from the placements)."""
+    """Pods of ``P`` whose node or GPUs differ in the witness (counted from the placements),
+    the free ones (``free`` of :class:`BudgetCurve`) left out."""
     witness_placed_failed: int | None
     errors: list[str] = field(default_factory=list)
     """What the from-scratch check found wrong with the witness ([] when valid)."""
@@ -140,9 +147,12 @@ class BudgetCurve:
         node: np.ndarray,
         gpus: Sequence[tuple[int, ...]],
         classes: ConfigBound | None = None,
+        free: np.ndarray | None = None,
     ) -> None:
         """``arrived``: pod indices in arrival order; ``node`` / ``gpus``: where each arrival
-        is at the end (-1 / () for a failed one), as :class:`.replay.Curve` gives them."""
+        is at the end (-1 / () for a failed one), as :class:`.replay.Curve` gives them.
+        ``free``: per arrival, whether moving it costs no budget (a pod migrated before, when
+        the budget counts distinct pods ever migrated); none: every move counts."""
         self.cluster, self.pods = cluster, pods
         self.arrived = np.asarray(arrived, dtype=np.int64)
         self.node = np.asarray(node, dtype=np.int64)
@@ -153,30 +163,40 @@ class BudgetCurve:
         self.n_classes = cb.n_classes
         self.value = cb.value
         placed = self.node >= 0
+        self.paid = np.ones(len(self.arrived), dtype=bool)
+        """Per arrival, whether migrating it counts against the budget."""
+        if free is not None:
+            self.paid &= ~np.asarray(free, dtype=bool)
+        self.n_paid = int((placed & self.paid).sum())
+        """Placed pods whose migration counts: the budget row's ``|P|``."""
         self.P = np.bincount(self.cls[placed], minlength=self.n_classes)
         self.F = np.bincount(self.cls[~placed], minlength=self.n_classes)
         self.start_milli = int(self.value @ self.P)
         content: list[list[tuple[int, tuple[int, ...], int]]] = [[] for _ in range(cluster.n)]
         for a in np.flatnonzero(placed):
-            content[int(self.node[a])].append((int(self.cls[a]), self.gpus[a], int(a)))
+            content[int(self.node[a])].append(
+                (int(self.cls[a]), self.gpus[a], int(self.paid[a]), int(a))
+            )
         self.residents_of: list[list[int]] = []
         """Per node, the arrivals on it in the order of its group's ``residents``."""
         by_key: dict[tuple, int] = {}
         self.groups: list[Group] = []
         for n in range(cluster.n):
             items = sorted(content[n])
-            self.residents_of.append([a for _, _, a in items])
-            slots = tuple((c, g) for c, g, _ in items)
+            self.residents_of.append([a for *_, a in items])
+            slots = tuple((c, g) for c, g, _, _ in items)
+            paid = tuple(f for _, _, f, _ in items)
             key = (
                 int(cluster.type_of[n]),
                 int(cluster.gpu_count[n]),
                 int(cluster.cpu_milli[n]),
                 int(cluster.memory_mib[n]),
                 slots,
+                paid,
             )
             if key not in by_key:
                 by_key[key] = len(self.groups)
-                self.groups.append(Group([], slots))
+                self.groups.append(Group([], slots, paid))
             self.groups[by_key[key]].nodes.append(n)
         self.lines: list[tuple[float, float]] = []
         """Every full pricing round's Lagrangian line (:meth:`bound_at`)."""
@@ -197,14 +217,15 @@ class BudgetCurve:
     # -- columns ---------------------------------------------------------------------------
 
     def _counts(self, col: Config) -> tuple[np.ndarray, int]:
-        """(pods of each class the column holds, residents it keeps)."""
+        """(pods of each class the column holds, residents it keeps whose move would count
+        against the budget)."""
         y = np.zeros(self.n_classes, dtype=np.int64)
-        res = self.groups[col.group].residents
+        group = self.groups[col.group]
         for i in col.keep:
-            y[res[i][0]] += 1
+            y[group.residents[i][0]] += 1
         for c, _ in col.incoming:
             y[c] += 1
-        return y, len(col.keep)
+        return y, sum(group.paid[i] for i in col.keep)
 
     def _add(self, col: Config) -> bool:
         key = (col.group, col.keep, tuple(sorted(col.incoming)))
@@ -251,7 +272,7 @@ class BudgetCurve:
             and (cb.k[c] == 0 or (cb.k[c] <= G and cb.type_ok[c, t]))
         ]
         res = group.residents
-        kp = [profit[c] + keep_bonus for c, _ in res]
+        kp = [profit[c] + keep_bonus * f for (c, _), f in zip(res, group.paid, strict=True)]
         if keep_all:
             room = self._room(g)
             classes = [c for c in classes if room[c]]
@@ -353,7 +374,7 @@ class BudgetCurve:
     # -- the master ------------------------------------------------------------------------
 
     def _rows(self, budget: int) -> tuple[np.ndarray, np.ndarray]:
-        total_p = int(self.P.sum())
+        total_p = self.n_paid
         sizes = np.array([len(g.nodes) for g in self.groups], dtype=float)
         lower = np.concatenate([self.P.astype(float), [float(total_p - budget)], sizes])
         upper = np.concatenate([(self.P + self.F).astype(float), [float(total_p)], sizes])
@@ -408,7 +429,7 @@ class BudgetCurve:
         the solutions that hold at least that many milli-GPU; ``start``: a MIP start."""
         objective = None
         if floor_milli is not None:
-            objective = np.array([float(len(col.keep)) for col in self.columns])
+            objective = np.array([float(self._counts(col)[1]) for col in self.columns])
         model, cost = self._master_model(budget, True, objective)
         if floor_milli is not None:
             nz = np.flatnonzero(cost)
@@ -433,7 +454,7 @@ class BudgetCurve:
         ``for_bound`` (only its columns are wanted) stops there instead, so a thousand groups
         cannot hold a cycle 200 s past its wall time."""
         C = self.n_classes
-        total_p = int(self.P.sum())
+        total_p = self.n_paid
         pi, rho = dual[:C], float(dual[C])
         profit, bonus = self.value - pi, -rho
         line = float(
@@ -461,7 +482,7 @@ class BudgetCurve:
     def bound_at(self, budget: int) -> float:
         """The smallest Lagrangian value at ``budget`` over every full pricing round so far
         (each round's multipliers give a bound for every budget at once)."""
-        total_p = int(self.P.sum())
+        total_p = self.n_paid
         return min(
             (a + min(rho, 0.0) * (total_p - budget) for a, rho in self.lines), default=math.inf
         )
@@ -581,7 +602,7 @@ class BudgetCurve:
                 )
                 assert line is not None
                 self.lines.append(line)
-                value = line[0] + min(line[1], 0.0) * (int(self.P.sum()) - budget)
+                value = line[0] + min(line[1], 0.0) * (self.n_paid - budget)
                 if value < center_value:
                     center, center_value = dual.copy(), value
                 if added or alpha == 0.0 or time.perf_counter() > deadline:
@@ -603,7 +624,10 @@ class BudgetCurve:
     def _unmoved(self) -> CurvePoint | None:
         """Budget 0 when no failed pod fits the end state alone: nothing can be added (the
         first pod added would have to fit alone), so the end state is optimal. None when some
-        failed pod fits (then the column generation decides)."""
+        failed pod fits or some pod moves free of the budget (then the column generation
+        decides)."""
+        if self.n_paid < int((self.node >= 0).sum()):
+            return None
         state = TraceState(self.cluster)
         where = {}
         for a in np.flatnonzero(self.node >= 0):
@@ -740,7 +764,7 @@ class BudgetCurve:
             errors.append(f"{len(lost)} pods placed at the start are not placed: {lost[:5]}")
         moves = sum(
             1
-            for a in np.flatnonzero(self.node >= 0)
+            for a in np.flatnonzero((self.node >= 0) & self.paid)
             if int(a) in where and where[int(a)] != (int(self.node[a]), self.gpus[a])
         )
         if moves > budget:
@@ -802,8 +826,8 @@ class BudgetCurve:
         return lam
 
     def _kept_of(self, lam: np.ndarray) -> int:
-        """The residents the column counts ``lam`` keep."""
-        return int(sum(len(self.columns[j].keep) * int(t) for j, t in enumerate(lam) if t))
+        """The residents the column counts ``lam`` keep whose moves count."""
+        return int(sum(self._counts(self.columns[j])[1] * int(t) for j, t in enumerate(lam) if t))
 
     def _value_of(self, lam: np.ndarray) -> int:
         """The milli-GPU the column counts ``lam`` hold."""

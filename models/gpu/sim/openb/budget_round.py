@@ -69,6 +69,9 @@ class _Layout:
         for a in np.flatnonzero(curve.node < 0)[::-1]:  # popped in arrival order
             self.pool.setdefault(int(curve.cls[a]), []).append(int(a))
         self.moved = 0
+        """Pods away from home whose moves count against the budget."""
+        self.away = 0
+        """Pods away from home, free ones included."""
         self.log: list[tuple[str, int, Where]] = []
 
     def _put(self, a: int, node: int, gpus: tuple[int, ...]) -> None:
@@ -84,7 +87,8 @@ class _Layout:
         if home is None:
             self.pool[int(self.curve.cls[a])].remove(a)
         elif (node, gpus) != home:
-            self.moved += 1
+            self.moved += int(self.curve.paid[a])
+            self.away += 1
         self.log.append(("place", a, (node, gpus)))
 
     def remove(self, a: int) -> None:
@@ -94,7 +98,8 @@ class _Layout:
         if a not in self.home:
             self.pool[int(self.curve.cls[a])].append(a)
         elif (node, gpus) != self.home[a]:
-            self.moved -= 1
+            self.moved -= int(self.curve.paid[a])
+            self.away -= 1
         self.log.append(("remove", a, (node, gpus)))
 
     def fits(self, a: int, node: int, gpus: tuple[int, ...]) -> bool:
@@ -214,7 +219,7 @@ def _trial(lay: _Layout, curve: BudgetCurve, pairs: list[tuple[int, object]], bu
     where it fits best, failed pods in the slots left; kept when every homeless pod found a
     place within the budget and the allocation grew (or held while pods moved: a step of a
     chain), else undone."""
-    mark, before, moved = len(lay.log), lay.state.used_milli, lay.moved
+    mark, before, away = len(lay.log), lay.state.used_milli, lay.away
     cls, pods, arrived = curve.cls, curve.pods, curve.arrived
     homeless: dict[int, list[int]] = {}
     for node, col in pairs:
@@ -256,7 +261,7 @@ def _trial(lay: _Layout, curve: BudgetCurve, pairs: list[tuple[int, object]], bu
             if pool and lay.fits(pool[-1], node, gs):
                 lay.place(pool[-1], node, gs)
     gain = lay.state.used_milli - before
-    if ok and lay.moved <= budget and (gain > 0 or (gain == 0 and lay.moved > moved)):
+    if ok and lay.moved <= budget and (gain > 0 or (gain == 0 and lay.away > away)):
         return True
     lay.undo(mark)
     return False

@@ -9,7 +9,8 @@ for the arriving pod alone, which is all the misfit cycles of :mod:`.defrag` try
 * **Pending pods.** A pod that fits nowhere when it arrives waits (it is not dropped, as in
   the plain replay): every cycle may place it.
 * **When.** Once a pod waits, a cycle runs after that arrival and then after every ``every``-th
-  arrival while pods wait and budget is left (:data:`EVERY`) -- from the moment the waiting
+  arrival while pods wait and budget is left or some pod was migrated before (:data:`EVERY`)
+  -- from the moment the waiting
   pods' GPU demand reaches ``pressure`` x the free GPUs (:data:`PRESSURE`; 0: from the first
   failure). Without departures the placed and the waiting demand add up to the arrived
   demand, so there the trigger is an arrived share: ``pressure`` 0.8 fires once the arrived
@@ -23,7 +24,9 @@ for the arriving pod alone, which is all the misfit cycles of :mod:`.defrag` try
   generation, :meth:`~.budget_curve.BudgetCurve.keep_or_reset`, then its integer witness:
   the pod-level rounding of :mod:`.budget_round`, HiGHS started from it, a dive) within the
   cycle's wall time. ``K`` is what the budget allows so far, at most ``cycle_moves`` and at
-  most ``per_gpu`` per GPU of the waiting pods' demand (:data:`PER_GPU`). The
+  most ``per_gpu`` per GPU of the waiting pods' demand (:data:`PER_GPU`). The budget counts
+  distinct pods, so a pod an earlier cycle migrated moves again without spending it (the
+  curve's ``free`` pods), and cycles go on once the budget is spent while such pods exist. The
   plan is the witness: a checked placement of the neighbourhood, its moves counted from the
   placements, with the fewest migrations found at its value (:data:`TIDY_SHARE`), so a cycle
   leaves the budget it does not need to the later ones. A cycle starts from the fresh
@@ -169,6 +172,7 @@ def plan_repack(
     budget: int,
     time_limit_s: float,
     carry: dict | None = None,
+    migrated: set[int] | frozenset = frozenset(),
 ) -> list[Move]:
     """The moves of the best placement of ``nodes`` the budget curve's keep-or-reset column
     generation (:meth:`.budget_curve.BudgetCurve.keep_or_reset`: each node keeps all its
@@ -177,7 +181,8 @@ def plan_repack(
     arrivals placed where they fit. Residents first, then waiting pods, each in arrival
     order. ``carry``: the fresh packings of the last cycle's master
     (:meth:`.budget_curve.BudgetCurve.packings`), its columns to start from; replaced by
-    this cycle's."""
+    this cycle's. ``migrated``: the arrivals migrated before, whose moves cost no budget
+    (it counts distinct pods)."""
     if not nodes or not waiting:
         return []
     cluster = sub_cluster(state.cluster, nodes)
@@ -186,7 +191,8 @@ def plan_repack(
     items = residents + list(waiting)
     node = np.array([index[int(book.node[a])] for a in residents] + [-1] * len(waiting))
     gpus = [book.gpus[a] for a in residents] + [()] * len(waiting)
-    curve = BudgetCurve(cluster, pods, order[items], node, gpus)
+    free = np.array([a in migrated for a in items], dtype=bool)
+    curve = BudgetCurve(cluster, pods, order[items], node, gpus, free=free)
     if carry:
         curve.add_packings(carry)
     witness_s = (1 - COLUMN_SHARE) * time_limit_s
@@ -355,7 +361,7 @@ def replay_repack(
             waiting
             and budget != 0
             and i - last_cycle >= every
-            and (left is None or left > 0)
+            and (left is None or left > 0 or migrated)
             and (
                 pressure == 0
                 or int(demand[order[waiting]].sum())
@@ -373,7 +379,9 @@ def replay_repack(
                 waiting_gpus = int(demand[order[waiting]].sum()) / MILLI
                 allow = min(allow, math.floor(per_gpu * waiting_gpus))
             hood = neighbourhood(state, nodes, skip)
-            plan = plan_repack(state, pods, order, book, waiting, hood, allow, cycle_time_s, carry)
+            plan = plan_repack(
+                state, pods, order, book, waiting, hood, allow, cycle_time_s, carry, migrated
+            )
             done, refused = apply_moves(state, pods, order, book, plan, left, migrated, policy)
             moves_total += len([mv for mv in done if mv.source is not None])
             spent.append(_new(done, migrated))
