@@ -164,14 +164,16 @@ def test_replay_with_repacking_is_valid_within_budget(seed: int) -> None:
     wait): the end state passes the from-scratch check, what the cluster holds never drops
     (a placed pod stays placed through its moves), the distinct pods migrated stay within
     the budget, no planned move is rejected (nothing intervenes inside a cycle), and on these
-    seeds a cycle places a waiting pod the plain online replay leaves out."""
+    seeds a cycle places a waiting pod the plain online replay leaves out. Cycles run from the
+    first failure (pressure 0), so a replay has many."""
     rng = np.random.default_rng(seed)
     cluster, pods, arrived = _random_case(rng)
     order = np.concatenate([arrived, arrived])  # twice: the cluster fills and pods wait
     budget = 0.5
     curve = replay_repack(
-        cluster, pods, make_any("FGD"), seed, budget, every=2, cycle_time_s=5.0, order=order
-    )
+        cluster, pods, make_any("FGD"), seed, budget, every=2, cycle_time_s=5.0, order=order,
+        pressure=0.0,
+    )  # fmt: skip
     items = [int(a) for a in np.flatnonzero(curve.node >= 0)]
     assert (
         check_placement(

@@ -10,12 +10,12 @@ for the arriving pod alone, which is all the misfit cycles of :mod:`.defrag` try
   the plain replay): every cycle may place it.
 * **When.** Once a pod waits, a cycle runs after that arrival and then after every ``every``-th
   arrival while pods wait and budget is left or some pod was migrated before (:data:`EVERY`)
-  -- from the moment the waiting
-  pods' GPU demand reaches ``pressure`` x the free GPUs (:data:`PRESSURE`; 0: from the first
-  failure). Without departures the placed and the waiting demand add up to the arrived
-  demand, so there the trigger is an arrived share: ``pressure`` 0.8 fires once the arrived
-  demand reaches capacity less a fifth of the free GPUs. Holding the budget for such a late
-  cycle bought no more on the tuning seeds (docs/benchmarks.md), hence the default 0.
+  -- from the moment the waiting pods' GPU demand reaches ``pressure`` x the free GPUs
+  (:data:`PRESSURE`; 0: from the first failure). Without departures the placed and the
+  waiting demand add up to the arrived demand, so there the trigger is an arrived share: the
+  default 0.8 fires once the arrived demand reaches capacity less a fifth of the free GPUs
+  (about 99 % arrived on the default trace): one cycle, with every pod that failed so far in
+  hand and the whole budget (docs/benchmarks.md).
 * **The cycle's plan** (:func:`plan_repack`): the end-state curve's problem -- the most
   milli-GPU reachable with at most ``K`` migrations, every placed pod kept placed, waiting
   pods placed where they fit -- on a *neighbourhood* of the cluster (:func:`neighbourhood`:
@@ -74,10 +74,13 @@ settings on the default trace, seed 42 (an evaluation seed: say so beside its fi
 N = 100 and 120 s left 290.1 unallocated GPUs at 100 % (6 cycles, 187 pods migrated),
 N = 200 and 240 s 265.9 (3 cycles, 391): fewer, longer cycles, the later ones with most
 pods waiting, spend the budget better."""
-PRESSURE = 0.0
+PRESSURE = 0.8
 """A cycle waits until the waiting pods' GPU demand is at least this share of the free GPUs
-(0: a cycle may run from the first failure)."""
-CYCLE_SECONDS = 240.0
+(0: a cycle may run from the first failure). Chosen with :data:`CYCLE_SECONDS` on the tuning
+seeds 1-4 of the default trace at 5 % (docs/benchmarks.md): 0 and 240 s left 251.0, 246.0,
+255.3, 253.4 unallocated GPUs at 100 %; 0.8 and 240 s 251.6, 246.6, 247.2, 254.7; 0.8 and
+480 s 247.9, 243.5, 246.0, 247.9 -- the one late cycle has the time the earlier ones took."""
+CYCLE_SECONDS = 480.0
 """A cycle's wall-time budget for its plan (applying it takes milliseconds more)."""
 NODES = 0
 """Nodes of a cycle's neighbourhood (0: the whole cluster)."""
