@@ -160,7 +160,7 @@ def test_free_moves_curve_brackets_the_exact_optimum(seed: int) -> None:
         point = bc.at(budget, time_limit_s=60)
         assert point.errors == []
         assert point.bound_milli >= best >= point.witness_milli
-        paid = [a for a in np.flatnonzero((node >= 0) & ~free)]
+        paid = np.flatnonzero((node >= 0) & ~free)
         moved = sum(point.witness[int(a)] != (int(node[a]), gpus[a]) for a in paid)
         assert point.witness_moves == moved <= budget
         restricted = bc.keep_or_reset(budget, time_limit_s=60)

@@ -100,9 +100,9 @@ class Group:
     nodes: list[int]
     residents: tuple[Slot, ...]
     """(class, GPUs) of each resident pod, sorted."""
-    paid: tuple[int, ...] = ()
+    paid: tuple[int, ...]
     """Per resident, 1 when moving it counts against the budget, 0 when it is free (a pod
-    migrated before: the budget counts distinct pods); empty: every resident counts."""
+    migrated before: the budget counts distinct pods)."""
 
 
 @dataclass
@@ -429,7 +429,7 @@ class BudgetCurve:
         the solutions that hold at least that many milli-GPU; ``start``: a MIP start."""
         objective = None
         if floor_milli is not None:
-            objective = np.array([float(self._counts(col)[1]) for col in self.columns])
+            objective = np.array([float(self._kept(j)) for j in range(len(self.columns))])
         model, cost = self._master_model(budget, True, objective)
         if floor_milli is not None:
             nz = np.flatnonzero(cost)
@@ -827,7 +827,11 @@ class BudgetCurve:
 
     def _kept_of(self, lam: np.ndarray) -> int:
         """The residents the column counts ``lam`` keep whose moves count."""
-        return int(sum(self._counts(self.columns[j])[1] * int(t) for j, t in enumerate(lam) if t))
+        return int(sum(self._kept(j) * int(t) for j, t in enumerate(lam) if t))
+
+    def _kept(self, j: int) -> int:
+        """Column ``j``'s kept residents whose moves count: its entry in the budget row."""
+        return int(self._entries[j][2][-2])
 
     def _value_of(self, lam: np.ndarray) -> int:
         """The milli-GPU the column counts ``lam`` hold."""
