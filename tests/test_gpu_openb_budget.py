@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from placement.models.gpu.instance import GpuJob, GpuNode
+from placement.models.gpu.sim.openb import budget_curve
 from placement.models.gpu.sim.openb.batch import check_placement
 from placement.models.gpu.sim.openb.budget_curve import BudgetCurve, CurvePoint
 from placement.models.gpu.sim.openb.budget_round import lp_rounding
@@ -84,13 +85,45 @@ def test_curve_brackets_the_exact_optimum_and_its_witness_checks(seed: int) -> N
             == []
         )
         last = point.witness_milli
-        # the keep-or-reset restriction: a checked witness, never above the optimum
-        restricted = bc.keep_or_reset(budget, time_limit_s=60)
-        assert restricted.errors == [] and restricted.witness_moves <= budget
-        assert start <= restricted.witness_milli <= best
+        # the keep-or-reset restriction: a checked witness, never above the optimum (also
+        # as a re-packing cycle runs it: no dive, the generation's spare time to the witness)
+        for spare in (False, True):
+            restricted = bc.keep_or_reset(budget, time_limit_s=60, spare=spare)
+            assert restricted.errors == [] and restricted.witness_moves <= budget
+            assert start <= restricted.witness_milli <= best
     unlimited = bc.unlimited(time_limit_s=60)
     best = exact_with_budget(cluster, pods, arrived, node, gpus, None)
     assert unlimited.errors == [] and unlimited.bound_milli >= best >= unlimited.witness_milli
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_keep_or_reset_stops_only_when_no_fresh_packing_prices_positive(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rounds between the full ones price only some node classes' fresh packings (here every
+    round but the first and those after a round that added nothing); the generation still
+    ends only when no node class has a fresh packing that would improve the master LP (each
+    priced here exactly, at the final LP's duals)."""
+    monkeypatch.setattr(budget_curve, "FRESH_EVERY", 1_000)
+    cluster, pods, arrived, node, gpus = _case(np.random.default_rng(seed))
+    bc = BudgetCurve(cluster, pods, arrived, node, gpus)
+    budget = max(1, int(0.2 * (node >= 0).sum()))
+    rounds = []  # each round's master LP (the witness adds columns after the last)
+    solve = bc._master_lp
+    bc._master_lp = lambda k: rounds.append(solve(k)) or rounds[-1]  # type: ignore[method-assign]
+    point = bc.keep_or_reset(budget, time_limit_s=120, witness_time_s=5)
+    assert point.seconds < 120 and point.errors == []
+    value, dual = rounds[-1]
+    assert value == point.master_milli
+    C = bc.n_classes
+    profit, mu = bc.value - dual[:C], dual[C + 1 :]
+    for q in range(len(bc.cb.node_keys)):
+        # CP-SAT's proven bound on the pricing (profits rounded up by at most 1/1000 milli
+        # per pod): no fresh packing of the class is worth more
+        bound, _best, _packing = bc.cb.price(q, profit, bc.P + bc.F, 30.0)
+        for g, group in enumerate(bc.groups):
+            if bc.cb.node_class[group.nodes[0]] == q:
+                assert bound <= mu[g] + 0.1
 
 
 def test_budget_zero_changes_nothing_a_failed_pod_still_does_not_fit() -> None:
@@ -214,10 +247,10 @@ def test_a_slack_budget_is_not_spent_the_witness_moves_the_fewest_pods() -> None
     """With ten migrations allowed, the best placement (every pod placed) needs one (the
     whole-GPU pod needs a free GPU: the 300 beside the 600, or the 400 beside the 500);
     the witness with its tidy-up uses exactly one, whatever the master's solution spent."""
-    bc = _slack_case()
-    point = bc.keep_or_reset(10, time_limit_s=30, tidy_time_s=10)
-    assert point.errors == [] and point.witness_milli == 2_800
-    assert point.witness_moves == 1
+    for spare in (False, True):
+        point = _slack_case().keep_or_reset(10, time_limit_s=30, tidy_time_s=10, spare=spare)
+        assert point.errors == [] and point.witness_milli == 2_800
+        assert point.witness_moves == 1
 
 
 def test_needless_migrations_are_put_back() -> None:

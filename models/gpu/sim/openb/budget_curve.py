@@ -78,6 +78,10 @@ CONVERGED_MILLI = 1.0
 """Stop when the Lagrangian bound is within this of the master LP (milli-GPU)."""
 ROUNDING_SHARE = 0.25
 """Most of the witness time the pod-level rounding of the LP (:mod:`.budget_round`) takes."""
+FRESH_EVERY = 4
+"""Keep-or-reset prices every node class's fresh packing every this many rounds; the rounds
+between price only the classes whose last fresh packing entered the master (the fresh
+pricing took most of a re-packing cycle's column generation)."""
 
 Slot = tuple[int, tuple[int, ...]]
 """(pod class, GPUs)."""
@@ -652,6 +656,7 @@ class BudgetCurve:
         witness_time_s: float = 120.0,
         progress: Callable[[int, float, int], None] | None = None,
         tidy_time_s: float = 0.0,
+        spare: bool = False,
     ) -> CurvePoint:
         """A witness for ``budget`` from a restriction of the problem: each node keeps every
         resident (and may take pods into its free room) or gives up all of them and is packed
@@ -661,13 +666,23 @@ class BudgetCurve:
         full pricing of :meth:`at`. The witness is checked as every witness is; its bound is
         *not* a bound on the problem (the restriction may miss better placements), so the
         point's ``bound_milli`` is the smallest valid one known (:meth:`bound_at`, the
-        start's value when K = 0)."""
+        start's value when K = 0). A node class's fresh packing is priced every
+        :data:`FRESH_EVERY` rounds, and in the rounds between while its packings enter the
+        master; the generation stops when a round that priced them all adds no column.
+
+        ``spare`` (a re-packing cycle's wall time): the witness and the tidy-up also get what
+        the generation left of ``time_limit_s``, in proportion, and the integer master three
+        quarters of the witness's time (the dive, which prices the full problem, seldom ends
+        in time on a whole cluster; on a small one it finds what no keep-or-reset column
+        holds)."""
         t0 = time.perf_counter()
         deadline = t0 + time_limit_s
         C = self.n_classes
         counts = self.P + self.F
         iterations = 0
         master_value = -math.inf
+        wanted = set(range(len(self.cb.node_keys)))  # classes a partial round prices
+        full = True
         while time.perf_counter() < deadline:
             iterations += 1
             master_value, dual = self._master_lp(budget)
@@ -675,17 +690,21 @@ class BudgetCurve:
             mu = dual[C + 1 :]
             added = 0
             fresh: dict[int, tuple[float, object]] = {}
-            for q in range(len(self.cb.node_keys)):
+            for q in range(len(self.cb.node_keys)) if full else sorted(wanted):
                 left = deadline - time.perf_counter()
                 _bound, value, packing = self.cb.price(
                     q, profit, counts, max(0.2, min(pricing_time_s, left))
                 )
                 fresh[q] = (value, packing)
+            entered = set()
             for g, group in enumerate(self.groups):
-                value, packing = fresh[int(self.cb.node_class[group.nodes[0]])]
+                q = int(self.cb.node_class[group.nodes[0]])
+                value, packing = fresh.get(q, (0.0, None))
                 if packing is not None and value > mu[g] + REDUCED_TOL:
                     col = Config(g, (), tuple(packing.slots))  # type: ignore[attr-defined]
-                    added += self._add(col)
+                    if self._add(col):
+                        added += 1
+                        entered.add(q)
                 if time.perf_counter() > deadline:
                     break
                 _zg, col = self.price(
@@ -702,12 +721,17 @@ class BudgetCurve:
                         added += self._add(col)
             if progress is not None:
                 progress(iterations, master_value, added)
-            if not added:
+            if not added and full:
                 break
+            wanted = (wanted - set(fresh)) | entered
+            full = not added or iterations % FRESH_EVERY == 0
         point = CurvePoint(budget, self._floored(budget), None, None, None)
         point.iterations, point.master_milli = iterations, master_value
         point.method = "keep-or-reset column generation"
-        self._witness(point, budget, witness_time_s, tidy_time_s)
+        if spare and witness_time_s + tidy_time_s > 0:
+            scale = 1 + max(deadline - time.perf_counter(), 0.0) / (witness_time_s + tidy_time_s)
+            witness_time_s, tidy_time_s = scale * witness_time_s, scale * tidy_time_s
+        self._witness(point, budget, witness_time_s, tidy_time_s, 0.75 if spare else 0.5)
         point.columns = len(self.columns)
         point.seconds = round(time.perf_counter() - t0, 2)
         return point
@@ -778,15 +802,21 @@ class BudgetCurve:
     # -- the witness -----------------------------------------------------------------------
 
     def _witness(
-        self, point: CurvePoint, budget: int, time_limit_s: float, tidy_time_s: float = 0.0
+        self,
+        point: CurvePoint,
+        budget: int,
+        time_limit_s: float,
+        tidy_time_s: float = 0.0,
+        master_share: float = 0.5,
     ) -> None:
-        """The best of three integer solutions, realised and checked: the integer master over
-        the columns (HiGHS), a dive (:meth:`_dive`) that prices new columns as it fixes, and
-        the end state itself (every node keeps all: the first column of each group), which
-        is feasible at every budget. Then, given ``tidy_time_s``, the fewest migrations at
-        that value (the integer master keeping the most residents among the solutions worth
-        at least as much, started from the best); the realised placement's needless
-        migrations are undone in any case (:meth:`_realise`)."""
+        """The best of the integer solutions, realised and checked: the integer master over
+        the columns (HiGHS, ``master_share`` of the time the rounding left), a dive
+        (:meth:`_dive`, the rest) that prices new columns as it fixes, and the end state
+        itself (every node keeps all: the first column of each group), which is feasible at
+        every budget. Then, given ``tidy_time_s``, the fewest migrations at that value (the
+        integer master keeping the most residents among the solutions worth at least as
+        much, started from the best); the realised placement's needless migrations are
+        undone in any case (:meth:`_realise`)."""
         t0 = time.perf_counter()
         start = np.zeros(len(self.columns), dtype=np.int64)
         start[: len(self.groups)] = [len(g.nodes) for g in self.groups]
@@ -797,7 +827,7 @@ class BudgetCurve:
                 rounded = self._lam_of(contents)
                 best = max(best, (self._value_of(rounded), rounded), key=lambda b: b[0])
         left = time_limit_s - (time.perf_counter() - t0)
-        run = self._solve_master(budget, max(left / 2, 1.0), start=best[1])
+        run = self._solve_master(budget, max(left * master_share, 1.0), start=best[1])
         if run.x is not None:
             lam = np.rint(run.x).astype(np.int64)
             if self._value_of(lam) > best[0]:
