@@ -86,7 +86,7 @@ def test_curve_brackets_the_exact_optimum_and_its_witness_checks(seed: int) -> N
         )
         last = point.witness_milli
         # the keep-or-reset restriction: a checked witness, never above the optimum (also
-        # as a re-packing cycle runs it: no dive, the generation's spare time to the witness)
+        # as a re-packing cycle runs it: the generation's spare time to the witness)
         for spare in (False, True):
             restricted = bc.keep_or_reset(budget, time_limit_s=60, spare=spare)
             assert restricted.errors == [] and restricted.witness_moves <= budget

@@ -78,6 +78,9 @@ CONVERGED_MILLI = 1.0
 """Stop when the Lagrangian bound is within this of the master LP (milli-GPU)."""
 ROUNDING_SHARE = 0.25
 """Most of the witness time the pod-level rounding of the LP (:mod:`.budget_round`) takes."""
+CYCLE_MASTER_SHARE = 0.75
+"""With ``spare`` (a re-packing cycle), the integer master's share of the witness time the
+rounding leaves (else half); the dive gets the rest."""
 FRESH_EVERY = 4
 """Keep-or-reset prices every node class's fresh packing every this many rounds; the rounds
 between price only the classes whose last fresh packing entered the master (the fresh
@@ -671,8 +674,8 @@ class BudgetCurve:
         master; the generation stops when a round that priced them all adds no column.
 
         ``spare`` (a re-packing cycle's wall time): the witness and the tidy-up also get what
-        the generation left of ``time_limit_s``, in proportion, and the integer master three
-        quarters of the witness's time (the dive, which prices the full problem, seldom ends
+        the generation left of ``time_limit_s``, in proportion, and the integer master
+        :data:`CYCLE_MASTER_SHARE` of the witness's time (the dive, which prices the full problem, seldom ends
         in time on a whole cluster; on a small one it finds what no keep-or-reset column
         holds)."""
         t0 = time.perf_counter()
@@ -731,7 +734,8 @@ class BudgetCurve:
         if spare and witness_time_s + tidy_time_s > 0:
             scale = 1 + max(deadline - time.perf_counter(), 0.0) / (witness_time_s + tidy_time_s)
             witness_time_s, tidy_time_s = scale * witness_time_s, scale * tidy_time_s
-        self._witness(point, budget, witness_time_s, tidy_time_s, 0.75 if spare else 0.5)
+        share = CYCLE_MASTER_SHARE if spare else 0.5
+        self._witness(point, budget, witness_time_s, tidy_time_s, share)
         point.columns = len(self.columns)
         point.seconds = round(time.perf_counter() - t0, 2)
         return point

@@ -82,8 +82,8 @@ seeds 1-4 of the default trace at 5 % (docs/benchmarks.md): 0 and 240 s left 251
 480 s 247.9, 243.5, 246.0, 247.9 -- the one late cycle has the time the earlier ones took;
 0.87 and 480 s (with the cycle's witness of :meth:`.budget_curve.BudgetCurve.keep_or_reset`
 ``spare``, then without the dive) 247.2, 243.5, 246.0, 246.6; evaluation seeds 42-51 in
-docs/benchmarks.md. 0.87 fires at 99.39-99.44 % arrived on those seeds,
-just before the window the 100 % figure averages over (99.5-100.5 %); 0.8 at about 99.1 %."""
+docs/benchmarks.md. 0.87 fires at 99.39-99.44 % arrived on those seeds, just before the
+window the 100 % figure averages over (99.5-100.5 %); 0.8 at about 99.1 %."""
 CYCLE_SECONDS = 480.0
 """A cycle's wall-time budget for its plan (applying it takes milliseconds more)."""
 NODES = 0
