@@ -78,9 +78,10 @@ CONVERGED_MILLI = 1.0
 """Stop when the Lagrangian bound is within this of the master LP (milli-GPU)."""
 ROUNDING_SHARE = 0.25
 """Most of the witness time the pod-level rounding of the LP (:mod:`.budget_round`) takes."""
+MASTER_SHARE = 0.5
+"""The integer master's share of the witness time the rounding leaves; the dive gets the rest."""
 CYCLE_MASTER_SHARE = 0.75
-"""With ``spare`` (a re-packing cycle), the integer master's share of the witness time the
-rounding leaves (else half); the dive gets the rest."""
+"""The same share with ``spare`` (a re-packing cycle)."""
 FRESH_EVERY = 4
 """Keep-or-reset prices every node class's fresh packing every this many rounds; the rounds
 between price only the classes whose last fresh packing entered the master (the fresh
@@ -734,7 +735,7 @@ class BudgetCurve:
         if spare and witness_time_s + tidy_time_s > 0:
             scale = 1 + max(deadline - time.perf_counter(), 0.0) / (witness_time_s + tidy_time_s)
             witness_time_s, tidy_time_s = scale * witness_time_s, scale * tidy_time_s
-        share = CYCLE_MASTER_SHARE if spare else 0.5
+        share = CYCLE_MASTER_SHARE if spare else MASTER_SHARE
         self._witness(point, budget, witness_time_s, tidy_time_s, share)
         point.columns = len(self.columns)
         point.seconds = round(time.perf_counter() - t0, 2)
@@ -811,7 +812,7 @@ class BudgetCurve:
         budget: int,
         time_limit_s: float,
         tidy_time_s: float = 0.0,
-        master_share: float = 0.5,
+        master_share: float = MASTER_SHARE,
     ) -> None:
         """The best of the integer solutions, realised and checked: the integer master over
         the columns (HiGHS, ``master_share`` of the time the rounding left), a dive
