@@ -13,7 +13,14 @@ from pathlib import Path
 
 import numpy as np
 
-from placement.benchmarks.gpu.openb.shared import OURS, TARGETS, TOTAL_GPUS, TRACES, mean_sd
+from placement.benchmarks.gpu.openb.shared import (
+    OURS,
+    TARGETS,
+    TOTAL_GPUS,
+    TRACES,
+    mean_sd,
+    verdict,
+)
 from placement.benchmarks.tables import rule
 
 
@@ -88,7 +95,9 @@ def _modes_table(rows: list[dict], trace: str, fgd_published: float) -> list[str
         key = (mode, mine[0]["batch"] or None) if policy != "FGD" else None
         target = TARGETS.get(key) if trace == "default" and policy != "BestFit" else None
         target_txt = (
-            f"<= {target}: {'met' if unalloc <= target else '**missed**'}" if target else ""
+            verdict([(100 - r["alloc_at_100"]) / 100 * total for r in mine], target)
+            if target
+            else ""
         )
         if mode == "online":
             lat = (
