@@ -310,6 +310,7 @@ def test_the_target_is_met_only_when_every_seed_is_at_or_under_it() -> None:
     assert verdict([251.6], 250) == "<= 250: **missed**"
     # a mean under the target with one seed over is missed, and says how many are over
     assert verdict([245.0, 250.3, 248.0], 250) == "<= 250: **missed** on 1 of 3 seeds"
+    assert verdict([], 250) == "<= 250: no seed measured"
 
 
 def test_the_repack_table_judges_the_target_seed_by_seed_on_the_real_run() -> None:

@@ -6,7 +6,7 @@ The replays are :func:`~placement.benchmarks.gpu.openb.replays.run_case` in ``de
 
 from __future__ import annotations
 
-from placement.benchmarks.gpu.openb.shared import OURS, TARGETS, mean_of, verdict
+from placement.benchmarks.gpu.openb.shared import OURS, TARGETS, mean_of, values_of, verdict
 from placement.benchmarks.tables import rule
 
 DEFRAG_BUDGETS = (0.0, 0.005, 0.01, 0.02, 0.05, None)
@@ -42,7 +42,7 @@ def defrag_tables(rows: list[dict]) -> list[str]:
             if mode == "defrag" and trace == "default":
                 t = TARGETS.get(("defrag", group[0]["batch"]))
                 if t:
-                    target = verdict([float(r["unallocated_gpus_at_100"]) for r in group], t)
+                    target = verdict(values_of(group, "unallocated_gpus_at_100"), t)
             migrated = (
                 f"{mean_of(group, 'migrated_pods'):.1f} ({mean_of(group, 'migrated_share_pct'):.2f} %)"
                 if mode == "defrag"

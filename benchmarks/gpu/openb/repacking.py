@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import statistics
 
-from placement.benchmarks.gpu.openb.shared import TARGETS, mean_of, verdict
+from placement.benchmarks.gpu.openb.shared import TARGETS, mean_of, values_of, verdict
 from placement.benchmarks.tables import rule
 from placement.solver import InputError
 
@@ -132,9 +132,7 @@ def repack_table(rows: list[dict], curve_rows: list[dict]) -> list[str]:
             unalloc = mean_of(group, "unallocated_gpus_at_100")
             target = TARGETS.get(("repack", budget)) if trace == "default" else None
             target_txt = (
-                verdict([float(r["unallocated_gpus_at_100"]) for r in group], target)
-                if target
-                else ""
+                verdict(values_of(group, "unallocated_gpus_at_100"), target) if target else ""
             )
             label = "unlimited" if budget == "unlimited" else f"{float(budget) * 100:g} %"
             curve = [

@@ -94,9 +94,14 @@ def mean_sd(values: list[float]) -> tuple[float, float]:
     return mean, statistics.stdev(values) if len(values) > 1 else 0.0
 
 
+def values_of(rows: list[dict], key: str) -> list[float]:
+    """Column ``key`` of the rows that have a value, as numbers."""
+    return [float(r[key]) for r in rows if r.get(key) not in ("", None)]
+
+
 def mean_of(rows: list[dict], key: str) -> float:
     """The mean of column ``key`` over the rows that have a value; NaN when none has."""
-    values = [float(r[key]) for r in rows if r.get(key) not in ("", None)]
+    values = values_of(rows, key)
     return statistics.fmean(values) if values else math.nan
 
 
@@ -104,6 +109,8 @@ def verdict(values: list[float], target: float) -> str:
     """The `target` column: ``<= T`` and met only when every seed's value is at or under the
     target (the issues ask for every seed; a mean under the target while a seed is over is
     missed), else how many seeds are over."""
+    if not values:
+        return f"<= {target}: no seed measured"
     over = sum(1 for v in values if v > target)
     if not over:
         return f"<= {target}: met" + (f" on all {len(values)} seeds" if len(values) > 1 else "")
