@@ -10,8 +10,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from placement.benchmarks.gpu.openb.repacking import repack_table
-from placement.benchmarks.gpu.openb.shared import verdict
 from placement.models.gpu.instance import GpuJob, GpuNode
 from placement.models.gpu.sim.openb.batch import check_placement
 from placement.models.gpu.sim.openb.defrag_cycle import Book, _fit_after, solve_cycle
@@ -305,6 +303,8 @@ def test_a_rejected_move_never_reaches_the_hooks() -> None:
 
 
 def test_the_target_is_met_only_when_every_seed_is_at_or_under_it() -> None:
+    from placement.benchmarks.gpu.openb.shared import verdict
+
     assert verdict([249.0, 250.0], 250) == "<= 250: met on all 2 seeds"
     assert verdict([240.0], 250) == "<= 250: met"
     assert verdict([251.6], 250) == "<= 250: **missed**"
@@ -315,6 +315,8 @@ def test_the_target_is_met_only_when_every_seed_is_at_or_under_it() -> None:
 
 def test_the_repack_table_judges_the_target_seed_by_seed_on_the_real_run() -> None:
     """The committed P 0.87 run (seeds 42-51, mean 248.9): 3 seeds are over 250."""
+    from placement.benchmarks.gpu.openb.repacking import repack_table
+
     report = Path(__file__).parent.parent / "docs/benchmarks/gpu-openb-repack-default-p087"
     with open(report / "gpu-openb.csv", newline="") as fh:
         rows = [_typed(r) for r in csv.DictReader(fh) if r["mode"] == "repack"]
